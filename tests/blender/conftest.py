@@ -1,0 +1,57 @@
+"""Fixtures for tests that run the real Blender (the bpy wheel) with Waft installed from its zip.
+
+- ``waft`` (session): the installed add-on module (``bl_ext.<repo>.waft``), installed once from
+  the zip into the throwaway user dir the root conftest set up before bpy was imported.
+- ``waft_module_name`` (session): that module's name, for ``addon_utils`` checks.
+- ``bake_api`` (session): ``waft.addon.bake_api`` of the installed add-on.
+- ``scene`` (function): a fresh empty file's scene, with the add-on checked to be still enabled.
+
+Every test in this folder is marked ``blender``. Without bpy the folder is skipped as a whole.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+bpy = pytest.importorskip("bpy", reason="the Blender tests need the bpy wheel")
+
+import blender_env  # noqa: E402  (tools/ is put on sys.path by tests/conftest.py)
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # tryfirst: the marker must be there before `-m` selection runs.
+    for item in items:
+        if Path(item.path).resolve().is_relative_to(HERE):
+            item.add_marker(pytest.mark.blender)
+
+
+@pytest.fixture(scope="session")
+def _installed(waft_zip: Path):
+    return blender_env.install_extension(waft_zip)
+
+
+@pytest.fixture(scope="session")
+def waft_module_name(_installed) -> str:
+    return _installed[0]
+
+
+@pytest.fixture(scope="session")
+def waft(_installed):
+    return _installed[1]
+
+
+@pytest.fixture(scope="session")
+def bake_api(waft_module_name: str):
+    return blender_env.bake_api(waft_module_name)
+
+
+@pytest.fixture
+def scene(waft_module_name: str):
+    blender_env.reset_to_empty_file()
+    assert blender_env.is_enabled(waft_module_name), "resetting the file disabled the add-on"
+    return bpy.context.scene
