@@ -1,0 +1,17 @@
+"""Blender glue: property groups, panels, scene readers/samplers/writers and the bake API.
+
+``register()`` is called from the root ``__init__``; the bake modules import bpy lazily through
+their own imports, so importing this package needs bpy but registers nothing by itself.
+"""
+
+from . import panels, properties
+
+
+def register() -> None:
+    properties.register()
+    panels.register()
+
+
+def unregister() -> None:
+    panels.unregister()
+    properties.unregister()

@@ -1,0 +1,205 @@
+"""The one bake entry point: the operator, the CLI command, the samples and the tests call it.
+
+Order (DESIGN.md): read and validate everything → sample the scene once → solve offline → write
+once. Every error before the write leaves the .blend as it was: nothing is created, Waft's track
+mute state and the current frame are restored. ``bake_scene_steps`` is the same pipeline as a
+generator, so the modal operator can show progress and cancel between chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core import solver
+from ..core.bone_frames import chain_pose_rotations
+from ..core.errors import DivergenceError, SetupError
+from . import reading, writing
+from .assemble import SolverInput, solver_input
+from .sampling import Sampler, waft_tracks_muted
+
+# Frames sampled per modal step: small enough to keep the UI responsive.
+SAMPLE_CHUNK = 10
+# Solver frames per modal step.
+SOLVE_CHUNK = 10
+
+
+@dataclass
+class SetupReport:
+    name: str
+    chains: int
+    bones: int
+    particles: int
+    fcurves: int = 0
+    action: str = ""
+
+
+@dataclass
+class BakeReport:
+    """What a bake did, and where the time went (seconds)."""
+
+    setups: list[SetupReport] = field(default_factory=list)
+    frame_start: int = 0
+    frame_end: int = 0
+    substep_rate: float = 240.0
+    sample_s: float = 0.0
+    solve_s: float = 0.0
+    write_s: float = 0.0
+    total_s: float = 0.0
+
+    @property
+    def frames(self) -> int:
+        return self.frame_end - self.frame_start + 1
+
+    @property
+    def bones(self) -> int:
+        return sum(s.bones for s in self.setups)
+
+    @property
+    def particles(self) -> int:
+        return sum(s.particles for s in self.setups)
+
+    def summary(self) -> str:
+        names = ", ".join(s.name for s in self.setups)
+        return (f"Waft baked {names}: {self.bones} bones, frames {self.frame_start}–"
+                f"{self.frame_end} in {self.total_s:.2f} s (sample {self.sample_s:.2f}, "
+                f"solve {self.solve_s:.2f}, write {self.write_s:.2f})")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """One step of ``bake_scene_steps``: ``phase`` is 'sample', 'solve' or 'write'."""
+
+    phase: str
+    done: int
+    total: int
+
+    @property
+    def fraction(self) -> float:
+        weights = {"sample": (0.0, 0.4), "solve": (0.4, 0.55), "write": (0.95, 0.05)}
+        start, span = weights[self.phase]
+        return start + span * (self.done / max(self.total, 1))
+
+
+def _settings(scene, substep_rate, preroll, iterations) -> solver.SolverSettings:
+    rate = float(scene.waft.substep_rate if substep_rate is None else substep_rate)
+    if not np.isfinite(rate) or rate <= 0.0:
+        raise SetupError(f"Scene '{scene.name}': substep rate {rate} Hz must be positive")
+    preroll = int(scene.waft.preroll if preroll is None else preroll)
+    iterations = int(scene.waft.iterations if iterations is None else iterations)
+    if preroll < 0 or iterations < 1:
+        raise SetupError(f"Scene '{scene.name}': pre-roll must be ≥ 0 and iterations ≥ 1")
+    return solver.SolverSettings(substep=1.0 / rate, iterations=iterations,
+                                 preroll_frames=preroll)
+
+
+def _report_for(read: reading.SceneRead, settings: solver.SolverSettings) -> BakeReport:
+    report = BakeReport(frame_start=read.frame_start, frame_end=read.frame_end,
+                        substep_rate=1.0 / settings.substep)
+    for i, setup in enumerate(read.setups):
+        chains = [c for c in read.chains if c.setup_index == i]
+        bones = sum(len(c.bone_names) for c in chains)
+        report.setups.append(SetupReport(name=setup.name, chains=len(chains), bones=bones,
+                                         particles=bones + len(chains)))
+    return report
+
+
+def _scene_frame_error(error: DivergenceError, read: reading.SceneRead) -> DivergenceError:
+    """Core counts frames from 0 at the first baked frame; users see scene frame numbers."""
+    return DivergenceError(error.setup, read.frame_start + error.frame, error.detail)
+
+
+def _solve_steps(inputs: SolverInput, settings, read) -> Iterator[Progress]:
+    """Run core's ``bake_steps``; the last item it produces is the result."""
+    steps = solver.bake_steps(inputs.model, inputs.drive, settings)
+    try:
+        while True:
+            done, total = next(steps)
+            yield Progress("solve", done, total)
+    except StopIteration as stop:
+        return stop.value
+    except DivergenceError as error:
+        raise _scene_frame_error(error, read) from error
+
+
+def _write(read: reading.SceneRead, inputs: SolverInput, positions, report: BakeReport) -> None:
+    f = inputs.frames
+    quats = chain_pose_rotations(
+        rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
+        reference_matrix=f.reference_matrix, parent_matrix=f.parent_matrix,
+        object_matrix=f.object_matrix, positions=positions)
+    frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
+    for i, setup in enumerate(read.setups):
+        bone_quats = {}
+        for s, chain in enumerate(read.chains):
+            if chain.setup_index == i:
+                for b, name in enumerate(chain.bone_names):
+                    bone_quats[name] = quats[:, s, b]
+        action, count = writing.write_setup(setup.object, frames, bone_quats)
+        report.setups[i].fcurves = count
+        report.setups[i].action = action.name
+
+
+def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
+                     substep_rate=None, preroll=None, iterations=None,
+                     sample_chunk: int = SAMPLE_CHUNK) -> Iterator[Progress]:
+    """Generator form of ``bake_scene``: yields ``Progress``; returns the ``BakeReport``.
+
+    Closing the generator before the write phase (a cancelled modal bake) leaves the file
+    unchanged: the current frame and Waft's track mute state are restored in ``finally``.
+    """
+    t0 = time.perf_counter()
+    read = reading.read_scene(scene, objects=objects, frame_start=frame_start,
+                              frame_end=frame_end)
+    settings = _settings(scene, substep_rate, preroll, iterations)
+    report = _report_for(read, settings)
+    sampler = Sampler(scene, read)
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    try:
+        with waft_tracks_muted(s.object for s in read.setups):
+            while sampler.done < sampler.total:
+                yield Progress("sample", sampler.sample_chunk(sample_chunk), sampler.total)
+    finally:
+        scene.frame_set(frame, subframe=subframe)
+    samples = sampler.result()
+    inputs = solver_input(read, samples)
+    t1 = time.perf_counter()
+    result = yield from _solve_steps(inputs, settings, read)
+    t2 = time.perf_counter()
+    yield Progress("write", 0, 1)
+    _write(read, inputs, result.positions, report)
+    t3 = time.perf_counter()
+    report.sample_s, report.solve_s, report.write_s = t1 - t0, t2 - t1, t3 - t2
+    report.total_s = t3 - t0
+    return report
+
+
+def bake_scene(scene, *, objects=None, frame_start=None, frame_end=None, substep_rate=None,
+               preroll=None, iterations=None,
+               progress: Callable[[Progress], None] | None = None) -> BakeReport:
+    """Bake every Waft setup of ``scene`` (or ``objects``) synchronously; see module doc."""
+    steps = bake_scene_steps(scene, objects=objects, frame_start=frame_start,
+                             frame_end=frame_end, substep_rate=substep_rate, preroll=preroll,
+                             iterations=iterations, sample_chunk=1 << 30)
+    try:
+        while True:
+            item = next(steps)
+            if progress is not None:
+                progress(item)
+    except StopIteration as stop:
+        return stop.value
+
+
+def clear_bake(scene, *, objects=None) -> list[str]:
+    """Remove Waft's result from each setup (all setups when ``objects`` is None).
+
+    Returns the names of the objects that had something to clear.
+    """
+    if objects is None:
+        targets = [ob for ob in scene.objects if ob.type == 'ARMATURE' and ob.waft.enabled]
+    else:
+        targets = reading.find_setups(scene, objects)
+    return [ob.name for ob in targets if writing.clear_setup(ob)]

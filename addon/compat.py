@@ -1,0 +1,83 @@
+"""The few API differences between Blender 4.2 LTS and 5.x (reference/blender-api.md §1, §5).
+
+4.4 introduced slotted (layered) actions; 5.0 removed ``Action.fcurves`` and moved pose-bone
+selection from ``Bone.select`` to ``PoseBone.select``. Everything version-dependent goes
+through here so the rest of the add-on reads the same on every version.
+"""
+
+import bpy
+
+LAYERED_ACTIONS = bpy.app.version >= (4, 4, 0)
+
+
+def pose_bone_selected(pose_bone) -> bool:
+    if hasattr(pose_bone, "select"):
+        return bool(pose_bone.select)
+    return bool(pose_bone.bone.select)
+
+
+def set_pose_bone_selected(pose_bone, state: bool) -> None:
+    if hasattr(pose_bone, "select"):
+        pose_bone.select = state
+    else:
+        pose_bone.bone.select = state
+
+
+def new_fcurve_container(action, id_block):
+    """``(slot, container)``; ``container.fcurves`` is where F-curves go.
+
+    On 4.4+ that is the channelbag of a new slot for ``id_block`` in the action's only
+    layer/strip; on 4.2 it is the action itself and there is no slot.
+    """
+    if not LAYERED_ACTIONS:
+        return None, action
+    slot = action.slots.new(id_type=id_block.id_type, name=id_block.name)
+    layer = action.layers[0] if action.layers else action.layers.new("Layer")
+    strip = layer.strips[0] if layer.strips else layer.strips.new(type='KEYFRAME')
+    return slot, strip.channelbag(slot, ensure=True)
+
+
+def new_fcurve(container, data_path: str, index: int, group: str):
+    """``fcurves.new`` with the bone-name group, whatever this version calls the argument."""
+    fcurves = container.fcurves
+    params = fcurves.bl_rna.functions["new"].parameters
+    if "group_name" in params:  # 5.0 channelbag
+        return fcurves.new(data_path, index=index, group_name=group)
+    if "action_group" in params:  # 4.2 Action.fcurves
+        return fcurves.new(data_path, index=index, action_group=group)
+    fcurve = fcurves.new(data_path, index=index)  # 4.4/4.5 channelbag: group set afterwards
+    fcurve.group = container.groups.get(group) or container.groups.new(group)
+    return fcurve
+
+
+def action_fcurves(action):
+    """Every F-curve of an action, from every slot (a flat list)."""
+    if not LAYERED_ACTIONS:
+        return list(action.fcurves)
+    curves = []
+    for layer in action.layers:
+        for strip in layer.strips:
+            for bag in getattr(strip, "channelbags", ()):
+                curves.extend(bag.fcurves)
+    return curves
+
+
+def assign_strip_slot(strip, slot) -> None:
+    """Make an NLA strip play ``slot`` of its action (4.4+); a no-op on 4.2."""
+    if slot is not None and hasattr(strip, "action_slot"):
+        strip.action_slot = slot
+
+
+def active_slot(anim_data):
+    return getattr(anim_data, "action_slot", None)
+
+
+def restore_active_slot(anim_data, action, identifier: str) -> None:
+    """After ``anim_data.action = action``, pick the slot the user had (4.4+)."""
+    if not hasattr(anim_data, "action_slot") or action is None:
+        return
+    slot = action.slots.get(identifier) if identifier else None
+    if slot is None and len(action.slots) == 1:
+        slot = action.slots[0]
+    if slot is not None:
+        anim_data.action_slot = slot

@@ -1,0 +1,180 @@
+"""Panels: Properties editor (Object, Bone, Scene tabs) and the 3D view sidebar tab "Waft"."""
+
+import bpy
+
+SETUP_MAIN = ("shape_stiffness", "shape_decay", "damping", "gravity_factor", "radius")
+SETUP_CONSTRAINTS = ("stretch_compliance", "use_bending", "bend_compliance", "use_tether",
+                     "max_distance", "world_motion_fraction")
+SETUP_WIND = ("wind_direction", "wind_speed", "wind_turbulence", "wind_gust", "wind_seed",
+              "drag")
+
+
+def _armature(context):
+    ob = context.object
+    return ob if ob is not None and ob.type == 'ARMATURE' else None
+
+
+def draw_props(layout, data, names) -> None:
+    col = layout.column()
+    col.use_property_split = True
+    col.use_property_decorate = True  # the keyframe dot: every setting can be animated
+    for name in names:
+        col.prop(data, name)
+
+
+def draw_preset(layout, ob) -> None:
+    row = layout.row(align=True)
+    row.prop(ob.waft, "preset", text="")
+    op = row.operator("waft.apply_preset", text="Apply")
+    op.preset = ob.waft.preset
+
+
+class WAFT_PT_setup(bpy.types.Panel):
+    bl_label = "Waft"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "object"
+
+    @classmethod
+    def poll(cls, context):
+        return _armature(context) is not None
+
+    def draw_header(self, context):
+        self.layout.prop(context.object.waft, "enabled", text="")
+
+    def draw(self, context):
+        ob = context.object
+        layout = self.layout
+        layout.active = ob.waft.enabled
+        draw_preset(layout, ob)
+        draw_props(layout, ob.waft, SETUP_MAIN)
+        layout.prop(ob.waft, "collider_collection")
+        row = layout.row(align=True)
+        row.operator("waft.assign_bones", text="Assign Bones").action = "ADD"
+        row.operator("waft.assign_bones", text="Remove Bones").action = "REMOVE"
+
+
+class WAFT_PT_setup_constraints(bpy.types.Panel):
+    bl_label = "Constraints"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "object"
+    bl_parent_id = "WAFT_PT_setup"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        draw_props(self.layout, context.object.waft, SETUP_CONSTRAINTS)
+
+
+class WAFT_PT_setup_wind(bpy.types.Panel):
+    bl_label = "Wind and Drag"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "object"
+    bl_parent_id = "WAFT_PT_setup"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        draw_props(self.layout, context.object.waft, SETUP_WIND)
+
+
+class WAFT_PT_collider(bpy.types.Panel):
+    bl_label = "Waft Collider"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "object"
+
+    @classmethod
+    def poll(cls, context):
+        return context.object is not None and context.object.type == 'EMPTY'
+
+    def draw_header(self, context):
+        self.layout.prop(context.object.waft_collider, "enabled", text="")
+
+    def draw(self, context):
+        settings = context.object.waft_collider
+        self.layout.active = settings.enabled
+        names = ["shape", "friction"]
+        if settings.shape == "CAPSULE":
+            names += ["radius_a", "radius_b"]
+        draw_props(self.layout, settings, names)
+        self.layout.prop(context.object, "empty_display_size", text="Size")
+
+
+class WAFT_PT_bone(bpy.types.Panel):
+    bl_label = "Waft"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "bone"
+
+    @classmethod
+    def poll(cls, context):
+        return _armature(context) is not None and context.active_pose_bone is not None
+
+    def draw_header(self, context):
+        self.layout.prop(context.active_pose_bone.waft, "simulate", text="")
+
+    def draw(self, context):
+        settings = context.active_pose_bone.waft
+        layout = self.layout
+        layout.active = settings.simulate
+        draw_props(layout, settings, ("pinned", "use_overrides"))
+        col = layout.column()
+        col.active = settings.use_overrides
+        draw_props(col, settings, ("shape_stiffness", "damping", "radius"))
+
+
+class WAFT_PT_scene(bpy.types.Panel):
+    bl_label = "Waft Bake"
+    bl_space_type = 'PROPERTIES'
+    bl_region_type = 'WINDOW'
+    bl_context = "scene"
+
+    def draw(self, context):
+        draw_props(self.layout, context.scene.waft, ("substep_rate", "iterations", "preroll"))
+        draw_bake_buttons(self.layout)
+
+
+def draw_bake_buttons(layout) -> None:
+    row = layout.row(align=True)
+    row.operator("waft.bake", text="Bake All", icon='PHYSICS').scope = "ALL"
+    row.operator("waft.bake", text="Bake Active").scope = "ACTIVE"
+    layout.operator("waft.clear_bake", text="Clear Bake", icon='X').scope = "ALL"
+
+
+class WAFT_PT_sidebar(bpy.types.Panel):
+    bl_label = "Waft"
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = "Waft"
+
+    def draw(self, context):
+        layout = self.layout
+        draw_bake_buttons(layout)
+        draw_props(layout, context.scene.waft, ("substep_rate", "preroll"))
+        layout.operator("waft.add_collider", icon='SPHERE')
+        ob = _armature(context)
+        if ob is None:
+            return
+        layout.separator()
+        layout.prop(ob.waft, "enabled", text=f"Waft setup: {ob.name}")
+        row = layout.row(align=True)
+        row.operator("waft.assign_bones", text="Assign Bones").action = "ADD"
+        row.operator("waft.assign_bones", text="Remove").action = "REMOVE"
+        if ob.waft.enabled:
+            draw_preset(layout, ob)
+            draw_props(layout, ob.waft, SETUP_MAIN)
+
+
+CLASSES = (WAFT_PT_setup, WAFT_PT_setup_constraints, WAFT_PT_setup_wind, WAFT_PT_collider,
+           WAFT_PT_bone, WAFT_PT_scene, WAFT_PT_sidebar)
+
+
+def register() -> None:
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+
+
+def unregister() -> None:
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

@@ -1,0 +1,186 @@
+"""Property groups: where every Waft setting lives in the .blend.
+
+Names and defaults follow docs/internals.md ("Blender-side names"). Every float is keyframeable
+(the default for FloatProperty) because the bake samples settings per frame. Lengths use the
+'LENGTH' unit so they display in the scene's units; the reader converts to metres.
+"""
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+from .presets import PRESET_ITEMS
+
+COLLIDER_SHAPES = (
+    ("AUTO", "Auto", "From the empty's display type: Sphere → ellipsoid, Cube → box, "
+     "Single Arrow → plane (normal local +Z)"),
+    ("SPHERE", "Sphere", "Sphere of radius Display Size; non-uniform scale makes an ellipsoid"),
+    ("CAPSULE", "Capsule",
+     "Segment ±Display Size along local Z with radii A (at −Z) and B (at +Z)"),
+    ("BOX", "Box", "Box with half-extents Display Size along each local axis"),
+    ("PLANE", "Plane", "Infinite plane through the origin; local +Z is outside"),
+)
+
+
+def _collection_poll(_self, collection) -> bool:
+    return isinstance(collection, bpy.types.Collection)
+
+
+class WaftSetupSettings(bpy.types.PropertyGroup):
+    """Settings of one armature made into a Waft setup (``Object.waft``)."""
+
+    enabled: BoolProperty(
+        name="Waft Setup", default=False,
+        description="Simulate this armature's flagged bone chains when baking")
+    preset: EnumProperty(
+        name="Preset", items=PRESET_ITEMS, default="PONYTAIL",
+        description="Starting point for the settings; applied with Apply Preset")
+    shape_stiffness: FloatProperty(
+        name="Shape Stiffness", default=0.1, min=0.0, max=1.0,
+        description="Pull toward the animated pose: fraction of the gap closed per 1/60 s "
+                    "(0 = free, 1 = follows the animation)")
+    shape_decay: FloatProperty(
+        name="Shape Decay", default=1.0, min=0.0, soft_max=5.0,
+        description="Root-to-tip falloff of Shape Stiffness: particle i gets "
+                    "stiffness^(1 + decay·(i−1)), so tips move more freely")
+    damping: FloatProperty(
+        name="Damping", default=1.0, min=0.0, soft_max=20.0, unit='NONE',
+        description="Velocity decays as exp(−damping·t), per second (1/s); "
+                    "the same at any frame rate")
+    stretch_compliance: FloatProperty(
+        name="Stretch Compliance", default=0.0, min=0.0, soft_max=0.01, precision=5,
+        description="XPBD compliance of each segment's length in m/N; 0 = inextensible")
+    bend_compliance: FloatProperty(
+        name="Bend Compliance", default=0.01, min=0.0, soft_max=1.0, precision=4,
+        description="XPBD compliance of the skip-one (anti-bend) spring in m/N; 0 = rigid")
+    use_bending: BoolProperty(
+        name="Bending", default=True,
+        description="Resist bending with a spring across every second particle")
+    use_tether: BoolProperty(
+        name="Tether", default=True,
+        description="Keep each particle within its rest length along the chain from the root "
+                    "(long-range attachment; stops the chain from stretching under load)")
+    max_distance: FloatProperty(
+        name="Max Distance", default=0.0, min=0.0, soft_max=1.0, unit='LENGTH',
+        description="Each particle stays within this distance of its animated position; "
+                    "0 = no limit")
+    radius: FloatProperty(
+        name="Radius", default=0.01, min=0.0, soft_max=0.2, unit='LENGTH',
+        description="Collision radius of each particle")
+    gravity_factor: FloatProperty(
+        name="Gravity", default=1.0, soft_min=0.0, soft_max=2.0,
+        description="Multiplier of the scene gravity")
+    world_motion_fraction: FloatProperty(
+        name="World Motion", default=1.0, min=0.0, max=1.0, subtype='FACTOR',
+        description="How much of the character's motion through the world the strands feel "
+                    "(1 = all, 0 = carried along rigidly; 0.1–0.3 tames fast travel)")
+    wind_direction: FloatVectorProperty(
+        name="Wind Direction", default=(1.0, 0.0, 0.0), size=3, subtype='DIRECTION',
+        description="Direction the wind blows toward (normalised when baking)")
+    wind_speed: FloatProperty(
+        name="Wind Speed", default=0.0, min=0.0, soft_max=30.0, unit='VELOCITY',
+        description="Mean wind speed")
+    wind_turbulence: FloatProperty(
+        name="Turbulence", default=0.3, min=0.0, max=1.0, subtype='FACTOR',
+        description="Fast seeded noise on the wind, relative to the wind speed")
+    wind_gust: FloatProperty(
+        name="Gusts", default=0.3, min=0.0, max=1.0, subtype='FACTOR',
+        description="Slow seeded gusts, relative to the wind speed")
+    wind_seed: IntProperty(
+        name="Seed", default=0, min=0,
+        description="Noise seed; the same seed gives the same wind")
+    drag: FloatProperty(
+        name="Drag", default=0.5, min=0.0, soft_max=10.0,
+        description="Air drag toward the wind velocity, per second (1/s)")
+    collider_collection: PointerProperty(
+        name="Colliders", type=bpy.types.Collection, poll=_collection_poll,
+        description="Only Waft colliders in this collection touch this setup; "
+                    "empty = every Waft collider in the scene")
+    # Bookkeeping for the NLA layout (not user settings): the action that was active before the
+    # first bake, so Clear Bake can make it active again. The pointer also keeps it a user.
+    original_action: PointerProperty(type=bpy.types.Action, options={'HIDDEN'})
+    original_slot: StringProperty(options={'HIDDEN'})
+
+
+class WaftBoneSettings(bpy.types.PropertyGroup):
+    """Per pose bone (``PoseBone.waft``): chain membership and overrides."""
+
+    simulate: BoolProperty(
+        name="Simulate", default=False,
+        description="This bone is part of a simulated chain (chains are runs of such bones)")
+    pinned: BoolProperty(
+        name="Pinned", default=False,
+        description="Follow the animation exactly (kinematic) instead of being simulated")
+    use_overrides: BoolProperty(
+        name="Override", default=False,
+        description="Use this bone's own stiffness, damping and radius")
+    shape_stiffness: FloatProperty(
+        name="Shape Stiffness", default=0.1, min=0.0, max=1.0,
+        description="Pull of this bone's tail toward its animated position, "
+                    "fraction of the gap closed per 1/60 s")
+    damping: FloatProperty(
+        name="Damping", default=1.0, min=0.0, soft_max=20.0,
+        description="Velocity decay of this bone's tail per second (1/s)")
+    radius: FloatProperty(
+        name="Radius", default=0.01, min=0.0, soft_max=0.2, unit='LENGTH',
+        description="Collision radius of this bone's tail")
+
+
+class WaftSceneSettings(bpy.types.PropertyGroup):
+    """Bake settings of the scene (``Scene.waft``)."""
+
+    substep_rate: FloatProperty(
+        name="Substep Rate", default=240.0, min=30.0, soft_max=2000.0,
+        description="Simulation steps per second (Hz), fixed whatever the frame rate")
+    iterations: IntProperty(
+        name="Iterations", default=1, min=1, soft_max=10,
+        description="Constraint passes per substep (more substeps beat more iterations)")
+    preroll: IntProperty(
+        name="Pre-roll", default=0, min=0, soft_max=250,
+        description="Frames of settling on the first frame's pose before the bake starts")
+
+
+class WaftColliderSettings(bpy.types.PropertyGroup):
+    """A collider empty (``Object.waft_collider``)."""
+
+    enabled: BoolProperty(
+        name="Waft Collider", default=False,
+        description="Simulated chains collide with this empty")
+    shape: EnumProperty(name="Shape", items=COLLIDER_SHAPES, default="AUTO")
+    radius_a: FloatProperty(
+        name="Radius A", default=0.5, min=0.0, soft_max=10.0,
+        description="Capsule radius at local −Z, in the empty's local units")
+    radius_b: FloatProperty(
+        name="Radius B", default=0.5, min=0.0, soft_max=10.0,
+        description="Capsule radius at local +Z, in the empty's local units")
+    friction: FloatProperty(
+        name="Friction", default=0.3, min=0.0, soft_max=1.0,
+        description="Coulomb friction coefficient of contacts with this collider")
+
+
+CLASSES = (WaftSetupSettings, WaftBoneSettings, WaftSceneSettings, WaftColliderSettings)
+
+
+def register() -> None:
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.Object.waft = PointerProperty(type=WaftSetupSettings)
+    bpy.types.PoseBone.waft = PointerProperty(type=WaftBoneSettings)
+    bpy.types.Scene.waft = PointerProperty(type=WaftSceneSettings)
+    bpy.types.Object.waft_collider = PointerProperty(type=WaftColliderSettings)
+
+
+def unregister() -> None:
+    del bpy.types.Object.waft_collider
+    del bpy.types.Scene.waft
+    del bpy.types.PoseBone.waft
+    del bpy.types.Object.waft
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

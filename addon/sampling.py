@@ -1,0 +1,257 @@
+"""Sample once: step the scene over the frame range a single time and collect every animated
+input as arrays ``(F, …)``.
+
+One ``scene.frame_set`` per frame serves every setup and collider together; pose matrices come
+out of ``pose.bones.foreach_get("matrix")`` (column-major 4×4 blocks, reference/blender-api.md
+§2), so bones under IK or constraints are read from the evaluated pose. Settings are read per
+frame only when they are animated (an F-curve or driver targets them), else once. Waft's own
+NLA track is muted while sampling so a previous bake is never sampled as the reference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.errors import SetupError
+from . import compat
+from .reading import BONE_FLOAT_SETTINGS, SceneRead
+
+WAFT_TRACK = "Waft"
+
+# Object.waft settings sampled per frame (or once): scalars, then the two non-float kinds.
+SETUP_SCALARS = (
+    "shape_stiffness", "shape_decay", "damping", "stretch_compliance", "bend_compliance",
+    "use_bending", "use_tether", "max_distance", "radius", "gravity_factor",
+    "world_motion_fraction", "wind_speed", "wind_turbulence", "wind_gust", "wind_seed", "drag",
+)
+SETUP_VECTORS = ("wind_direction",)
+BONE_SCALARS = ("use_overrides",) + BONE_FLOAT_SETTINGS
+
+_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.waft\.(\w+)')
+_SETUP_PATH = re.compile(r"^waft\.(\w+)")
+
+
+def _actions_of(anim_data):
+    if anim_data.action is not None:
+        yield anim_data.action
+    for track in anim_data.nla_tracks:
+        if track.name == WAFT_TRACK:
+            continue
+        for strip in track.strips:
+            if strip.action is not None:
+                yield strip.action
+
+
+def animated_paths(ob) -> set[str]:
+    """Data paths of ``ob`` targeted by any F-curve (active action or NLA) or driver."""
+    anim_data = ob.animation_data
+    if anim_data is None:
+        return set()
+    paths = {fc.data_path for fc in anim_data.drivers}
+    for action in _actions_of(anim_data):
+        paths.update(fc.data_path for fc in compat.action_fcurves(action))
+    return paths
+
+
+def animated_settings(ob) -> tuple[set[str], set[tuple[str, str]]]:
+    """(setup setting names, (bone name, setting name) pairs) that are animated on ``ob``."""
+    setup, bones = set(), set()
+    for path in animated_paths(ob):
+        if m := _SETUP_PATH.match(path):
+            setup.add(m.group(1))
+        elif m := _BONE_PATH.match(path):
+            bones.add((m.group(1).replace('\\"', '"'), m.group(2)))
+    return setup, bones
+
+
+@contextlib.contextmanager
+def waft_tracks_muted(objects):
+    """Mute each object's ``Waft`` NLA track for the duration; restore the mute state after."""
+    saved = []
+    for ob in objects:
+        anim_data = ob.animation_data
+        track = anim_data.nla_tracks.get(WAFT_TRACK) if anim_data is not None else None
+        if track is not None:
+            saved.append((track, track.mute))
+            track.mute = True
+    try:
+        yield
+    finally:
+        for track, mute in saved:
+            track.mute = mute
+
+
+@dataclass
+class SettingSeries:
+    """One setting: a value per frame if animated, else a single value (leading axis 1)."""
+
+    owner: object
+    name: str
+    animated: bool
+    values: list = field(default_factory=list)
+
+    def sample(self) -> None:
+        value = getattr(self.owner, self.name)
+        self.values.append(tuple(value) if self.name in SETUP_VECTORS else value)
+
+    def array(self) -> np.ndarray:
+        return np.asarray(self.values, dtype=np.float64)
+
+
+@dataclass
+class Samples:
+    """Everything sampled, frame-major. Matrices in metres (unit scale applied)."""
+
+    frames: np.ndarray  # (F,) scene frame numbers
+    pose_matrix: list  # per setup (F, bones, 4, 4), armature space, Blender units
+    object_matrix: np.ndarray  # (F, n_setups, 4, 4) world, metres
+    collider_matrix: np.ndarray  # (F, K, 4, 4) world, metres
+    gravity: np.ndarray  # (F, 3) scene gravity, m/s²
+    setup_settings: list  # per setup: {name: (F or 1, …) array}
+    bone_settings: list  # per chain: {name: (F or 1, B) array}
+
+
+class Sampler:
+    """Samples a frame range in chunks (the modal operator steps it; ``sample_all`` runs it)."""
+
+    def __init__(self, scene, read: SceneRead):
+        self.scene = scene
+        self.read = read
+        self.frames = np.arange(read.frame_start, read.frame_end + 1)
+        self.done = 0
+        n_frames = len(self.frames)
+        self._pose = [np.empty((n_frames, s.bone_count * 16), np.float32) for s in read.setups]
+        self._object = np.empty((n_frames, len(read.setups), 4, 4))
+        self._collider = np.empty((n_frames, len(read.colliders), 4, 4))
+        self._gravity = np.empty((n_frames, 3))
+        self._setup_series = [self._setup_series_for(s.object) for s in read.setups]
+        self._bone_series = [self._bone_series_for(c) for c in read.chains]
+
+    def _setup_series_for(self, ob) -> dict:
+        animated, _ = animated_settings(ob)
+        names = SETUP_SCALARS + SETUP_VECTORS
+        return {n: SettingSeries(ob.waft, n, n in animated) for n in names}
+
+    def _bone_series_for(self, chain) -> list:
+        ob = self.read.setups[chain.setup_index].object
+        _, animated = animated_settings(ob)
+        series = []
+        for name in chain.bone_names:
+            settings = ob.pose.bones[name].waft
+            series.append({n: SettingSeries(settings, n, (name, n) in animated)
+                           for n in BONE_SCALARS})
+        return series
+
+    @property
+    def total(self) -> int:
+        return len(self.frames)
+
+    def _all_series(self):
+        for per_setup in self._setup_series:
+            yield from per_setup.values()
+        for chain in self._bone_series:
+            for per_bone in chain:
+                yield from per_bone.values()
+
+    def sample_chunk(self, count: int) -> int:
+        """Sample up to ``count`` more frames; returns how many frames are done."""
+        stop = min(self.done + count, self.total)
+        scene = self.scene
+        for i in range(self.done, stop):
+            scene.frame_set(int(self.frames[i]))
+            self._sample_frame(i, first=(i == 0))
+        self.done = stop
+        return self.done
+
+    def _sample_frame(self, i: int, *, first: bool) -> None:
+        for s, setup in enumerate(self.read.setups):
+            ob = setup.object
+            ob.pose.bones.foreach_get("matrix", self._pose[s][i])
+            self._object[i, s] = np.array(ob.matrix_world)
+        for k, collider in enumerate(self.read.colliders):
+            self._collider[i, k] = np.array(collider.object.matrix_world)
+        scene = self.scene
+        self._gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
+        for series in self._all_series():
+            if first or series.animated:
+                series.sample()
+
+    def result(self) -> Samples:
+        if self.done != self.total:
+            raise RuntimeError("sampling is not finished")
+        n_frames = self.total
+        scale = np.diag([self.read.unit_scale] * 3 + [1.0])
+        pose = [buf.reshape(n_frames, -1, 4, 4).transpose(0, 1, 3, 2).astype(np.float64)
+                for buf in self._pose]
+        samples = Samples(
+            frames=self.frames,
+            pose_matrix=pose,
+            object_matrix=scale @ self._object,
+            collider_matrix=scale @ self._collider,
+            gravity=self._gravity * self.read.unit_scale,
+            setup_settings=[{n: s.array() for n, s in d.items()} for d in self._setup_series],
+            bone_settings=[
+                {n: np.stack(np.broadcast_arrays(*(b[n].array() for b in chain)), axis=-1)
+                 for n in BONE_SCALARS}
+                for chain in self._bone_series
+            ],
+        )
+        check_samples(self.read, samples)
+        return samples
+
+
+def _first_bad_frame(frames, bad_per_frame) -> int:
+    return int(frames[int(np.argmax(bad_per_frame))]) if len(frames) > 1 else int(frames[0])
+
+
+def check_samples(read: SceneRead, samples: Samples) -> None:
+    """Per-frame checks: scales that animate to zero or negative, settings keyed to NaN."""
+    frames = samples.frames
+    for s, setup in enumerate(read.setups):
+        _check_scale_series(samples.object_matrix[:, s], frames, f"Armature '{setup.name}'")
+        for name, values in samples.setup_settings[s].items():
+            bad = ~np.isfinite(values).reshape(len(values), -1).all(axis=1)
+            if bad.any():
+                raise SetupError(f"Armature '{setup.name}': setting '{name}' is not finite at "
+                                 f"frame {_first_bad_frame(frames, bad)}")
+        if not np.all(np.isfinite(samples.pose_matrix[s])):
+            raise SetupError(f"Armature '{setup.name}': evaluated pose is not finite")
+    for chain, settings in zip(read.chains, samples.bone_settings, strict=True):
+        for name, values in settings.items():
+            bad = ~np.isfinite(values)
+            if bad.any():
+                f_idx, b_idx = np.argwhere(bad)[0]
+                setup = read.setups[chain.setup_index].name
+                raise SetupError(
+                    f"Armature '{setup}', bone '{chain.bone_names[b_idx]}': setting '{name}' is "
+                    f"not finite at frame {int(frames[min(f_idx, len(frames) - 1)])}")
+    for k, collider in enumerate(read.colliders):
+        _check_scale_series(samples.collider_matrix[:, k], frames, f"Collider '{collider.name}'")
+
+
+def _check_scale_series(matrices: np.ndarray, frames: np.ndarray, what: str) -> None:
+    finite = np.isfinite(matrices).reshape(len(matrices), -1).all(axis=1)
+    if not finite.all():
+        raise SetupError(f"{what}: world matrix is not finite at frame "
+                         f"{_first_bad_frame(frames, ~finite)}")
+    det = np.linalg.det(matrices[:, :3, :3])
+    if np.any(det <= 0.0):
+        raise SetupError(f"{what}: world scale is zero or negative at frame "
+                         f"{_first_bad_frame(frames, det <= 0.0)}")
+
+
+def sample_scene(scene, read: SceneRead, *, chunk: int = 1 << 30) -> Samples:
+    """Sample the whole range synchronously; restores the current frame and Waft's track mute."""
+    sampler = Sampler(scene, read)
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    try:
+        with waft_tracks_muted(s.object for s in read.setups):
+            while sampler.done < sampler.total:
+                sampler.sample_chunk(chunk)
+    finally:
+        scene.frame_set(frame, subframe=subframe)
+    return sampler.result()

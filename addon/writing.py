@@ -1,0 +1,142 @@
+"""Write once: the baked rotations go into a NEW action on Waft's own NLA track.
+
+Bulk path (reference/blender-api.md §1): ``fcurves.new`` + ``keyframe_points.add`` +
+``foreach_set("co")`` in float32 + LINEAR interpolation + ``fc.update()``. Only the simulated
+bones' rotation channels are written, in each bone's ``rotation_mode``.
+
+NLA layout per setup, bottom to top: the user's tracks, ``Waft: original`` (the action that was
+active before the first bake, moved there so it keeps a user and is not evaluated above
+everything), then ``Waft`` (REPLACE). Muting ``Waft`` plays the original motion again.
+"""
+
+from __future__ import annotations
+
+import math
+
+import bpy
+import numpy as np
+
+from ..core.rotations import quaternion_to_axis_angle, quaternion_to_euler
+from . import compat
+from .sampling import WAFT_TRACK
+
+ORIGINAL_TRACK = "Waft: original"
+ACTION_PREFIX = "Waft|"
+
+_LINEAR = None
+
+
+def _linear_value() -> int:
+    global _LINEAR
+    if _LINEAR is None:
+        items = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items
+        _LINEAR = items["LINEAR"].value
+    return _LINEAR
+
+
+def rotation_channels(mode: str, quats: np.ndarray) -> tuple[str, np.ndarray]:
+    """(property name, (F, channels) values) for one bone's (F, 4) quaternions."""
+    if mode == "QUATERNION":
+        return "rotation_quaternion", quats
+    if mode == "AXIS_ANGLE":
+        return "rotation_axis_angle", quaternion_to_axis_angle(quats)
+    return "rotation_euler", quaternion_to_euler(quats, mode)
+
+
+def write_fcurves(container, pose_bone, frames: np.ndarray, quats: np.ndarray) -> int:
+    """Key one bone's rotation on every frame; returns the number of F-curves written."""
+    prop, values = rotation_channels(pose_bone.rotation_mode, quats)
+    path = f'pose.bones["{bpy.utils.escape_identifier(pose_bone.name)}"].{prop}'
+    co = np.empty((len(frames), 2), dtype=np.float32)
+    co[:, 0] = frames
+    interpolation = np.full(len(frames), _linear_value(), dtype=np.int32)
+    for index in range(values.shape[1]):
+        fcurve = compat.new_fcurve(container, path, index, pose_bone.name)
+        fcurve.keyframe_points.add(len(frames))
+        co[:, 1] = values[:, index]
+        fcurve.keyframe_points.foreach_set("co", co.ravel())
+        fcurve.keyframe_points.foreach_set("interpolation", interpolation)
+        fcurve.update()
+    return values.shape[1]
+
+
+def _remove_track_and_orphans(anim_data, track) -> None:
+    actions = [strip.action for strip in track.strips if strip.action is not None]
+    anim_data.nla_tracks.remove(track)
+    for action in actions:
+        if action.users == 0:
+            bpy.data.actions.remove(action)
+
+
+def remove_waft_track(ob) -> bool:
+    """Remove Waft's track and its action (when nothing else uses it)."""
+    anim_data = ob.animation_data
+    track = anim_data.nla_tracks.get(WAFT_TRACK) if anim_data is not None else None
+    if track is None:
+        return False
+    _remove_track_and_orphans(anim_data, track)
+    return True
+
+
+def _place_strip(track, name: str, action, start: float):
+    strip = track.strips.new(name, int(math.floor(start)), action)
+    if strip.frame_start != start:  # keep a fractional action start where it was
+        strip.frame_start_ui = start
+    return strip
+
+
+def stash_original_action(ob) -> None:
+    """Move the user's active action to the ``Waft: original`` NLA track (keeps it a user)."""
+    anim_data = ob.animation_data
+    action = anim_data.action
+    if action is None:
+        return
+    slot = compat.active_slot(anim_data)
+    track = anim_data.nla_tracks.new()
+    track.name = ORIGINAL_TRACK
+    strip = _place_strip(track, action.name, action, action.frame_range[0])
+    compat.assign_strip_slot(strip, slot)
+    strip.blend_type = anim_data.action_blend_type
+    strip.extrapolation = anim_data.action_extrapolation
+    strip.influence = anim_data.action_influence
+    ob.waft.original_action = action
+    ob.waft.original_slot = slot.identifier if slot is not None else ""
+    anim_data.action = None
+
+
+def write_setup(ob, frames: np.ndarray, bone_quats: dict[str, np.ndarray]) -> tuple:
+    """Replace Waft's result on ``ob`` by a new action; ``bone_quats``: name → (F, 4)."""
+    anim_data = ob.animation_data or ob.animation_data_create()
+    remove_waft_track(ob)
+    stash_original_action(ob)
+    action = bpy.data.actions.new(ACTION_PREFIX + ob.name)
+    slot, container = compat.new_fcurve_container(action, ob)
+    fcurve_count = 0
+    for name, quats in bone_quats.items():
+        fcurve_count += write_fcurves(container, ob.pose.bones[name], frames, quats)
+    track = anim_data.nla_tracks.new()  # new tracks go on top
+    track.name = WAFT_TRACK
+    strip = track.strips.new(WAFT_TRACK, int(frames[0]), action)
+    compat.assign_strip_slot(strip, slot)
+    strip.blend_type = 'REPLACE'
+    strip.extrapolation = 'NOTHING'  # outside the baked range the original motion shows
+    return action, fcurve_count
+
+
+def clear_setup(ob) -> bool:
+    """Remove Waft's track and action; the original action becomes active again."""
+    anim_data = ob.animation_data
+    if anim_data is None:
+        return False
+    removed = remove_waft_track(ob)
+    original = ob.waft.original_action
+    track = anim_data.nla_tracks.get(ORIGINAL_TRACK)
+    if track is not None:
+        anim_data.nla_tracks.remove(track)
+        removed = True
+    if original is not None and anim_data.action is None:
+        anim_data.action = original
+        compat.restore_active_slot(anim_data, original, ob.waft.original_slot)
+    ob.waft.original_action = None
+    ob.waft.original_slot = ""
+    return removed

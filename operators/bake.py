@@ -1,0 +1,83 @@
+"""``waft.bake``: bake every Waft setup (or the active one) over the scene frame range.
+
+``execute`` runs the whole bake synchronously: that is the headless path, because modal
+operators and timers never run without a window (reference/blender-api.md §5). ``invoke`` (UI)
+steps ``bake_scene_steps`` from a timer so Blender stays responsive, shows progress, and ESC or
+right-click cancels before anything is written.
+"""
+
+import bpy
+
+from ..addon import bake_api
+from ..core.errors import WaftError
+from .scope import scope_objects, scope_property
+
+
+class WAFT_OT_bake(bpy.types.Operator):
+    """Simulate the Waft setups and write the result to a new action on the Waft NLA track"""
+
+    bl_idname = "waft.bake"
+    bl_label = "Bake Waft"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    scope: scope_property()
+
+    _timer = None
+    _steps = None
+
+    def _kwargs(self, context) -> dict:
+        return {"objects": scope_objects(context, self.scope)}
+
+    def execute(self, context):
+        try:
+            report = bake_api.bake_scene(context.scene, **self._kwargs(context))
+        except WaftError as error:
+            self.report({'ERROR'}, str(error))
+            return {'CANCELLED'}
+        self.report({'INFO'}, report.summary())
+        return {'FINISHED'}
+
+    def invoke(self, context, event):
+        if context.window is None or bpy.app.background:
+            return self.execute(context)
+        try:
+            self._steps = bake_api.bake_scene_steps(context.scene, **self._kwargs(context))
+        except WaftError as error:
+            self.report({'ERROR'}, str(error))
+            return {'CANCELLED'}
+        wm = context.window_manager
+        wm.progress_begin(0, 100)
+        self._timer = wm.event_timer_add(0.01, window=context.window)
+        wm.modal_handler_add(self)
+        return {'RUNNING_MODAL'}
+
+    def modal(self, context, event):
+        if event.type in {'ESC', 'RIGHTMOUSE'}:
+            self._steps.close()  # restores frame and track mute; nothing was written yet
+            self._finish(context)
+            self.report({'WARNING'}, "Waft bake cancelled; nothing was changed")
+            return {'CANCELLED'}
+        if event.type != 'TIMER':
+            return {'PASS_THROUGH'}
+        try:
+            progress = next(self._steps)
+        except StopIteration as stop:
+            self._finish(context)
+            self.report({'INFO'}, stop.value.summary())
+            return {'FINISHED'}
+        except WaftError as error:
+            self._finish(context)
+            self.report({'ERROR'}, str(error))
+            return {'CANCELLED'}
+        context.window_manager.progress_update(int(100 * progress.fraction))
+        context.workspace.status_text_set(
+            f"Waft: {progress.phase} {progress.done}/{progress.total} (Esc to cancel)")
+        return {'RUNNING_MODAL'}
+
+    def _finish(self, context) -> None:
+        wm = context.window_manager
+        if self._timer is not None:
+            wm.event_timer_remove(self._timer)
+            self._timer = None
+        wm.progress_end()
+        context.workspace.status_text_set(None)
