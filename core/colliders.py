@@ -1,0 +1,303 @@
+"""Collider shapes and the vectorised particle projection against them.
+
+Shapes live in the collider's local space; the drive gives each collider's world matrix per frame
+(scale included). Every shape is reduced to the same question, answered for all particles at
+once: "what is the outward unit normal `n` and the signed distance `sd` of the particle centre
+from the surface along `n`?" The push is then `x += n * max(radius - sd, 0)`.
+
+For convex shapes `n` is the normal of a supporting plane through the projected surface point,
+so the true distance to the shape is at least `sd`; after the push every particle is at least its
+radius away from the surface (up to rounding).
+
+Friction is position based (Macklin et al. 2014, "Unified particle physics"): on contact, the
+tangential part of the substep displacement `x - x_prev` is removed, entirely when it is below
+`friction * penetration` (static, Coulomb cone) and by `friction * penetration` otherwise.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import SetupError
+
+_EPS = 1e-12
+
+
+class ColliderKind(enum.IntEnum):
+    ELLIPSOID = 0
+    CAPSULE = 1
+    BOX = 2
+    PLANE = 3
+
+
+@dataclass(frozen=True)
+class ColliderSet:
+    """K collider shapes (local space); see docs/internals.md."""
+
+    kind: np.ndarray  # (K,) int
+    size: np.ndarray  # (K,)
+    radius_a: np.ndarray  # (K,)
+    radius_b: np.ndarray  # (K,)
+    friction: np.ndarray  # (K,)
+    names: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.names)
+
+    @classmethod
+    def empty(cls) -> ColliderSet:
+        zero = np.zeros(0)
+        return cls(np.zeros(0, dtype=np.int64), zero, zero, zero, zero, ())
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        names: Sequence[str],
+        kind: Sequence[int],
+        size: Sequence[float],
+        radius_a: Sequence[float] | None = None,
+        radius_b: Sequence[float] | None = None,
+        friction: Sequence[float] | None = None,
+    ) -> ColliderSet:
+        """Build and validate a set. `radius_a/b` only matter for capsules (default 0)."""
+        names = tuple(str(n) for n in names)
+        K = len(names)
+
+        def column(values, default: float, field: str) -> np.ndarray:
+            if values is None:
+                return np.full(K, default, dtype=np.float64)
+            array = np.asarray(values, dtype=np.float64).reshape(-1)
+            if array.shape != (K,):
+                raise SetupError(f"collider field '{field}' has {array.size} values for {K} colliders")
+            return array.copy()
+
+        kinds = np.asarray(kind).reshape(-1)
+        if kinds.shape != (K,):
+            raise SetupError(f"collider field 'kind' has {kinds.size} values for {K} colliders")
+        valid = {int(k) for k in ColliderKind}
+        for i, k in enumerate(kinds):
+            if int(k) != k or int(k) not in valid:
+                raise SetupError(f"collider '{names[i]}' has an unknown kind {k!r}")
+        result = cls(
+            kind=kinds.astype(np.int64),
+            size=column(size, 0.0, "size"),
+            radius_a=column(radius_a, 0.0, "radius_a"),
+            radius_b=column(radius_b, 0.0, "radius_b"),
+            friction=column(friction, 0.0, "friction"),
+            names=names,
+        )
+        result.validate()
+        return result
+
+    def validate(self) -> None:
+        """Raise `SetupError` naming the collider for a non-finite or non-positive size."""
+        for i, name in enumerate(self.names):
+            kind = ColliderKind(int(self.kind[i]))
+            values = {
+                "size": self.size[i],
+                "radius_a": self.radius_a[i],
+                "radius_b": self.radius_b[i],
+                "friction": self.friction[i],
+            }
+            for field, value in values.items():
+                if not np.isfinite(value):
+                    raise SetupError(f"collider '{name}': {field} is {value!r}, must be finite")
+            if self.friction[i] < 0:
+                raise SetupError(f"collider '{name}': friction {self.friction[i]:g} is negative")
+            if kind in (ColliderKind.ELLIPSOID, ColliderKind.BOX) and self.size[i] <= 0:
+                raise SetupError(
+                    f"collider '{name}' ({kind.name.lower()}) has size {self.size[i]:g}; "
+                    "it must be positive"
+                )
+            if kind == ColliderKind.CAPSULE:
+                if self.size[i] < 0:
+                    raise SetupError(f"collider '{name}' (capsule) has negative half-length")
+                if self.radius_a[i] <= 0 or self.radius_b[i] <= 0:
+                    raise SetupError(
+                        f"collider '{name}' (capsule) has radii {self.radius_a[i]:g}, "
+                        f"{self.radius_b[i]:g}; both must be positive"
+                    )
+
+
+# --------------------------------------------------------------------------------------------
+# Per-substep collider frames. The solver interpolates the matrices per substep (so a fast
+# collider sweeps through the substeps of a frame instead of jumping) and hands each shape
+# function the world matrix `M` (4x4) and its inverse.
+
+
+def is_similarity(matrix: np.ndarray, *, tol: float = 1e-9) -> bool:
+    """True when the 3x3 part is a uniform scale times a rotation (a sphere stays a sphere)."""
+    A = np.asarray(matrix, dtype=np.float64)[:3, :3]
+    gram = A.T @ A
+    scale2 = np.trace(gram) / 3.0
+    return bool(np.max(np.abs(gram - scale2 * np.eye(3))) <= tol * max(scale2, _EPS))
+
+
+def _safe_normalise(v: np.ndarray, length: np.ndarray) -> None:
+    """Normalise `v` (..., 3) in place given its length; zero vectors become +Z."""
+    degenerate = length < _EPS
+    np.maximum(length, _EPS, out=length)
+    v /= length[..., None]
+    if np.any(degenerate):
+        v[degenerate] = (0.0, 0.0, 1.0)
+
+
+def sphere_normal(x: np.ndarray, center: np.ndarray, world_radius: float):
+    """Uniformly scaled sphere: exact normal and signed distance."""
+    n = x - center
+    length = np.sqrt(np.einsum("...k,...k->...", n, n))
+    sd = length - world_radius
+    _safe_normalise(n, length)
+    return n, sd
+
+
+def ellipsoid_normal(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, size: float):
+    """Sphere of radius `size` under an arbitrary (non-uniformly scaled) world matrix.
+
+    Radial projection in the local unit space gives a surface point `p`; the world normal there is
+    `Minv^T s` (gradient of |Minv x|); `sd` is the distance to that tangent plane (seed 001).
+    """
+    u = x @ Minv[:3, :3].T + Minv[:3, 3]
+    u /= size
+    length = np.sqrt(np.einsum("...k,...k->...", u, u))
+    _safe_normalise(u, length)  # u is now the unit-sphere point s
+    p = (u * size) @ M[:3, :3].T + M[:3, 3]
+    n = u @ Minv[:3, :3]  # (Minv^T s) as row vectors
+    _safe_normalise(n, np.sqrt(np.einsum("...k,...k->...", n, n)))
+    sd = np.einsum("...k,...k->...", x - p, n)
+    return n, sd
+
+
+def capsule_normal(x: np.ndarray, M: np.ndarray, half_length: float, radius_a: float,
+                   radius_b: float):
+    """Tapered capsule (convex hull of two spheres), exact distance ("round cone").
+
+    Ends at local (0, 0, -half_length) with radius_a and (0, 0, +half_length) with radius_b; world
+    radii are scaled by the mean length of the local X and Y axes.
+    """
+    A = M[:3, :3] @ np.array([0.0, 0.0, -half_length]) + M[:3, 3]
+    B = M[:3, :3] @ np.array([0.0, 0.0, half_length]) + M[:3, 3]
+    radial_scale = 0.5 * (np.linalg.norm(M[:3, 0]) + np.linalg.norm(M[:3, 1]))
+    ra, rb = radius_a * radial_scale, radius_b * radial_scale
+    axis = B - A
+    L = float(np.linalg.norm(axis))
+    if L < _EPS or abs(ra - rb) >= L:
+        # One sphere contains the other (or no axis): the capsule is the bigger sphere.
+        center, r = (A, ra) if ra >= rb else (B, rb)
+        return sphere_normal(x, center, r)
+    axis = axis / L
+    rel = x - A
+    y = rel @ axis  # axial coordinate
+    radial = rel - y[..., None] * axis
+    rho = np.sqrt(np.einsum("...k,...k->...", radial, radial))
+    _safe_normalise_perp(radial, rho, axis)
+    # 2D problem in (rho, y): sides tangent to both circles, sin(phi) = (ra - rb) / L.
+    b = (ra - rb) / L
+    a = np.sqrt(1.0 - b * b)
+    k = a * y - b * rho  # coordinate along the side line
+    n = np.empty_like(x)
+    sd = np.empty(x.shape[:-1])
+    side = (k >= 0.0) & (k <= a * L)
+    # Cone side: normal (a * radial_dir + b * axis), distance rho*a + y*b - ra.
+    n[...] = a * radial + b * axis
+    sd[...] = a * rho + b * y - ra
+    low = k < 0.0
+    if np.any(low):
+        na, sda = sphere_normal(x, A, ra)
+        n[low], sd[low] = na[low], sda[low]
+    high = k > a * L
+    if np.any(high):
+        nb, sdb = sphere_normal(x, B, rb)
+        n[high], sd[high] = nb[high], sdb[high]
+    del side
+    return n, sd
+
+
+def _safe_normalise_perp(radial: np.ndarray, rho: np.ndarray, axis: np.ndarray) -> None:
+    """Normalise the radial direction; on the axis pick any direction perpendicular to it."""
+    degenerate = rho < _EPS
+    np.maximum(rho, _EPS, out=rho)
+    radial /= rho[..., None]
+    if np.any(degenerate):
+        helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        perp = np.cross(axis, helper)
+        radial[degenerate] = perp / np.linalg.norm(perp)
+        rho[degenerate] = 0.0
+
+
+def box_normal(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, half_extent: float):
+    """Box with half-extents `half_extent` along each local axis.
+
+    Outside: closest point in local space mapped to world, normal from it to the particle.
+    Inside: out through the face nearest in world units (face normal `Minv^T e`).
+    """
+    local = x @ Minv[:3, :3].T + Minv[:3, 3]
+    clamped = np.clip(local, -half_extent, half_extent)
+    outside = np.any(np.abs(local) > half_extent, axis=-1)
+    scale = np.linalg.norm(M[:3, :3], axis=0)  # world length of each local axis
+    gap = (half_extent - np.abs(local)) * scale
+    face_axis = np.argmin(gap, axis=-1)
+    sign = np.where(np.take_along_axis(local, face_axis[..., None], -1)[..., 0] >= 0, 1.0, -1.0)
+    inside_point = local.copy()
+    np.put_along_axis(inside_point, face_axis[..., None], (sign * half_extent)[..., None], -1)
+    face_normals = Minv[:3, :3] / np.linalg.norm(Minv[:3, :3], axis=1)[:, None]  # rows
+    n_inside = face_normals[face_axis] * sign[..., None]
+    surface = np.where(outside[..., None], clamped, inside_point) @ M[:3, :3].T + M[:3, 3]
+    n = x - surface
+    length = np.sqrt(np.einsum("...k,...k->...", n, n))
+    _safe_normalise(n, length)
+    n = np.where(outside[..., None], n, n_inside)
+    sd = np.einsum("...k,...k->...", x - surface, n)
+    return n, sd
+
+
+def plane_normal(x: np.ndarray, M: np.ndarray, Minv: np.ndarray):
+    """Plane through the local origin; local +Z is outside. World normal is `Minv^T e_z`."""
+    n = Minv[2, :3] / np.linalg.norm(Minv[2, :3])
+    sd = x @ n - float(n @ M[:3, 3])
+    return np.broadcast_to(n, x.shape), sd
+
+
+def shape_normal(kind: int, x: np.ndarray, M: np.ndarray, Minv: np.ndarray, colliders: ColliderSet,
+                 index: int, *, similarity: bool = False):
+    """Dispatch to the shape function of collider `index` (`similarity`: sphere fast path)."""
+    size = float(colliders.size[index])
+    if kind == ColliderKind.ELLIPSOID:
+        if similarity:
+            radius = size * float(np.linalg.norm(M[:3, 0]))
+            return sphere_normal(x, M[:3, 3], radius)
+        return ellipsoid_normal(x, M, Minv, size)
+    if kind == ColliderKind.CAPSULE:
+        return capsule_normal(x, M, size, float(colliders.radius_a[index]),
+                              float(colliders.radius_b[index]))
+    if kind == ColliderKind.BOX:
+        return box_normal(x, M, Minv, size)
+    return plane_normal(x, M, Minv)
+
+
+def push_out(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, sd: np.ndarray,
+             radius: np.ndarray, friction: float) -> None:
+    """Move particles out to `radius` along `n` and apply position-based Coulomb friction.
+
+    `radius` is -inf for particles that must not move (kinematic, padding), which makes their
+    penetration -inf and the correction zero.
+    """
+    penetration = radius - sd
+    np.maximum(penetration, 0.0, out=penetration)
+    x += n * penetration[..., None]
+    if friction <= 0.0:
+        return
+    # Tangential displacement over the substep, removed up to friction * penetration.
+    disp = x - x_prev
+    normal_part = np.einsum("...k,...k->...", disp, n)
+    tangential = disp - n * normal_part[..., None]
+    t_len = np.sqrt(np.einsum("...k,...k->...", tangential, tangential))
+    np.maximum(t_len, _EPS, out=t_len)
+    fraction = np.minimum(friction * penetration / t_len, 1.0)
+    x -= tangential * fraction[..., None]

@@ -1,0 +1,145 @@
+"""Everything that changes per frame (`Drive`), its validation, and substep interpolation.
+
+Inputs are sampled once per scene frame; the solver runs on a fixed substep grid and needs the
+drive at arbitrary times between frames. Reference positions, collider and space matrices are
+interpolated linearly between the two bracketing frames, so a fast collider sweeps through the
+substeps of a frame instead of jumping once per frame (which is what stops tunnelling).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import SetupError
+from .model import StrandModel
+from .params import StrandParams, validate_params
+
+MIN_DETERMINANT = 1e-12
+
+
+@dataclass(frozen=True)
+class Drive:
+    """Per-frame inputs, see docs/internals.md."""
+
+    fps: float
+    reference: np.ndarray  # (F, S, P, 3) world metres
+    kinematic: np.ndarray  # (S, P) bool
+    space: np.ndarray  # (F, S, 4, 4)
+    collider_matrix: np.ndarray  # (F, K, 4, 4)
+    params: StrandParams
+
+    @property
+    def frames(self) -> int:
+        return int(np.shape(self.reference)[0])
+
+
+@dataclass(frozen=True)
+class CheckedDrive:
+    """A validated drive: float64 arrays and the params broadcast to full shapes."""
+
+    fps: float
+    reference: np.ndarray  # (F, S, P, 3), padding replaced by the last real particle
+    kinematic: np.ndarray  # (S, P) bool, includes inv_mass 0 particles and padding
+    space: np.ndarray  # (F, S, 4, 4)
+    collider_matrix: np.ndarray  # (F, K, 4, 4)
+    params: dict[str, np.ndarray]
+
+    @property
+    def frames(self) -> int:
+        return int(self.reference.shape[0])
+
+
+def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
+    """Check shapes and values; raise `SetupError` naming the setup, chain or collider."""
+    S, P = model.strands, model.particles
+    K = model.colliders.count
+    try:
+        fps = float(drive.fps)
+    except (TypeError, ValueError) as exc:
+        raise SetupError(f"fps {drive.fps!r} is not a number") from exc
+    if not np.isfinite(fps) or fps <= 0:
+        raise SetupError(f"fps must be positive and finite, got {drive.fps!r}")
+    reference = np.asarray(drive.reference, dtype=np.float64)
+    if reference.ndim != 4 or reference.shape[1:] != (S, P, 3) or reference.shape[0] < 1:
+        raise SetupError(f"reference has shape {reference.shape}, expected (F, {S}, {P}, 3)")
+    F = reference.shape[0]
+    active = model.active
+    finite = np.all(np.isfinite(reference), axis=-1) | ~active[None]
+    if not np.all(finite):
+        f, s, p = (int(i) for i in np.argwhere(~finite)[0])
+        raise SetupError(f"setup '{model.setup_of(s)}', chain '{model.strand_names[s]}': "
+                         f"reference position of particle {p} at frame index {f} is not finite")
+    # Padding follows the chain's last real particle so it never holds NaN or far-away values.
+    last = np.asarray(model.count) - 1
+    filler = reference[:, np.arange(S), last][:, :, None, :]
+    reference = np.where(active[None, :, :, None], reference, filler)
+
+    kinematic = np.asarray(drive.kinematic, dtype=bool)
+    if kinematic.shape != (S, P):
+        raise SetupError(f"kinematic has shape {kinematic.shape}, expected {(S, P)}")
+    if not np.all(kinematic[:, 0]):
+        s = int(np.flatnonzero(~kinematic[:, 0])[0])
+        raise SetupError(f"setup '{model.setup_of(s)}', chain '{model.strand_names[s]}': "
+                         "the root particle must be kinematic")
+    kinematic = kinematic | (model.inv_mass == 0) | ~active
+
+    space = np.asarray(drive.space, dtype=np.float64)
+    if space.shape != (F, S, 4, 4):
+        raise SetupError(f"space has shape {space.shape}, expected {(F, S, 4, 4)}")
+    if not np.all(np.isfinite(space)):
+        f, s = (int(i) for i in np.argwhere(~np.all(np.isfinite(space), axis=(2, 3)))[0])
+        raise SetupError(f"setup '{model.setup_of(s)}': space matrix at frame index {f} is not "
+                         "finite")
+    space_det = np.linalg.det(space[..., :3, :3])
+    if np.any(space_det <= MIN_DETERMINANT):
+        f, s = (int(i) for i in np.argwhere(space_det <= MIN_DETERMINANT)[0])
+        raise SetupError(f"setup '{model.setup_of(s)}': object matrix at frame index {f} has a "
+                         f"zero or negative scale (determinant {space_det[f, s]:.3g})")
+
+    colliders = np.asarray(drive.collider_matrix, dtype=np.float64)
+    if colliders.shape != (F, K, 4, 4):
+        raise SetupError(f"collider_matrix has shape {colliders.shape}, expected {(F, K, 4, 4)}")
+    if K:
+        finite_c = np.all(np.isfinite(colliders), axis=(2, 3))
+        if not np.all(finite_c):
+            f, k = (int(i) for i in np.argwhere(~finite_c)[0])
+            raise SetupError(f"collider '{model.colliders.names[k]}': matrix at frame index {f} "
+                             "is not finite")
+        det = np.linalg.det(colliders[..., :3, :3])
+        if np.any(det <= MIN_DETERMINANT):
+            f, k = (int(i) for i in np.argwhere(det <= MIN_DETERMINANT)[0])
+            raise SetupError(f"collider '{model.colliders.names[k]}' has a zero or negative "
+                             f"scale at frame index {f} (determinant {det[f, k]:.3g})")
+
+    params = validate_params(drive.params, frames=F, strands=S, particles=P, active=active,
+                             strand_setup=model.strand_setup, setup_names=model.setup_names)
+    return CheckedDrive(fps=fps, reference=reference, kinematic=kinematic, space=space,
+                        collider_matrix=colliders, params=params)
+
+
+def frame_interval(t: float, fps: float, frames: int) -> tuple[int, float]:
+    """The frame interval `[f, f + 1]` holding time `t` (seconds from frame 0) and the blend.
+
+    Times before frame 0 or after the last frame clamp to the ends (constant extrapolation).
+    Returns `(f, alpha)` with the drive at `t` = (1 - alpha) * drive[f] + alpha * drive[f + 1].
+    """
+    if frames < 2:
+        return 0, 0.0
+    u = t * fps
+    if u <= 0.0:
+        return 0, 0.0
+    if u >= frames - 1:
+        return frames - 2, 1.0
+    f = int(np.floor(u))
+    f = min(f, frames - 2)
+    return f, u - f
+
+
+def lerp_matrices(matrices: np.ndarray, f: int, alpha: np.ndarray) -> np.ndarray:
+    """Matrices (F, N, 4, 4) at blends `alpha` (T,) inside interval f -> (T, N, 4, 4)."""
+    a = matrices[f]
+    b = matrices[min(f + 1, matrices.shape[0] - 1)]
+    alpha = np.asarray(alpha, dtype=np.float64)[:, None, None, None]
+    return a[None] + alpha * (b - a)[None]

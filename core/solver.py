@@ -1,0 +1,554 @@
+"""The bake loop: fixed substeps, position-based integration, XPBD constraints, colliders.
+
+Method: position Verlet in its velocity-less form with XPBD constraints, one constraint pass per
+substep and small fixed substeps ("Small Steps in Physics Simulation", Macklin et al. 2019):
+
+    x_new = x + (x - x_prev) * exp(-(damping + drag) * h) + (gravity + drag * wind) * h^2
+
+then kinematic nodes, global shape, stretch (even/odd colours), bending (skip-one pairs, two
+colours), tether, max distance and colliders. The substep `h` is fixed whatever the scene frame
+rate; frame `i` is output at time `i / fps` by linear interpolation between the two bracketing
+substep states (exact when fps divides 1/h). Everything is float64 NumPy with no threading and no
+global random state, so the same input gives bit-identical output.
+
+Performance: every per-frame quantity (parameter broadcasting, step factors, rate-normalised
+strengths) is computed once per frame (once per bake when nothing is animated); a substep is a
+fixed sequence of in-place ufuncs on preallocated buffers and precomputed strided views.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from .colliders import ColliderKind, is_similarity, push_out, shape_normal
+from .constraints import (
+    distance_coefficients,
+    set_kinematic,
+    solve_distance_pairs,
+    solve_max_distance,
+    solve_shape,
+    solve_tether,
+)
+from .constraints.distance import DistanceScratch
+from .drive import CheckedDrive, Drive, frame_interval, validate_drive
+from .errors import DivergenceError, SetupError
+from .forces import wind_at
+from .model import StrandModel
+from .params import rate_normalised, shape_strength
+from .space import apply_carry, carry_operators
+
+_TIME_EPS = 1e-9  # seconds; frame times closer than this to the substep grid are "on" it
+DIVERGENCE_FACTOR = 100.0  # a particle further than 100 chain lengths from its reference ...
+DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
+
+
+@dataclass(frozen=True)
+class SolverSettings:
+    substep: float = 1 / 240  # seconds; fixed whatever the fps
+    iterations: int = 1  # constraint passes per substep (Small Steps: substeps beat iterations)
+    preroll_frames: int = 0  # frames of settling on the first frame's pose before frame 0
+
+    def __post_init__(self):
+        h = self.substep
+        if not isinstance(h, (int, float)) or not math.isfinite(h) or not (0 < h <= 0.1):
+            raise SetupError(f"substep must be a finite time in (0, 0.1] s, got {h!r}")
+        if not isinstance(self.iterations, int) or self.iterations < 1:
+            raise SetupError(f"iterations must be an integer >= 1, got {self.iterations!r}")
+        if not isinstance(self.preroll_frames, int) or self.preroll_frames < 0:
+            raise SetupError(f"preroll_frames must be an integer >= 0, got "
+                             f"{self.preroll_frames!r}")
+
+
+@dataclass
+class State:
+    """Positions now and one substep ago, (S, P_solve, 3); `P_solve >= P` adds padding so that
+    every constraint colour is a single strided view (see `solver_particles`)."""
+
+    x: np.ndarray
+    x_prev: np.ndarray
+
+    @classmethod
+    def at_rest(cls, model: StrandModel, positions: np.ndarray) -> State:
+        """Zero-velocity state at `positions` (S, P, 3)."""
+        S, P = model.strands, model.particles
+        x = np.empty((S, solver_particles(P), 3))
+        x[:, :P] = positions
+        x[:, P:] = positions[:, P - 1 : P]
+        return cls(x=x, x_prev=x.copy())
+
+    def positions(self, model: StrandModel) -> np.ndarray:
+        return self.x[:, : model.particles]
+
+
+@dataclass(frozen=True)
+class BakeResult:
+    positions: np.ndarray  # (F, S, P, 3) world metres at each frame's time
+    substeps: int  # substeps simulated, pre-roll included
+
+
+def solver_particles(P: int) -> int:
+    """Padded particle count `4m + 2 >= P` used inside the solver.
+
+    With it, stretch pairs split into even/odd colours and skip-one bending pairs (k, k+2) into
+    colours floor(k/2) % 2 that are each one reshape view of the positions.
+    """
+    m = max(0, math.ceil((P - 2) / 4))
+    return 4 * m + 2
+
+
+def _pad(array: np.ndarray, width: int, value) -> np.ndarray:
+    """Pad the last axis of (S, n) to `width` with `value`."""
+    out = np.full(array.shape[:-1] + (width,), value, dtype=np.result_type(array, type(value)))
+    out[..., : array.shape[-1]] = array
+    return out
+
+
+def _view(base: np.ndarray, start: int, stop: int, shape: tuple[int, ...]) -> np.ndarray:
+    view = base[:, start:stop].reshape(shape)
+    if not np.shares_memory(view, base):  # pragma: no cover - guards the layout assumption
+        raise AssertionError("constraint colour view is a copy")
+    return view
+
+
+class _Views:
+    """Strided views of one position buffer, one per constraint colour."""
+
+    def __init__(self, x: np.ndarray):
+        S, Ps, _ = x.shape
+        m = (Ps - 2) // 4
+        self.m = m
+        even = _view(x, 0, Ps, (S, Ps // 2, 2, 3))
+        self.stretch = [(even[:, :, 0], even[:, :, 1])]
+        if m:
+            odd = _view(x, 1, Ps - 1, (S, 2 * m, 2, 3))
+            self.stretch.append((odd[:, :, 0], odd[:, :, 1]))
+            c0 = _view(x, 0, 4 * m, (S, m, 4, 3))
+            c1 = _view(x, 2, 4 * m + 2, (S, m, 4, 3))
+            self.bend = [(c0[:, :, 0:2], c0[:, :, 2:4]), (c1[:, :, 0:2], c1[:, :, 2:4])]
+        else:
+            self.bend = []
+
+
+class Workspace:
+    """Preallocated scratch buffers and padded model data for one (model, substep)."""
+
+    def __init__(self, model: StrandModel, h: float, *, iterations: int = 1):
+        S, P = model.strands, model.particles
+        self.iterations = int(iterations)
+        Ps = solver_particles(P)
+        self.S, self.P, self.Ps, self.h = S, P, Ps, float(h)
+        self.m = (Ps - 2) // 4
+        self.active = _pad(model.active, Ps, False)
+        self.inv_mass = _pad(model.inv_mass, Ps, 0.0)
+        self.rest = _pad(model.rest_length, Ps - 1, 0.0)
+        self.bend_rest = _pad(model.bend_rest_length, Ps - 2, 0.0) if Ps > 2 else np.zeros((S, 0))
+        self.tether = _pad(model.tether_length, Ps, 0.0)
+        shape = (S, Ps, 3)
+        self.v = np.empty(shape)
+        self.tmp3 = np.empty(shape)
+        self.tmp3b = np.empty(shape)
+        self.len = np.empty((S, Ps))
+        self.fac = np.empty((S, Ps))
+        self.tmp_tail = np.empty((S, Ps - 1, 3))
+        self.tmp_tail2 = np.empty((S, Ps - 1, 3))
+        self.len_tail = np.empty((S, Ps - 1))
+        self.fac_tail = np.empty((S, Ps - 1))
+        self.reference = np.empty(shape)
+        self.stretch_scratch = [DistanceScratch((S, Ps // 2, 3))]
+        if self.m:
+            self.stretch_scratch.append(DistanceScratch((S, 2 * self.m, 3)))
+            self.bend_scratch = [DistanceScratch((S, self.m, 2, 3)) for _ in range(2)]
+        else:
+            self.bend_scratch = []
+        # Rest lengths split by colour, matching _Views.
+        m = self.m
+        self.rest_colours = [self.rest[:, 0::2], self.rest[:, 1::2]][: 1 + (m > 0)]
+        if m:
+            bend = self.bend_rest.reshape(S, m, 4)
+            self.bend_rest_colours = [bend[:, :, 0:2], bend[:, :, 2:4]]
+        else:
+            self.bend_rest_colours = []
+        self._views: tuple[np.ndarray, _Views] | None = None
+
+    def views(self, x: np.ndarray) -> _Views:
+        """Colour views of `x`, rebuilt only when a different buffer is passed."""
+        if self._views is None or self._views[0] is not x:
+            self._views = (x, _Views(x))
+        return self._views[1]
+
+
+@dataclass
+class FrameCoefficients:
+    """Everything a substep needs from the settings of one frame, already per substep."""
+
+    decay3: np.ndarray  # (S, Ps, 1) exp(-(damping + drag) h), 0 where not movable
+    gravity_h2: np.ndarray  # (S, Ps, 3) gravity * h^2 (+ drag * mean wind * h^2 without noise)
+    drag_h2: np.ndarray | None  # (S, Ps, 1) drag * h^2 when wind noise is evaluated per substep
+    wind: dict | None  # per-strand wind settings when noise/gusts are on
+    stretch: list  # [(coef_a, coef_b)] per colour
+    bend: list | None  # [(coef_a, coef_b)] per colour, None when all off
+    tether_limit: np.ndarray | None  # (S, Ps-1) inf where off
+    max_distance: np.ndarray | None  # (S, Ps) inf where off
+    shape3: np.ndarray | None  # (S, Ps, 1) per-substep pull fraction
+    collision_radius: np.ndarray  # (S, Ps), -inf where the particle must not move
+    world_motion_fraction: np.ndarray  # (S,)
+    needs_carry: bool
+    roots_only: bool
+    kinematic3: np.ndarray  # (S, Ps, 1) bool
+
+
+def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, np.ndarray],
+                       frame: int) -> FrameCoefficients:
+    """Per-substep factors from the (validated, broadcast) params at `frame`."""
+    S, P, Ps, h = ws.S, ws.P, ws.Ps, ws.h
+    kin = _pad(kinematic, Ps, True)
+    movable = ~kin & (ws.inv_mass > 0)
+    w = np.where(movable, ws.inv_mass, 0.0)
+
+    def particle(name: str, fill: float) -> np.ndarray:
+        return _pad(np.asarray(params[name][frame], dtype=np.float64), Ps, fill)
+
+    damping = particle("damping", 0.0)
+    drag = particle("drag", 0.0)
+    decay = np.where(movable, np.exp(-(damping + drag) * h), 0.0)
+    gravity = np.asarray(params["gravity"][frame], dtype=np.float64)  # (S, 3)
+    wind_velocity = np.asarray(params["wind_velocity"][frame], dtype=np.float64)
+    turbulence = np.asarray(params["wind_turbulence"][frame], dtype=np.float64)
+    gust = np.asarray(params["wind_gust"][frame], dtype=np.float64)
+    has_wind = bool(np.any(wind_velocity != 0) & np.any(drag[movable] > 0))
+    noisy = has_wind and bool(np.any((turbulence > 0) | (gust > 0)))
+    accel = gravity[:, None, :] + (0.0 if noisy else drag[..., None] * wind_velocity[:, None, :])
+    gravity_h2 = np.where(movable[..., None], accel * h * h, 0.0)
+    wind = None
+    drag_h2 = None
+    if noisy:
+        drag_h2 = np.where(movable, drag * h * h, 0.0)[..., None]
+        wind = {
+            "wind_velocity": wind_velocity,
+            "turbulence": turbulence,
+            "gust": gust,
+            "seed": np.asarray(params["wind_seed"][frame]),
+        }
+
+    # Stretch: segment k (particles k, k+1) reads the compliance of its outer particle k+1.
+    compliance = particle("stretch_compliance", 0.0)[:, 1:]
+    coef_a, coef_b = distance_coefficients(w_a=w[:, :-1], w_b=w[:, 1:], rest=ws.rest,
+                                           compliance=compliance, h=h)
+    stretch = [(coef_a[:, 0::2], coef_b[:, 0::2]), (coef_a[:, 1::2], coef_b[:, 1::2])]
+    stretch = [(np.ascontiguousarray(a), np.ascontiguousarray(b)) for a, b in stretch]
+    stretch = stretch[: len(ws.rest_colours)]
+
+    bend = None
+    if ws.m:
+        bend_compliance = particle("bend_compliance", np.inf)[:, 2:]
+        if np.any(np.isfinite(bend_compliance) & movable[:, 2:]):
+            ba, bb = distance_coefficients(w_a=w[:, :-2], w_b=w[:, 2:], rest=ws.bend_rest,
+                                           compliance=bend_compliance, h=h)
+            ba = ba.reshape(S, ws.m, 4)
+            bb = bb.reshape(S, ws.m, 4)
+            bend = [(np.ascontiguousarray(ba[:, :, 0:2]), np.ascontiguousarray(bb[:, :, 0:2])),
+                    (np.ascontiguousarray(ba[:, :, 2:4]), np.ascontiguousarray(bb[:, :, 2:4]))]
+            if not any(np.any(a) or np.any(b) for a, b in bend):
+                bend = None
+
+    use_tether = np.asarray(params["use_tether"][frame], dtype=bool)
+    tether_limit = None
+    if np.any(use_tether):
+        on = use_tether[:, None] & movable[:, 1:]
+        if np.any(on):
+            tether_limit = np.where(on, ws.tether[:, 1:], np.inf)
+
+    max_distance = particle("max_distance", np.inf)
+    max_distance = np.where(movable, max_distance, np.inf)
+    if not np.any(np.isfinite(max_distance)):
+        max_distance = None
+
+    stiffness = np.asarray(params["shape_stiffness"][frame], dtype=np.float64)
+    decay_c = np.asarray(params["shape_decay"][frame], dtype=np.float64)
+    strength = _pad(shape_strength(stiffness, decay_c), Ps, 0.0)
+    shape = np.where(movable, rate_normalised(strength, h), 0.0)
+    shape3 = shape[..., None] if np.any(shape > 0) else None
+
+    radius = particle("radius", 0.0)
+    collision_radius = np.where(movable, radius, -np.inf)
+    fraction = np.asarray(params["world_motion_fraction"][frame], dtype=np.float64)
+    kin_real = kin & ws.active
+    roots_only = bool(np.all(kin_real[:, 1:] == False))  # noqa: E712 - elementwise
+    return FrameCoefficients(
+        decay3=decay[..., None], gravity_h2=gravity_h2, drag_h2=drag_h2, wind=wind,
+        stretch=stretch, bend=bend, tether_limit=tether_limit, max_distance=max_distance,
+        shape3=shape3, collision_radius=collision_radius, world_motion_fraction=fraction,
+        needs_carry=bool(np.any(fraction < 1.0)), roots_only=roots_only,
+        kinematic3=kin_real[..., None],
+    )
+
+
+@dataclass
+class SubstepDrive:
+    """The drive at one substep (end time `t`), everything `step` reads."""
+
+    t: float  # time at the end of the substep, seconds from frame 0
+    reference: np.ndarray  # (S, Ps, 3) reference positions at t
+    collider_matrix: np.ndarray  # (K, 4, 4) at t
+    collider_inverse: np.ndarray | None  # (K, 4, 4) or None when no shape needs it
+    collider_similarity: np.ndarray  # (K,) bool: sphere fast path allowed
+    carry: tuple[np.ndarray, np.ndarray] | None  # space motion over the substep (A, b)
+    coefficients: FrameCoefficients
+
+
+def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *,
+         workspace: Workspace | None = None) -> None:
+    """Advance `state` by one substep of length `h` in place (a plain function of its inputs)."""
+    ws = workspace if workspace is not None else Workspace(model, h)
+    c = drive_at_t.coefficients
+    x, x_prev = state.x, state.x_prev
+    views = ws.views(x)
+
+    # World-motion fraction: carry x and x_prev with (1 - f) of the space motion (seed 001).
+    if drive_at_t.carry is not None:
+        A, b = drive_at_t.carry
+        apply_carry(x, A, b, ws.tmp3)
+        apply_carry(x_prev, A, b, ws.tmp3)
+
+    # Position Verlet with per-second damping and drag (velocity-less form).
+    v = ws.v
+    np.subtract(x, x_prev, out=v)
+    if c.wind is not None:
+        wind = wind_at(x=x, t=drive_at_t.t - h, wind_velocity=c.wind["wind_velocity"],
+                       turbulence=c.wind["turbulence"], gust=c.wind["gust"],
+                       seed=c.wind["seed"])
+        np.multiply(wind, c.drag_h2, out=ws.tmp3b)
+        ws.tmp3b += c.gravity_h2
+        acceleration_h2 = ws.tmp3b
+    else:
+        acceleration_h2 = c.gravity_h2
+    np.copyto(x_prev, x)
+    np.multiply(v, c.decay3, out=v)
+    x += v
+    x += acceleration_h2
+
+    reference = drive_at_t.reference
+    set_kinematic(x, reference, roots_only=c.roots_only, kinematic3=c.kinematic3)
+    if c.shape3 is not None:
+        solve_shape(x, reference, c.shape3, ws.tmp3)
+
+    for _ in range(ws.iterations):
+        for (a, b), (ca, cb), rest, scratch in zip(views.stretch, c.stretch, ws.rest_colours,
+                                                   ws.stretch_scratch):
+            solve_distance_pairs(a, b, rest, ca, cb, scratch)
+        if c.bend is not None:
+            for (a, b), (ca, cb), rest, scratch in zip(views.bend, c.bend, ws.bend_rest_colours,
+                                                       ws.bend_scratch):
+                solve_distance_pairs(a, b, rest, ca, cb, scratch)
+        if c.tether_limit is not None:
+            solve_tether(x, c.tether_limit, ws.tmp_tail, ws.tmp_tail2, ws.len_tail, ws.fac_tail)
+        if c.max_distance is not None:
+            solve_max_distance(x, reference, c.max_distance, ws.tmp3, ws.tmp3b, ws.len, ws.fac)
+        _collide(model, x, x_prev, drive_at_t, c)
+
+
+def _collide(model: StrandModel, x: np.ndarray, x_prev: np.ndarray, sd: SubstepDrive,
+             c: FrameCoefficients) -> None:
+    colliders = model.colliders
+    for k in range(colliders.count):
+        mask = model.collider_mask[k]
+        if not mask.any():
+            continue
+        kind = int(colliders.kind[k])
+        M = sd.collider_matrix[k]
+        Minv = sd.collider_inverse[k] if sd.collider_inverse is not None else None
+        similar = bool(sd.collider_similarity[k])
+        friction = float(colliders.friction[k])
+        if mask.all():
+            n, dist = shape_normal(kind, x, M, Minv, colliders, k, similarity=similar)
+            push_out(x, x_prev, n, dist, c.collision_radius, friction)
+        else:
+            # Fancy indexing only for colliders restricted to some strands.
+            idx = np.flatnonzero(mask)
+            xs, xps = x[idx], x_prev[idx]
+            n, dist = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
+            push_out(xs, xps, n, dist, c.collision_radius[idx], friction)
+            x[idx] = xs
+
+
+# --------------------------------------------------------------------------------------------
+# The bake.
+
+
+class _Bake:
+    """Drives `step` over the frame range; per-frame work is done once per frame."""
+
+    def __init__(self, model: StrandModel, drive: CheckedDrive, settings: SolverSettings):
+        self.model, self.drive, self.settings = model, drive, settings
+        self.h = float(settings.substep)
+        self.ws = Workspace(model, self.h, iterations=settings.iterations)
+        S, P, Ps = self.ws.S, self.ws.P, self.ws.Ps
+        self.F = drive.frames
+        self.fps = drive.fps
+        reference = drive.reference
+        if Ps > P:
+            pad = np.repeat(reference[:, :, P - 1 : P], Ps - P, axis=2)
+            reference = np.concatenate([reference, pad], axis=2)
+        self.reference = np.ascontiguousarray(reference)
+        self.kinematic = drive.kinematic
+        self.static_params = all(
+            np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0
+            for a in drive.params.values()
+        )
+        self._coefficients: dict[int, FrameCoefficients] = {}
+        self._interval = -1
+        self._dref = np.empty((S, Ps, 3))
+        colliders = model.colliders
+        K = colliders.count
+        kinds = colliders.kind
+        # Sphere fast path where both ends of every interval are similarity transforms.
+        sim = np.zeros((self.F, K), dtype=bool)
+        for k in range(K):
+            if kinds[k] == ColliderKind.ELLIPSOID:
+                for f in range(self.F):
+                    sim[f, k] = is_similarity(drive.collider_matrix[f, k])
+        self.similar = sim
+        self.needs_inverse = bool(np.any(kinds == ColliderKind.BOX)
+                                  | np.any(kinds == ColliderKind.PLANE)
+                                  | np.any((kinds == ColliderKind.ELLIPSOID) & ~np.all(sim, 0)))
+        lengths = model.tether_length[np.arange(S), np.asarray(model.count) - 1]
+        self.bound = np.maximum(DIVERGENCE_FACTOR * lengths, DIVERGENCE_MIN_BOUND)
+
+    def coefficients(self, frame: int) -> FrameCoefficients:
+        key = 0 if self.static_params else frame
+        c = self._coefficients.get(key)
+        if c is None:
+            c = frame_coefficients(self.ws, self.kinematic, self.drive.params, key)
+            self._coefficients = {key: c}
+        return c
+
+    def substep_drive(self, t_start: float, t_end: float, *, frozen: bool) -> SubstepDrive:
+        """Interpolated drive for the substep [t_start, t_end] (frozen: pre-roll on frame 0)."""
+        f, alpha = (0, 0.0) if frozen else frame_interval(t_end, self.fps, self.F)
+        if f != self._interval:
+            self._interval = f
+            g = min(f + 1, self.F - 1)
+            np.subtract(self.reference[g], self.reference[f], out=self._dref)
+        ref = self.ws.reference
+        np.multiply(self._dref, alpha, out=ref)
+        ref += self.reference[f]
+        g = min(f + 1, self.F - 1)
+        cm = self.drive.collider_matrix
+        M = cm[f] + alpha * (cm[g] - cm[f]) if cm.shape[1] else cm[f]
+        Minv = np.linalg.inv(M) if self.needs_inverse else None
+        similar = self.similar[f] & self.similar[g]
+        coeffs = self.coefficients(f)
+        carry = None
+        if coeffs.needs_carry and not frozen:
+            fs, a_s = frame_interval(t_start, self.fps, self.F)
+            space = self.drive.space
+            gs = min(fs + 1, self.F - 1)
+            start = space[fs] + a_s * (space[gs] - space[fs])
+            end = space[f] + alpha * (space[g] - space[f])
+            if not np.array_equal(start, end):
+                carry = carry_operators(start, end, coeffs.world_motion_fraction)
+        return SubstepDrive(t=t_end, reference=ref, collider_matrix=M, collider_inverse=Minv,
+                            collider_similarity=similar, carry=carry, coefficients=coeffs)
+
+    def run(self) -> Iterator[tuple[int, int]]:
+        model, h, F, fps = self.model, self.h, self.F, self.fps
+        S, P = self.ws.S, self.ws.P
+        state = State.at_rest(model, self.reference[0][:, :P])
+        self.state = state
+        positions = np.empty((F, S, P, 3))
+        total = F
+        substeps = 0
+        # Pre-roll: settle on frame 0's drive, time running up to 0 from below.
+        n_pre = int(round(self.settings.preroll_frames / fps / h))
+        for n in range(n_pre):
+            sd = self.substep_drive((n - n_pre) * h, (n - n_pre + 1) * h, frozen=True)
+            step(model, state, sd, h, workspace=self.ws)
+            substeps += 1
+        self._output(positions, 0, state.x)
+        yield 1, total
+        n = 0
+        before = np.empty_like(state.x)
+        for i in range(1, F):
+            T = i / fps
+            crossed = False
+            while n * h < T - _TIME_EPS:
+                if (n + 1) * h > T + _TIME_EPS:
+                    np.copyto(before, state.x)
+                    crossed = True
+                sd = self.substep_drive(n * h, (n + 1) * h, frozen=False)
+                step(model, state, sd, h, workspace=self.ws)
+                n += 1
+                substeps += 1
+            if crossed and abs(n * h - T) > _TIME_EPS:
+                w = (T - (n - 1) * h) / h
+                out = before + w * (state.x - before)
+            else:
+                out = state.x
+            self._output(positions, i, out)
+            yield i + 1, total
+        self.result = BakeResult(positions=positions, substeps=substeps)
+
+    def _output(self, positions: np.ndarray, i: int, x: np.ndarray) -> None:
+        P = self.ws.P
+        out = positions[i]
+        out[...] = x[:, :P]
+        # Kinematic nodes and padding are exactly the reference at the frame time.
+        np.copyto(out, self.reference[i][:, :P], where=self.kinematic[..., None])
+        self._check(out, i)
+
+    def _check(self, out: np.ndarray, frame: int) -> None:
+        active = self.model.active
+        distance = np.linalg.norm(out - self.reference[frame][:, : self.ws.P], axis=-1)
+        bad = ~(distance <= self.bound[:, None]) & active  # NaN compares False -> bad
+        if np.any(bad):
+            s, p = (int(v) for v in np.argwhere(bad)[0])
+            value = distance[s, p]
+            detail = (f"chain '{self.model.strand_names[s]}' particle {p} is "
+                      + ("not finite" if not np.isfinite(value)
+                         else f"{value:.3g} m from its reference"))
+            raise DivergenceError(self.model.setup_of(s), frame, detail)
+
+
+class BakeJob:
+    """Iterator over a bake, one frame per `next()`: yields (frames_done, total).
+
+    When exhausted, `result` holds the `BakeResult`. A modal operator advances it in chunks and
+    simply drops it to cancel; nothing is returned before the whole range is validated and solved.
+    """
+
+    def __init__(self, model: StrandModel, drive: Drive, settings: SolverSettings):
+        checked = validate_drive(model, drive)
+        self._bake = _Bake(model, checked, settings)
+        self._iterator = self._bake.run()
+        self.total = checked.frames
+        self.result: BakeResult | None = None
+
+    def __iter__(self) -> BakeJob:
+        return self
+
+    def __next__(self) -> tuple[int, int]:
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            self.result = self._bake.result
+            raise
+
+
+def bake_steps(model: StrandModel, drive: Drive, settings: SolverSettings | None = None) -> BakeJob:
+    """Validate, then return an iterator yielding (frames_done, total) per baked frame."""
+    return BakeJob(model, drive, settings if settings is not None else SolverSettings())
+
+
+def bake(model: StrandModel, drive: Drive, settings: SolverSettings | None = None, *,
+         progress: Callable[[int, int], None] | None = None) -> BakeResult:
+    """Bake the whole frame range; raises SetupError / DivergenceError before returning."""
+    job = bake_steps(model, drive, settings)
+    for done, total in job:
+        if progress is not None:
+            progress(done, total)
+    assert job.result is not None
+    return job.result

@@ -1,0 +1,34 @@
+"""Local-space simulation with a fraction of world motion (seed 001, Alan Wake's jacket).
+
+Each substep the strand's character space moves rigidly by `T = M(t + h) M(t)^-1`. Carrying both
+`x` and `x_prev` by that motion removes it from the Verlet velocity, so the strand feels none of
+the world motion; carrying by `(1 - fraction)` of it leaves `fraction` of the world motion as
+inertia: `fraction = 1` is a plain world-space simulation, `0` moves rigidly with the character.
+The partial carry blends positions, `x += (1 - f) (T x - x)`, exact for f in {0, 1} and a
+first-order blend of the small per-substep motion otherwise.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def carry_operators(space_start: np.ndarray, space_end: np.ndarray,
+                    world_motion_fraction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-substep affine increments for `x += x @ A + b`.
+
+    `space_start`, `space_end` (..., S, 4, 4) space matrices at the substep ends; fraction (S,).
+    Returns `A` (..., S, 3, 3) (already transposed for row vectors) and `b` (..., S, 1, 3).
+    """
+    motion = space_end @ np.linalg.inv(space_start)
+    carry = (1.0 - np.asarray(world_motion_fraction, dtype=np.float64))[..., :, None, None]
+    A = carry * (motion[..., :3, :3] - np.eye(3))
+    b = carry[..., 0] * motion[..., :3, 3]
+    return np.swapaxes(A, -1, -2).copy(), b[..., None, :].copy()
+
+
+def apply_carry(x: np.ndarray, A: np.ndarray, b: np.ndarray, scratch: np.ndarray) -> None:
+    """`x += x @ A + b` for x (S, P, 3), A (S, 3, 3), b (S, 1, 3)."""
+    np.matmul(x, A, out=scratch)
+    scratch += b
+    x += scratch
