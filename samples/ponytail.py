@@ -9,6 +9,8 @@ back, skinned tube meshes for the hair so a render shows the motion, a camera an
 from __future__ import annotations
 
 import bpy
+from mathutils import Matrix, Vector
+
 from _common import (
     add_camera_and_light,
     key_bone,
@@ -19,7 +21,6 @@ from _common import (
     tube_mesh,
     uv_sphere_mesh,
 )
-from mathutils import Matrix, Vector
 
 NAME = "ponytail"
 DESCRIPTION = "head swinging a 4-chain ponytail past sphere colliders"
@@ -59,7 +60,7 @@ def _build_rig():
     head.parent = root
     chain_points = []
     for c in range(CHAINS):
-        spread = (c - (CHAINS - 1) / 2) * 0.022
+        spread = (c - (CHAINS - 1) / 2) * 0.03
         start = HAIR_TIE + Vector((spread, 0.0, 0.0))
         direction = Vector((spread * 2.0, 0.55, -1.0)).normalized()
         points = [start + direction * (SEGMENT * k) for k in range(BONES_PER_CHAIN + 1)]
@@ -113,7 +114,7 @@ def _add_body_meshes(rig, chain_points) -> None:
     set_color(torso, SHIRT)
     parent_to_bone(torso, rig, "Root")
     for c, points in enumerate(chain_points):
-        radii = [0.018 * (1.0 - 0.75 * k / BONES_PER_CHAIN) for k in range(len(points))]
+        radii = [0.024 * (1.0 - 0.7 * k / BONES_PER_CHAIN) for k in range(len(points))]
         tube = new_object(f"Hair.{c}", tube_mesh(f"Hair.{c}", points, radii))
         set_color(tube, HAIR)
         sides = len(tube.data.vertices) // len(points)
@@ -153,7 +154,7 @@ def build_scene():
     _make_waft_setup(rig)
     _add_body_meshes(rig, chain_points)
     _add_colliders(rig)
-    add_camera_and_light(location=(1.35, 1.75, 1.75), target=(0.0, 0.1, 1.35), lens=45.0)
+    add_camera_and_light(location=(1.0, 1.3, 1.7), target=(0.0, 0.08, 1.42), lens=42.0)
     setup_workbench()
     scene.frame_set(FRAME_START)
     return scene

@@ -92,8 +92,11 @@ def run_sample(name: str, bake_api, out_dir: Path, *, render: bool) -> Row:
     result = bake_api.bake_scene(scene, preroll=getattr(module, "PREROLL", 0))
     seconds = time.perf_counter() - start
     check_written(scene, setups)
-    if result is not None:
-        print(f"[{name}] bake_scene returned: {result!r}"[:400])
+    # The add-on's BakeReport (addon/bake_api.py) knows the exact counts and the time split.
+    bones = getattr(result, "bones", bones)
+    particles = getattr(result, "particles", particles)
+    if hasattr(result, "summary"):
+        print(f"[{name}] {result.summary()}")
     out_dir.mkdir(parents=True, exist_ok=True)
     blend = out_dir / f"{name}.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))
