@@ -154,7 +154,7 @@ def build_scene():
     _make_waft_setup(rig)
     _add_body_meshes(rig, chain_points)
     _add_colliders(rig)
-    add_camera_and_light(location=(1.0, 1.3, 1.7), target=(0.0, 0.08, 1.42), lens=42.0)
+    add_camera_and_light(location=(0.75, 1.45, 1.75), target=(0.0, 0.1, 1.42), lens=50.0)
     setup_workbench()
     scene.frame_set(FRAME_START)
     return scene
