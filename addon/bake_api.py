@@ -49,6 +49,9 @@ class BakeReport:
     solve_s: float = 0.0
     write_s: float = 0.0
     total_s: float = 0.0
+    # Simulated particles per chain ("Rig: FirstBone" → (F, bones + 1, 3), world, Blender units),
+    # so callers can compare what Blender plays back with what the solver computed.
+    chain_positions: dict = field(default_factory=dict)
 
     @property
     def frames(self) -> int:
@@ -113,16 +116,14 @@ def _scene_frame_error(error: DivergenceError, read: reading.SceneRead) -> Diver
 
 
 def _solve_steps(inputs: SolverInput, settings, read) -> Iterator[Progress]:
-    """Run core's ``bake_steps``; the last item it produces is the result."""
-    steps = solver.bake_steps(inputs.model, inputs.drive, settings)
+    """Run core's ``bake_steps`` job; its ``result`` is set once it is exhausted."""
     try:
-        while True:
-            done, total = next(steps)
+        job = solver.bake_steps(inputs.model, inputs.drive, settings)
+        for done, total in job:
             yield Progress("solve", done, total)
-    except StopIteration as stop:
-        return stop.value
     except DivergenceError as error:
         raise _scene_frame_error(error, read) from error
+    return job.result
 
 
 def _write(read: reading.SceneRead, inputs: SolverInput, positions, report: BakeReport) -> None:
@@ -132,6 +133,10 @@ def _write(read: reading.SceneRead, inputs: SolverInput, positions, report: Bake
         reference_matrix=f.reference_matrix, parent_matrix=f.parent_matrix,
         object_matrix=f.object_matrix, positions=positions)
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
+    for s, chain in enumerate(read.chains):
+        name = f"{read.setups[chain.setup_index].name}: {chain.bone_names[0]}"
+        count = len(chain.bone_names) + 1
+        report.chain_positions[name] = positions[:, s, :count] / read.unit_scale
     for i, setup in enumerate(read.setups):
         bone_quats = {}
         for s, chain in enumerate(read.chains):

@@ -1,0 +1,183 @@
+"""Test rigs built from nothing with bpy, and ways to read a baked result back from Blender.
+
+Imported by the tests in this folder (they put this folder on sys.path). Nothing here knows
+about Waft's internals: rigs are made the way a user would (edit bones, keyframe_insert,
+``PoseBone.waft.simulate``), results are read by playing the scene (``frame_set``) and taking
+pose-bone world matrices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import bpy
+import numpy as np
+from mathutils import Vector
+
+ROOT = "Root"
+
+
+def bone_names(prefix: str, count: int) -> list[str]:
+    return [f"{prefix}.{i:03d}" for i in range(count)]
+
+
+def new_armature(scene, name: str, bones: Sequence[dict]):
+    """Armature object from bone dicts: name, head, tail, parent (optional), connect (bool)."""
+    data = bpy.data.armatures.new(name)
+    ob = bpy.data.objects.new(name, data)
+    scene.collection.objects.link(ob)
+    view_layer = bpy.context.view_layer
+    view_layer.objects.active = ob
+    ob.select_set(True)
+    bpy.ops.object.mode_set(mode='EDIT')
+    for spec in bones:
+        edit_bone = data.edit_bones.new(spec["name"])
+        edit_bone.head = spec["head"]
+        edit_bone.tail = spec["tail"]
+        if spec.get("parent"):
+            edit_bone.parent = data.edit_bones[spec["parent"]]
+            edit_bone.use_connect = spec.get("connect", False)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    return ob
+
+
+def chain_rig(scene, name: str = "Rig", *, count: int = 4, length: float = 0.25,
+              direction=(0.0, 0.0, -1.0), start=(0.0, 0.0, 2.0), prefix: str = "Hair",
+              rotation_mode: str = "QUATERNION", offset=(0.0, 0.0, 0.0)):
+    """A ``Root`` bone (animate it) with a simulated chain of ``count`` bones below its tail.
+
+    The first chain bone starts at the root's tail + ``offset`` (not connected if offset ≠ 0).
+    """
+    direction = Vector(direction).normalized()
+    root_head = Vector(start) + Vector((0.0, 0.0, 0.2))
+    root_tail = Vector(start)
+    bones = [{"name": ROOT, "head": root_head, "tail": root_tail}]
+    head = root_tail + Vector(offset)
+    names = bone_names(prefix, count)
+    for i, bone in enumerate(names):
+        tail = head + direction * length
+        bones.append({"name": bone, "head": head.copy(), "tail": tail, "parent":
+                      names[i - 1] if i else ROOT, "connect": i > 0 or Vector(offset).length == 0})
+        head = tail
+    ob = new_armature(scene, name, bones)
+    for bone in names:
+        pose_bone = ob.pose.bones[bone]
+        pose_bone.rotation_mode = rotation_mode
+        pose_bone.waft.simulate = True
+    ob.waft.enabled = True
+    return ob
+
+
+def calm(ob, **overrides) -> None:
+    """No damping, drag, shape pull or wind: only gravity and the constraints act."""
+    settings = {"damping": 0.0, "drag": 0.0, "shape_stiffness": 0.0, "wind_speed": 0.0}
+    settings.update(overrides)
+    for key, value in settings.items():
+        setattr(ob.waft, key, value)
+
+
+def key_root_location(ob, frames: Sequence[int], location: Callable[[int], Sequence[float]],
+                      *, interpolation: str = "LINEAR") -> None:
+    """Keyframe the root bone's location (pose space) on ``frames``."""
+    pose_bone = ob.pose.bones[ROOT]
+    for frame in frames:
+        pose_bone.location = location(frame)
+        pose_bone.keyframe_insert("location", frame=frame)
+    set_interpolation(ob, interpolation)
+
+
+def set_interpolation(ob, interpolation: str) -> None:
+    for fcurve in action_fcurves(ob.animation_data.action):
+        for key in fcurve.keyframe_points:
+            key.interpolation = interpolation
+
+
+def action_fcurves(action) -> list:
+    if hasattr(action, "fcurves"):
+        return list(action.fcurves)
+    curves = []
+    for layer in action.layers:
+        for strip in layer.strips:
+            for bag in strip.channelbags:
+                curves.extend(bag.fcurves)
+    return curves
+
+
+def sphere_collider(scene, name: str, location, radius: float):
+    empty = bpy.data.objects.new(name, None)
+    empty.empty_display_type = 'SPHERE'
+    empty.empty_display_size = radius
+    empty.location = location
+    empty.waft_collider.enabled = True
+    scene.collection.objects.link(empty)
+    return empty
+
+
+def world_points(scene, ob, names: Sequence[str], frames: Sequence[int]) -> np.ndarray:
+    """(F, len(names) + 1, 3): head of the first bone, then every bone's tail, in world space."""
+    out = np.empty((len(frames), len(names) + 1, 3))
+    for i, frame in enumerate(frames):
+        scene.frame_set(frame)
+        mw = ob.matrix_world
+        out[i, 0] = mw @ ob.pose.bones[names[0]].head
+        for j, name in enumerate(names):
+            out[i, j + 1] = mw @ ob.pose.bones[name].tail
+    return out
+
+
+def pose_values(ob) -> list:
+    """Every pose bone's local transform channels, exactly."""
+    return [(pb.name, tuple(pb.location), tuple(pb.rotation_quaternion), tuple(pb.rotation_euler),
+             tuple(pb.rotation_axis_angle), tuple(pb.scale)) for pb in ob.pose.bones]
+
+
+def fingerprint(scene) -> dict:
+    """What a failed bake must not change: actions, their curves, NLA, pose, current frame."""
+    actions = {}
+    for action in bpy.data.actions:
+        curves = action_fcurves(action)
+        actions[action.name] = (len(curves), action.users,
+                                sorted((fc.data_path, fc.array_index, len(fc.keyframe_points))
+                                       for fc in curves))
+    objects = {}
+    for ob in scene.objects:
+        ad = ob.animation_data
+        nla = None
+        if ad is not None:
+            nla = (ad.action.name if ad.action else None,
+                   [(t.name, t.mute, [(s.name, s.action.name if s.action else None,
+                                       s.frame_start, s.frame_end) for s in t.strips])
+                    for t in ad.nla_tracks])
+        pose = pose_values(ob) if ob.type == 'ARMATURE' else None
+        objects[ob.name] = (nla, pose, tuple(map(tuple, ob.matrix_world)))
+    return {"frame": (scene.frame_current, scene.frame_subframe), "actions": actions,
+            "objects": objects}
+
+
+def zero_crossing_times(times: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Times where ``values`` changes sign, linearly interpolated between samples."""
+    sign = np.signbit(values)
+    idx = np.nonzero(sign[1:] != sign[:-1])[0]
+    v0, v1 = values[idx], values[idx + 1]
+    return times[idx] + (times[idx + 1] - times[idx]) * v0 / (v0 - v1)
+
+
+def pendulum_period(length: float, g: float, amplitude_deg: float) -> float:
+    """Exact period 2π√(L/g)·(2/π)K(sin(θ0/2)), K by the arithmetic-geometric mean."""
+    k = math.sin(math.radians(amplitude_deg) / 2)
+    a, b = 1.0, math.sqrt(1 - k * k)
+    for _ in range(30):
+        a, b = (a + b) / 2, math.sqrt(a * b)
+    complete_k = math.pi / (2 * a)
+    return 2 * math.pi * math.sqrt(length / g) * (2 / math.pi) * complete_k
+
+
+def reset_scene(scene) -> None:
+    """Remove every object, armature and action so one test can build several rigs in turn."""
+    for ob in list(scene.objects):
+        bpy.data.objects.remove(ob)
+    for armature in list(bpy.data.armatures):
+        bpy.data.armatures.remove(armature)
+    for action in list(bpy.data.actions):
+        bpy.data.actions.remove(action)
