@@ -23,7 +23,7 @@ _FIELDS: dict[str, tuple[str, bool, float | None, float | None]] = {
     "damping": ("particle", False, 0.0, None),
     "shape_stiffness": ("particle", False, 0.0, 1.0),
     "shape_decay": ("strand", False, 0.0, None),
-    "stretch_compliance": ("particle", False, 0.0, None),
+    "stretch_compliance": ("particle", True, 0.0, None),
     "bend_compliance": ("particle", True, 0.0, None),
     "use_tether": ("flag", False, None, None),
     "max_distance": ("particle", True, 0.0, None),

@@ -458,6 +458,9 @@ class _Bake:
         model, h, F, fps = self.model, self.h, self.F, self.fps
         S, P = self.ws.S, self.ws.P
         state = State.at_rest(model, self.reference[0][:, :P])
+        # At rest at t = 0 under constant acceleration: x_prev = x + a h^2 / 2 makes position
+        # Verlet reproduce x0 + a t^2 / 2 exactly (instead of a spurious initial velocity a h / 2).
+        state.x_prev += 0.5 * self.coefficients(0).gravity_h2
         self.state = state
         positions = np.empty((F, S, P, 3))
         total = F
@@ -552,3 +555,15 @@ def bake(model: StrandModel, drive: Drive, settings: SolverSettings | None = Non
             progress(done, total)
     assert job.result is not None
     return job.result
+
+
+def start(model: StrandModel, drive: Drive, settings: SolverSettings | None = None, *,
+          t_start: float = 0.0, t_end: float | None = None) -> tuple[State, SubstepDrive]:
+    """Initial state (frame 0's reference, at rest) and the drive of the substep
+    [t_start, t_end], for driving `step` by hand (tests, custom loops)."""
+    settings = settings if settings is not None else SolverSettings()
+    runner = _Bake(model, validate_drive(model, drive), settings)
+    state = State.at_rest(model, runner.reference[0][:, : model.particles])
+    if t_end is None:
+        t_end = t_start + runner.h
+    return state, runner.substep_drive(t_start, t_end, frozen=False)

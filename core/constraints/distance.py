@@ -60,3 +60,15 @@ class DistanceScratch:
         self.fb = np.empty(shape[:-1])
         self.fa3 = self.fa[..., None]
         self.fb3 = self.fb[..., None]
+
+
+def project_pair(x_a: np.ndarray, x_b: np.ndarray, *, rest: float, w_a: float, w_b: float,
+                 compliance: float = 0.0, h: float = 1 / 240) -> tuple[np.ndarray, np.ndarray]:
+    """One XPBD projection of a single pair (positions (3,)); returns the new positions."""
+    a = np.array(x_a, dtype=np.float64).reshape(1, 3)
+    b = np.array(x_b, dtype=np.float64).reshape(1, 3)
+    rest_a = np.array([float(rest)])
+    coef_a, coef_b = distance_coefficients(w_a=np.array([w_a]), w_b=np.array([w_b]), rest=rest_a,
+                                           compliance=np.array([compliance]), h=h)
+    solve_distance_pairs(a, b, rest_a, coef_a, coef_b, DistanceScratch((1, 3)))
+    return a[0], b[0]
