@@ -17,7 +17,7 @@ import numpy as np
 from ..core import solver
 from ..core.bone_frames import chain_pose_rotations
 from ..core.errors import DivergenceError, SetupError
-from . import reading, writing
+from . import reading, rest_channels, writing
 from .assemble import SolverInput, solver_input
 from .sampling import Sampler, waft_tracks_muted
 
@@ -126,7 +126,14 @@ def _solve_steps(inputs: SolverInput, settings, read) -> Iterator[Progress]:
     return job.result
 
 
-def _write(read: reading.SceneRead, inputs: SolverInput, positions, report: BakeReport) -> None:
+def _static_channels(read: reading.SceneRead) -> list:
+    """Per setup, the simulated bones' unanimated rotation channels (read before sampling)."""
+    return [rest_channels.static_channels(
+        setup.object, [n for c in setup.chains for n in c.bone_names]) for setup in read.setups]
+
+
+def _write(read: reading.SceneRead, inputs: SolverInput, positions, report: BakeReport,
+           static: list) -> None:
     f = inputs.frames
     quats = chain_pose_rotations(
         rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
@@ -143,7 +150,7 @@ def _write(read: reading.SceneRead, inputs: SolverInput, positions, report: Bake
             if chain.setup_index == i:
                 for b, name in enumerate(chain.bone_names):
                     bone_quats[name] = quats[:, s, b]
-        action, count = writing.write_setup(setup.object, frames, bone_quats)
+        action, count = writing.write_setup(setup.object, frames, bone_quats, static[i])
         report.setups[i].fcurves = count
         report.setups[i].action = action.name
 
@@ -161,6 +168,7 @@ def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
                               frame_end=frame_end)
     settings = _settings(scene, substep_rate, preroll, iterations)
     report = _report_for(read, settings)
+    static = _static_channels(read)
     sampler = Sampler(scene, read)
     frame, subframe = scene.frame_current, scene.frame_subframe
     try:
@@ -175,7 +183,7 @@ def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
     result = yield from _solve_steps(inputs, settings, read)
     t2 = time.perf_counter()
     yield Progress("write", 0, 1)
-    _write(read, inputs, result.positions, report)
+    _write(read, inputs, result.positions, report, static)
     t3 = time.perf_counter()
     report.sample_s, report.solve_s, report.write_s = t1 - t0, t2 - t1, t3 - t2
     report.total_s = t3 - t0

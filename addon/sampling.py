@@ -21,6 +21,7 @@ from . import compat
 from .reading import BONE_FLOAT_SETTINGS, SceneRead
 
 WAFT_TRACK = "Waft"
+REST_TRACK = "Waft: rest"  # see rest_channels.py
 
 # Object.waft settings sampled per frame (or once): scalars, then the two non-float kinds.
 SETUP_SCALARS = (
@@ -39,7 +40,7 @@ def _actions_of(anim_data):
     if anim_data.action is not None:
         yield anim_data.action
     for track in anim_data.nla_tracks:
-        if track.name == WAFT_TRACK:
+        if track.name in (WAFT_TRACK, REST_TRACK):
             continue
         for strip in track.strips:
             if strip.action is not None:

@@ -17,7 +17,7 @@ import bpy
 import numpy as np
 
 from ..core.rotations import quaternion_to_axis_angle, quaternion_to_euler
-from . import compat
+from . import compat, rest_channels
 from .sampling import WAFT_TRACK
 
 ORIGINAL_TRACK = "Waft: original"
@@ -104,11 +104,17 @@ def stash_original_action(ob) -> None:
     anim_data.action = None
 
 
-def write_setup(ob, frames: np.ndarray, bone_quats: dict[str, np.ndarray]) -> tuple:
-    """Replace Waft's result on ``ob`` by a new action; ``bone_quats``: name → (F, 4)."""
+def write_setup(ob, frames: np.ndarray, bone_quats: dict[str, np.ndarray],
+                static_channels=()) -> tuple:
+    """Replace Waft's result on ``ob`` by a new action; ``bone_quats``: name → (F, 4).
+
+    ``static_channels`` (from ``rest_channels.static_channels``, read before sampling) go on
+    the ``Waft: rest`` track under ``Waft``.
+    """
     anim_data = ob.animation_data or ob.animation_data_create()
     remove_waft_track(ob)
     stash_original_action(ob)
+    rest_channels.write_rest_track(ob, static_channels, float(frames[0]), ACTION_PREFIX + ob.name)
     action = bpy.data.actions.new(ACTION_PREFIX + ob.name)
     slot, container = compat.new_fcurve_container(action, ob)
     fcurve_count = 0
@@ -129,6 +135,7 @@ def clear_setup(ob) -> bool:
     if anim_data is None:
         return False
     removed = remove_waft_track(ob)
+    removed = rest_channels.clear_rest_track(ob) or removed
     original = ob.waft.original_action
     track = anim_data.nla_tracks.get(ORIGINAL_TRACK)
     if track is not None:
