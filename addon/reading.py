@@ -15,8 +15,9 @@ import numpy as np
 from ..core.colliders import ColliderKind
 from ..core.errors import SetupError
 
-# A bone shorter than this (in armature units) has no direction to swing.
-MIN_BONE_LENGTH = 1e-6
+# A bone shorter than this in the world (metres) has no direction to swing. Blender clamps a
+# zero-length edit bone to 2e-6 units instead of deleting it, so the test must be a threshold.
+MIN_BONE_LENGTH = 1e-5
 # World scale columns shorter than this count as zero scale.
 MIN_SCALE = 1e-9
 
@@ -186,9 +187,9 @@ def chain_bone_runs(ob) -> list[list]:
     return runs
 
 
-def read_chain(ob, setup_index: int, run, bone_index: dict) -> ChainRead:
+def read_chain(ob, setup_index: int, run, bone_index: dict, metres_per_unit: float) -> ChainRead:
     for pose_bone in run:
-        if not pose_bone.bone.length > MIN_BONE_LENGTH:
+        if not pose_bone.bone.length * metres_per_unit > MIN_BONE_LENGTH:
             raise SetupError(f"Armature '{ob.name}', bone '{pose_bone.name}': bone has zero "
                              f"length; give it a length in Edit Mode")
         if pose_bone.waft.use_overrides:
@@ -209,7 +210,7 @@ def read_chain(ob, setup_index: int, run, bone_index: dict) -> ChainRead:
     )
 
 
-def read_setup(ob, setup_index: int) -> SetupRead:
+def read_setup(ob, setup_index: int, unit: float) -> SetupRead:
     check_world_scale(ob, "Armature")
     check_finite_settings(ob.waft, SETUP_FLOAT_SETTINGS, f"Armature '{ob.name}'")
     if ob.animation_data is not None and ob.animation_data.use_tweak_mode:
@@ -219,7 +220,9 @@ def read_setup(ob, setup_index: int) -> SetupRead:
         raise SetupError(f"Armature '{ob.name}': no bones are flagged for simulation; select "
                          f"bones in Pose Mode and use Assign Bones")
     bone_index = {pb.name: i for i, pb in enumerate(ob.pose.bones)}
-    chains = tuple(read_chain(ob, setup_index, run, bone_index) for run in runs)
+    # Shortest world length of one armature unit (smallest scale column), in metres.
+    metres = unit * float(np.linalg.norm(np.array(ob.matrix_world)[:3, :3], axis=0).min())
+    chains = tuple(read_chain(ob, setup_index, run, bone_index, metres) for run in runs)
     return SetupRead(object=ob, name=ob.name, bone_count=len(ob.pose.bones), chains=chains)
 
 
@@ -281,7 +284,7 @@ def read_scene(scene, *, objects=None, frame_start=None, frame_end=None) -> Scen
     start, end = frame_range(scene, frame_start, frame_end)
     scale = unit_scale(scene)
     fps = scene_fps(scene)
-    setups = tuple(read_setup(ob, i) for i, ob in enumerate(find_setups(scene, objects)))
+    setups = tuple(read_setup(ob, i, scale) for i, ob in enumerate(find_setups(scene, objects)))
     chains = tuple(chain for setup in setups for chain in setup.chains)
     per_setup = [setup_collider_objects(scene, s.object) for s in setups]
     collider_obs = sorted({ob.name: ob for obs in per_setup for ob in obs}.values(),

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..core.errors import SetupError
 from . import compat
-from .reading import BONE_FLOAT_SETTINGS, SceneRead
+from .reading import BONE_FLOAT_SETTINGS, MIN_BONE_LENGTH, SceneRead
 
 WAFT_TRACK = "Waft"
 REST_TRACK = "Waft: rest"  # see rest_channels.py
@@ -221,6 +221,8 @@ def check_samples(read: SceneRead, samples: Samples) -> None:
                                  f"frame {_first_bad_frame(frames, bad)}")
         if not np.all(np.isfinite(samples.pose_matrix[s])):
             raise SetupError(f"Armature '{setup.name}': evaluated pose is not finite")
+    for chain in read.chains:
+        _check_bone_lengths(read, samples, chain)
     for chain, settings in zip(read.chains, samples.bone_settings, strict=True):
         for name, values in settings.items():
             bad = ~np.isfinite(values)
@@ -232,6 +234,18 @@ def check_samples(read: SceneRead, samples: Samples) -> None:
                     f"not finite at frame {int(frames[min(f_idx, len(frames) - 1)])}")
     for k, collider in enumerate(read.colliders):
         _check_scale_series(samples.collider_matrix[:, k], frames, f"Collider '{collider.name}'")
+
+
+def _check_bone_lengths(read: SceneRead, samples: Samples, chain) -> None:
+    """A pose scale of 0 collapses a bone to a point: no direction to simulate or write."""
+    pose = samples.pose_matrix[chain.setup_index][:, list(chain.bone_indices)]
+    length = np.linalg.norm(pose[:, :, :3, 1], axis=-1) * chain.bone_length[None]
+    bad = length * read.unit_scale <= MIN_BONE_LENGTH
+    if bad.any():
+        f_idx, b_idx = np.argwhere(bad)[0]
+        setup = read.setups[chain.setup_index].name
+        raise SetupError(f"Armature '{setup}', bone '{chain.bone_names[b_idx]}': bone has zero "
+                         f"length at frame {int(samples.frames[f_idx])} (pose scale 0?)")
 
 
 def _check_scale_series(matrices: np.ndarray, frames: np.ndarray, what: str) -> None:

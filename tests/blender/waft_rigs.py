@@ -134,6 +134,7 @@ def pose_values(ob) -> list:
 
 def fingerprint(scene) -> dict:
     """What a failed bake must not change: actions, their curves, NLA, pose, current frame."""
+    bpy.context.view_layer.update()  # compare evaluated state (matrix_world after a scale edit)
     actions = {}
     for action in bpy.data.actions:
         curves = action_fcurves(action)
