@@ -75,9 +75,26 @@ def pytest_report_header(config: pytest.Config) -> str:
     return f"waft: Blender user resources in {os.environ.get(blender_env.USER_RESOURCES_ENV)}"
 
 
+_EXIT_STATUS: int | None = None
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    global _EXIT_STATUS
+    _EXIT_STATUS = int(exitstatus)
+
+
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     if _OWN_USER_DIR is not None:
         shutil.rmtree(_OWN_USER_DIR, ignore_errors=True)
+    bpy = sys.modules.get("bpy")
+    if bpy is not None and _EXIT_STATUS is not None and bpy.app.version < (4, 3, 0):
+        # bpy 4.2 wheels segfault during interpreter shutdown once the installed Waft add-on
+        # has registered classes (exit 139 after every test passed; seen with 4.2.23, not 5.0).
+        # Everything is reported by now, so leave with pytest's own status instead.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(_EXIT_STATUS)
 
 
 @pytest.fixture(scope="session")

@@ -58,8 +58,8 @@ import json, sys
 sys.path.insert(0, sys.argv[3])
 import blender_env
 blender_env.use_throwaway_user_dir(sys.argv[2])   # before bpy, so nothing touches ~/.config
-import addon_utils
 import bpy
+import addon_utils  # importable only once bpy has set up Blender's module paths
 
 name, module = blender_env.install_extension(sys.argv[1], repo_module="packaging_test")
 
@@ -76,7 +76,10 @@ addon_utils.disable(name, default_set=True)
 out["disabled"] = state()
 addon_utils.enable(name, default_set=True)
 out["reenabled"] = state()
-print("WAFT_JSON " + json.dumps(out))
+print("WAFT_JSON " + json.dumps(out), flush=True)
+if bpy.app.version < (4, 3, 0):
+    import os
+    os._exit(0)  # bpy 4.2 segfaults at interpreter exit after the add-on was registered
 """
 
 
