@@ -182,3 +182,11 @@ def reset_scene(scene) -> None:
         bpy.data.armatures.remove(armature)
     for action in list(bpy.data.actions):
         bpy.data.actions.remove(action)
+
+
+def set_selected(pose_bone, state: bool) -> None:
+    """``PoseBone.select`` on 5.0, ``Bone.select`` on 4.2–4.5."""
+    if hasattr(pose_bone, "select"):
+        pose_bone.select = state
+    else:
+        pose_bone.bone.select = state
