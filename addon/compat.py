@@ -37,14 +37,26 @@ def new_fcurve_container(action, id_block):
     return slot, strip.channelbag(slot, ensure=True)
 
 
+_GROUP_ARGUMENT: dict[str, str] = {}
+
+
+def _group_argument(fcurves) -> str:
+    """Name of ``fcurves.new``'s group parameter on this version ('' if it has none); cached
+    because looking it up through bl_rna for every F-curve costs more than creating it."""
+    key = fcurves.bl_rna.identifier
+    if key not in _GROUP_ARGUMENT:
+        params = fcurves.bl_rna.functions["new"].parameters
+        found = [name for name in ("group_name", "action_group") if name in params]
+        _GROUP_ARGUMENT[key] = found[0] if found else ""
+    return _GROUP_ARGUMENT[key]
+
+
 def new_fcurve(container, data_path: str, index: int, group: str):
     """``fcurves.new`` with the bone-name group, whatever this version calls the argument."""
     fcurves = container.fcurves
-    params = fcurves.bl_rna.functions["new"].parameters
-    if "group_name" in params:  # 5.0 channelbag
-        return fcurves.new(data_path, index=index, group_name=group)
-    if "action_group" in params:  # 4.2 Action.fcurves
-        return fcurves.new(data_path, index=index, action_group=group)
+    argument = _group_argument(fcurves)
+    if argument:  # 5.0 channelbag: group_name; 4.2 Action.fcurves: action_group
+        return fcurves.new(data_path, index=index, **{argument: group})
     fcurve = fcurves.new(data_path, index=index)  # 4.4/4.5 channelbag: group set afterwards
     fcurve.group = container.groups.get(group) or container.groups.new(group)
     return fcurve

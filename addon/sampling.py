@@ -129,17 +129,21 @@ class Sampler:
         self._object = np.empty((n_frames, len(read.setups), 4, 4))
         self._collider = np.empty((n_frames, len(read.colliders), 4, 4))
         self._gravity = np.empty((n_frames, 3))
-        self._setup_series = [self._setup_series_for(s.object) for s in read.setups]
+        # Which settings are animated, once per setup (walks every F-curve of its actions).
+        self._animated_settings = [animated_settings(s.object) for s in read.setups]
+        self._setup_series = [self._setup_series_for(i, s.object)
+                              for i, s in enumerate(read.setups)]
         self._bone_series = [self._bone_series_for(c) for c in read.chains]
+        self._animated = [s for s in self._all_series() if s.animated]
 
-    def _setup_series_for(self, ob) -> dict:
-        animated, _ = animated_settings(ob)
+    def _setup_series_for(self, index: int, ob) -> dict:
+        animated, _ = self._animated_settings[index]
         names = SETUP_SCALARS + SETUP_VECTORS
         return {n: SettingSeries(ob.waft, n, n in animated) for n in names}
 
     def _bone_series_for(self, chain) -> list:
         ob = self.read.setups[chain.setup_index].object
-        _, animated = animated_settings(ob)
+        _, animated = self._animated_settings[chain.setup_index]
         series = []
         for name in chain.bone_names:
             settings = ob.pose.bones[name].waft
@@ -177,9 +181,8 @@ class Sampler:
             self._collider[i, k] = np.array(collider.object.matrix_world)
         scene = self.scene
         self._gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
-        for series in self._all_series():
-            if first or series.animated:
-                series.sample()
+        for series in (self._all_series() if first else self._animated):
+            series.sample()
 
     def result(self) -> Samples:
         if self.done != self.total:
