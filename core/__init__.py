@@ -12,8 +12,8 @@ Usage from a studio pipeline, no Blender needed::
                                colliders=ColliderSet.empty())
     F = 48; ref = np.repeat(rest[None, None], F, axis=0)            # (F, S, P, 3) animation
     drive = Drive(fps=24, reference=ref, kinematic=np.array([[True, False, False]]),
-                  space=np.broadcast_to(np.eye(4), (F, 1, 4, 4)), collider_matrix=np.zeros((F, 0, 4, 4)),
-                  params=StrandParams.defaults(1, 3))
+                  space=np.broadcast_to(np.eye(4), (F, 1, 4, 4)),
+                  collider_matrix=np.zeros((F, 0, 4, 4)), params=StrandParams.defaults(1, 3))
     positions = bake(model, drive, SolverSettings(substep=1 / 240)).positions  # (F, S, P, 3)
 """
 

@@ -74,7 +74,9 @@ class ColliderSet:
                 return np.full(K, default, dtype=np.float64)
             array = np.asarray(values, dtype=np.float64).reshape(-1)
             if array.shape != (K,):
-                raise SetupError(f"collider field '{field}' has {array.size} values for {K} colliders")
+                raise SetupError(
+                    f"collider field '{field}' has {array.size} values for {K} colliders"
+                )
             return array.copy()
 
         kinds = np.asarray(kind).reshape(-1)
@@ -291,9 +293,14 @@ def push_out(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, sd: np.ndarray,
     penetration = radius - sd
     np.maximum(penetration, 0.0, out=penetration)
     x += n * penetration[..., None]
-    if friction <= 0.0:
-        return
-    # Tangential displacement over the substep, removed up to friction * penetration.
+    if friction > 0.0:
+        apply_friction(x, x_prev, n, penetration, friction)
+
+
+def apply_friction(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, penetration: np.ndarray,
+                   friction: float) -> None:
+    """Remove the tangential substep displacement up to `friction * penetration` (static when
+    it is smaller: the Coulomb cone in position form). `x`, `x_prev`, `n` are (..., 3)."""
     disp = x - x_prev
     normal_part = np.einsum("...k,...k->...", disp, n)
     tangential = disp - n * normal_part[..., None]

@@ -37,7 +37,7 @@ def lattice_value(seed: np.ndarray, *coords: np.ndarray) -> np.ndarray:
     """Deterministic value in [-1, 1) for integer lattice coordinates and a seed."""
     with np.errstate(over="ignore"):
         h = _mix(np.asarray(seed).astype(np.int64).view(np.uint64) + _PRIMES[3])
-        for prime, c in zip(_PRIMES, coords):
+        for prime, c in zip(_PRIMES, coords, strict=False):
             h = _mix(h ^ (np.asarray(c).astype(np.int64).view(np.uint64) * prime))
     return (h >> np.uint64(11)).astype(np.float64) * (2.0 / 2.0**53) - 1.0
 

@@ -149,9 +149,10 @@ def validate_params(
             out[name] = full.astype(bool, copy=False)
             continue
         if kind == "seed":
-            if not np.issubdtype(array.dtype, np.integer):
-                if not np.all(np.isfinite(array)) or np.any(array != np.round(array)):
-                    raise SetupError(f"setting '{name}' must be an integer")
+            if not np.issubdtype(array.dtype, np.integer) and (
+                not np.all(np.isfinite(array)) or np.any(array != np.round(array))
+            ):
+                raise SetupError(f"setting '{name}' must be an integer")
             out[name] = full.astype(np.int64, copy=False)
             continue
         if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)

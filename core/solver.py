@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .colliders import ColliderKind, is_similarity, push_out, shape_normal
+from .colliders import apply_friction as _friction
 from .constraints import (
     distance_coefficients,
     set_kinematic,
@@ -33,7 +34,7 @@ from .constraints import (
     solve_shape,
     solve_tether,
 )
-from .constraints.distance import DistanceScratch
+from .constraints.distance import DistanceScratch, PairCoefficients
 from .drive import CheckedDrive, Drive, frame_interval, validate_drive
 from .errors import DivergenceError, SetupError
 from .forces import wind_at
@@ -65,8 +66,11 @@ class SolverSettings:
 
 @dataclass
 class State:
-    """Positions now and one substep ago, (S, P_solve, 3); `P_solve >= P` adds padding so that
-    every constraint colour is a single strided view (see `solver_particles`)."""
+    """Positions now and one substep ago, component-major: (3, S, P_solve).
+
+    `P_solve >= P` adds padding so that every constraint colour is a single strided view (see
+    `solver_particles`). `positions(model)` gives the usual (S, P, 3) view.
+    """
 
     x: np.ndarray
     x_prev: np.ndarray
@@ -75,13 +79,18 @@ class State:
     def at_rest(cls, model: StrandModel, positions: np.ndarray) -> State:
         """Zero-velocity state at `positions` (S, P, 3)."""
         S, P = model.strands, model.particles
-        x = np.empty((S, solver_particles(P), 3))
-        x[:, :P] = positions
-        x[:, P:] = positions[:, P - 1 : P]
+        x = np.empty((3, S, solver_particles(P)))
+        x[:, :, :P] = np.moveaxis(np.asarray(positions, dtype=np.float64), -1, 0)
+        x[:, :, P:] = x[:, :, P - 1 : P]
         return cls(x=x, x_prev=x.copy())
 
     def positions(self, model: StrandModel) -> np.ndarray:
-        return self.x[:, : model.particles]
+        """(S, P, 3) view of the current positions (writable)."""
+        return np.moveaxis(self.x[:, :, : model.particles], 0, -1)
+
+    def previous(self, model: StrandModel) -> np.ndarray:
+        """(S, P, 3) view of the positions one substep ago (writable)."""
+        return np.moveaxis(self.x_prev[:, :, : model.particles], 0, -1)
 
 
 @dataclass(frozen=True)
@@ -108,29 +117,27 @@ def _pad(array: np.ndarray, width: int, value) -> np.ndarray:
 
 
 def _view(base: np.ndarray, start: int, stop: int, shape: tuple[int, ...]) -> np.ndarray:
-    view = base[:, start:stop].reshape(shape)
+    view = base[:, :, start:stop].reshape(shape)
     if not np.shares_memory(view, base):  # pragma: no cover - guards the layout assumption
         raise AssertionError("constraint colour view is a copy")
     return view
 
 
 class _Views:
-    """Strided views of one position buffer, one per constraint colour."""
+    """Strided views of one (3, S, Ps) position buffer, one (a, b) pair per constraint colour."""
 
     def __init__(self, x: np.ndarray):
-        S, Ps, _ = x.shape
+        _, S, Ps = x.shape
         m = (Ps - 2) // 4
-        self.m = m
-        even = _view(x, 0, Ps, (S, Ps // 2, 2, 3))
-        self.stretch = [(even[:, :, 0], even[:, :, 1])]
+        even = _view(x, 0, Ps, (3, S, Ps // 2, 2))
+        self.stretch = [(even[..., 0], even[..., 1])]
+        self.bend: list[tuple[np.ndarray, np.ndarray]] = []
         if m:
-            odd = _view(x, 1, Ps - 1, (S, 2 * m, 2, 3))
-            self.stretch.append((odd[:, :, 0], odd[:, :, 1]))
-            c0 = _view(x, 0, 4 * m, (S, m, 4, 3))
-            c1 = _view(x, 2, 4 * m + 2, (S, m, 4, 3))
-            self.bend = [(c0[:, :, 0:2], c0[:, :, 2:4]), (c1[:, :, 0:2], c1[:, :, 2:4])]
-        else:
-            self.bend = []
+            odd = _view(x, 1, Ps - 1, (3, S, 2 * m, 2))
+            self.stretch.append((odd[..., 0], odd[..., 1]))
+            c0 = _view(x, 0, 4 * m, (3, S, m, 4))
+            c1 = _view(x, 2, 4 * m + 2, (3, S, m, 4))
+            self.bend = [(c0[..., 0:2], c0[..., 2:4]), (c1[..., 0:2], c1[..., 2:4])]
 
 
 class Workspace:
@@ -138,40 +145,31 @@ class Workspace:
 
     def __init__(self, model: StrandModel, h: float, *, iterations: int = 1):
         S, P = model.strands, model.particles
-        self.iterations = int(iterations)
         Ps = solver_particles(P)
+        self.iterations = int(iterations)
         self.S, self.P, self.Ps, self.h = S, P, Ps, float(h)
-        self.m = (Ps - 2) // 4
+        self.m = m = (Ps - 2) // 4
         self.active = _pad(model.active, Ps, False)
         self.inv_mass = _pad(model.inv_mass, Ps, 0.0)
         self.rest = _pad(model.rest_length, Ps - 1, 0.0)
         self.bend_rest = _pad(model.bend_rest_length, Ps - 2, 0.0) if Ps > 2 else np.zeros((S, 0))
         self.tether = _pad(model.tether_length, Ps, 0.0)
-        shape = (S, Ps, 3)
+        shape = (3, S, Ps)
         self.v = np.empty(shape)
-        self.tmp3 = np.empty(shape)
-        self.tmp3b = np.empty(shape)
+        self.tmp = np.empty(shape)
+        self.tmp_b = np.empty(shape)
+        self.acc = np.empty(shape)
         self.len = np.empty((S, Ps))
-        self.fac = np.empty((S, Ps))
-        self.tmp_tail = np.empty((S, Ps - 1, 3))
-        self.tmp_tail2 = np.empty((S, Ps - 1, 3))
+        self.pen = np.empty((S, Ps))
+        self.tmp_tail = np.empty((3, S, Ps - 1))
+        self.tmp_tail2 = np.empty((3, S, Ps - 1))
         self.len_tail = np.empty((S, Ps - 1))
-        self.fac_tail = np.empty((S, Ps - 1))
         self.reference = np.empty(shape)
-        self.stretch_scratch = [DistanceScratch((S, Ps // 2, 3))]
-        if self.m:
-            self.stretch_scratch.append(DistanceScratch((S, 2 * self.m, 3)))
-            self.bend_scratch = [DistanceScratch((S, self.m, 2, 3)) for _ in range(2)]
-        else:
-            self.bend_scratch = []
-        # Rest lengths split by colour, matching _Views.
-        m = self.m
-        self.rest_colours = [self.rest[:, 0::2], self.rest[:, 1::2]][: 1 + (m > 0)]
+        self.stretch_scratch = [DistanceScratch((3, S, Ps // 2))]
+        self.bend_scratch: list[DistanceScratch] = []
         if m:
-            bend = self.bend_rest.reshape(S, m, 4)
-            self.bend_rest_colours = [bend[:, :, 0:2], bend[:, :, 2:4]]
-        else:
-            self.bend_rest_colours = []
+            self.stretch_scratch.append(DistanceScratch((3, S, 2 * m)))
+            self.bend_scratch = [DistanceScratch((3, S, m, 2)) for _ in range(2)]
         self._views: tuple[np.ndarray, _Views] | None = None
 
     def views(self, x: np.ndarray) -> _Views:
@@ -185,26 +183,26 @@ class Workspace:
 class FrameCoefficients:
     """Everything a substep needs from the settings of one frame, already per substep."""
 
-    decay3: np.ndarray  # (S, Ps, 1) exp(-(damping + drag) h), 0 where not movable
-    gravity_h2: np.ndarray  # (S, Ps, 3) gravity * h^2 (+ drag * mean wind * h^2 without noise)
-    drag_h2: np.ndarray | None  # (S, Ps, 1) drag * h^2 when wind noise is evaluated per substep
+    decay: np.ndarray  # (S, Ps) exp(-(damping + drag) h), 0 where not movable
+    gravity_h2: np.ndarray  # (3, S, Ps) gravity * h^2 (+ drag * mean wind * h^2 without noise)
+    drag_h2: np.ndarray | None  # (S, Ps) drag * h^2 when wind noise is evaluated per substep
     wind: dict | None  # per-strand wind settings when noise/gusts are on
-    stretch: list  # [(coef_a, coef_b)] per colour
-    bend: list | None  # [(coef_a, coef_b)] per colour, None when all off
+    stretch: list[PairCoefficients]  # per colour
+    bend: list[PairCoefficients] | None  # per colour, None when all off
     tether_limit: np.ndarray | None  # (S, Ps-1) inf where off
     max_distance: np.ndarray | None  # (S, Ps) inf where off
-    shape3: np.ndarray | None  # (S, Ps, 1) per-substep pull fraction
+    shape: np.ndarray | None  # (S, Ps) per-substep pull fraction
     collision_radius: np.ndarray  # (S, Ps), -inf where the particle must not move
     world_motion_fraction: np.ndarray  # (S,)
     needs_carry: bool
     roots_only: bool
-    kinematic3: np.ndarray  # (S, Ps, 1) bool
+    kinematic: np.ndarray  # (S, Ps) bool
 
 
 def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, np.ndarray],
                        frame: int) -> FrameCoefficients:
     """Per-substep factors from the (validated, broadcast) params at `frame`."""
-    S, P, Ps, h = ws.S, ws.P, ws.Ps, ws.h
+    S, Ps, h, m = ws.S, ws.Ps, ws.h, ws.m
     kin = _pad(kinematic, Ps, True)
     movable = ~kin & (ws.inv_mass > 0)
     w = np.where(movable, ws.inv_mass, 0.0)
@@ -223,10 +221,11 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
     noisy = has_wind and bool(np.any((turbulence > 0) | (gust > 0)))
     accel = gravity[:, None, :] + (0.0 if noisy else drag[..., None] * wind_velocity[:, None, :])
     gravity_h2 = np.where(movable[..., None], accel * h * h, 0.0)
+    gravity_h2 = np.ascontiguousarray(np.moveaxis(gravity_h2, -1, 0))
     wind = None
     drag_h2 = None
     if noisy:
-        drag_h2 = np.where(movable, drag * h * h, 0.0)[..., None]
+        drag_h2 = np.where(movable, drag * h * h, 0.0)
         wind = {
             "wind_velocity": wind_velocity,
             "turbulence": turbulence,
@@ -238,32 +237,30 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
     compliance = particle("stretch_compliance", 0.0)[:, 1:]
     coef_a, coef_b = distance_coefficients(w_a=w[:, :-1], w_b=w[:, 1:], rest=ws.rest,
                                            compliance=compliance, h=h)
-    stretch = [(coef_a[:, 0::2], coef_b[:, 0::2]), (coef_a[:, 1::2], coef_b[:, 1::2])]
-    stretch = [(np.ascontiguousarray(a), np.ascontiguousarray(b)) for a, b in stretch]
-    stretch = stretch[: len(ws.rest_colours)]
+    stretch = [PairCoefficients(coef_a[:, 0::2], coef_b[:, 0::2], ws.rest[:, 0::2])]
+    if m:
+        stretch.append(PairCoefficients(coef_a[:, 1::2], coef_b[:, 1::2], ws.rest[:, 1::2]))
 
     bend = None
-    if ws.m:
+    if m:
         bend_compliance = particle("bend_compliance", np.inf)[:, 2:]
         if np.any(np.isfinite(bend_compliance) & movable[:, 2:]):
             ba, bb = distance_coefficients(w_a=w[:, :-2], w_b=w[:, 2:], rest=ws.bend_rest,
                                            compliance=bend_compliance, h=h)
-            ba = ba.reshape(S, ws.m, 4)
-            bb = bb.reshape(S, ws.m, 4)
-            bend = [(np.ascontiguousarray(ba[:, :, 0:2]), np.ascontiguousarray(bb[:, :, 0:2])),
-                    (np.ascontiguousarray(ba[:, :, 2:4]), np.ascontiguousarray(bb[:, :, 2:4]))]
-            if not any(np.any(a) or np.any(b) for a, b in bend):
+            ba, bb = ba.reshape(S, m, 4), bb.reshape(S, m, 4)
+            rest4 = ws.bend_rest.reshape(S, m, 4)
+            bend = [PairCoefficients(ba[..., 0:2], bb[..., 0:2], rest4[..., 0:2]),
+                    PairCoefficients(ba[..., 2:4], bb[..., 2:4], rest4[..., 2:4])]
+            if not any(c.any() for c in bend):
                 bend = None
 
     use_tether = np.asarray(params["use_tether"][frame], dtype=bool)
     tether_limit = None
-    if np.any(use_tether):
-        on = use_tether[:, None] & movable[:, 1:]
-        if np.any(on):
-            tether_limit = np.where(on, ws.tether[:, 1:], np.inf)
+    on = use_tether[:, None] & movable[:, 1:]
+    if np.any(on):
+        tether_limit = np.where(on, ws.tether[:, 1:], np.inf)
 
-    max_distance = particle("max_distance", np.inf)
-    max_distance = np.where(movable, max_distance, np.inf)
+    max_distance = np.where(movable, particle("max_distance", np.inf), np.inf)
     if not np.any(np.isfinite(max_distance)):
         max_distance = None
 
@@ -271,19 +268,17 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
     decay_c = np.asarray(params["shape_decay"][frame], dtype=np.float64)
     strength = _pad(shape_strength(stiffness, decay_c), Ps, 0.0)
     shape = np.where(movable, rate_normalised(strength, h), 0.0)
-    shape3 = shape[..., None] if np.any(shape > 0) else None
 
     radius = particle("radius", 0.0)
-    collision_radius = np.where(movable, radius, -np.inf)
     fraction = np.asarray(params["world_motion_fraction"][frame], dtype=np.float64)
     kin_real = kin & ws.active
-    roots_only = bool(np.all(kin_real[:, 1:] == False))  # noqa: E712 - elementwise
     return FrameCoefficients(
-        decay3=decay[..., None], gravity_h2=gravity_h2, drag_h2=drag_h2, wind=wind,
-        stretch=stretch, bend=bend, tether_limit=tether_limit, max_distance=max_distance,
-        shape3=shape3, collision_radius=collision_radius, world_motion_fraction=fraction,
-        needs_carry=bool(np.any(fraction < 1.0)), roots_only=roots_only,
-        kinematic3=kin_real[..., None],
+        decay=decay, gravity_h2=gravity_h2, drag_h2=drag_h2, wind=wind, stretch=stretch,
+        bend=bend, tether_limit=tether_limit, max_distance=max_distance,
+        shape=shape if np.any(shape > 0) else None,
+        collision_radius=np.where(movable, radius, -np.inf), world_motion_fraction=fraction,
+        needs_carry=bool(np.any(fraction < 1.0)), roots_only=not np.any(kin_real[:, 1:]),
+        kinematic=kin_real,
     )
 
 
@@ -292,7 +287,7 @@ class SubstepDrive:
     """The drive at one substep (end time `t`), everything `step` reads."""
 
     t: float  # time at the end of the substep, seconds from frame 0
-    reference: np.ndarray  # (S, Ps, 3) reference positions at t
+    reference: np.ndarray  # (3, S, Ps) reference positions at t
     collider_matrix: np.ndarray  # (K, 4, 4) at t
     collider_inverse: np.ndarray | None  # (K, 4, 4) or None when no shape needs it
     collider_similarity: np.ndarray  # (K,) bool: sphere fast path allowed
@@ -311,48 +306,48 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
     # World-motion fraction: carry x and x_prev with (1 - f) of the space motion (seed 001).
     if drive_at_t.carry is not None:
         A, b = drive_at_t.carry
-        apply_carry(x, A, b, ws.tmp3)
-        apply_carry(x_prev, A, b, ws.tmp3)
+        apply_carry(x, A, b, ws.tmp)
+        apply_carry(x_prev, A, b, ws.tmp)
 
     # Position Verlet with per-second damping and drag (velocity-less form).
     v = ws.v
     np.subtract(x, x_prev, out=v)
     if c.wind is not None:
-        wind = wind_at(x=x, t=drive_at_t.t - h, wind_velocity=c.wind["wind_velocity"],
-                       turbulence=c.wind["turbulence"], gust=c.wind["gust"],
-                       seed=c.wind["seed"])
-        np.multiply(wind, c.drag_h2, out=ws.tmp3b)
-        ws.tmp3b += c.gravity_h2
-        acceleration_h2 = ws.tmp3b
+        wind = wind_at(x=np.moveaxis(x, 0, -1), t=drive_at_t.t - h,
+                       wind_velocity=c.wind["wind_velocity"], turbulence=c.wind["turbulence"],
+                       gust=c.wind["gust"], seed=c.wind["seed"])
+        np.multiply(np.moveaxis(wind, -1, 0), c.drag_h2, out=ws.acc)
+        ws.acc += c.gravity_h2
+        acceleration_h2 = ws.acc
     else:
         acceleration_h2 = c.gravity_h2
     np.copyto(x_prev, x)
-    np.multiply(v, c.decay3, out=v)
+    np.multiply(v, c.decay, out=v)
     x += v
     x += acceleration_h2
 
     reference = drive_at_t.reference
-    set_kinematic(x, reference, roots_only=c.roots_only, kinematic3=c.kinematic3)
-    if c.shape3 is not None:
-        solve_shape(x, reference, c.shape3, ws.tmp3)
+    set_kinematic(x, reference, roots_only=c.roots_only, kinematic=c.kinematic)
+    if c.shape is not None:
+        solve_shape(x, reference, c.shape, ws.tmp)
 
     for _ in range(ws.iterations):
-        for (a, b), (ca, cb), rest, scratch in zip(views.stretch, c.stretch, ws.rest_colours,
-                                                   ws.stretch_scratch):
-            solve_distance_pairs(a, b, rest, ca, cb, scratch)
+        for (a, b), coefficients, scratch in zip(views.stretch, c.stretch, ws.stretch_scratch,
+                                                 strict=True):
+            solve_distance_pairs(a, b, coefficients, scratch)
         if c.bend is not None:
-            for (a, b), (ca, cb), rest, scratch in zip(views.bend, c.bend, ws.bend_rest_colours,
-                                                       ws.bend_scratch):
-                solve_distance_pairs(a, b, rest, ca, cb, scratch)
+            for (a, b), coefficients, scratch in zip(views.bend, c.bend, ws.bend_scratch,
+                                                     strict=True):
+                solve_distance_pairs(a, b, coefficients, scratch)
         if c.tether_limit is not None:
-            solve_tether(x, c.tether_limit, ws.tmp_tail, ws.tmp_tail2, ws.len_tail, ws.fac_tail)
+            solve_tether(x, c.tether_limit, ws.tmp_tail, ws.tmp_tail2, ws.len_tail)
         if c.max_distance is not None:
-            solve_max_distance(x, reference, c.max_distance, ws.tmp3, ws.tmp3b, ws.len, ws.fac)
-        _collide(model, x, x_prev, drive_at_t, c)
+            solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
+        _collide(model, ws, x, x_prev, drive_at_t, c)
 
 
-def _collide(model: StrandModel, x: np.ndarray, x_prev: np.ndarray, sd: SubstepDrive,
-             c: FrameCoefficients) -> None:
+def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
+             sd: SubstepDrive, c: FrameCoefficients) -> None:
     colliders = model.colliders
     for k in range(colliders.count):
         mask = model.collider_mask[k]
@@ -360,19 +355,52 @@ def _collide(model: StrandModel, x: np.ndarray, x_prev: np.ndarray, sd: SubstepD
             continue
         kind = int(colliders.kind[k])
         M = sd.collider_matrix[k]
-        Minv = sd.collider_inverse[k] if sd.collider_inverse is not None else None
-        similar = bool(sd.collider_similarity[k])
         friction = float(colliders.friction[k])
+        similar = bool(sd.collider_similarity[k])
+        if mask.all() and kind == ColliderKind.ELLIPSOID and similar:
+            radius = float(colliders.size[k]) * float(np.linalg.norm(M[:3, 0]))
+            push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius, friction, ws)
+            continue
+        Minv = sd.collider_inverse[k] if sd.collider_inverse is not None else None
         if mask.all():
-            n, dist = shape_normal(kind, x, M, Minv, colliders, k, similarity=similar)
-            push_out(x, x_prev, n, dist, c.collision_radius, friction)
+            xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
+            n, dist = shape_normal(kind, xa, M, Minv, colliders, k, similarity=similar)
+            push_out(xa, xpa, n, dist, c.collision_radius, friction)
         else:
             # Fancy indexing only for colliders restricted to some strands.
             idx = np.flatnonzero(mask)
-            xs, xps = x[idx], x_prev[idx]
+            xs = np.moveaxis(x[:, idx], 0, -1).copy()
+            xps = np.moveaxis(x_prev[:, idx], 0, -1)
             n, dist = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
             push_out(xs, xps, n, dist, c.collision_radius[idx], friction)
-            x[idx] = xs
+            x[:, idx] = np.moveaxis(xs, -1, 0)
+
+
+def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sphere_radius: float,
+                       radius: np.ndarray, friction: float, ws: Workspace) -> None:
+    """Sphere fast path on the (3, S, Ps) layout: the common case, kept to a few ufuncs."""
+    d, d2, length, pen = ws.tmp, ws.tmp_b, ws.len, ws.pen
+    np.subtract(x, center[:, None, None], out=d)
+    np.multiply(d, d, out=d2)
+    np.add(d2[0], d2[1], out=length)
+    np.add(length, d2[2], out=length)
+    np.sqrt(length, out=length)
+    # Penetration of the particle sphere: radius + R - |d| (radius is -inf where immovable).
+    np.subtract(radius + sphere_radius, length, out=pen)
+    if not pen.max() > 0.0:
+        return
+    np.maximum(pen, 0.0, out=pen)
+    degenerate = length < 1e-12
+    np.maximum(length, 1e-12, out=length)
+    np.divide(d, length, out=d)  # outward unit normal
+    if degenerate.any():
+        d[2][degenerate] = 1.0
+    np.multiply(d, pen, out=d2)
+    x += d2
+    if friction > 0.0:
+        xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
+        n = np.moveaxis(d, 0, -1)
+        _friction(xa, xpa, n, pen, friction)
 
 
 # --------------------------------------------------------------------------------------------
@@ -393,7 +421,8 @@ class _Bake:
         if Ps > P:
             pad = np.repeat(reference[:, :, P - 1 : P], Ps - P, axis=2)
             reference = np.concatenate([reference, pad], axis=2)
-        self.reference = np.ascontiguousarray(reference)
+        self.reference = np.ascontiguousarray(reference)  # (F, S, Ps, 3) for output and checks
+        self.reference_soa = np.ascontiguousarray(np.moveaxis(reference, -1, 1))  # (F, 3, S, Ps)
         self.kinematic = drive.kinematic
         self.static_params = all(
             np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0
@@ -401,7 +430,7 @@ class _Bake:
         )
         self._coefficients: dict[int, FrameCoefficients] = {}
         self._interval = -1
-        self._dref = np.empty((S, Ps, 3))
+        self._dref = np.empty((3, S, Ps))
         colliders = model.colliders
         K = colliders.count
         kinds = colliders.kind
@@ -432,10 +461,10 @@ class _Bake:
         if f != self._interval:
             self._interval = f
             g = min(f + 1, self.F - 1)
-            np.subtract(self.reference[g], self.reference[f], out=self._dref)
+            np.subtract(self.reference_soa[g], self.reference_soa[f], out=self._dref)
         ref = self.ws.reference
         np.multiply(self._dref, alpha, out=ref)
-        ref += self.reference[f]
+        ref += self.reference_soa[f]
         g = min(f + 1, self.F - 1)
         cm = self.drive.collider_matrix
         M = cm[f] + alpha * (cm[g] - cm[f]) if cm.shape[1] else cm[f]
@@ -474,7 +503,7 @@ class _Bake:
         self._output(positions, 0, state.x)
         yield 1, total
         n = 0
-        before = np.empty_like(state.x)
+        before = np.empty_like(state.x)  # state one substep before an off-grid frame time
         for i in range(1, F):
             T = i / fps
             crossed = False
@@ -498,7 +527,7 @@ class _Bake:
     def _output(self, positions: np.ndarray, i: int, x: np.ndarray) -> None:
         P = self.ws.P
         out = positions[i]
-        out[...] = x[:, :P]
+        out[...] = np.moveaxis(x[:, :, :P], 0, -1)
         # Kinematic nodes and padding are exactly the reference at the frame time.
         np.copyto(out, self.reference[i][:, :P], where=self.kinematic[..., None])
         self._check(out, i)

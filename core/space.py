@@ -28,7 +28,9 @@ def carry_operators(space_start: np.ndarray, space_end: np.ndarray,
 
 
 def apply_carry(x: np.ndarray, A: np.ndarray, b: np.ndarray, scratch: np.ndarray) -> None:
-    """`x += x @ A + b` for x (S, P, 3), A (S, 3, 3), b (S, 1, 3)."""
-    np.matmul(x, A, out=scratch)
-    scratch += b
-    x += scratch
+    """`x += x @ A + b` for component-major x (3, S, P), A (S, 3, 3), b (S, 1, 3)."""
+    rows = np.moveaxis(x, 0, -1)  # (S, P, 3) view
+    out = np.moveaxis(scratch, 0, -1)
+    np.matmul(rows, A, out=out)
+    out += b
+    rows += out

@@ -5,13 +5,22 @@ Lagrange multiplier reset every substep ("Small Steps", Macklin et al. 2019), so
 is a closed form of the current positions. Particles with inverse mass 0 never move.
 """
 
-from .distance import distance_coefficients, solve_distance_pairs
+from .distance import (
+    DistanceScratch,
+    PairCoefficients,
+    distance_coefficients,
+    project_pair,
+    solve_distance_pairs,
+)
 from .kinematic import set_kinematic
 from .max_distance import solve_max_distance
 from .shape import solve_shape
 from .tether import solve_tether
 
 __all__ = [
+    "DistanceScratch",
+    "PairCoefficients",
+    "project_pair",
     "distance_coefficients",
     "set_kinematic",
     "solve_distance_pairs",

@@ -6,13 +6,13 @@ import numpy as np
 
 
 def set_kinematic(x: np.ndarray, reference: np.ndarray, *, roots_only: bool,
-                  kinematic3: np.ndarray) -> None:
-    """Set kinematic particles of `x` to `reference` (both (S, P, 3)).
+                  kinematic: np.ndarray) -> None:
+    """Set kinematic particles of `x` to `reference` (both (3, S, P)).
 
     `roots_only`: only particle 0 of each strand is kinematic, a plain slice copy. Otherwise
-    `kinematic3` (S, P, 1) bool selects them.
+    `kinematic` (S, P) bool selects them.
     """
     if roots_only:
-        x[:, 0] = reference[:, 0]
+        x[:, :, 0] = reference[:, :, 0]
     else:
-        np.copyto(x, reference, where=kinematic3)
+        np.copyto(x, reference, where=kinematic)

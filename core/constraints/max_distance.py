@@ -12,15 +12,15 @@ EPS_LENGTH = 1e-12
 
 
 def solve_max_distance(x: np.ndarray, reference: np.ndarray, limit: np.ndarray, d: np.ndarray,
-                       d2: np.ndarray, length: np.ndarray, factor: np.ndarray) -> None:
-    """`x`, `reference` (S, P, 3); `limit` (S, P), inf where off; the rest are scratch."""
+                       d2: np.ndarray, length: np.ndarray) -> None:
+    """`x`, `reference` (3, S, P); `limit` (S, P), inf where off; the rest are scratch."""
     np.subtract(x, reference, out=d)
     np.multiply(d, d, out=d2)
-    np.sum(d2, axis=-1, out=length)
+    np.add(d2[0], d2[1], out=length)
+    np.add(length, d2[2], out=length)
     np.sqrt(length, out=length)
     np.maximum(length, EPS_LENGTH, out=length)
-    np.divide(limit, length, out=factor)
-    np.subtract(1.0, factor, out=factor)
-    np.maximum(factor, 0.0, out=factor)
-    np.multiply(d, factor[..., None], out=d2)
-    np.subtract(x, d2, out=x)
+    np.divide(limit, length, out=length)
+    np.minimum(length, 1.0, out=length)
+    np.multiply(d, length, out=d)
+    np.add(reference, d, out=x)

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 
-def solve_shape(x: np.ndarray, reference: np.ndarray, fraction3: np.ndarray,
+def solve_shape(x: np.ndarray, reference: np.ndarray, fraction: np.ndarray,
                 scratch: np.ndarray) -> None:
-    """`x += fraction * (reference - x)`; `fraction3` (S, P, 1), 0 for kinematic/padding."""
+    """`x += fraction * (reference - x)`; x (3, S, P), `fraction` (S, P), 0 where not movable."""
     np.subtract(reference, x, out=scratch)
-    np.multiply(scratch, fraction3, out=scratch)
+    np.multiply(scratch, fraction, out=scratch)
     np.add(x, scratch, out=x)

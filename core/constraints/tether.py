@@ -13,20 +13,20 @@ EPS_LENGTH = 1e-12
 
 
 def solve_tether(x: np.ndarray, limit: np.ndarray, d: np.ndarray, d2: np.ndarray,
-                 length: np.ndarray, factor: np.ndarray) -> None:
-    """`x` (S, P, 3) in place; `limit` (S, P-1) for particles 1..P-1, inf where off.
+                 length: np.ndarray) -> None:
+    """`x` (3, S, P) in place; `limit` (S, P-1) for particles 1..P-1, inf where off.
 
-    `d`, `d2` (S, P-1, 3), `length`, `factor` (S, P-1) are scratch buffers.
+    `d`, `d2` (3, S, P-1) and `length` (S, P-1) are scratch buffers.
     """
-    tail = x[:, 1:]
-    np.subtract(tail, x[:, 0:1], out=d)
+    tail, root = x[:, :, 1:], x[:, :, 0:1]
+    np.subtract(tail, root, out=d)
     np.multiply(d, d, out=d2)
-    np.sum(d2, axis=-1, out=length)
+    np.add(d2[0], d2[1], out=length)
+    np.add(length, d2[2], out=length)
     np.sqrt(length, out=length)
     np.maximum(length, EPS_LENGTH, out=length)
-    # Move back by max(0, 1 - limit/|d|) of d: onto the sphere of radius limit, never outward.
-    np.divide(limit, length, out=factor)
-    np.subtract(1.0, factor, out=factor)
-    np.maximum(factor, 0.0, out=factor)
-    np.multiply(d, factor[..., None], out=d2)
-    np.subtract(tail, d2, out=tail)
+    # x = root + d * min(1, limit / |d|): onto the sphere of radius limit, never outward.
+    np.divide(limit, length, out=length)
+    np.minimum(length, 1.0, out=length)
+    np.multiply(d, length, out=d)
+    np.add(root, d, out=tail)

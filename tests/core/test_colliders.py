@@ -47,7 +47,7 @@ def ellipsoid_distance(p_local_axes, semi):
 
 
 def round_cone_distance(p, A, B, ra, rb):
-    """Convex hull of two balls = union of the interpolated balls; f(t) is convex: ternary search."""
+    """Convex hull of two balls = union of the interpolated balls; f(t) is convex (ternary)."""
     lo, hi = np.zeros(len(p)), np.ones(len(p))
 
     def f(t):

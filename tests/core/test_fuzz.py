@@ -11,7 +11,8 @@ from waft import core
 finite = dict(allow_nan=False, allow_infinity=False)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     damping=st.floats(0.0, 50.0, **finite),
     stretch=st.floats(0.0, 1e-2, **finite),

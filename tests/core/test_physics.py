@@ -31,7 +31,7 @@ def test_free_fall_with_initial_velocity_by_step(rig):
     state, substep = core.solver.start(model, drive, core.SolverSettings(substep=h))
     x0, v0, g = np.array([0.3, 0.0, 2.0]), np.array([1.0, -2.0, 3.0]), np.array([0, 0, -G])
     state.positions(model)[0, 1] = x0
-    state.x_prev[0, 1] = x0 - v0 * h + 0.5 * g * h * h
+    state.previous(model)[0, 1] = x0 - v0 * h + 0.5 * g * h * h
     for n in range(1, 49):
         core.step(model, state, substep, h)
         t = n * h
