@@ -195,3 +195,26 @@ def test_chain_under_a_constrained_parent_is_sampled_from_the_evaluated_pose(sce
 
 def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.linalg.norm(v, axis=-1, keepdims=True)
+
+
+def _chain_in_units(scene, bake_api, units_per_metre: float) -> np.ndarray:
+    """The same physical chain built in a scene whose Blender unit is 1/units_per_metre m."""
+    scene.unit_settings.scale_length = 1.0 / units_per_metre
+    scene.gravity = (0.0, 0.0, -G * units_per_metre)  # scene gravity is in Blender units/s²
+    ob = rigs.chain_rig(scene, count=4, length=0.1, direction=(1.0, 0.0, -0.2))
+    ob.scale = (units_per_metre,) * 3  # a character imported at ×100, as glTF often is
+    rigs.calm(ob, damping=1.0, radius=0.01 * units_per_metre, shape_stiffness=0.05)
+    scene.frame_start, scene.frame_end = 1, 24
+    rigs.sphere_collider(scene, "Ball", np.array((0.2, 0.0, 1.85)) * units_per_metre,
+                         0.06 * units_per_metre)
+    bake_api.bake_scene(scene)
+    points = rigs.world_points(scene, ob, rigs.bone_names("Hair", 4), range(1, 25))
+    return points / units_per_metre
+
+
+def test_a_centimetre_scene_behaves_like_a_metre_scene(scene, bake_api):
+    metres = _chain_in_units(scene, bake_api, 1.0)
+    rigs.reset_scene(scene)
+    centimetres = _chain_in_units(scene, bake_api, 100.0)
+    assert np.ptp(metres[:, -1, 2]) > 0.05  # it moved
+    assert np.max(np.abs(centimetres - metres)) < 1e-4
