@@ -20,7 +20,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .rotations import make_sign_continuous, matrix_from_quat, normalize, quat_between, quat_from_matrix
+from .rotations import (
+    make_sign_continuous,
+    matrix_from_quat,
+    normalize,
+    quat_between,
+    quat_from_matrix,
+)
 
 
 def _to_armature_space(object_matrix: np.ndarray, positions_world: np.ndarray) -> np.ndarray:
@@ -34,7 +40,9 @@ def _rotation_part(m: np.ndarray) -> np.ndarray:
     return m / np.maximum(np.linalg.norm(m, axis=-2, keepdims=True), 1e-12)
 
 
-def swung_pose_matrices(*, reference_matrix: np.ndarray, positions_armature: np.ndarray) -> np.ndarray:
+def swung_pose_matrices(
+    *, reference_matrix: np.ndarray, positions_armature: np.ndarray
+) -> np.ndarray:
     """Armature-space pose matrices (F, S, B, 4, 4) whose Y axes follow the simulated segments.
 
     Each bone's head moves to its particle and its animated orientation is swung onto the segment
@@ -62,7 +70,7 @@ def chain_pose_rotations(
 ) -> np.ndarray:
     """Quaternions (F, S, B, 4), (w, x, y, z), of each chain bone's ``matrix_basis`` rotation.
 
-    Args (all keyword-only; ``F`` frames, ``S`` chains, ``B`` bones per chain padded, ``P = B + 1``):
+    Args (keyword-only; ``F`` frames, ``S`` chains, ``B`` bones per chain padded, ``P = B + 1``):
         rest_matrix: (S, B, 4, 4) ``Bone.matrix_local`` of each chain bone; identity for padding.
         parent_rest_matrix: (S, 4, 4) ``matrix_local`` of bone 0's parent (identity if none).
         reference_matrix: (F, S, B, 4, 4) evaluated ``PoseBone.matrix`` (armature space).

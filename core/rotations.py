@@ -14,7 +14,9 @@ _AXES = {"X": 0, "Y": 1, "Z": 2}
 EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 
 
-def normalize(v: np.ndarray, *, fallback: np.ndarray | None = None, eps: float = 1e-12) -> np.ndarray:
+def normalize(
+    v: np.ndarray, *, fallback: np.ndarray | None = None, eps: float = 1e-12
+) -> np.ndarray:
     """Unit vectors along the last axis; where the length is below ``eps`` use ``fallback``."""
     n = np.linalg.norm(v, axis=-1, keepdims=True)
     out = v / np.maximum(n, eps)
@@ -48,8 +50,10 @@ def quat_from_matrix(m: np.ndarray) -> np.ndarray:
     pivots = np.stack((1 + m00 + m11 + m22, 1 + m00 - m11 - m22,
                        1 - m00 + m11 - m22, 1 - m00 - m11 + m22), axis=-1)
     s = 2.0 * np.sqrt(np.maximum(pivots, 1e-30))
-    d21, d02, d10 = m[..., 2, 1] - m[..., 1, 2], m[..., 0, 2] - m[..., 2, 0], m[..., 1, 0] - m[..., 0, 1]
-    s21, s02, s10 = m[..., 2, 1] + m[..., 1, 2], m[..., 0, 2] + m[..., 2, 0], m[..., 1, 0] + m[..., 0, 1]
+    m01, m02, m10 = m[..., 0, 1], m[..., 0, 2], m[..., 1, 0]
+    m12, m20, m21 = m[..., 1, 2], m[..., 2, 0], m[..., 2, 1]
+    d21, d02, d10 = m21 - m12, m02 - m20, m10 - m01
+    s21, s02, s10 = m21 + m12, m02 + m20, m10 + m01
     candidates = np.stack(
         (
             np.stack((s[..., 0] / 4, d21 / s[..., 0], d02 / s[..., 0], d10 / s[..., 0]), -1),
@@ -143,7 +147,8 @@ def euler_to_matrix(euler: np.ndarray, order: str) -> np.ndarray:
         return r
 
     i, j, k = (_AXES[c] for c in order)
-    return axis_rotation(k, euler[..., k]) @ axis_rotation(j, euler[..., j]) @ axis_rotation(i, euler[..., i])
+    r_i, r_j, r_k = (axis_rotation(n, euler[..., n]) for n in (i, j, k))
+    return r_k @ r_j @ r_i
 
 
 def quaternion_to_axis_angle(q: np.ndarray) -> np.ndarray:

@@ -20,6 +20,10 @@ from waft.core.rotations import (
 RNG = np.random.default_rng(7)
 
 
+def IDENTITY(frames: int) -> np.ndarray:  # noqa: N802 - reads as a constant
+    return np.repeat(np.eye(4)[None], frames, 0)
+
+
 def random_quats(n: int) -> np.ndarray:
     q = RNG.normal(size=(n, 4))
     return q / np.linalg.norm(q, axis=-1, keepdims=True)
@@ -118,7 +122,8 @@ def make_chain(n_bones: int, frames: int):
 
 def call(rest, parent_rest, pose, parent_pose, particles, object_matrix):
     frames = pose.shape[0]
-    world = np.einsum("fij,fpj->fpi", object_matrix[:, :3, :3], particles) + object_matrix[:, None, :3, 3]
+    world = np.einsum("fij,fpj->fpi", object_matrix[:, :3, :3], particles)
+    world += object_matrix[:, None, :3, 3]
     return chain_pose_rotations(
         rest_matrix=rest[None], parent_rest_matrix=parent_rest[None],
         reference_matrix=pose[:, None], parent_matrix=parent_pose[:, None],
@@ -128,7 +133,8 @@ def call(rest, parent_rest, pose, parent_pose, particles, object_matrix):
 
 def test_unsimulated_particles_give_back_the_animation() -> None:
     rest, parent_rest, pose, parent_pose, basis_q, particles, _ = make_chain(5, 6)
-    obj = np.stack([homogeneous(matrix_from_quat(q) * 2.0, [1.0, 2.0, 3.0]) for q in random_quats(6)])
+    obj = np.stack([homogeneous(matrix_from_quat(q) * 2.0, [1.0, 2.0, 3.0])
+                    for q in random_quats(6)])
     quats, _ = call(rest, parent_rest, pose, parent_pose, particles, obj)
     dots = np.abs(np.sum(quats[:, 0] * basis_q, axis=-1))
     assert np.allclose(dots, 1.0, atol=1e-9)
@@ -140,7 +146,7 @@ def test_bones_point_along_simulated_segments_and_keep_twist() -> None:
     # Bend the chain: rotate everything past the root about the root by 40° (inextensible).
     turn = matrix_from_quat(quat_between(np.array([0.0, 1.0, 0.0]), np.array([0.6, 0.8, 0.0])))
     moved[:, 1:] = np.einsum("ij,fpj->fpi", turn, moved[:, 1:] - moved[:, :1]) + moved[:, :1]
-    quats, frames = call(rest, parent_rest, pose, parent_pose, moved, np.repeat(np.eye(4)[None], 3, 0))
+    quats, frames = call(rest, parent_rest, pose, parent_pose, moved, IDENTITY(3))
     # Forward kinematics with the written rotations must put every head and tail on a particle.
     for f in range(frames):
         parent, parent_r = parent_pose[f], parent_rest
@@ -159,4 +165,4 @@ def test_bones_point_along_simulated_segments_and_keep_twist() -> None:
 def test_wrong_particle_count_is_an_error() -> None:
     rest, parent_rest, pose, parent_pose, _, particles, _ = make_chain(3, 2)
     with pytest.raises(ValueError, match="3 bones need 4"):
-        call(rest, parent_rest, pose, parent_pose, particles[:, :3], np.repeat(np.eye(4)[None], 2, 0))
+        call(rest, parent_rest, pose, parent_pose, particles[:, :3], IDENTITY(2))
