@@ -15,6 +15,7 @@ from waft.core.rotations import (
     quat_from_matrix,
     quaternion_to_axis_angle,
     quaternion_to_euler,
+    swing_matrix,
 )
 
 RNG = np.random.default_rng(7)
@@ -84,6 +85,18 @@ def test_quat_between_takes_a_to_b_including_opposites() -> None:
     b[:5] = -a[:5]
     rotated = np.einsum("nij,nj->ni", matrix_from_quat(quat_between(a, b)), a)
     assert np.allclose(rotated, b, atol=1e-9)
+
+
+def test_swing_matrix_equals_quaternion_swing_including_opposites() -> None:
+    a = RNG.normal(size=(300, 3))
+    a /= np.linalg.norm(a, axis=-1, keepdims=True)
+    b = RNG.normal(size=(300, 3))
+    b /= np.linalg.norm(b, axis=-1, keepdims=True)
+    b[:4] = -a[:4]
+    r = swing_matrix(a, b)
+    assert np.allclose(np.einsum("nij,nj->ni", r, a), b, atol=1e-9)
+    assert np.allclose(r @ np.swapaxes(r, -1, -2), np.eye(3), atol=1e-9)
+    assert np.allclose(r[4:], matrix_from_quat(quat_between(a[4:], b[4:])), atol=1e-9)
 
 
 def test_axis_angle_matches_quaternion() -> None:
