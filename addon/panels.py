@@ -29,10 +29,15 @@ def draw_preset(layout, ob) -> None:
     op.preset = ob.waft.preset
 
 
-class WAFT_PT_setup(bpy.types.Panel):
-    bl_label = "Waft"
+class PropertiesPanel:
+    """Mixin: a panel of the Properties editor (each subclass sets its ``bl_context`` tab)."""
+
     bl_space_type = 'PROPERTIES'
     bl_region_type = 'WINDOW'
+
+
+class WAFT_PT_setup(PropertiesPanel, bpy.types.Panel):
+    bl_label = "Waft"
     bl_context = "object"
 
     @classmethod
@@ -54,10 +59,8 @@ class WAFT_PT_setup(bpy.types.Panel):
         row.operator("waft.assign_bones", text="Remove Bones").action = "REMOVE"
 
 
-class WAFT_PT_setup_constraints(bpy.types.Panel):
+class WAFT_PT_setup_constraints(PropertiesPanel, bpy.types.Panel):
     bl_label = "Constraints"
-    bl_space_type = 'PROPERTIES'
-    bl_region_type = 'WINDOW'
     bl_context = "object"
     bl_parent_id = "WAFT_PT_setup"
     bl_options = {'DEFAULT_CLOSED'}
@@ -66,10 +69,8 @@ class WAFT_PT_setup_constraints(bpy.types.Panel):
         draw_props(self.layout, context.object.waft, SETUP_CONSTRAINTS)
 
 
-class WAFT_PT_setup_wind(bpy.types.Panel):
+class WAFT_PT_setup_wind(PropertiesPanel, bpy.types.Panel):
     bl_label = "Wind and Drag"
-    bl_space_type = 'PROPERTIES'
-    bl_region_type = 'WINDOW'
     bl_context = "object"
     bl_parent_id = "WAFT_PT_setup"
     bl_options = {'DEFAULT_CLOSED'}
@@ -78,10 +79,8 @@ class WAFT_PT_setup_wind(bpy.types.Panel):
         draw_props(self.layout, context.object.waft, SETUP_WIND)
 
 
-class WAFT_PT_collider(bpy.types.Panel):
+class WAFT_PT_collider(PropertiesPanel, bpy.types.Panel):
     bl_label = "Waft Collider"
-    bl_space_type = 'PROPERTIES'
-    bl_region_type = 'WINDOW'
     bl_context = "object"
 
     @classmethod
@@ -101,10 +100,8 @@ class WAFT_PT_collider(bpy.types.Panel):
         self.layout.prop(context.object, "empty_display_size", text="Size")
 
 
-class WAFT_PT_bone(bpy.types.Panel):
+class WAFT_PT_bone(PropertiesPanel, bpy.types.Panel):
     bl_label = "Waft"
-    bl_space_type = 'PROPERTIES'
-    bl_region_type = 'WINDOW'
     bl_context = "bone"
 
     @classmethod
@@ -124,10 +121,8 @@ class WAFT_PT_bone(bpy.types.Panel):
         draw_props(col, settings, ("shape_stiffness", "damping", "radius"))
 
 
-class WAFT_PT_scene(bpy.types.Panel):
+class WAFT_PT_scene(PropertiesPanel, bpy.types.Panel):
     bl_label = "Waft Bake"
-    bl_space_type = 'PROPERTIES'
-    bl_region_type = 'WINDOW'
     bl_context = "scene"
 
     def draw(self, context):
@@ -170,11 +165,4 @@ CLASSES = (WAFT_PT_setup, WAFT_PT_setup_constraints, WAFT_PT_setup_wind, WAFT_PT
            WAFT_PT_bone, WAFT_PT_scene, WAFT_PT_sidebar)
 
 
-def register() -> None:
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-
-
-def unregister() -> None:
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+register, unregister = bpy.utils.register_classes_factory(CLASSES)
