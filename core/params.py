@@ -35,7 +35,11 @@ _FIELDS: dict[str, tuple[str, bool, float | None, float | None]] = {
     "wind_gust": ("strand", False, 0.0, 1.0),
     "wind_seed": ("seed", False, None, None),
     "drag": ("particle", False, 0.0, None),
+    "ftl_damping": ("strand", False, 0.0, 1.0),
 }
+
+# Default DFTL velocity correction (Mueller, Kim, Chentanez 2012; Unity Hair uses 0.8, demos 0.9).
+DEFAULT_FTL_DAMPING = 0.9
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -59,6 +63,10 @@ class StrandParams:
     wind_gust: Any
     wind_seed: Any
     drag: Any
+    # Optional (added after the first release, so positional callers keep working): the DFTL
+    # velocity correction s_damping of rigid (stretch_compliance 0) chains, 0...1 per strand;
+    # None means DEFAULT_FTL_DAMPING.
+    ftl_damping: Any = None
 
     @classmethod
     def defaults(cls, strands: int, particles: int, **overrides: Any) -> StrandParams:
@@ -90,6 +98,7 @@ class StrandParams:
             "wind_gust": strand(0.3),
             "wind_seed": np.zeros((1, S), dtype=np.int64),
             "drag": particle(0.5),
+            "ftl_damping": strand(DEFAULT_FTL_DAMPING),
         }
         for name, value in overrides.items():
             if name not in values:
@@ -134,6 +143,8 @@ def validate_params(
     out: dict[str, np.ndarray] = {}
     for name, (kind, allow_inf, lo, hi) in _FIELDS.items():
         raw = getattr(params, name)
+        if raw is None and name == "ftl_damping":
+            raw = DEFAULT_FTL_DAMPING
         try:
             array = np.asarray(raw)
         except (TypeError, ValueError) as exc:

@@ -7,11 +7,15 @@ is a closed form of the current positions. Particles with inverse mass 0 never m
 
 from .distance import (
     DistanceScratch,
+    JacobiScratch,
     PairCoefficients,
     distance_coefficients,
+    jacobi_relaxation,
     project_pair,
+    solve_distance_jacobi,
     solve_distance_pairs,
 )
+from .ftl import FtlCoefficients, FtlScratch, solve_ftl
 from .kinematic import set_kinematic
 from .max_distance import solve_max_distance
 from .shape import solve_shape
@@ -19,7 +23,13 @@ from .tether import solve_tether
 
 __all__ = [
     "DistanceScratch",
+    "FtlCoefficients",
+    "FtlScratch",
+    "JacobiScratch",
     "PairCoefficients",
+    "jacobi_relaxation",
+    "solve_distance_jacobi",
+    "solve_ftl",
     "project_pair",
     "distance_coefficients",
     "set_kinematic",

@@ -90,3 +90,56 @@ def project_pair(x_a: np.ndarray, x_b: np.ndarray, *, rest: float, w_a: float, w
                                            compliance=np.array([compliance]), h=h)
     solve_distance_pairs(a, b, PairCoefficients(coef_a, coef_b, rest_a), DistanceScratch((3, 1)))
     return a[:, 0], b[:, 0]
+
+
+def jacobi_relaxation(coef_a: np.ndarray, coef_b: np.ndarray) -> np.ndarray:
+    """Per-particle under-relaxation for skip-one pairs (k, k+2) solved together (Jacobi).
+
+    A particle sits in up to two pairs; summing both XPBD corrections is exact for soft pairs
+    (tiny coefficients, the usual bending) but overshoots for stiff ones. Each particle's
+    corrections are scaled by `1 / max(1, sum of its coefficients)`: 1 for soft bending and for
+    rigid equal-mass pairs (two half corrections: plain Jacobi on the chain Laplacian, which
+    converges), less where a particle would take more than one full correction (a rigid pair
+    to a kinematic node plus another pair; constraint averaging, Macklin et al. 2014).
+    `coef_a`, `coef_b` (S, n) for pairs (k, k+2); returns (S, n + 2).
+    """
+    S, n = coef_a.shape
+    total = np.zeros((S, n + 2))
+    total[:, :n] += coef_a
+    total[:, 2:] += coef_b
+    return 1.0 / np.maximum(1.0, total)
+
+
+class JacobiScratch:
+    """Temporaries for all skip-one pairs of a (3, S, Ps) state at once."""
+
+    def __init__(self, S: int, Ps: int):
+        self.d = np.empty((3, S, Ps - 2))
+        self.d2 = np.empty((3, S, Ps - 2))
+        self.length = np.empty((S, Ps - 2))
+        self.fa = np.empty((S, Ps - 2))
+        self.fb = np.empty((S, Ps - 2))
+
+
+def solve_distance_jacobi(x: np.ndarray, c: PairCoefficients, scratch: JacobiScratch) -> None:
+    """Project every pair (k, k+2) of `x` (3, S, Ps) from the same positions (Jacobi).
+
+    `c` holds the relaxed per-pair coefficients (see `jacobi_relaxation`); 14 ufuncs for all
+    pairs instead of 14 per Gauss-Seidel colour on 4-D views.
+    """
+    a, b = x[:, :, :-2], x[:, :, 2:]
+    d, d2, length, fa, fb = scratch.d, scratch.d2, scratch.length, scratch.fa, scratch.fb
+    np.subtract(b, a, out=d)
+    np.multiply(d, d, out=d2)
+    np.add(d2[0], d2[1], out=length)
+    np.add(length, d2[2], out=length)
+    np.sqrt(length, out=length)
+    np.maximum(length, EPS_LENGTH, out=length)
+    np.divide(c.coef_rest_a, length, out=fa)
+    np.subtract(c.coef_a, fa, out=fa)
+    np.divide(c.coef_rest_b, length, out=fb)
+    np.subtract(c.coef_b, fb, out=fb)
+    np.multiply(d, fa, out=d2)
+    np.add(a, d2, out=a)
+    np.multiply(d, fb, out=d2)
+    np.subtract(b, d2, out=b)

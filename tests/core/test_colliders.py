@@ -143,9 +143,11 @@ def test_fast_collider_does_not_tunnel(rig):
     model, drive = rig.build([rest], frames=frames, colliders=colliders, collider_matrix=Ms,
                              radius=RADIUS, use_tether=True)
     x = core.bake(model, drive).positions[:, 0]
-    # The ball never sits on a particle at a frame, and it carried the middle of the chain along.
+    # The ball never sits on a particle at a frame, and it really hit the chain: the middle was
+    # knocked well away from its rest place (an inextensible chain whirls round its upper part
+    # rather than being dragged along stretched, so the direction is not asserted).
     assert np.all(np.linalg.norm(x - centres[:, None], axis=-1) >= 0.1 + RADIUS - 1e-9)
-    assert x[1, 4, 0] > 0.05
+    assert np.max(np.linalg.norm(x[1, 3:6] - rest[3:6], axis=-1)) > 0.05
 
 
 def test_friction_holds_a_particle_on_a_slope_only_with_enough_mu(rig):
