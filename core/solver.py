@@ -525,6 +525,7 @@ class _Bake:
         if c is None:
             c = frame_coefficients(self.ws, self.kinematic, self.drive.params, key)
             self._coefficients = {key: c}
+        self._coefficients_now = c
         return c
 
     def substep_drive(self, t_start: float, t_end: float, *, frozen: bool) -> SubstepDrive:
@@ -590,6 +591,13 @@ class _Bake:
             if crossed and abs(n * h - T) > _TIME_EPS:
                 w = (T - (n - 1) * h) / h
                 out = before + w * (state.x - before)
+                ftl = self._coefficients_now.ftl
+                if ftl is not None:
+                    # Blending two exact-length states shortens rotating segments (a chord):
+                    # re-place rigid segments on the blended frame (no velocity involved),
+                    # from the kinematic nodes at the frame time (what `_output` writes).
+                    np.copyto(out, self.reference_soa[i], where=self._coefficients_now.kinematic)
+                    solve_ftl(out, None, ftl, self.ws.ftl_scratch)
             else:
                 out = state.x
             self._output(positions, i, out)

@@ -64,8 +64,10 @@ class FtlScratch:
         self.rows_xb = [self.xb[i] for i in range(Ps)]
 
 
-def solve_ftl(x: np.ndarray, x_prev: np.ndarray, c: FtlCoefficients, scratch: FtlScratch) -> None:
-    """FTL sweep of `x` (3, S, Ps) in place, then the DFTL correction of `x_prev`."""
+def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
+              scratch: FtlScratch) -> None:
+    """FTL sweep of `x` (3, S, Ps) in place, then the DFTL correction of `x_prev` (skipped when
+    None: a pure length projection, e.g. of an output frame blended between two substeps)."""
     n = c.last
     xb, before, d, d2, length2 = scratch.xb, scratch.before, scratch.d, scratch.d2, scratch.length2
     rows, factor, rest_squared, mask_t = scratch.rows_xb, scratch.factor, c.rest_squared, c.mask_t
@@ -88,7 +90,7 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray, c: FtlCoefficients, scratch: Ft
         np.multiply(d, f, out=d)
         np.add(b, d, out=a)
     np.copyto(xt[:n], xb[:n])
-    if c.any_damping:
+    if x_prev is not None and c.any_damping:
         # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1}.
         corr = before[:n]
         np.subtract(xb[:n], corr, out=corr)

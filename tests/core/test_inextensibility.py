@@ -19,7 +19,7 @@ def _stretch(x: np.ndarray, rest: np.ndarray) -> np.ndarray:
     return np.abs(lengths / rest_lengths - 1.0)
 
 
-@pytest.mark.parametrize("fps", [24.0, 60.0])
+@pytest.mark.parametrize("fps", [24.0, 25.0, 60.0])  # 25: frames between substeps
 def test_whipped_root_keeps_every_length(rig, fps):
     rest = rig.vertical_chain(bones=8, length=0.05)
     whip = lambda t: np.stack([0.3 * np.sin(2 * np.pi * 2 * t), 0 * t, 0 * t], -1)  # noqa: E731
