@@ -76,7 +76,7 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
     np.copyto(before[:n], xb[:n])
     d0, d1, d2z = d2[0], d2[1], d2[2]
     for i, full in c.rows:
-        a, b, f = rows[i], rows[i - 1], factor[i]
+        a, b, f = rows[i], rows[i - 1], factor[i]  # preallocated row views: no per-row slicing
         np.subtract(a, b, out=d)
         np.multiply(d, d, out=d2)
         np.add(d0, d1, out=length2)
