@@ -430,7 +430,9 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
         friction = float(colliders.friction[k])
         similar = bool(sd.collider_similarity[k])
         if mask.all() and kind == ColliderKind.ELLIPSOID and similar:
-            radius = float(colliders.size[k]) * float(np.linalg.norm(M[:3, 0]))
+            # sqrt(dot) is what np.linalg.norm computes for a vector, without its overhead.
+            axis = M[:3, 0]
+            radius = float(colliders.size[k]) * math.sqrt(float(axis.dot(axis)))
             push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius, friction, ws)
             continue
         Minv = sd.collider_inverse[k] if sd.collider_inverse is not None else None
@@ -503,6 +505,8 @@ class _Bake:
         self._coefficients: dict[int, FrameCoefficients] = {}
         self._interval = -1
         self._dref = np.empty((3, S, Ps))
+        # Reference and Verlet source of one frame's substeps (grown on demand, reused).
+        self._batch = np.empty((2, 0, 3, S, Ps))
         colliders = model.colliders
         K = colliders.count
         kinds = colliders.kind
@@ -556,6 +560,55 @@ class _Bake:
         return SubstepDrive(t=t_end, reference=ref, collider_matrix=M, collider_inverse=Minv,
                             collider_similarity=similar, carry=carry, coefficients=coeffs)
 
+    def frame_drives(self, n_first: int, n_stop: int) -> list[SubstepDrive]:
+        """Drives of the substeps n_first..n_stop-1 (substep n spans [n h, (n + 1) h]).
+
+        The same values as `substep_drive` per substep, element by element, but interpolated
+        for the whole batch at once: a handful of NumPy calls per frame instead of per substep.
+        """
+        h, fps, F = self.h, self.fps, self.F
+        intervals = [frame_interval((n + 1) * h, fps, F) for n in range(n_first, n_stop)]
+        drives: list[SubstepDrive] = []
+        j = 0
+        while j < len(intervals):
+            # Substeps sharing the interval f (at most two groups per frame).
+            f = intervals[j][0]
+            k = j
+            while k < len(intervals) and intervals[k][0] == f:
+                k += 1
+            alphas = np.array([a for _, a in intervals[j:k]])
+            g = min(f + 1, F - 1)
+            if f != self._interval:
+                self._interval = f
+                np.subtract(self.reference_soa[g], self.reference_soa[f], out=self._dref)
+            if self._batch.shape[1] < len(intervals):
+                self._batch = np.empty((2, len(intervals)) + self._dref.shape)
+            ref, source = self._batch[0, j:k], self._batch[1, j:k]
+            np.multiply(self._dref[None], alphas[:, None, None, None], out=ref)
+            ref += self.reference_soa[f]
+            cm = self.drive.collider_matrix
+            if cm.shape[1]:
+                M = cm[f][None] + alphas[:, None, None, None] * (cm[g] - cm[f])[None]
+            else:
+                M = np.broadcast_to(cm[f], (k - j,) + cm.shape[1:])
+            Minv = np.linalg.inv(M) if self.needs_inverse else None
+            similar = self.similar[f] & self.similar[g]
+            coeffs = self.coefficients(f)
+            np.multiply(coeffs.pull, ref, out=source)
+            source += coeffs.base_h2
+            for t in range(k - j):
+                n = n_first + j + t
+                carry = None
+                if coeffs.needs_carry:
+                    carry = self.substep_drive(n * h, (n + 1) * h, frozen=False).carry
+                drives.append(SubstepDrive(
+                    t=(n + 1) * h, reference=ref[t], collider_matrix=M[t],
+                    collider_inverse=None if Minv is None else Minv[t],
+                    collider_similarity=similar, carry=carry, coefficients=coeffs,
+                    source=source[t]))
+            j = k
+        return drives
+
     def run(self) -> Iterator[tuple[int, int]]:
         model, h, F, fps = self.model, self.h, self.F, self.fps
         S, P = self.ws.S, self.ws.P
@@ -580,11 +633,13 @@ class _Bake:
         for i in range(1, F):
             T = i / fps
             crossed = False
-            while n * h < T - _TIME_EPS:
+            n_stop = n
+            while n_stop * h < T - _TIME_EPS:
+                n_stop += 1
+            for sd in self.frame_drives(n, n_stop):
                 if (n + 1) * h > T + _TIME_EPS:
                     np.copyto(before, state.x)
                     crossed = True
-                sd = self.substep_drive(n * h, (n + 1) * h, frozen=False)
                 step(model, state, sd, h, workspace=self.ws)
                 n += 1
                 substeps += 1
