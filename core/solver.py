@@ -454,13 +454,15 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
                        radius: np.ndarray, friction: float, ws: Workspace) -> None:
     """Sphere fast path on the (3, S, Ps) layout: the common case, kept to a few ufuncs."""
     d, d2, length, pen = ws.tmp, ws.tmp_b, ws.len, ws.pen
-    np.subtract(x, center[:, None, None], out=d)
-    np.multiply(d, d, out=d2)
-    np.add(d2[0], d2[1], out=length)
-    np.add(length, d2[2], out=length)
-    np.sqrt(length, out=length)
+    # Positional `out`: at bench sizes the cost is per-call overhead.
+    np.subtract(x, center[:, None, None], d)
+    np.multiply(d, d, d2)
+    np.add(d2[0], d2[1], length)
+    np.add(length, d2[2], length)
+    np.sqrt(length, length)
     # Penetration of the particle sphere: radius + R - |d| (radius is -inf where immovable).
-    np.subtract(radius + sphere_radius, length, out=pen)
+    np.add(radius, sphere_radius, pen)
+    np.subtract(pen, length, pen)
     if not pen.max() > 0.0:
         return
     np.maximum(pen, 0.0, out=pen)

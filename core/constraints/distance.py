@@ -129,17 +129,19 @@ def solve_distance_jacobi(x: np.ndarray, c: PairCoefficients, scratch: JacobiScr
     """
     a, b = x[:, :, :-2], x[:, :, 2:]
     d, d2, length, fa, fb = scratch.d, scratch.d2, scratch.length, scratch.fa, scratch.fb
-    np.subtract(b, a, out=d)
-    np.multiply(d, d, out=d2)
-    np.add(d2[0], d2[1], out=length)
-    np.add(length, d2[2], out=length)
-    np.sqrt(length, out=length)
-    np.maximum(length, EPS_LENGTH, out=length)
-    np.divide(c.coef_rest_a, length, out=fa)
-    np.subtract(c.coef_a, fa, out=fa)
-    np.divide(c.coef_rest_b, length, out=fb)
-    np.subtract(c.coef_b, fb, out=fb)
-    np.multiply(d, fa, out=d2)
-    np.add(a, d2, out=a)
-    np.multiply(d, fb, out=d2)
-    np.subtract(b, d2, out=b)
+    # Positional `out` and local names: at bench sizes the cost is per-call overhead.
+    subtract, multiply, add, divide = np.subtract, np.multiply, np.add, np.divide
+    subtract(b, a, d)
+    multiply(d, d, d2)
+    add(d2[0], d2[1], length)
+    add(length, d2[2], length)
+    np.sqrt(length, length)
+    np.maximum(length, EPS_LENGTH, length)
+    divide(c.coef_rest_a, length, fa)
+    subtract(c.coef_a, fa, fa)
+    divide(c.coef_rest_b, length, fb)
+    subtract(c.coef_b, fb, fb)
+    multiply(d, fa, d2)
+    add(a, d2, a)
+    multiply(d, fb, d2)
+    subtract(b, d2, b)

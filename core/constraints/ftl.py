@@ -75,20 +75,24 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
     np.copyto(xb[:n], xt[:n])
     np.copyto(before[:n], xb[:n])
     d0, d1, d2z = d2[0], d2[1], d2[2]
+    # The loop cost is ufunc call overhead (72 calls at bench sizes): local names and positional
+    # `out` arguments shave ~10 % off each call.
+    subtract, multiply, add, maximum, divide, sqrt = (np.subtract, np.multiply, np.add,
+                                                      np.maximum, np.divide, np.sqrt)
     for i, full in c.rows:
         a, b, f = rows[i], rows[i - 1], factor[i]  # preallocated row views: no per-row slicing
-        np.subtract(a, b, out=d)
-        np.multiply(d, d, out=d2)
-        np.add(d0, d1, out=length2)
-        np.add(length2, d2z, out=length2)
-        np.maximum(length2, _TINY_SQUARED, out=length2)
+        subtract(a, b, d)
+        multiply(d, d, d2)
+        add(d0, d1, length2)
+        add(length2, d2z, length2)
+        maximum(length2, _TINY_SQUARED, length2)
         if full:
-            np.divide(rest_squared[i], length2, out=f)
+            divide(rest_squared[i], length2, f)
         else:
-            np.divide(rest_squared[i], length2, out=f, where=mask_t[i])
-        np.sqrt(f, out=f)  # l / |p_i - p_{i-1}| (1 where not swept)
-        np.multiply(d, f, out=d)
-        np.add(b, d, out=a)
+            divide(rest_squared[i], length2, out=f, where=mask_t[i])
+        sqrt(f, f)  # l / |p_i - p_{i-1}| (1 where not swept)
+        multiply(d, f, d)
+        add(b, d, a)
     np.copyto(xt[:n], xb[:n])
     if x_prev is not None and c.any_damping:
         # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1}.
