@@ -181,6 +181,14 @@ class Workspace:
         if m:
             self.bend_colour_scratch = [DistanceScratch((3, S, m, 2)) for _ in range(2)]
         self.ftl_scratch = FtlScratch(S, Ps)
+        # Static per-collider data read every substep: (k, kind, friction, size, all strands),
+        # colliders that touch no strand left out.
+        colliders = model.colliders
+        self.colliders = [
+            (k, int(colliders.kind[k]), float(colliders.friction[k]), float(colliders.size[k]),
+             bool(model.collider_mask[k].all()))
+            for k in range(colliders.count) if model.collider_mask[k].any()
+        ]
         self._views: tuple[np.ndarray, _Views] | None = None
 
     def views(self, x: np.ndarray) -> _Views:
@@ -421,28 +429,23 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
 def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
              sd: SubstepDrive, c: FrameCoefficients) -> None:
     colliders = model.colliders
-    for k in range(colliders.count):
-        mask = model.collider_mask[k]
-        if not mask.any():
-            continue
-        kind = int(colliders.kind[k])
+    for k, kind, friction, size, everywhere in ws.colliders:
         M = sd.collider_matrix[k]
-        friction = float(colliders.friction[k])
         similar = bool(sd.collider_similarity[k])
-        if mask.all() and kind == ColliderKind.ELLIPSOID and similar:
+        if everywhere and kind == ColliderKind.ELLIPSOID and similar:
             # sqrt(dot) is what np.linalg.norm computes for a vector, without its overhead.
             axis = M[:3, 0]
-            radius = float(colliders.size[k]) * math.sqrt(float(axis.dot(axis)))
+            radius = size * math.sqrt(float(axis.dot(axis)))
             push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius, friction, ws)
             continue
         Minv = sd.collider_inverse[k] if sd.collider_inverse is not None else None
-        if mask.all():
+        if everywhere:
             xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
             n, dist = shape_normal(kind, xa, M, Minv, colliders, k, similarity=similar)
             push_out(xa, xpa, n, dist, c.collision_radius, friction)
         else:
             # Fancy indexing only for colliders restricted to some strands.
-            idx = np.flatnonzero(mask)
+            idx = np.flatnonzero(model.collider_mask[k])
             xs = np.moveaxis(x[:, idx], 0, -1).copy()
             xps = np.moveaxis(x_prev[:, idx], 0, -1)
             n, dist = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
