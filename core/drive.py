@@ -8,6 +8,7 @@ substeps of a frame instead of jumping once per frame (which is what stops tunne
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,7 +133,7 @@ def frame_interval(t: float, fps: float, frames: int) -> tuple[int, float]:
         return 0, 0.0
     if u >= frames - 1:
         return frames - 2, 1.0
-    f = int(np.floor(u))
+    f = math.floor(u)  # u is finite here; math.floor skips NumPy's scalar overhead
     f = min(f, frames - 2)
     return f, u - f
 
