@@ -11,10 +11,15 @@ import numpy as np
 EPS_LENGTH = 1e-12
 
 
-def solve_max_distance(x: np.ndarray, reference: np.ndarray, limit: np.ndarray, d: np.ndarray,
-                       d2: np.ndarray, length: np.ndarray) -> None:
-    """`x`, `reference` (3, S, P); `limit` (S, P), inf where off; the rest are scratch."""
-    np.subtract(x, reference, out=d)
+def clamp_within(x: np.ndarray, anchor: np.ndarray, limit: np.ndarray, d: np.ndarray,
+                 d2: np.ndarray, length: np.ndarray) -> None:
+    """Move each point of `x` (3, ...) in place to within `limit` of `anchor`, never outward.
+
+    `x = anchor + d * min(1, limit / |d|)` with `d = x - anchor`: the one unilateral distance
+    limit behind both max distance (anchor = reference) and the tether (anchor = root).
+    `d`, `d2` (shape of `x`) and `length` (shape of `limit`) are scratch buffers.
+    """
+    np.subtract(x, anchor, out=d)
     np.multiply(d, d, out=d2)
     np.add(d2[0], d2[1], out=length)
     np.add(length, d2[2], out=length)
@@ -23,4 +28,10 @@ def solve_max_distance(x: np.ndarray, reference: np.ndarray, limit: np.ndarray, 
     np.divide(limit, length, out=length)
     np.minimum(length, 1.0, out=length)
     np.multiply(d, length, out=d)
-    np.add(reference, d, out=x)
+    np.add(anchor, d, out=x)
+
+
+def solve_max_distance(x: np.ndarray, reference: np.ndarray, limit: np.ndarray, d: np.ndarray,
+                       d2: np.ndarray, length: np.ndarray) -> None:
+    """`x`, `reference` (3, S, P); `limit` (S, P), inf where off; the rest are scratch."""
+    clamp_within(x, reference, limit, d, d2, length)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-EPS_LENGTH = 1e-12
+from .max_distance import clamp_within
 
 
 def solve_tether(x: np.ndarray, limit: np.ndarray, d: np.ndarray, d2: np.ndarray,
@@ -18,15 +18,4 @@ def solve_tether(x: np.ndarray, limit: np.ndarray, d: np.ndarray, d2: np.ndarray
 
     `d`, `d2` (3, S, P-1) and `length` (S, P-1) are scratch buffers.
     """
-    tail, root = x[:, :, 1:], x[:, :, 0:1]
-    np.subtract(tail, root, out=d)
-    np.multiply(d, d, out=d2)
-    np.add(d2[0], d2[1], out=length)
-    np.add(length, d2[2], out=length)
-    np.sqrt(length, out=length)
-    np.maximum(length, EPS_LENGTH, out=length)
-    # x = root + d * min(1, limit / |d|): onto the sphere of radius limit, never outward.
-    np.divide(limit, length, out=length)
-    np.minimum(length, 1.0, out=length)
-    np.multiply(d, length, out=d)
-    np.add(root, d, out=tail)
+    clamp_within(x[:, :, 1:], x[:, :, 0:1], limit, d, d2, length)
