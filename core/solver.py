@@ -354,6 +354,12 @@ class SubstepDrive:
             self.source = c.base_h2 + c.pull * self.reference
 
 
+def _solve_colours(views, coefficients, scratches) -> None:
+    """XPBD distance pairs colour by colour (Gauss-Seidel between colours, one view each)."""
+    for (a, b), colour, scratch in zip(views, coefficients, scratches, strict=True):
+        solve_distance_pairs(a, b, colour, scratch)
+
+
 def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *,
          workspace: Workspace | None = None) -> None:
     """Advance `state` by one substep of length `h` in place (a plain function of its inputs).
@@ -397,23 +403,17 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
     for _ in range(ws.iterations):
         if c.stretch is not None:
             views = ws.views(x)
-            for (a, b), coefficients, scratch in zip(views.stretch, c.stretch,
-                                                     ws.stretch_scratch, strict=True):
-                solve_distance_pairs(a, b, coefficients, scratch)
+            _solve_colours(views.stretch, c.stretch, ws.stretch_scratch)
         if c.bend is not None:
             solve_distance_jacobi(x, c.bend, ws.bend_scratch)
         elif c.bend_colours is not None:
             views = ws.views(x)
-            for (a, b), coefficients, scratch in zip(views.bend, c.bend_colours,
-                                                     ws.bend_colour_scratch, strict=True):
-                solve_distance_pairs(a, b, coefficients, scratch)
+            _solve_colours(views.bend, c.bend_colours, ws.bend_colour_scratch)
             if c.ftl is not None:
                 # Stiff bending and exact lengths fight (the sweep moves children only); one
                 # extra sweep + bend pass lets them agree (rare settings, cost not critical).
                 solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)
-                for (a, b), coefficients, scratch in zip(views.bend, c.bend_colours,
-                                                         ws.bend_colour_scratch, strict=True):
-                    solve_distance_pairs(a, b, coefficients, scratch)
+                _solve_colours(views.bend, c.bend_colours, ws.bend_colour_scratch)
         if c.ftl is not None:
             solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)
             if not c.roots_only:

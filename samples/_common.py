@@ -24,6 +24,16 @@ def set_color(ob, rgba) -> None:
     ob.data.materials.append(mat)
 
 
+def smooth_mesh(name: str, verts, faces):
+    """A new smooth-shaded mesh from vertex and face lists."""
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(verts, [], faces)
+    for poly in mesh.polygons:
+        poly.use_smooth = True
+    mesh.update()
+    return mesh
+
+
 def uv_sphere_mesh(name: str, radius: float, *, segments: int = 24, rings: int = 12):
     verts = [(0.0, 0.0, radius)]
     for r in range(1, rings):
@@ -47,12 +57,7 @@ def uv_sphere_mesh(name: str, radius: float, *, segments: int = 24, rings: int =
     last = len(verts) - 1
     base = 1 + (rings - 2) * segments
     faces += [(base + s, base + (s + 1) % segments, last) for s in range(segments)]
-    mesh = bpy.data.meshes.new(name)
-    mesh.from_pydata(verts, [], faces)
-    for poly in mesh.polygons:
-        poly.use_smooth = True
-    mesh.update()
-    return mesh
+    return smooth_mesh(name, verts, faces)
 
 
 def tube_mesh(name: str, points, radii, *, sides: int = 8):
@@ -75,12 +80,7 @@ def tube_mesh(name: str, points, radii, *, sides: int = 8):
             t = (s + 1) % sides
             faces.append((a + s, a + t, b + t, b + s))
     faces.append(tuple(range(len(verts) - 1, len(verts) - 1 - sides, -1)))  # cap the tip
-    mesh = bpy.data.meshes.new(name)
-    mesh.from_pydata(verts, [], faces)
-    for poly in mesh.polygons:
-        poly.use_smooth = True
-    mesh.update()
-    return mesh
+    return smooth_mesh(name, verts, faces)
 
 
 def parent_to_bone(ob, rig, bone_name: str) -> None:
