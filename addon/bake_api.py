@@ -17,8 +17,9 @@ import numpy as np
 from ..core import solver
 from ..core.bone_frames import chain_pose_rotations
 from ..core.errors import DivergenceError, SetupError
-from . import reading, rest_channels, writing
+from . import reading, rest_channels, systems, writing
 from .assemble import SolverInput, solver_input
+from .progress import Progress
 from .sampling import Sampler, waft_tracks_muted
 
 # Frames sampled per modal step: small enough to keep the UI responsive.
@@ -52,6 +53,8 @@ class BakeReport:
     # Simulated particles per chain ("Rig: FirstBone" → (F, bones + 1, 3), world, Blender units),
     # so callers can compare what Blender plays back with what the solver computed.
     chain_positions: dict = field(default_factory=dict)
+    # The other systems' reports (cloth, ragdoll, ...), by system name (addon/systems.py).
+    systems: dict = field(default_factory=dict)
 
     @property
     def frames(self) -> int:
@@ -59,32 +62,23 @@ class BakeReport:
 
     @property
     def bones(self) -> int:
-        return sum(s.bones for s in self.setups)
+        return sum(s.bones for s in self.setups) + sum(r.bones for r in self.systems.values())
 
     @property
     def particles(self) -> int:
-        return sum(s.particles for s in self.setups)
+        return (sum(s.particles for s in self.setups)
+                + sum(r.particles for r in self.systems.values()))
 
     def summary(self) -> str:
-        names = ", ".join(s.name for s in self.setups)
-        return (f"Waft baked {names}: {self.bones} bones, frames {self.frame_start}–"
-                f"{self.frame_end} in {self.total_s:.2f} s (sample {self.sample_s:.2f}, "
-                f"solve {self.solve_s:.2f}, write {self.write_s:.2f})")
-
-
-@dataclass(frozen=True)
-class Progress:
-    """One step of ``bake_scene_steps``: ``phase`` is 'sample', 'solve' or 'write'."""
-
-    phase: str
-    done: int
-    total: int
-
-    @property
-    def fraction(self) -> float:
-        weights = {"sample": (0.0, 0.4), "solve": (0.4, 0.55), "write": (0.95, 0.05)}
-        start, span = weights[self.phase]
-        return start + span * (self.done / max(self.total, 1))
+        parts = []
+        if self.setups:
+            names = ", ".join(s.name for s in self.setups)
+            strand_bones = sum(s.bones for s in self.setups)
+            parts.append(f"Waft baked {names}: {strand_bones} bones, frames {self.frame_start}–"
+                         f"{self.frame_end} in {self.total_s:.2f} s (sample {self.sample_s:.2f}, "
+                         f"solve {self.solve_s:.2f}, write {self.write_s:.2f})")
+        parts.extend(r.summary() for r in self.systems.values())
+        return "; ".join(parts)
 
 
 def _settings(scene, substep_rate, preroll, iterations) -> solver.SolverSettings:
@@ -155,20 +149,51 @@ def _write(read: reading.SceneRead, inputs: SolverInput, positions, report: Bake
         report.setups[i].action = action.name
 
 
-def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
-                     substep_rate=None, preroll=None, iterations=None,
-                     sample_chunk: int = SAMPLE_CHUNK) -> Iterator[Progress]:
-    """Generator form of ``bake_scene``: yields ``Progress``; returns the ``BakeReport``.
+def _resolve(scene, ob):
+    if isinstance(ob, str):
+        found = scene.objects.get(ob)
+        if found is None:
+            raise SetupError(f"Object '{ob}' is not in scene '{scene.name}'")
+        return found
+    return ob
 
-    Closing the generator before the write phase (a cancelled modal bake) leaves the file
-    unchanged: the current frame and Waft's track mute state are restored in ``finally``.
+
+def _partition(scene, objects, modules) -> tuple[list | None, dict]:
+    """Which objects each system bakes: (strand armatures, {system module: objects}).
+
+    ``objects is None`` means every setup of the scene. An object may belong to several systems
+    (an armature with hair chains and a ragdoll); one that belongs to none is an error.
     """
-    t0 = time.perf_counter()
-    read = reading.read_scene(scene, objects=objects, frame_start=frame_start,
-                              frame_end=frame_end)
-    settings = _settings(scene, substep_rate, preroll, iterations)
-    report = _report_for(read, settings)
+    if objects is None:
+        strand = sorted((ob for ob in scene.objects if ob.type == 'ARMATURE' and ob.waft.enabled),
+                        key=lambda ob: ob.name)
+        return (strand or None), {module: None for module in modules}
+    objects = [_resolve(scene, ob) for ob in objects]
+    if not objects:
+        raise SetupError("No objects given to bake")
+    strand, claimed = [], {module: [] for module in modules}
+    for ob in objects:
+        owners = [module for module in modules if module.claims(ob)]
+        for module in owners:
+            claimed[module].append(ob)
+        if not owners or (ob.type == 'ARMATURE' and ob.waft.enabled):
+            strand.append(ob)  # reading.find_setups names what is wrong with a stray object
+    return (strand or None), {module: obs for module, obs in claimed.items() if obs}
+
+
+def _no_setup_error(scene) -> SetupError:
+    return SetupError(
+        f"Scene '{scene.name}' has no Waft setup: select bones in Pose Mode and use "
+        f"Assign Bones, or enable Waft on an armature, a cloth cage or a ragdoll")
+
+
+def _strand_steps(scene, read, settings, report, sample_chunk) -> Iterator[Progress]:
+    """Sample, solve; return the commit closure that writes the strands (and their outputs)."""
     static = _static_channels(read)
+    outputs = [(module, module.prepare_output(scene, [s.object for s in read.setups]))
+               for module in systems.strand_output_modules()]
+    outputs = [(module, prepared) for module, prepared in outputs if prepared is not None]
+    t0 = time.perf_counter()
     sampler = Sampler(scene, read)
     frame, subframe = scene.frame_current, scene.frame_subframe
     try:
@@ -181,12 +206,68 @@ def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
     inputs = solver_input(read, samples)
     t1 = time.perf_counter()
     result = yield from _solve_steps(inputs, settings, read)
-    t2 = time.perf_counter()
+    report.sample_s, report.solve_s = t1 - t0, time.perf_counter() - t1
+    frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
+    positions = {}
+    for s, chain in enumerate(read.chains):
+        name = f"{read.setups[chain.setup_index].name}: {chain.bone_names[0]}"
+        positions[name] = result.positions[:, s, :len(chain.bone_names) + 1] / read.unit_scale
+    output_commits = [module.build_output(prepared, positions, frames)
+                      for module, prepared in outputs]
+
+    def commit() -> None:
+        t2 = time.perf_counter()
+        _write(read, inputs, result.positions, report, static)
+        for output_commit in output_commits:
+            output_commit()
+        report.write_s = time.perf_counter() - t2
+
+    return commit
+
+
+def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
+                     substep_rate=None, preroll=None, iterations=None,
+                     sample_chunk: int = SAMPLE_CHUNK) -> Iterator[Progress]:
+    """Generator form of ``bake_scene``: yields ``Progress``; returns the ``BakeReport``.
+
+    Every system (strands, then ``addon/systems.py``) is read and validated, then sampled and
+    solved; only when all have succeeded do their commits write. Closing the generator before
+    that (a cancelled modal bake) leaves the file unchanged: samplers restore the current frame
+    and Waft's track mute state in ``finally``.
+    """
+    t0 = time.perf_counter()
+    modules = systems.system_modules()
+    strand_objects, claimed = _partition(scene, objects, modules)
+    start, end = reading.frame_range(scene, frame_start, frame_end)
+    read = None
+    if strand_objects is not None:
+        read = reading.read_scene(scene, objects=strand_objects, frame_start=start,
+                                  frame_end=end)
+    prepared = []
+    for module, obs in claimed.items():
+        item = module.prepare(scene, objects=obs, frame_start=start, frame_end=end)
+        if item is not None:
+            prepared.append((module, item))
+    if read is None and not prepared:
+        raise _no_setup_error(scene)
+    settings = _settings(scene, substep_rate, preroll, iterations)
+    if read is not None:
+        report = _report_for(read, settings)
+    else:
+        report = BakeReport(frame_start=start, frame_end=end,
+                            substep_rate=1.0 / settings.substep)
+    commits = []
+    if read is not None:
+        commits.append((None, (yield from _strand_steps(scene, read, settings, report,
+                                                        sample_chunk))))
+    for module, item in prepared:
+        commits.append((module, (yield from module.run_steps(item, scene, settings=settings))))
     yield Progress("write", 0, 1)
-    _write(read, inputs, result.positions, report, static)
-    t3 = time.perf_counter()
-    report.sample_s, report.solve_s, report.write_s = t1 - t0, t2 - t1, t3 - t2
-    report.total_s = t3 - t0
+    for module, commit in commits:
+        result = commit()
+        if module is not None:
+            report.systems[module.NAME] = result
+    report.total_s = time.perf_counter() - t0
     return report
 
 
@@ -207,12 +288,18 @@ def bake_scene(scene, *, objects=None, frame_start=None, frame_end=None, substep
 
 
 def clear_bake(scene, *, objects=None) -> list[str]:
-    """Remove Waft's result from each setup (all setups when ``objects`` is None).
+    """Remove Waft's result from each setup of every system (all when ``objects`` is None).
 
     Returns the names of the objects that had something to clear.
     """
+    modules = systems.system_modules()
+    strand_objects, claimed = _partition(scene, objects, modules)
+    cleared = []
     if objects is None:
-        targets = [ob for ob in scene.objects if ob.type == 'ARMATURE' and ob.waft.enabled]
+        targets = strand_objects or []
     else:
-        targets = reading.find_setups(scene, objects)
-    return [ob.name for ob in targets if writing.clear_setup(ob)]
+        targets = reading.find_setups(scene, strand_objects) if strand_objects else []
+    cleared += [ob.name for ob in targets if writing.clear_setup(ob)]
+    for module, obs in claimed.items():
+        cleared += [name for name in module.clear(scene, objects=obs) if name not in cleared]
+    return cleared

@@ -21,7 +21,9 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SAMPLES_DIR = REPO_ROOT / "samples"
-SAMPLES = ("ponytail", "fox_tail")
+# Every samples/*.py that is not a helper (leading underscore) or this runner, in name order.
+SAMPLES = tuple(sorted(p.stem for p in SAMPLES_DIR.glob("*.py")
+                       if not p.stem.startswith("_") and p.stem != "run_all"))
 sys.path[:0] = [str(REPO_ROOT / "tools"), str(SAMPLES_DIR)]
 
 import blender_env  # noqa: E402
@@ -52,22 +54,6 @@ def load_sample(name: str):
     return module
 
 
-def count_simulated(scene) -> tuple[int, int, list[str]]:
-    """(bones, particles, setup names): a chain of n simulated bones has n + 1 particles."""
-    bones = chains = 0
-    setups = []
-    for ob in scene.objects:
-        if ob.type != "ARMATURE" or not ob.waft.enabled:
-            continue
-        setups.append(ob.name)
-        for pb in ob.pose.bones:
-            if pb.waft.simulate:
-                bones += 1
-                if pb.parent is None or not pb.parent.waft.simulate:
-                    chains += 1
-    return bones, bones + chains, setups
-
-
 def check_written(scene, setups: list[str]) -> None:
     """The bake must leave Waft's NLA track on every setup (internals.md: track ``Waft``)."""
     for name in setups:
@@ -84,19 +70,21 @@ def run_sample(name: str, bake_api, out_dir: Path, *, render: bool) -> Row:
         return Row(name, 0, 0, 0, 0.0, status="skipped")
     blender_env.reset_to_empty_file()
     scene = module.build_scene()
-    bones, particles, setups = count_simulated(scene)
-    if not setups:
-        raise RuntimeError(f"sample {name} built no Waft setup")
     frames = scene.frame_end - scene.frame_start + 1
     start = time.perf_counter()
     result = bake_api.bake_scene(scene, preroll=getattr(module, "PREROLL", 0))
     seconds = time.perf_counter() - start
-    check_written(scene, setups)
-    # The add-on's BakeReport (addon/bake_api.py) knows the exact counts and the time split.
-    bones = getattr(result, "bones", bones)
-    particles = getattr(result, "particles", particles)
-    if hasattr(result, "summary"):
-        print(f"[{name}] {result.summary()}")
+    # The add-on's BakeReport (addon/bake_api.py) knows the counts and the time split, for the
+    # bone chains (result.setups) and for every other system (result.systems).
+    setups = [s.name for s in result.setups]
+    setups += [s.name for report in result.systems.values() for s in report.setups]
+    if not setups:
+        raise RuntimeError(f"sample {name} built no Waft setup")
+    check_written(scene, [s.name for s in result.setups])
+    if hasattr(module, "check"):  # the sample's own check of what the bake wrote
+        module.check(scene, result)
+    bones, particles = result.bones, result.particles
+    print(f"[{name}] {result.summary()}")
     out_dir.mkdir(parents=True, exist_ok=True)
     blend = out_dir / f"{name}.blend"
     bpy.ops.wm.save_as_mainfile(filepath=str(blend))

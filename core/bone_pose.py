@@ -1,0 +1,56 @@
+"""Pose-bone ``matrix_basis`` from desired world matrices, for every bone of every frame at once.
+
+Blender composes a pose bone's armature-space matrix from its parent's (Bone.matrix_local is the
+rest matrix, armature space)::
+
+    pose_k = pose_parent @ inverse(rest_parent) @ rest_k @ basis_k     (root: rest_k @ basis_k)
+
+and world = object_matrix @ pose. Systems that simulate whole bone frames (cloth-bone grids,
+ragdoll bodies) know the world matrix they want for each bone and need ``basis_k``; when the
+parent is itself simulated its *new* world matrix must be used, which is why ``parent_world`` is an
+input the caller assembles (simulated parents' results, or the sampled pose for the others).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def basis_from_world(
+    *,
+    world: np.ndarray,
+    rest: np.ndarray,
+    parent_world: np.ndarray,
+    parent_rest: np.ndarray,
+) -> np.ndarray:
+    """``matrix_basis`` (…, 4, 4) giving each bone the world matrix ``world``.
+
+    Args (keyword-only, all (…, 4, 4), broadcast against each other):
+        world: the bone's desired world matrix (object matrix included).
+        rest: ``Bone.matrix_local`` of the bone.
+        parent_world: the parent bone's world matrix at that frame, ``object_matrix @ pose_parent``;
+            for a root bone pass the armature's ``matrix_world``.
+        parent_rest: ``Bone.matrix_local`` of the parent; identity for a root bone.
+
+    basis = inverse(inverse(parent_rest) @ rest) @ inverse(parent_world) @ world. General 4×4
+    inverses (object and bone matrices may carry scale).
+    """
+    offset = np.linalg.solve(parent_rest, rest)            # inverse(parent_rest) @ rest
+    local = np.linalg.solve(parent_world, world)           # inverse(parent_world) @ world
+    return np.linalg.solve(offset, local)
+
+
+def split_basis(basis: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(location (…, 3), rotation (…, 3, 3) orthonormal, scale (…, 3)) of ``matrix_basis``.
+
+    Scale is each column's length; a negative determinant flips the first axis's scale so the
+    rotation stays proper.
+    """
+    location = basis[..., :3, 3].copy()
+    m = basis[..., :3, :3]
+    scale = np.linalg.norm(m, axis=-2)
+    rotation = m / np.maximum(scale[..., None, :], 1e-12)
+    flip = np.linalg.det(rotation) < 0.0
+    scale[..., 0] = np.where(flip, -scale[..., 0], scale[..., 0])
+    rotation[..., :, 0] = np.where(flip[..., None], -rotation[..., :, 0], rotation[..., :, 0])
+    return location, rotation, scale
