@@ -4,7 +4,7 @@ import bpy
 
 SCOPE_ITEMS = (
     ("ALL", "All Setups", "Every Waft setup in the scene"),
-    ("ACTIVE", "Active", "Only the setups of the active object (armature, cloth cage or guide curves)"),
+    ("ACTIVE", "Active", "Only the setups of the active object (armature, cage or guide curves)"),
 )
 
 
