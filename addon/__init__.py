@@ -4,14 +4,16 @@
 their own imports, so importing this package needs bpy but registers nothing by itself.
 """
 
-from . import panels, properties
+from . import panels, properties, ragdoll
 
 
 def register() -> None:
     properties.register()
     panels.register()
+    ragdoll.register()
 
 
 def unregister() -> None:
+    ragdoll.unregister()
     panels.unregister()
     properties.unregister()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 
 SYSTEMS: tuple[str, ...] = (
+    "ragdoll.system",
 )
 
 STRAND_OUTPUTS: tuple[str, ...] = (

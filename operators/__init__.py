@@ -3,6 +3,9 @@
 import bpy
 
 from . import add_collider, apply_preset, assign_bones, bake, clear_bake
+from .ragdoll_apply_preset import WAFT_OT_ragdoll_apply_preset
+from .ragdoll_create import WAFT_OT_ragdoll_create
+from .ragdoll_set_mode import WAFT_OT_ragdoll_set_mode
 
 CLASSES = (
     bake.WAFT_OT_bake,
@@ -10,6 +13,7 @@ CLASSES = (
     add_collider.WAFT_OT_add_collider,
     assign_bones.WAFT_OT_assign_bones,
     apply_preset.WAFT_OT_apply_preset,
+    WAFT_OT_ragdoll_create, WAFT_OT_ragdoll_set_mode, WAFT_OT_ragdoll_apply_preset,
 )
 
 

@@ -1,0 +1,60 @@
+"""Make a ragdoll from chosen bones: fill gaps so the bodies form one tree, apply the humanoid
+defaults (capsule radius, joint limits) by bone name. Used by ``waft.ragdoll_create``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ...core.errors import SetupError
+from .humanoid import defaults_for, role_of
+
+
+def fill_tree(parents: dict[str, str | None], chosen: set[str]) -> list[str]:
+    """``chosen`` plus the bones between each chosen bone and its nearest chosen ancestor, so
+    the bodies form one tree (e.g. hips + upper arm adds the spine and the shoulder).
+
+    ``parents``: bone → parent bone (None at a root), in armature order. SetupError when the
+    chosen bones have no common chosen ancestor (two separate trees).
+    """
+    result = set(chosen)
+    for name in chosen:
+        path, bone = [], parents[name]
+        while bone is not None and bone not in chosen:
+            path.append(bone)
+            bone = parents[bone]
+        if bone is not None:
+            result.update(path)
+    roots = [n for n in result if parents[n] not in result]
+    if len(roots) > 1:
+        names = ", ".join(f"'{n}'" for n in sorted(roots))
+        raise SetupError(f"the chosen bones form separate trees with roots {names}; choose a "
+                         f"common parent bone too (a ragdoll is one tree of bodies)")
+    return [n for n in parents if n in result]
+
+
+def humanoid_bones(names) -> set[str]:
+    """Every bone whose name a humanoid role matches."""
+    return {n for n in names if role_of(n) is not None}
+
+
+def character_height(points: np.ndarray) -> float:
+    """Height of the rig in world units from its bones' world heads and tails (P, 3)."""
+    return float(np.ptp(points[:, 2])) if len(points) else 0.0
+
+
+def apply_defaults(pose_bone, height: float) -> None:
+    """Body on, DRIVEN, humanoid radius and limits where the name is known; the radius falls
+    back to the envelope (0) otherwise."""
+    body = pose_bone.waft_ragdoll
+    body.body = True
+    body.mode = "DRIVEN"
+    found = defaults_for(pose_bone.name)
+    if found is None:
+        return
+    if height > 0.0:
+        body.radius = found.radius_of_height * height
+    body.swing_limit = tuple(math.radians(v) for v in found.swing_deg)
+    body.twist_limit = tuple(math.radians(v) for v in found.twist_deg)

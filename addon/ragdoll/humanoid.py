@@ -1,0 +1,106 @@
+"""Humanoid defaults by bone name: which part of the body a bone is, and its body settings.
+
+Names are matched after dropping common rig prefixes and the side marker, so the same table
+serves Mixamo (``mixamorig:LeftForeArm``), Rigify (``DEF-forearm.L``), glTF / Godot humanoids
+(``lower_arm_l``), VRM (``J_Bip_L_LowerArm``, ``leftLowerArm``) and plain names (``Forearm.R``).
+Pure Python (no bpy) so it is tested on its own.
+
+Joint limits are half-angles of the elliptical swing cone about the body's local X and Z axes
+and the twist range about local Y (along the bone), relative to the rest pose, in degrees here
+(radians on the property). They are generous ranges of the human joints (e.g. elbow and knee
+bend up to ~145° about X, little about Z), chosen so a ragdoll never folds through itself while
+an animation that stays inside human range is not clipped. Radii are fractions of the
+character's height ``H`` (a 1.7 m adult: hips 0.12 m, upper arm 0.045 m), because bone lengths
+vary too much between rigs (a glTF head bone may be 0.5 m long).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BodyDefaults:
+    role: str
+    radius_of_height: float  # capsule radius / character height
+    swing_deg: tuple[float, float]  # half-angles about local X, local Z
+    twist_deg: tuple[float, float]  # (min, max) about local Y
+
+
+ROLES: dict[str, BodyDefaults] = {
+    "hips": BodyDefaults("hips", 0.070, (180.0, 180.0), (-180.0, 180.0)),
+    "spine": BodyDefaults("spine", 0.060, (25.0, 25.0), (-20.0, 20.0)),
+    "chest": BodyDefaults("chest", 0.065, (25.0, 25.0), (-20.0, 20.0)),
+    "neck": BodyDefaults("neck", 0.030, (35.0, 35.0), (-40.0, 40.0)),
+    "head": BodyDefaults("head", 0.060, (35.0, 35.0), (-50.0, 50.0)),
+    "shoulder": BodyDefaults("shoulder", 0.025, (15.0, 15.0), (-10.0, 10.0)),
+    "upper_arm": BodyDefaults("upper_arm", 0.027, (95.0, 95.0), (-80.0, 80.0)),
+    "forearm": BodyDefaults("forearm", 0.023, (145.0, 15.0), (-80.0, 80.0)),
+    "hand": BodyDefaults("hand", 0.020, (70.0, 35.0), (-30.0, 30.0)),
+    "thigh": BodyDefaults("thigh", 0.040, (110.0, 60.0), (-40.0, 40.0)),
+    "shin": BodyDefaults("shin", 0.030, (145.0, 10.0), (-10.0, 10.0)),
+    "foot": BodyDefaults("foot", 0.024, (45.0, 30.0), (-20.0, 20.0)),
+    "toes": BodyDefaults("toes", 0.015, (40.0, 10.0), (-5.0, 5.0)),
+}
+
+# Compact spellings (lower case, no separators, side removed) → role. Order does not matter:
+# the whole compact name must match.
+ALIASES: dict[str, str] = {
+    "hips": "hips", "hip": "hips", "pelvis": "hips",
+    "spine": "spine", "spine0": "spine", "spine00": "spine", "abdomen": "spine",
+    "spine1": "chest", "spine01": "chest", "spine2": "chest", "spine02": "chest",
+    "spine3": "chest", "chest": "chest", "upperchest": "chest", "torso": "chest",
+    "neck": "neck", "neck1": "neck", "neck01": "neck",
+    "head": "head",
+    "shoulder": "shoulder", "clavicle": "shoulder", "collar": "shoulder", "collarbone": "shoulder",
+    "upperarm": "upper_arm", "arm": "upper_arm", "uparm": "upper_arm",
+    "forearm": "forearm", "lowerarm": "forearm", "elbow": "forearm",
+    "hand": "hand", "wrist": "hand",
+    "thigh": "thigh", "upperleg": "thigh", "upleg": "thigh",
+    "shin": "shin", "lowerleg": "shin", "leg": "shin", "calf": "shin", "knee": "shin",
+    "foot": "foot", "ankle": "foot",
+    "toes": "toes", "toe": "toes", "toebase": "toes",
+}
+
+# Rigify's DEF spine is numbered from the hips: spine, spine.001 … spine.006.
+RIGIFY_SPINE = {0: "hips", 1: "spine", 2: "spine", 3: "chest", 4: "neck", 5: "neck", 6: "head"}
+
+_PREFIX = re.compile(r"^(def|org|mch|drv|j_bip_[clr]|j_bip|bip0?1|b|jnt|bn)[-_ .]", re.I)
+_SIDE_TOKEN = re.compile(r"(^|[-_. ])(l|r|left|right)(?=$|[-_. ])", re.I)
+_SIDE_WORD = re.compile(r"^(left|right)(?=[A-Z_])|(left|right)$", re.I)
+_NUMBER_SUFFIX = re.compile(r"[._](\d{3})$")
+
+
+def side_of(name: str) -> str:
+    """'L', 'R' or '' from the bone name (``.L``, ``_l``, ``Left…``, ``J_Bip_L_…``)."""
+    base = name.rsplit(":", 1)[-1]
+    vrm = re.match(r"^j_bip_([lr])_", base, re.I)
+    if vrm:
+        return vrm.group(1).upper()
+    m = _SIDE_TOKEN.search(base) or _SIDE_WORD.search(base)
+    if not m:
+        return ""
+    token = m.group(2) if m.re is _SIDE_TOKEN else (m.group(1) or m.group(2))
+    return "L" if token.lower() in ("l", "left") else "R"
+
+
+def role_of(name: str) -> str | None:
+    """The body part a bone name stands for, or None (fingers, twist helpers, props)."""
+    base = name.rsplit(":", 1)[-1]  # mixamorig:LeftArm
+    rigify = base.lower().startswith("def-")
+    base = _PREFIX.sub("", base)
+    number = _NUMBER_SUFFIX.search(base)
+    index = int(number.group(1)) if number else 0
+    base = _NUMBER_SUFFIX.sub("", base)
+    if rigify and base.lower() == "spine":
+        return RIGIFY_SPINE.get(index)
+    base = _SIDE_TOKEN.sub(" ", base)
+    base = _SIDE_WORD.sub("", base)
+    compact = re.sub(r"[^a-z0-9]", "", base.lower())
+    return ALIASES.get(compact)
+
+
+def defaults_for(name: str) -> BodyDefaults | None:
+    role = role_of(name)
+    return ROLES.get(role) if role is not None else None

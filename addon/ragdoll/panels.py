@@ -1,0 +1,138 @@
+"""Ragdoll panels: Object tab (the armature's ragdoll), Bone tab (the active bone's body), and
+a section in the 3D view's Waft sidebar tab."""
+
+import bpy
+
+from ..panels import PropertiesPanel, draw_props
+
+RAGDOLL_MAIN = ("root_lock", "fall_threshold", "gravity_factor", "default_density")
+RAGDOLL_WORLD = ("use_ground", "ground_height", "ground_friction", "collider_collection",
+                 "substep_rate", "iterations")
+BODY_SHAPE = ("radius", "use_mass", "mass", "density")
+BODY_JOINT = ("swing_limit", "twist_limit", "joint_damping")
+BODY_DRIVE = ("motor_strength", "motor_damping", "velocity_drive", "blend", "distance_limit",
+              "distance_limit_speed", "linear_damping", "friction")
+
+
+def _armature(context):
+    ob = context.object
+    return ob if ob is not None and ob.type == 'ARMATURE' else None
+
+
+def draw_preset(layout, ob) -> None:
+    row = layout.row(align=True)
+    row.prop(ob.waft_ragdoll, "preset", text="")
+    op = row.operator("waft.ragdoll_apply_preset", text="Apply")
+    op.preset = ob.waft_ragdoll.preset
+
+
+def draw_create_buttons(layout) -> None:
+    row = layout.row(align=True)
+    row.operator("waft.ragdoll_create", text="Create Ragdoll", icon='ARMATURE_DATA')
+    row.operator("waft.ragdoll_set_mode", text="Set Mode")
+
+
+class WAFT_PT_ragdoll(PropertiesPanel, bpy.types.Panel):
+    bl_label = "Waft Ragdoll"
+    bl_context = "object"
+
+    @classmethod
+    def poll(cls, context):
+        return _armature(context) is not None
+
+    def draw_header(self, context):
+        self.layout.prop(context.object.waft_ragdoll, "enabled", text="")
+
+    def draw(self, context):
+        ob = context.object
+        settings = ob.waft_ragdoll
+        layout = self.layout
+        layout.active = settings.enabled
+        draw_create_buttons(layout)
+        draw_preset(layout, ob)
+        draw_props(layout, settings, RAGDOLL_MAIN)
+        bodies = sum(1 for pb in ob.pose.bones if pb.waft_ragdoll.body)
+        layout.label(text=f"{bodies} bodies", icon='MESH_CAPSULE')
+
+
+class WAFT_PT_ragdoll_world(PropertiesPanel, bpy.types.Panel):
+    bl_label = "Ground, Colliders, Quality"
+    bl_context = "object"
+    bl_parent_id = "WAFT_PT_ragdoll"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        draw_props(self.layout, context.object.waft_ragdoll, RAGDOLL_WORLD)
+
+
+class WAFT_PT_ragdoll_carrier(PropertiesPanel, bpy.types.Panel):
+    bl_label = "Carrier"
+    bl_context = "object"
+    bl_parent_id = "WAFT_PT_ragdoll"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        settings = context.object.waft_ragdoll
+        col = self.layout.column()
+        col.use_property_split = True
+        col.prop(settings, "carrier")
+        if settings.carrier is not None and settings.carrier.type == 'ARMATURE':
+            col.prop_search(settings, "carrier_bone", settings.carrier.pose, "bones")
+        else:
+            col.prop(settings, "carrier_bone")
+
+
+class WAFT_PT_ragdoll_body(PropertiesPanel, bpy.types.Panel):
+    bl_label = "Waft Ragdoll Body"
+    bl_context = "bone"
+
+    @classmethod
+    def poll(cls, context):
+        return _armature(context) is not None and context.active_pose_bone is not None
+
+    def draw_header(self, context):
+        self.layout.prop(context.active_pose_bone.waft_ragdoll, "body", text="")
+
+    def draw(self, context):
+        body = context.active_pose_bone.waft_ragdoll
+        layout = self.layout
+        layout.active = body.body
+        draw_props(layout, body, ("mode",))
+        layout.label(text="Shape")
+        draw_props(layout, body, BODY_SHAPE)
+        layout.label(text="Joint")
+        draw_props(layout, body, BODY_JOINT)
+        layout.label(text="Drive")
+        draw_props(layout, body, BODY_DRIVE)
+
+
+class WAFT_PT_ragdoll_sidebar(bpy.types.Panel):
+    bl_label = "Ragdoll"
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = "Waft"
+    bl_parent_id = "WAFT_PT_sidebar"
+
+    @classmethod
+    def poll(cls, context):
+        return _armature(context) is not None
+
+    def draw(self, context):
+        ob = context.object
+        layout = self.layout
+        layout.prop(ob.waft_ragdoll, "enabled", text=f"Ragdoll: {ob.name}")
+        draw_create_buttons(layout)
+        if ob.waft_ragdoll.enabled:
+            draw_preset(layout, ob)
+            draw_props(layout, ob.waft_ragdoll, ("root_lock", "fall_threshold"))
+        pose_bone = context.active_pose_bone
+        if pose_bone is not None and pose_bone.waft_ragdoll.body:
+            layout.label(text=f"Body: {pose_bone.name}")
+            draw_props(layout, pose_bone.waft_ragdoll, ("mode", "motor_strength", "blend"))
+
+
+CLASSES = (WAFT_PT_ragdoll, WAFT_PT_ragdoll_world, WAFT_PT_ragdoll_carrier,
+           WAFT_PT_ragdoll_body, WAFT_PT_ragdoll_sidebar)
+
+
+register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -1,0 +1,188 @@
+"""Ragdoll settings in the .blend: ``Object.waft_ragdoll`` (the armature) and
+``PoseBone.waft_ragdoll`` (one rigid body per chosen bone).
+
+Names are the core's (core/ragdoll: ``RagdollParams`` and ``RagdollRest`` fields) wherever the
+setting is the same thing. Every float is keyframeable: the per-frame ones (motor, blend,
+limits to the target, damping, friction, gravity, fall threshold) are sampled on every frame
+when animated; the body's shape (radius, mass, density) and joint limits are read once, at the
+first baked frame, because they define the rigid bodies. Lengths are in scene units (converted to
+metres with the unit scale), angles in radians (shown in degrees), mass in kg.
+"""
+
+import math
+
+import bpy
+from bpy.props import (
+    BoolProperty,
+    EnumProperty,
+    FloatProperty,
+    FloatVectorProperty,
+    IntProperty,
+    PointerProperty,
+    StringProperty,
+)
+
+from .presets import PRESET_ITEMS
+
+MODE_ITEMS = (
+    ("KINEMATIC", "Kinematic", "Follows the animation exactly (hands on a ledge, the feet of a "
+     "companion clinging to its carrier)", 0),
+    ("DRIVEN", "Driven", "Simulated; motors pull its rotation toward the animation's", 1),
+    ("FREE", "Free", "Simulated without motors: a limp ragdoll part", 2),
+)
+# BodyMode values of core.ragdoll.model (KINEMATIC = 0, DRIVEN = 1, FREE = 2).
+MODE_VALUES = {item[0]: item[3] for item in MODE_ITEMS}
+
+# Defaults of a body that no humanoid name matched (radians).
+DEFAULT_SWING = (math.radians(60.0), math.radians(60.0))
+DEFAULT_TWIST = (math.radians(-45.0), math.radians(45.0))
+DENSITY_OF_BODY = 985.0  # kg/m³, the human body (slightly less than water: lungs)
+
+
+def _armature_poll(_self, ob) -> bool:
+    return ob.type == 'ARMATURE'
+
+
+def _collection_poll(_self, collection) -> bool:
+    return isinstance(collection, bpy.types.Collection)
+
+
+class WaftRagdollSettings(bpy.types.PropertyGroup):
+    """A ragdoll made from this armature's chosen bones (``Object.waft_ragdoll``)."""
+
+    enabled: BoolProperty(
+        name="Waft Ragdoll", default=False,
+        description="Simulate this armature's ragdoll bodies when baking")
+    preset: EnumProperty(
+        name="Preset", items=PRESET_ITEMS, default="PHYSICAL",
+        description="Starting point for the bodies' settings; applied with Apply Preset")
+    root_lock: BoolProperty(
+        name="Lock Root", default=True,
+        description="The root body keeps all six degrees of freedom on its animation target "
+                    "(a strong constraint, so it still collides), until the fall threshold")
+    fall_threshold: FloatProperty(
+        name="Fall Threshold", default=0.3, min=0.0, soft_max=2.0, unit='LENGTH',
+        description="When the root body is held this far from its animation target (it hit "
+                    "a wall), the root lock releases for good and the ragdoll falls freely; "
+                    "0 = never")
+    gravity_factor: FloatProperty(
+        name="Gravity", default=1.0, soft_min=0.0, soft_max=2.0,
+        description="Multiplier of the scene gravity")
+    use_ground: BoolProperty(
+        name="Ground", default=True,
+        description="Collide with a horizontal ground plane at Ground Height")
+    ground_height: FloatProperty(
+        name="Ground Height", default=0.0, unit='LENGTH',
+        description="World height of the ground plane")
+    ground_friction: FloatProperty(
+        name="Ground Friction", default=0.6, min=0.0, soft_max=1.0,
+        description="Coulomb friction coefficient of the ground")
+    substep_rate: FloatProperty(
+        name="Substep Rate", default=0.0, min=0.0, soft_max=2000.0,
+        description="Simulation steps per second (Hz) for this ragdoll; 0 = the scene's. "
+                    "Ragdolls baked together use the highest rate among them")
+    iterations: IntProperty(
+        name="Iterations", default=4, min=0, soft_max=64,
+        description="Constraint passes per substep; 0 = the scene's (seed 004 needed many "
+                    "more than the engine default). Ragdolls baked together use the highest")
+    default_density: FloatProperty(
+        name="Density", default=DENSITY_OF_BODY, min=0.0, soft_min=1.0, soft_max=5000.0,
+        description="Density (kg/m³) of bodies that give neither their own density nor mass; "
+                    "mass = density × capsule volume")
+    carrier: PointerProperty(
+        name="Carrier", type=bpy.types.Object, poll=_armature_poll,
+        description="Another ragdoll armature this one hangs on (a companion on a character's "
+                    "back): its root body follows the carrier's simulated body in the same "
+                    "frame, so it is solved after its carrier")
+    carrier_bone: StringProperty(
+        name="Carrier Bone",
+        description="The carrier's body bone this ragdoll's root hangs on")
+    collider_collection: PointerProperty(
+        name="Colliders", type=bpy.types.Collection, poll=_collection_poll,
+        description="Only Waft colliders in this collection touch this ragdoll; "
+                    "empty = every Waft collider in the scene")
+
+
+class WaftRagdollBodySettings(bpy.types.PropertyGroup):
+    """One rigid body (capsule) on a pose bone (``PoseBone.waft_ragdoll``)."""
+
+    body: BoolProperty(
+        name="Body", default=False,
+        description="This bone is a rigid body of the ragdoll (a capsule along the bone)")
+    mode: EnumProperty(
+        name="Mode", items=MODE_ITEMS, default="DRIVEN",
+        description="Kinematic, driven by motors toward the animation, or free")
+    radius: FloatProperty(
+        name="Radius", default=0.0, min=0.0, soft_max=0.5, unit='LENGTH',
+        description="Capsule radius; 0 = the bone's envelope radius (mean of head and tail "
+                    "radius)")
+    use_mass: BoolProperty(
+        name="Use Mass", default=False,
+        description="Give the mass directly instead of a density")
+    mass: FloatProperty(
+        name="Mass", default=1.0, min=0.0, soft_max=100.0, unit='MASS',
+        description="Mass of the body (kg) when Use Mass is on")
+    density: FloatProperty(
+        name="Density", default=0.0, min=0.0, soft_max=5000.0,
+        description="Density (kg/m³); 0 = the ragdoll's default density")
+    swing_limit: FloatVectorProperty(
+        name="Swing Limit", size=2, default=DEFAULT_SWING, min=0.0, max=math.pi,
+        subtype='NONE', unit='ROTATION',
+        description="Half-angles of the elliptical swing cone about the body's local X and Z "
+                    "axes, relative to the rest pose; 180° = free")
+    twist_limit: FloatVectorProperty(
+        name="Twist Limit", size=2, default=DEFAULT_TWIST, min=-math.pi, max=math.pi,
+        subtype='NONE', unit='ROTATION',
+        description="Minimum and maximum twist about the bone's axis (local Y), relative to "
+                    "the rest pose")
+    motor_strength: FloatProperty(
+        name="Motor Strength", default=0.8, min=0.0, max=1.0, subtype='FACTOR',
+        description="Pull of the motor toward the animation's local rotation (1 = reproduce "
+                    "it exactly); the same at any frame rate and substep")
+    motor_damping: FloatProperty(
+        name="Motor Damping", default=0.5, min=0.0, soft_max=2.0,
+        description="Damping ratio of the motor's spring (0 = springy, 1 = critically "
+                    "damped); independent of frame rate and substep")
+    velocity_drive: FloatProperty(
+        name="Velocity Drive", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
+        description="Fraction T of the body's linear velocity blended toward the velocity "
+                    "that reaches its animation target this frame (seed 004's hips on the beam)")
+    blend: FloatProperty(
+        name="Blend", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
+        description="Local-space blend of the output toward the animation: 0 = physics "
+                    "only, 1 = the animation (seed 004 blended 40–50 %)")
+    distance_limit: FloatProperty(
+        name="Distance Limit", default=0.0, min=0.0, soft_max=1.0, unit='LENGTH',
+        description="The body stays within this distance of its animation target, rotation "
+                    "free (seed 004's wrists: 5–25 cm); 0 = off")
+    distance_limit_speed: FloatProperty(
+        name="Lock Speed", default=0.0, min=0.0, soft_max=20.0, unit='VELOCITY',
+        description="Target speed at which the distance limit has shrunk to zero and locks "
+                    "the body to its target (seed 004's BD-1 head); 0 = never shrinks")
+    joint_damping: FloatProperty(
+        name="Joint Damping", default=1.0, min=0.0, soft_max=50.0,
+        description="Angular velocity relative to the parent decays at this rate per second")
+    linear_damping: FloatProperty(
+        name="Linear Damping", default=0.0, min=0.0, soft_max=10.0,
+        description="Linear velocity decays at this rate per second (air drag)")
+    friction: FloatProperty(
+        name="Friction", default=0.5, min=0.0, max=1.0,
+        description="Friction against colliders and the ground (seed 004 kept it low so bodies "
+                    "reach their targets)")
+
+
+CLASSES = (WaftRagdollSettings, WaftRagdollBodySettings)
+
+
+def register() -> None:
+    for cls in CLASSES:
+        bpy.utils.register_class(cls)
+    bpy.types.Object.waft_ragdoll = PointerProperty(type=WaftRagdollSettings)
+    bpy.types.PoseBone.waft_ragdoll = PointerProperty(type=WaftRagdollBodySettings)
+
+
+def unregister() -> None:
+    del bpy.types.PoseBone.waft_ragdoll
+    del bpy.types.Object.waft_ragdoll
+    for cls in reversed(CLASSES):
+        bpy.utils.unregister_class(cls)

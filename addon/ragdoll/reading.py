@@ -1,0 +1,305 @@
+"""Read and validate the ragdolls taking part in a bake (nothing is modified).
+
+Every problem a user can make in the file is found here, before anything is sampled, and named
+with the armature and bone: zero-length bones, a body whose parent bone is not a body (only the
+root may hang from a non-body bone), twist limits with min > max, zero or negative mass or
+density, non-finite settings, a carrier that is missing, not a ragdoll, or not baked with it.
+Shapes and joint limits are read once (at the current frame); the per-frame settings are
+sampled by ``sampling.py``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.errors import SetupError
+from .. import reading as strand_reading
+from .properties import MODE_VALUES
+
+# A bone shorter than this in the world (metres) has no axis for its capsule.
+MIN_BONE_LENGTH = strand_reading.MIN_BONE_LENGTH
+
+RAGDOLL_FLOATS = ("fall_threshold", "gravity_factor", "ground_height", "ground_friction",
+                  "substep_rate", "default_density")
+BODY_FLOATS = ("radius", "mass", "density", "motor_strength", "motor_damping", "velocity_drive",
+               "blend", "distance_limit", "distance_limit_speed", "joint_damping",
+               "linear_damping", "friction")
+BODY_VECTORS = ("swing_limit", "twist_limit")
+
+
+@dataclass(frozen=True)
+class RagdollRead:
+    """One armature's ragdoll; bodies are listed parents first (the root body first)."""
+
+    object: object  # bpy.types.Object
+    name: str
+    bone_count: int  # len(ob.pose.bones): the foreach_get buffer size
+    names: tuple[str, ...]
+    bone_index: np.ndarray  # (N,) index of each body's bone in ob.pose.bones
+    parent: np.ndarray  # (N,) parent body index, -1 for the root body
+    root_parent_bone: int  # index in ob.pose.bones of the root body's parent bone, -1 if none
+    rest_local: np.ndarray  # (N, 4, 4) Bone.matrix_local (armature units)
+    parent_rest_local: np.ndarray  # (N, 4, 4) the parent bone's matrix_local, identity if none
+    rest_matrix: np.ndarray  # (N, 4, 4) world body frames now, metres, no scale
+    length: np.ndarray  # (N,) m
+    radius: np.ndarray  # (N,) m
+    mass: np.ndarray  # (N,) kg
+    swing_limit: np.ndarray  # (N, 2) rad, inf where free (≥ 180°)
+    twist_limit: np.ndarray  # (N, 2) rad
+    carrier: tuple[str, str] | None  # (carrier armature name, carrier bone name)
+    substep_rate: float  # Hz, 0 = the scene's
+    iterations: int  # 0 = the scene's
+    ground: tuple[float, float] | None  # (height m, friction) or None
+    colliders: tuple  # bpy collider empties this ragdoll touches
+
+
+def _where(ob, bone: str | None = None) -> str:
+    return f"Armature '{ob.name}'" + (f", bone '{bone}'" if bone is not None else "")
+
+
+def _finite(value, what: str) -> float:
+    value = float(value)
+    if not math.isfinite(value):
+        raise SetupError(f"{what} is {value}; it must be a finite number")
+    return value
+
+
+def _check_settings(ob) -> None:
+    settings = ob.waft_ragdoll
+    for name in RAGDOLL_FLOATS:
+        _finite(getattr(settings, name), f"{_where(ob)}: ragdoll setting '{name}'")
+
+
+def _check_body_settings(ob, pose_bone) -> None:
+    body = pose_bone.waft_ragdoll
+    where = _where(ob, pose_bone.name)
+    for name in BODY_FLOATS:
+        _finite(getattr(body, name), f"{where}: setting '{name}'")
+    for name in BODY_VECTORS:
+        for value in getattr(body, name):
+            _finite(value, f"{where}: setting '{name}'")
+    if body.mode not in MODE_VALUES:
+        raise SetupError(f"{where}: unknown mode {body.mode!r}")
+
+
+def body_bones(ob) -> list:
+    """The pose bones that are bodies, parents before children (depth first from the roots)."""
+    chosen = [pb for pb in ob.pose.bones if pb.waft_ragdoll.body]
+
+    def depth(pb) -> int:
+        d = 0
+        while pb.parent is not None:
+            pb, d = pb.parent, d + 1
+        return d
+
+    depths = {pb.name: depth(pb) for pb in chosen}
+    order = {pb.name: i for i, pb in enumerate(ob.pose.bones)}
+    return sorted(chosen, key=lambda pb: (depths[pb.name], order[pb.name]))
+
+
+def _check_tree(ob, bones) -> None:
+    """Exactly one body (the root) may have a parent bone that is not a body."""
+    names = {pb.name for pb in bones}
+    root = bones[0]
+    for pb in bones[1:]:
+        parent = pb.parent
+        if parent is not None and parent.name in names:
+            continue
+        if parent is None:
+            raise SetupError(
+                f"{_where(ob, pb.name)}: it has no parent bone, but '{root.name}' is already "
+                f"the ragdoll's root; a ragdoll is one tree of bodies (remove one of them)")
+        raise SetupError(
+            f"{_where(ob, pb.name)}: its parent bone '{parent.name}' is not a ragdoll body; "
+            f"every body except the root ('{root.name}') must hang from another body (make "
+            f"'{parent.name}' a body too, or remove '{pb.name}')")
+
+
+def _mass(ob, pb, settings, length: float, radius: float) -> float:
+    body = pb.waft_ragdoll
+    where = _where(ob, pb.name)
+    if body.use_mass:
+        if not body.mass > 0.0:
+            raise SetupError(f"{where}: mass {body.mass:g} kg must be positive")
+        return float(body.mass)
+    if body.density < 0.0:
+        raise SetupError(f"{where}: density {body.density:g} kg/m³ must be positive")
+    density = float(body.density) if body.density > 0.0 else float(settings.default_density)
+    if not density > 0.0:
+        raise SetupError(f"{where}: density {density:g} kg/m³ (the ragdoll's default density) "
+                         f"must be positive")
+    volume = math.pi * radius * radius * length + 4.0 / 3.0 * math.pi * radius ** 3
+    return density * volume
+
+
+def _limits(ob, pb) -> tuple[np.ndarray, np.ndarray]:
+    body = pb.waft_ragdoll
+    swing = np.array(body.swing_limit, dtype=np.float64)
+    twist = np.array(body.twist_limit, dtype=np.float64)
+    if np.any(swing < 0.0):
+        raise SetupError(f"{_where(ob, pb.name)}: swing limit "
+                         f"({', '.join(f'{math.degrees(v):g}°' for v in swing)}) must not be "
+                         f"negative")
+    if twist[0] > twist[1]:
+        raise SetupError(f"{_where(ob, pb.name)}: twist limit min "
+                         f"{math.degrees(twist[0]):g}° is greater than max "
+                         f"{math.degrees(twist[1]):g}°")
+    # A cone of 180° or more leaves the swing free.
+    swing = np.where(swing >= math.pi - 1e-6, np.inf, swing)
+    return swing, twist
+
+
+def without_scale(matrix: np.ndarray) -> np.ndarray:
+    """Orthonormal frames (…, 4, 4): Gram–Schmidt with the bone axis Y kept, then Z, X = Y×Z."""
+    out = np.array(matrix, dtype=np.float64, copy=True)
+    y = out[..., :3, 1]
+    y = y / np.linalg.norm(y, axis=-1, keepdims=True)
+    z = out[..., :3, 2]
+    z = z - np.sum(z * y, axis=-1, keepdims=True) * y
+    z = z / np.linalg.norm(z, axis=-1, keepdims=True)
+    out[..., :3, 0] = np.cross(y, z)
+    out[..., :3, 1] = y
+    out[..., :3, 2] = z
+    out[..., 3, :] = (0.0, 0.0, 0.0, 1.0)
+    return out
+
+
+def _carrier(ob) -> tuple[str, str] | None:
+    settings = ob.waft_ragdoll
+    if settings.carrier is None:
+        if settings.carrier_bone:
+            raise SetupError(f"{_where(ob)}: carrier bone '{settings.carrier_bone}' is set but "
+                             f"the carrier armature is missing (was it deleted?); pick the "
+                             f"carrier or clear the bone")
+        return None
+    carrier = settings.carrier
+    if carrier is ob:
+        raise SetupError(f"{_where(ob)}: a ragdoll cannot be its own carrier")
+    if not settings.carrier_bone:
+        raise SetupError(f"{_where(ob)}: carrier '{carrier.name}' is set but no carrier bone")
+    return carrier.name, settings.carrier_bone
+
+
+def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
+    strand_reading.check_world_scale(ob, "Armature")
+    _check_settings(ob)
+    if ob.animation_data is not None and ob.animation_data.use_tweak_mode:
+        raise SetupError(f"{_where(ob)}: leave NLA tweak mode before baking")
+    settings = ob.waft_ragdoll
+    bones = body_bones(ob)
+    if not bones:
+        raise SetupError(f"{_where(ob)}: no bones are ragdoll bodies; select bones in Pose Mode "
+                         f"and use Create Ragdoll")
+    _check_tree(ob, bones)
+    object_matrix = np.array(ob.matrix_world, dtype=np.float64)
+    scale = np.diag([unit, unit, unit, 1.0])
+    index = {pb.name: i for i, pb in enumerate(ob.pose.bones)}
+    position = {pb.name: i for i, pb in enumerate(bones)}
+    n = len(bones)
+    rest_local = np.empty((n, 4, 4))
+    parent_rest = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
+    parent = np.full(n, -1, dtype=np.int64)
+    length, radius, mass = np.empty(n), np.empty(n), np.empty(n)
+    swing, twist = np.empty((n, 2)), np.empty((n, 2))
+    for i, pb in enumerate(bones):
+        _check_body_settings(ob, pb)
+        bone = pb.bone
+        rest_local[i] = np.array(bone.matrix_local, dtype=np.float64)
+        if pb.parent is not None:
+            parent_rest[i] = np.array(pb.parent.bone.matrix_local, dtype=np.float64)
+            parent[i] = position.get(pb.parent.name, -1)
+        world = scale @ object_matrix @ rest_local[i]
+        axis_scale = float(np.linalg.norm(world[:3, 1]))
+        length[i] = bone.length * axis_scale
+        if not length[i] > MIN_BONE_LENGTH:
+            raise SetupError(f"{_where(ob, pb.name)}: bone has zero length; give it a length "
+                             f"in Edit Mode or remove it from the ragdoll")
+        mean_scale = float(np.cbrt(abs(np.linalg.det(world[:3, :3]))))
+        body_radius = pb.waft_ragdoll.radius * unit
+        if body_radius <= 0.0:
+            body_radius = 0.5 * (bone.head_radius + bone.tail_radius) * mean_scale
+        if not body_radius > 0.0:
+            raise SetupError(f"{_where(ob, pb.name)}: radius must be positive (set Radius or "
+                             f"the bone's envelope radius)")
+        radius[i] = body_radius
+        mass[i] = _mass(ob, pb, settings, length[i], radius[i])
+        swing[i], twist[i] = _limits(ob, pb)
+    root = bones[0]
+    ground = None
+    if settings.use_ground:
+        ground = (float(settings.ground_height) * unit, float(settings.ground_friction))
+    return RagdollRead(
+        object=ob, name=ob.name, bone_count=len(ob.pose.bones),
+        names=tuple(pb.name for pb in bones),
+        bone_index=np.array([index[pb.name] for pb in bones], dtype=np.int64),
+        parent=parent,
+        root_parent_bone=index[root.parent.name] if root.parent is not None else -1,
+        rest_local=rest_local, parent_rest_local=parent_rest,
+        rest_matrix=without_scale(scale @ object_matrix @ rest_local),
+        length=length, radius=radius, mass=mass, swing_limit=swing, twist_limit=twist,
+        carrier=_carrier(ob), substep_rate=float(settings.substep_rate),
+        iterations=int(settings.iterations), ground=ground,
+        colliders=tuple(collider_objects(scene, ob)),
+    )
+
+
+def collider_objects(scene, ob) -> list:
+    """The Waft collider empties this ragdoll collides with (its collection, else all)."""
+    collection = ob.waft_ragdoll.collider_collection
+    if collection is None:
+        return sorted((o for o in scene.objects if o.waft_collider.enabled),
+                      key=lambda o: o.name)
+    members = [o for o in collection.all_objects if o.waft_collider.enabled]
+    if not members:
+        raise SetupError(f"{_where(ob)}: collider collection '{collection.name}' holds no Waft "
+                         f"collider; add one or clear the collection")
+    for member in members:
+        if scene.objects.get(member.name) is not member:
+            raise SetupError(f"{_where(ob)}: collider '{member.name}' is not in scene "
+                             f"'{scene.name}'")
+    return sorted(members, key=lambda o: o.name)
+
+
+def find_ragdolls(scene, objects=None) -> list:
+    """The armatures to bake: ``objects`` (each must be an enabled ragdoll) or all in scene."""
+    if objects is None:
+        return sorted((ob for ob in scene.objects
+                       if ob.type == 'ARMATURE' and ob.waft_ragdoll.enabled),
+                      key=lambda ob: ob.name)
+    found = []
+    for ob in objects:
+        if ob.type != 'ARMATURE' or not ob.waft_ragdoll.enabled:
+            raise SetupError(f"Object '{ob.name}' is not a Waft ragdoll (enable Waft Ragdoll on "
+                             f"an armature)")
+        found.append(ob)
+    return found
+
+
+def carrier_indices(reads: list[RagdollRead], scene) -> list[tuple[int, int] | None]:
+    """(ragdoll index, body index) of each ragdoll's carrier; SetupError when it is unusable."""
+    by_name = {r.name: i for i, r in enumerate(reads)}
+    out = []
+    for read in reads:
+        if read.carrier is None:
+            out.append(None)
+            continue
+        ob_name, bone = read.carrier
+        where = f"Armature '{read.name}'"
+        carrier = scene.objects.get(ob_name)
+        if carrier is None:
+            raise SetupError(f"{where}: carrier '{ob_name}' is not in scene '{scene.name}'")
+        if carrier.type != 'ARMATURE' or not carrier.waft_ragdoll.enabled:
+            raise SetupError(f"{where}: carrier '{ob_name}' is not a Waft ragdoll; enable its "
+                             f"ragdoll (its simulated body is what this one hangs on)")
+        if ob_name not in by_name:
+            raise SetupError(f"{where}: its carrier '{ob_name}' is not baked with it; bake both "
+                             f"(Bake All) so the carrier is solved first")
+        carrier_read = reads[by_name[ob_name]]
+        if bone not in carrier_read.names:
+            raise SetupError(f"{where}: carrier bone '{bone}' is not a body of ragdoll "
+                             f"'{ob_name}'")
+        out.append((by_name[ob_name], carrier_read.names.index(bone)))
+    return out

@@ -1,0 +1,228 @@
+"""Sample once: one ``scene.frame_set`` per frame for every ragdoll and collider together.
+
+Per frame: each armature's pose matrices (``pose.bones.foreach_get("matrix")``, armature space,
+column-major blocks), its world matrix, the collider empties' world matrices, scene gravity, and
+the ragdoll settings that are animated (the others are read once). Waft's result tracks
+(``Waft``, ``Waft Cloth``, ``Waft Ragdoll``, …) are muted meanwhile so a previous bake is never
+sampled as the animation target; ``Waft: original`` (the user's action) and the ``…: rest``
+tracks (the user's static pose of baked channels) keep playing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.errors import SetupError
+from .. import compat
+from ..writing import ORIGINAL_TRACK
+from .properties import MODE_VALUES
+from .reading import RagdollRead
+
+MIN_SCALE = 1e-9
+
+# Per-frame settings of Object.waft_ragdoll and PoseBone.waft_ragdoll (RagdollParams fields).
+RAGDOLL_SERIES = ("gravity_factor", "root_lock", "fall_threshold")
+BODY_SERIES = ("mode", "motor_strength", "motor_damping", "velocity_drive", "blend",
+               "distance_limit", "distance_limit_speed", "joint_damping", "linear_damping",
+               "friction")
+
+_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.waft_ragdoll\.(\w+)')
+_SETUP_PATH = re.compile(r"^waft_ragdoll\.(\w+)")
+
+
+def is_result_track(name: str) -> bool:
+    """A Waft result track (muted while sampling): not the user's original, not a rest track."""
+    return (name.startswith("Waft") and name != ORIGINAL_TRACK
+            and not name.endswith(": rest"))
+
+
+def user_actions(anim_data):
+    """The actions holding the user's animation: the active one and non-result NLA strips."""
+    if anim_data.action is not None:
+        yield anim_data.action
+    for track in anim_data.nla_tracks:
+        if track.name.startswith("Waft") and track.name != ORIGINAL_TRACK:
+            continue
+        for strip in track.strips:
+            if strip.action is not None:
+                yield strip.action
+
+
+def user_paths(ob) -> set[str]:
+    """Data paths animated by the user (F-curves of user actions, drivers)."""
+    anim_data = ob.animation_data
+    if anim_data is None:
+        return set()
+    paths = {fc.data_path for fc in anim_data.drivers}
+    for action in user_actions(anim_data):
+        paths.update(fc.data_path for fc in compat.action_fcurves(action))
+    return paths
+
+
+def animated_settings(ob) -> tuple[set[str], set[tuple[str, str]]]:
+    setup, bones = set(), set()
+    for path in user_paths(ob):
+        if m := _SETUP_PATH.match(path):
+            setup.add(m.group(1))
+        elif m := _BONE_PATH.match(path):
+            bones.add((m.group(1).replace('\\"', '"'), m.group(2)))
+    return setup, bones
+
+
+@contextlib.contextmanager
+def result_tracks_muted(objects):
+    """Mute every Waft result track of ``objects``; restore the mute flags afterwards."""
+    saved = []
+    for ob in objects:
+        anim_data = ob.animation_data
+        if anim_data is None:
+            continue
+        for track in anim_data.nla_tracks:
+            if is_result_track(track.name):
+                saved.append((track, track.mute))
+                track.mute = True
+    try:
+        yield
+    finally:
+        for track, mute in saved:
+            track.mute = mute
+
+
+@dataclass
+class Series:
+    """One setting: a value per frame when animated, else one value (leading axis 1)."""
+
+    owner: object
+    name: str
+    animated: bool
+
+    def __post_init__(self):
+        self.values = []
+
+    def sample(self) -> None:
+        value = getattr(self.owner, self.name)
+        self.values.append(MODE_VALUES[value] if self.name == "mode" else float(value))
+
+    def array(self) -> np.ndarray:
+        return np.asarray(self.values, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class RagdollSamples:
+    frames: np.ndarray  # (F,) scene frames
+    pose: list  # per ragdoll (F, bones, 4, 4) armature space, Blender units
+    object_matrix: np.ndarray  # (F, R, 4, 4) world, Blender units
+    collider_matrix: np.ndarray  # (F, K, 4, 4) world, Blender units
+    gravity: np.ndarray  # (F, 3) scene gravity, Blender units/s²
+    ragdoll_settings: list  # per ragdoll {name: (F or 1,)}
+    body_settings: list  # per ragdoll {name: (F or 1, N)}
+
+
+class RagdollSampler:
+    """Steps the frame range in chunks (``sample_chunk``), then ``result()``."""
+
+    def __init__(self, scene, reads: list[RagdollRead], colliders: list, frames: np.ndarray):
+        self.scene = scene
+        self.reads = reads
+        self.colliders = colliders
+        self.frames = np.asarray(frames)
+        self.done = 0
+        n = len(self.frames)
+        self._pose = [np.empty((n, r.bone_count * 16), np.float32) for r in reads]
+        self._object = np.empty((n, len(reads), 4, 4))
+        self._collider = np.empty((n, len(colliders), 4, 4))
+        self._gravity = np.empty((n, 3))
+        self._ragdoll_series, self._body_series = [], []
+        for read in reads:
+            ob = read.object
+            setup_animated, bone_animated = animated_settings(ob)
+            self._ragdoll_series.append(
+                {n: Series(ob.waft_ragdoll, n, n in setup_animated) for n in RAGDOLL_SERIES})
+            self._body_series.append([
+                {n: Series(ob.pose.bones[b].waft_ragdoll, n, (b, n) in bone_animated)
+                 for n in BODY_SERIES} for b in read.names])
+        self._animated = [s for s in self._all_series() if s.animated]
+
+    @property
+    def total(self) -> int:
+        return len(self.frames)
+
+    def _all_series(self):
+        for per_ragdoll in self._ragdoll_series:
+            yield from per_ragdoll.values()
+        for bodies in self._body_series:
+            for per_body in bodies:
+                yield from per_body.values()
+
+    def sample_chunk(self, count: int) -> int:
+        stop = min(self.done + count, self.total)
+        for i in range(self.done, stop):
+            self.scene.frame_set(int(self.frames[i]))
+            self._sample_frame(i)
+        self.done = stop
+        return self.done
+
+    def _sample_frame(self, i: int) -> None:
+        for r, read in enumerate(self.reads):
+            ob = read.object
+            ob.pose.bones.foreach_get("matrix", self._pose[r][i])
+            self._object[i, r] = np.array(ob.matrix_world)
+        for k, collider in enumerate(self.colliders):
+            self._collider[i, k] = np.array(collider.matrix_world)
+        scene = self.scene
+        self._gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
+        for series in (self._all_series() if i == 0 else self._animated):
+            series.sample()
+
+    def result(self) -> RagdollSamples:
+        if self.done != self.total:
+            raise RuntimeError("sampling is not finished")
+        n = self.total
+        pose = [buf.reshape(n, -1, 4, 4).transpose(0, 1, 3, 2).astype(np.float64)
+                for buf in self._pose]
+        samples = RagdollSamples(
+            frames=self.frames, pose=pose, object_matrix=self._object.copy(),
+            collider_matrix=self._collider.copy(), gravity=self._gravity.copy(),
+            ragdoll_settings=[{n: s.array() for n, s in d.items()}
+                              for d in self._ragdoll_series],
+            body_settings=[{n: np.stack(np.broadcast_arrays(*(b[n].array() for b in bodies)),
+                                        axis=-1)
+                            for n in BODY_SERIES} for bodies in self._body_series],
+        )
+        check_samples(self.reads, samples)
+        return samples
+
+
+def check_samples(reads: list[RagdollRead], samples: RagdollSamples) -> None:
+    """Settings keyed to NaN and bones scaled to nothing, named with the frame."""
+    frames = samples.frames
+
+    def frame_of(bad) -> int:
+        return int(frames[int(np.argmax(bad))]) if len(bad) > 1 else int(frames[0])
+
+    for r, read in enumerate(reads):
+        where = f"Armature '{read.name}'"
+        for name, values in samples.ragdoll_settings[r].items():
+            bad = ~np.isfinite(values)
+            if bad.any():
+                raise SetupError(f"{where}: ragdoll setting '{name}' is not finite at frame "
+                                 f"{frame_of(bad)}")
+        for name, values in samples.body_settings[r].items():
+            bad = ~np.isfinite(values)
+            if bad.any():
+                body = int(np.argwhere(bad)[0][1])
+                raise SetupError(f"{where}, bone '{read.names[body]}': setting '{name}' is not "
+                                 f"finite at frame {frame_of(bad.any(axis=1))}")
+        pose = samples.pose[r][:, read.bone_index]
+        world = np.einsum("fij,fnjk->fnik", samples.object_matrix[:, r], pose)
+        # A bone scaled to nothing along any axis has no frame to simulate.
+        columns = np.linalg.norm(world[..., :3, :3], axis=-2).min(axis=-1)
+        bad = ~np.isfinite(world).all(axis=(2, 3)) | ~(columns > MIN_SCALE)
+        if bad.any():
+            f, b = (int(v) for v in np.argwhere(bad)[0])
+            raise SetupError(f"{where}, bone '{read.names[b]}': bone has zero length or is not "
+                             f"finite at frame {int(frames[f])} (scaled to zero?)")

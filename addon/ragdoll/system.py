@@ -1,0 +1,237 @@
+"""The ragdoll system behind the one Bake button (protocol: addon/systems.py).
+
+prepare (read + validate every ragdoll, build the core model: nothing sampled or written) →
+run_steps (sample every frame once, solve with core.ragdoll, convert to pose keys; yields
+Progress) → the returned ``commit()`` writes every ragdoll's action and NLA track. A failure or
+a closed generator before ``commit()`` leaves the file as it was.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import numpy as np
+
+from ...core.errors import DivergenceError, SetupError
+from .. import reading as strand_reading
+from ..progress import Progress
+from . import assemble, reading, sampling, writing
+
+NAME = "ragdoll"
+SAMPLE_CHUNK = 10
+
+
+def _core() -> SimpleNamespace:
+    """core.ragdoll, imported when a bake needs it (keeps this module importable alone)."""
+    base = __package__.rsplit(".", 2)[0] + ".core.ragdoll"
+    model = importlib.import_module(base + ".model")
+    params = importlib.import_module(base + ".params")
+    drive = importlib.import_module(base + ".drive")
+    solver = importlib.import_module(base + ".solver")
+    return SimpleNamespace(
+        RagdollRest=model.RagdollRest, build_ragdoll_model=model.build_ragdoll_model,
+        RagdollParams=params.RagdollParams, RagdollDrive=drive.RagdollDrive,
+        RagdollSettings=solver.RagdollSettings, bake_ragdoll_steps=solver.bake_ragdoll_steps)
+
+
+@dataclass
+class RagdollSetupReport:
+    name: str
+    bodies: int
+    fell_at: int | None = None  # scene frame where the root lock released, None if never
+    fcurves: int = 0
+    action: str = ""
+
+
+@dataclass
+class RagdollReport:
+    name: str = NAME
+    setups: list = field(default_factory=list)
+    frames: int = 0
+    sample_s: float = 0.0
+    solve_s: float = 0.0
+    write_s: float = 0.0
+    # Solved world body frames per armature (F, N, 4, 4), metres, for checks and samples.
+    body_matrix: dict = field(default_factory=dict)
+
+    @property
+    def bones(self) -> int:
+        return sum(s.bodies for s in self.setups)
+
+    @property
+    def particles(self) -> int:  # bodies
+        return self.bones
+
+    def summary(self) -> str:
+        names = ", ".join(s.name for s in self.setups)
+        fell = [f"{s.name} fell at frame {s.fell_at}" for s in self.setups
+                if s.fell_at is not None]
+        text = (f"Waft ragdoll {names}: {self.bones} bodies, {self.frames} frames (sample "
+                f"{self.sample_s:.2f} s, solve {self.solve_s:.2f} s, write {self.write_s:.2f} s)")
+        return text + (f"; {', '.join(fell)}" if fell else "")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    reads: list
+    colliders: list  # collider empties (bpy objects), sorted by name
+    collider_input: assemble.ColliderInput
+    model: object
+    frame_start: int
+    frame_end: int
+    fps: float
+    unit: float
+
+
+def claims(ob) -> bool:
+    return ob.type == 'ARMATURE' and ob.waft_ragdoll.enabled
+
+
+def prepare(scene, *, objects=None, frame_start=None, frame_end=None) -> Prepared | None:
+    obs = reading.find_ragdolls(scene, objects)
+    if not obs:
+        return None
+    start, end = strand_reading.frame_range(scene, frame_start, frame_end)
+    unit = strand_reading.unit_scale(scene)
+    fps = strand_reading.scene_fps(scene)
+    reads = [reading.read_ragdoll(scene, ob, unit) for ob in obs]
+    carriers = reading.carrier_indices(reads, scene)
+    collider_obs = sorted({c.name: c for r in reads for c in r.colliders}.values(),
+                          key=lambda c: c.name)
+    colliders = assemble.collider_input(reads, [strand_reading.read_collider(c)
+                                                for c in collider_obs])
+    core = _core()
+    rests = [core.RagdollRest(
+        setup=r.name, names=r.names, parent=r.parent, rest_matrix=r.rest_matrix,
+        length=r.length, radius=r.radius, mass=r.mass, swing_limit=r.swing_limit,
+        twist_limit=r.twist_limit, carrier=carriers[i]) for i, r in enumerate(reads)]
+    model = core.build_ragdoll_model(ragdolls=rests, colliders=colliders.colliders,
+                                     collider_mask=colliders.mask)
+    return Prepared(reads=reads, colliders=collider_obs, collider_input=colliders, model=model,
+                    frame_start=start, frame_end=end, fps=fps, unit=unit)
+
+
+def _ragdoll_settings(prepared: Prepared, settings, core):
+    """Scene settings, raised by any ragdoll's own substep rate / iterations."""
+    rate = max([1.0 / settings.substep] + [r.substep_rate for r in prepared.reads])
+    iterations = max([settings.iterations] + [r.iterations for r in prepared.reads])
+    return core.RagdollSettings(substep=1.0 / rate, iterations=int(iterations),
+                                preroll_frames=int(settings.preroll_frames))
+
+
+def _drive(prepared: Prepared, samples, core):
+    unit = prepared.unit
+    target = np.concatenate([
+        assemble.targets(r, samples.pose[i], samples.object_matrix[:, i], unit)
+        for i, r in enumerate(prepared.reads)], axis=1)
+    fields = assemble.params_fields(prepared.reads, samples, unit)
+    params = core.RagdollParams.defaults(prepared.model.n_bodies, len(prepared.reads), **fields)
+    collider_matrix = assemble.collider_matrices(prepared.collider_input,
+                                                 samples.collider_matrix, unit)
+    return core.RagdollDrive(fps=prepared.fps, target=target, collider_matrix=collider_matrix,
+                             params=params)
+
+
+def _pose_keys(prepared: Prepared, samples, body_matrix: np.ndarray) -> list:
+    """Per ragdoll ``PoseKeys``, carriers before the ragdolls they carry."""
+    reads, unit = prepared.reads, prepared.unit
+    offsets = np.cumsum([0] + [len(r.names) for r in reads])
+    worlds, sampled, keys = {}, {}, [None] * len(reads)
+    level = np.asarray(getattr(prepared.model, "level", np.zeros(len(reads), dtype=int)))
+    for i in sorted(range(len(reads)), key=lambda i: int(level[i])):
+        read = reads[i]
+        pose = samples.pose[i]
+        object_matrix = samples.object_matrix[:, i]
+        sampled[i] = assemble.sampled_world(pose[:, read.bone_index], object_matrix)
+        worlds[i] = assemble.new_world(read, body_matrix[:, offsets[i]:offsets[i + 1]],
+                                       sampled[i], unit)
+        playback = _playback_object_matrix(prepared, i, object_matrix, worlds, sampled)
+        keys[i] = assemble.pose_keys(read, worlds[i], pose, playback)
+    return keys
+
+
+def _playback_object_matrix(prepared, i, object_matrix, worlds, sampled):
+    """An armature parented to a bone of a baked ragdoll moves with that bone's NEW motion."""
+    ob = prepared.reads[i].object
+    parent = ob.parent
+    if parent is None or ob.parent_type != 'BONE':
+        return object_matrix
+    for j, read in enumerate(prepared.reads):
+        if read.object is parent and ob.parent_bone in read.names and j in worlds:
+            b = read.names.index(ob.parent_bone)
+            return assemble.carried_object_matrix(object_matrix, worlds[j][:, b],
+                                                  sampled[j][:, b])
+    return object_matrix
+
+
+def run_steps(prepared: Prepared, scene, *, settings):
+    core = _core()
+    report = RagdollReport()
+    reads = prepared.reads
+    frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
+    static = [writing.static_channels(r.object, r.names, r.names[0]) for r in reads]
+    t0 = time.perf_counter()
+    sampler = sampling.RagdollSampler(scene, reads, prepared.colliders, frames)
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    try:
+        with sampling.result_tracks_muted(r.object for r in reads):
+            while sampler.done < sampler.total:
+                yield Progress("sample", sampler.sample_chunk(SAMPLE_CHUNK), sampler.total,
+                               system=NAME)
+    finally:
+        scene.frame_set(frame, subframe=subframe)
+    samples = sampler.result()
+    drive = _drive(prepared, samples, core)
+    t1 = time.perf_counter()
+    try:
+        job = core.bake_ragdoll_steps(prepared.model, drive,
+                                      _ragdoll_settings(prepared, settings, core))
+        for done, total in job:
+            yield Progress("solve", done, total, system=NAME)
+    except DivergenceError as error:
+        raise DivergenceError(error.setup, prepared.frame_start + error.frame,
+                              error.detail) from error
+    result = job.result
+    t2 = time.perf_counter()
+    keys = _pose_keys(prepared, samples, np.asarray(result.body_matrix))
+    report.sample_s, report.solve_s = t1 - t0, t2 - t1
+    report.frames = len(frames)
+    fell_at = np.asarray(getattr(result, "fell_at", np.full(len(reads), -1)))
+    offsets = np.cumsum([0] + [len(r.names) for r in reads])
+    for i, read in enumerate(reads):
+        fell = int(fell_at[i])
+        report.setups.append(RagdollSetupReport(
+            name=read.name, bodies=len(read.names),
+            fell_at=prepared.frame_start + fell if fell >= 0 else None))
+        report.body_matrix[read.name] = np.asarray(
+            result.body_matrix)[:, offsets[i]:offsets[i + 1]].copy()
+
+    def commit() -> RagdollReport:
+        t3 = time.perf_counter()
+        for i, read in enumerate(reads):
+            action, count = writing.write_ragdoll(
+                read.object, frames.astype(np.float64), read.names, keys[i].rotation,
+                keys[i].root_location, static[i])
+            report.setups[i].fcurves = count
+            report.setups[i].action = action.name
+        report.write_s = time.perf_counter() - t3
+        return report
+
+    return commit
+
+
+def clear(scene, *, objects=None) -> list[str]:
+    if objects is None:
+        obs = [ob for ob in scene.objects if ob.type == 'ARMATURE']
+    else:
+        obs = list(objects)
+    cleared = []
+    for ob in obs:
+        if ob.type == 'ARMATURE' and writing.clear_ragdoll(ob):
+            cleared.append(ob.name)
+    if objects is not None and not obs:
+        raise SetupError("No objects given to clear")
+    return cleared

@@ -1,0 +1,64 @@
+"""``waft.ragdoll_create``: make the selected pose bones (or every humanoid bone) ragdoll bodies.
+
+Bones between a chosen bone and its nearest chosen ancestor are added so the bodies form one
+tree; humanoid names get their capsule radius and joint limits (addon/ragdoll/humanoid.py).
+"""
+
+import bpy
+import numpy as np
+
+from ..addon.compat import pose_bone_selected
+from ..addon.ragdoll.create import apply_defaults, character_height, fill_tree, humanoid_bones
+from ..core.errors import SetupError
+
+
+class WAFT_OT_ragdoll_create(bpy.types.Operator):
+    """Make the selected pose bones rigid bodies of a Waft ragdoll, with humanoid defaults"""
+
+    bl_idname = "waft.ragdoll_create"
+    bl_label = "Create Waft Ragdoll"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    source: bpy.props.EnumProperty(
+        name="Bones",
+        items=(("SELECTED", "Selected", "The selected pose bones"),
+               ("HUMANOID", "Humanoid", "Every bone with a humanoid name (hips, spine, chest, "
+                "neck, head, shoulders, arms, hands, legs, feet)")),
+        default="SELECTED")
+    replace: bpy.props.BoolProperty(
+        name="Replace", default=True,
+        description="Bones not chosen stop being bodies")
+
+    @classmethod
+    def poll(cls, context):
+        ob = context.active_object
+        return ob is not None and ob.type == 'ARMATURE'
+
+    def execute(self, context):
+        ob = context.active_object
+        if self.source == "HUMANOID":
+            chosen = humanoid_bones(pb.name for pb in ob.pose.bones)
+        else:
+            chosen = {pb.name for pb in ob.pose.bones if pose_bone_selected(pb)}
+        if not chosen:
+            self.report({'ERROR'}, f"Armature '{ob.name}': no bones chosen (select pose bones, "
+                                   f"or use Humanoid)")
+            return {'CANCELLED'}
+        parents = {pb.name: pb.parent.name if pb.parent else None for pb in ob.pose.bones}
+        try:
+            names = fill_tree(parents, chosen)
+        except SetupError as error:
+            self.report({'ERROR'}, f"Armature '{ob.name}': {error}")
+            return {'CANCELLED'}
+        world = np.array(ob.matrix_world)
+        points = np.array([tuple(b.head_local) + (1.0,) for b in ob.data.bones]
+                          + [tuple(b.tail_local) + (1.0,) for b in ob.data.bones])
+        height = character_height((points @ world.T)[:, :3])
+        if self.replace:
+            for pb in ob.pose.bones:
+                pb.waft_ragdoll.body = False
+        for name in names:
+            apply_defaults(ob.pose.bones[name], height)
+        ob.waft_ragdoll.enabled = True
+        self.report({'INFO'}, f"Ragdoll '{ob.name}': {len(names)} bodies, root '{names[0]}'")
+        return {'FINISHED'}
