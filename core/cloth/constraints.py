@@ -1,0 +1,147 @@
+"""Position projections of the cloth solver, each vectorised over every cloth.
+
+All act in place on positions `x` (N, 3) world metres:
+
+* `solve_colour`: one graph colour of XPBD distance constraints (Macklin et al. 2016,
+  "XPBD"; one pass per substep as in Macklin et al. 2019, "Small Steps in Physics Simulation");
+* `sweep_levels`: seed 001's hard vertical constraints, top-down: each vertex is placed at rest
+  length from the vertex it hangs from, which is already final (Follow-The-Leader, Mueller et al.
+  2012), so after one sweep no vertical link is stretched;
+* `clamp_max_distance`, `push_backstop`: Jolt's skinned constraint (max distance from the
+  skinned position, and a back stop behind the reference surface along its normal);
+* `push_layers`: seed 003 layered self-collision, one-sided against the layer below;
+* `collide`: particles against the shared collider shapes of `core.colliders`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..colliders import apply_friction, shape_normal
+from .model import bilinear, quad_normal
+
+EPS = 1e-12
+
+
+@dataclass
+class Colour:
+    """One colour of distance constraints with its per-frame XPBD factors.
+
+    `k_a = w_a / (w_a + w_b + alpha / h^2)` (and `k_b`), shaped (E, 1) to broadcast over xyz;
+    `alpha_tilde`, `denominator` are kept for iterations > 1 (the lambda term).
+    """
+
+    a: np.ndarray
+    b: np.ndarray
+    rest: np.ndarray
+    k_a: np.ndarray
+    k_b: np.ndarray
+    w_a: np.ndarray
+    w_b: np.ndarray
+    alpha_tilde: np.ndarray
+    denominator: np.ndarray
+    lam: np.ndarray
+
+
+def solve_colour(x: np.ndarray, c: Colour, *, use_lambda: bool) -> None:
+    """XPBD update of one colour: `dl = (-C - at lam) / (w_a + w_b + at)`,
+    `x_a -= w_a n dl`, `x_b += w_b n dl` with `n` from a to b and `C = |x_b - x_a| - rest`.
+
+    With one pass per substep lambda starts at 0, so the lambda term vanishes (`use_lambda`
+    False) and the update is `x_a += k_a d s`, `x_b -= k_b d s` with `s = C / |d|`.
+    """
+    d = x[c.b] - x[c.a]
+    length = np.sqrt(np.einsum("ij,ij->i", d, d))
+    np.maximum(length, EPS, out=length)
+    if use_lambda:
+        C = length - c.rest
+        dl = (-C - c.alpha_tilde * c.lam) / c.denominator
+        c.lam += dl
+        d *= (dl / length)[:, None]
+        x[c.a] -= c.w_a * d
+        x[c.b] += c.w_b * d
+        return
+    s = (length - c.rest) / length
+    d *= s[:, None]
+    x[c.a] += c.k_a * d
+    x[c.b] -= c.k_b * d
+
+
+@dataclass(frozen=True)
+class Level:
+    """The vertices of one level, the vertex each hangs from and the rest length between."""
+
+    child: np.ndarray
+    parent: np.ndarray
+    rest: np.ndarray  # (n, 1)
+
+
+def sweep_levels(x: np.ndarray, levels: list[Level]) -> None:
+    """Hard vertical constraints, top-down: place each child at rest length from its parent."""
+    for lv in levels:
+        top = x[lv.parent]
+        d = x[lv.child] - top
+        length = np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
+        np.maximum(length, EPS, out=length)
+        d *= lv.rest / length
+        d += top
+        x[lv.child] = d
+
+
+def clamp_max_distance(x: np.ndarray, reference: np.ndarray, index: np.ndarray,
+                       limit: np.ndarray) -> None:
+    """`|x - reference| <= limit` for the vertices `index` (Mueller 2020 eq. 25 upper limit)."""
+    r = reference[index]
+    d = x[index] - r
+    length = np.sqrt(np.einsum("ij,ij->i", d, d))
+    scale = np.minimum(limit / np.maximum(length, EPS), 1.0)
+    x[index] = r + d * scale[:, None]
+
+
+def push_backstop(x: np.ndarray, reference: np.ndarray, normal: np.ndarray, index: np.ndarray,
+                  distance: np.ndarray) -> None:
+    """Keep vertices `index` no further than `distance` behind the reference surface.
+
+    Behind = against the surface normal `normal` (unit, from the reference quads' winding, which
+    points away from the body); the vertex is moved along the normal only (Jolt back stop).
+    """
+    n = normal[index]
+    s = np.einsum("ij,ij->i", x[index] - reference[index], n)
+    push = np.maximum(-distance - s, 0.0)
+    x[index] += n * push[:, None]
+
+
+def push_layers(x: np.ndarray, vertex: np.ndarray, quad: np.ndarray, uv: np.ndarray,
+                side: np.ndarray, thickness: np.ndarray) -> None:
+    """Seed 003 layered self-collision: a vertex of layer L stays `thickness` on its side of the
+    paired quad of layer L - 1 (moving only itself: the layer below is an obstacle to it).
+
+    The side is fixed at rest, so a vertex that got through is pulled back to its own side.
+    """
+    corners = x[quad]  # (L, 4, 3)
+    n = quad_normal(corners) * side[:, None]
+    p = bilinear(corners, uv)
+    s = np.einsum("ij,ij->i", x[vertex] - p, n)
+    push = np.maximum(thickness - s, 0.0)
+    x[vertex] += n * push[:, None]
+
+
+def collide(x: np.ndarray, x_prev: np.ndarray, index: np.ndarray, radius: np.ndarray,
+            kind: int, M: np.ndarray, Minv: np.ndarray | None, colliders, k: int,
+            similar: bool, friction: float, contact: np.ndarray) -> None:
+    """Push vertices `index` out of collider `k` to their radius, with position-based Coulomb
+    friction (`core.colliders`); flag the ones that touched in `contact` (N,)."""
+    xs = x[index]
+    n, sd = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
+    penetration = radius - sd
+    hit = penetration > 0.0
+    if not hit.any():
+        return
+    np.maximum(penetration, 0.0, out=penetration)
+    xs += n * penetration[:, None]
+    if friction > 0.0:
+        apply_friction(xs, x_prev[index], n, penetration, friction)
+    x[index] = xs
+    contact[index[hit]] = True

@@ -1,0 +1,105 @@
+"""Per-frame inputs of a cloth bake (`ClothDrive`) and their validation.
+
+Sampled once per scene frame; the solver interpolates reference positions, space and collider
+matrices linearly between the two frames around each fixed substep (so a fast collider sweeps
+instead of jumping), except across an animation cut or a reset, where it does not sweep at all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SetupError
+from .model import ClothModel
+from .params import ClothParams, validate_params
+
+MIN_DETERMINANT = 1e-12
+
+
+@dataclass(frozen=True)
+class ClothDrive:
+    """Everything that changes per frame (see docs/cloth-solver.md)."""
+
+    fps: float
+    reference: np.ndarray  # (F, N, 3) skinned reference positions (world m); pinned copy it
+    space: np.ndarray  # (F, C, 4, 4) character space per cloth (for local-space simulation)
+    collider_matrix: np.ndarray  # (F, K, 4, 4)
+    params: ClothParams
+    reset_frames: tuple[int, ...] = ()  # 0-based frames where the cloth restarts from reference
+
+    @property
+    def frames(self) -> int:
+        return int(np.shape(self.reference)[0])
+
+
+@dataclass(frozen=True)
+class CheckedClothDrive:
+    fps: float
+    reference: np.ndarray  # (F, N, 3) float64
+    space: np.ndarray  # (F, C, 4, 4)
+    collider_matrix: np.ndarray  # (F, K, 4, 4)
+    params: dict[str, np.ndarray]  # broadcast to (F, C) / (F, C, 3)
+    reset_frames: frozenset[int]
+
+    @property
+    def frames(self) -> int:
+        return int(self.reference.shape[0])
+
+
+def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDrive:
+    """Check shapes and values; `SetupError` names the setup, vertex, collider or setting."""
+    N, C, K = model.n_vertices, model.n_cloths, model.colliders.count
+    try:
+        fps = float(drive.fps)
+    except (TypeError, ValueError) as exc:
+        raise SetupError(f"fps {drive.fps!r} is not a number") from exc
+    if not np.isfinite(fps) or fps <= 0:
+        raise SetupError(f"fps must be positive and finite, got {drive.fps!r}")
+    reference = np.asarray(drive.reference, dtype=np.float64)
+    if reference.ndim != 3 or reference.shape[1:] != (N, 3) or reference.shape[0] < 1:
+        raise SetupError(f"reference has shape {reference.shape}, expected (F, {N}, 3)")
+    F = reference.shape[0]
+    finite = np.all(np.isfinite(reference), axis=-1)
+    if not finite.all():
+        f, v = (int(i) for i in np.argwhere(~finite)[0])
+        setup, local = model.locate(v)
+        raise SetupError(f"cloth '{setup}': reference position of vertex {local} at frame index "
+                         f"{f} is not finite")
+    space = np.asarray(drive.space, dtype=np.float64)
+    if space.shape != (F, C, 4, 4):
+        raise SetupError(f"space has shape {space.shape}, expected {(F, C, 4, 4)}")
+    ok = np.all(np.isfinite(space), axis=(2, 3))
+    if not ok.all():
+        f, c = (int(i) for i in np.argwhere(~ok)[0])
+        raise SetupError(f"cloth '{model.setup_names[c]}': space matrix at frame index {f} is "
+                         "not finite")
+    det = np.linalg.det(space[..., :3, :3])
+    if np.any(det <= MIN_DETERMINANT):
+        f, c = (int(i) for i in np.argwhere(det <= MIN_DETERMINANT)[0])
+        raise SetupError(f"cloth '{model.setup_names[c]}': space matrix at frame index {f} has "
+                         f"a zero or negative scale (determinant {det[f, c]:.3g})")
+    colliders = np.asarray(drive.collider_matrix, dtype=np.float64)
+    if colliders.shape != (F, K, 4, 4):
+        raise SetupError(f"collider_matrix has shape {colliders.shape}, expected {(F, K, 4, 4)}")
+    if K:
+        ok = np.all(np.isfinite(colliders), axis=(2, 3))
+        if not ok.all():
+            f, k = (int(i) for i in np.argwhere(~ok)[0])
+            raise SetupError(f"collider '{model.colliders.names[k]}': matrix at frame index {f} "
+                             "is not finite")
+        det = np.linalg.det(colliders[..., :3, :3])
+        if np.any(det <= MIN_DETERMINANT):
+            f, k = (int(i) for i in np.argwhere(det <= MIN_DETERMINANT)[0])
+            raise SetupError(f"collider '{model.colliders.names[k]}' has a zero or negative "
+                             f"scale at frame index {f} (determinant {det[f, k]:.3g})")
+    resets = set()
+    for r in drive.reset_frames:
+        if int(r) != r or not 0 <= int(r) < F:
+            raise SetupError(f"reset frame {r!r} is outside the baked frames 0..{F - 1}")
+        resets.add(int(r))
+    params = validate_params(drive.params, frames=F, setup_names=model.setup_names)
+    return CheckedClothDrive(fps=fps, reference=reference, space=space,
+                             collider_matrix=colliders, params=params,
+                             reset_frames=frozenset(resets))

@@ -1,0 +1,513 @@
+"""The cloth bake loop: fixed substeps, Verlet prediction, coloured XPBD, seed 001 extras.
+
+Per substep `h` (fixed, 1/240 s by default, whatever the frame rate):
+
+1. local-space carry: x and x_prev follow `1 - world_motion_fraction` of the character space's
+   motion (`core.space`, seed 001: simulate in character space plus a fraction of world motion);
+2. Verlet prediction `x += (x - x_prev) exp(-(damping + drag + contact) h) + (g + drag wind) h^2`
+   (damping per second, so it does not depend on h or the frame rate);
+3. pinned vertices copy the reference, interpolated at the substep time;
+4. XPBD stretch (vertical / horizontal), shear and bend groups, one NumPy expression per graph
+   colour over every cloth, `iterations` passes (Macklin 2016 XPBD: compliance alpha / h^2, so
+   stiffness does not change with h or iterations; Macklin 2019 Small Steps: one pass per small
+   substep beats many iterations);
+5. seed 001 hard vertical constraints: top-down sweep, no vertical link ever longer than rest;
+6. seed 003 layered self-collision; colliders (`core.colliders`, friction, contact flags that
+   add `contact_damping` in the next substep: seed 001 contact friction);
+7. Jolt skinned constraint: max distance from the reference, back stop behind its surface.
+
+Frame `i` is output at `i / fps` (exact on the substep grid for 24/30/60 fps at 240 Hz; other
+rates blend the two substep states around it and redo the vertical sweep on the blend).
+Animation cuts (seed 003) restart a cloth from the new reference and blend its output from the
+old deformation over `cut_blend_frames`; `reset_frames` restart without a blend.
+Float64, no threads, no global random state: identical input gives bit-identical output.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..colliders import ColliderKind, is_similarity
+from ..errors import DivergenceError, SetupError
+from ..forces import wind_at
+from ..solver import SolverSettings
+from .constraints import (
+    Colour,
+    Level,
+    clamp_max_distance,
+    collide,
+    push_backstop,
+    push_layers,
+    solve_colour,
+    sweep_levels,
+)
+from .drive import CheckedClothDrive, ClothDrive, validate_cloth_drive
+from .model import ClothModel, DistanceGroup
+
+_TIME_EPS = 1e-9
+DIVERGENCE_FACTOR = 100.0  # a vertex further than 100 cloth sizes from its reference ...
+DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
+WIND_SAMPLE_RATE = 60.0  # Hz: turbulent wind is re-sampled at this fixed simulated rate
+
+
+@dataclass(frozen=True)
+class ClothResult:
+    positions: np.ndarray  # (F, N, 3) world metres at each frame's time
+    contact: np.ndarray  # (F, N) bool: touched a collider during the substeps up to the frame
+    cuts: np.ndarray  # (F, C) bool: animation cut detected at the frame (seed 003)
+    substeps: int  # substeps simulated, pre-roll included
+
+
+@dataclass
+class _Frame:
+    """Per-substep factors of one frame's settings."""
+
+    decay: np.ndarray  # (N, 1) exp(-(damping + drag) h), 0 where pinned
+    contact_decay: np.ndarray  # (N, 1) exp(-contact_damping h)
+    accel_h2: np.ndarray  # (N, 3) (g + drag * mean wind) h^2, 0 where pinned
+    wind: dict | None  # turbulent wind settings (per vertex) when turbulence is on
+    carry: np.ndarray  # (N, 1) 1 - world motion fraction (edge multiplier applied)
+    needs_carry: bool
+    colours: list[Colour]
+    use_lambda: bool
+    levels: list[Level]
+    max_index: np.ndarray  # vertices with a finite max distance
+    max_limit: np.ndarray
+    back_index: np.ndarray
+    back_distance: np.ndarray
+    radius: np.ndarray  # (N,) -inf where pinned
+    layer_thickness: np.ndarray  # (L,)
+
+
+class _Bake:
+    def __init__(self, model: ClothModel, drive: CheckedClothDrive, settings: SolverSettings):
+        self.model, self.drive, self.settings = model, drive, settings
+        self.h = float(settings.substep)
+        self.F, self.fps = drive.frames, drive.fps
+        N = model.n_vertices
+        self.cloth = model.cloth_of_vertex
+        self.free = ~model.pinned
+        self.pinned_index = np.flatnonzero(model.pinned)
+        self.w = self.free.astype(np.float64)
+        self.reference = drive.reference
+        self.params = drive.params
+        self.static_params = all(a.shape[0] == 1 or a.strides[0] == 0
+                                 for a in drive.params.values())
+        self._frame_cache: dict[int, _Frame] = {}
+        # Levels below the pinned set, each with the vertex its members hang from.
+        self.level_members = []
+        for k in range(1, int(model.level.max()) + 1):
+            child = np.flatnonzero(model.level == k)
+            parent = model.parent[child]
+            rest = np.linalg.norm(model.rest_positions[child] - model.rest_positions[parent],
+                                  axis=1)
+            self.level_members.append((child, parent, rest))
+        # Collider data: which free vertices each collider acts on, sphere fast path per frame.
+        colliders = model.colliders
+        self.collider_index = []
+        for k in range(colliders.count):
+            on = model.collider_mask[k][self.cloth] & self.free
+            if on.any():
+                self.collider_index.append((k, int(colliders.kind[k]),
+                                            float(colliders.friction[k]), np.flatnonzero(on)))
+        K = colliders.count
+        self.similar = np.zeros((self.F, K), dtype=bool)
+        for k in range(K):
+            if colliders.kind[k] == ColliderKind.ELLIPSOID:
+                self.similar[:, k] = [is_similarity(m) for m in drive.collider_matrix[:, k]]
+        kinds = colliders.kind
+        self.needs_inverse = bool(np.any(kinds == ColliderKind.BOX)
+                                  | np.any(kinds == ColliderKind.PLANE)
+                                  | np.any((kinds == ColliderKind.ELLIPSOID)
+                                           & ~np.all(self.similar, axis=0)))
+        # Reference surface normals per frame (backstop), only when some backstop is on.
+        self.normals = None
+        if np.any(np.isfinite(drive.params["backstop_distance"])):
+            self.normals = vertex_normals(self.reference, model.quads, N)
+        # Animation cuts (seed 003): a reference vertex of the cloth jumps further than the
+        # threshold between two frames; resets restart every cloth.
+        C = model.n_cloths
+        cuts = np.zeros((self.F, C), dtype=bool)
+        if self.F > 1:
+            jump = np.linalg.norm(np.diff(self.reference, axis=0), axis=-1)  # (F-1, N)
+            per_cloth = np.zeros((self.F - 1, C))
+            np.maximum.at(per_cloth, (slice(None), self.cloth), jump)
+            cuts[1:] = per_cloth > drive.params["cut_threshold"][1:]
+        self.cuts = cuts
+        self.restart = cuts.copy()
+        for r in drive.reset_frames:
+            self.restart[r] = True
+        extent = np.zeros(C)
+        for c in range(C):
+            lo, hi = model.vertex_offset[c], model.vertex_offset[c + 1]
+            pts = model.rest_positions[lo:hi]
+            extent[c] = np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))
+        self.bound = np.maximum(DIVERGENCE_FACTOR * extent, DIVERGENCE_MIN_BOUND)[self.cloth]
+
+    # ----------------------------------------------------------------------------------------
+    def frame(self, f: int) -> _Frame:
+        key = 0 if self.static_params else f
+        cached = self._frame_cache.get(key)
+        if cached is None:
+            cached = self._build_frame(key)
+            self._frame_cache = {key: cached}
+        return cached
+
+    def _build_frame(self, f: int) -> _Frame:
+        model, h, cloth, p = self.model, self.h, self.cloth, self.params
+        edge = model.edge_vertex
+        free = self.free
+
+        def per_vertex(name: str) -> np.ndarray:
+            return p[name][f][cloth]
+
+        def edge_scaled(name: str, scale: str) -> np.ndarray:
+            return per_vertex(name) * np.where(edge, per_vertex(scale), 1.0)
+
+        damping = edge_scaled("damping", "edge_damping_scale")
+        drag = edge_scaled("drag", "edge_wind_scale")
+        decay = np.where(free, np.exp(-(damping + drag) * h), 0.0)[:, None]
+        contact_decay = np.exp(-per_vertex("contact_damping") * h)[:, None]
+        wind_velocity = per_vertex("wind_velocity")
+        turbulence = per_vertex("wind_turbulence")
+        noisy = bool(np.any((turbulence > 0) & (drag > 0) & np.any(wind_velocity != 0, axis=1)))
+        accel = per_vertex("gravity") + (0.0 if noisy else drag[:, None] * wind_velocity)
+        accel_h2 = np.where(free[:, None], accel * h * h, 0.0)
+        wind = None
+        if noisy:
+            wind = {"wind_velocity": wind_velocity, "turbulence": turbulence,
+                    "seed": per_vertex("wind_seed"), "drag_h2": np.where(free, drag, 0.0)[:, None]
+                    * h * h}
+        fraction = np.clip(edge_scaled("world_motion_fraction", "edge_world_motion_scale"),
+                           0.0, 1.0)
+        carry = (1.0 - fraction)[:, None]
+
+        iterations = int(self.settings.iterations)
+        use_lambda = iterations > 1
+        colours: list[Colour] = []
+        stretch_alpha = np.where(model.vertical, p["stretch_compliance"][f][model.stretch.cloth],
+                                 p["horizontal_compliance"][f][model.stretch.cloth])
+        groups = [(model.stretch, stretch_alpha),
+                  (model.shear, p["shear_compliance"][f][model.shear.cloth]),
+                  (model.bend, p["bend_compliance"][f][model.bend.cloth])]
+        for group, alpha in groups:
+            colours.extend(_colours(group, alpha, self.w, h))
+
+        hard = p["use_hard_vertical"][f][cloth]
+        levels = []
+        for child, parent, rest in self.level_members:
+            on = hard[child]
+            if on.any():
+                levels.append(Level(child[on], parent[on], rest[on][:, None]))
+
+        limit = (model.max_distance * per_vertex("max_distance_scale")
+                 * np.where(edge, per_vertex("edge_max_distance_scale"), 1.0))
+        max_on = free & np.isfinite(limit)
+        back = per_vertex("backstop_distance")
+        back_on = free & np.isfinite(back) if self.normals is not None else np.zeros_like(free)
+        radius = np.where(free, per_vertex("radius"), -np.inf)
+        thickness = p["layer_thickness"][f][cloth[model.layers.vertex]]
+        return _Frame(decay=decay, contact_decay=contact_decay, accel_h2=accel_h2, wind=wind,
+                      carry=carry, needs_carry=bool(np.any(fraction[free] < 1.0)),
+                      colours=colours, use_lambda=use_lambda, levels=levels,
+                      max_index=np.flatnonzero(max_on), max_limit=limit[max_on],
+                      back_index=np.flatnonzero(back_on), back_distance=back[back_on],
+                      radius=radius, layer_thickness=thickness)
+
+    # ----------------------------------------------------------------------------------------
+    def reference_at(self, t: float, restarting: np.ndarray | None) -> tuple[np.ndarray, int,
+                                                                          float]:
+        """Reference (N, 3) at time `t`; frozen at the interval start for restarting cloths."""
+        f, alpha = frame_interval(t, self.fps, self.F)
+        g = min(f + 1, self.F - 1)
+        ref = self.reference[f] + alpha * (self.reference[g] - self.reference[f])
+        if restarting is not None:
+            ref[restarting] = self.reference[f][restarting]
+        return ref, f, alpha
+
+    def step(self, x: np.ndarray, x_prev: np.ndarray, n: int, fr: _Frame, ref: np.ndarray,
+             f: int, alpha: float, space_start: np.ndarray | None, contact: np.ndarray,
+             contact_any: np.ndarray, wind_h2: np.ndarray | None) -> None:
+        """One substep (see the module docstring for the order)."""
+        model = self.model
+        drive = self.drive
+        g = min(f + 1, self.F - 1)
+        # 1. Local-space carry of x and x_prev by (1 - fraction) of the space motion.
+        if space_start is not None:
+            space_end = drive.space[f] + alpha * (drive.space[g] - drive.space[f])
+            motion = space_end @ np.linalg.inv(space_start)  # (C, 4, 4)
+            if not np.array_equal(motion, np.broadcast_to(np.eye(4), motion.shape)):
+                R = motion[:, :3, :3][self.cloth]
+                t = motion[:, :3, 3][self.cloth]
+                for buf in (x, x_prev):
+                    moved = np.einsum("nij,nj->ni", R, buf) + t
+                    buf += fr.carry * (moved - buf)
+        # 2. Verlet prediction with per-second damping (contact adds its own).
+        velocity = x - x_prev
+        velocity *= fr.decay
+        if contact.any():
+            velocity[contact] *= fr.contact_decay[contact]
+        x_prev[...] = x
+        x += velocity
+        x += fr.accel_h2
+        if wind_h2 is not None:
+            x += wind_h2
+        # 3. Pinned vertices copy the reference.
+        x[self.pinned_index] = ref[self.pinned_index]
+        # 4. XPBD constraint colours.
+        for _ in range(int(self.settings.iterations)):
+            for c in fr.colours:
+                solve_colour(x, c, use_lambda=fr.use_lambda)
+        if fr.use_lambda:
+            for c in fr.colours:
+                c.lam.fill(0.0)
+        # 5. Hard vertical constraints, top-down (seed 001).
+        if fr.levels:
+            sweep_levels(x, fr.levels)
+        # 6. Layers, then colliders.
+        layers = model.layers
+        if layers.count:
+            push_layers(x, layers.vertex, layers.quad, layers.uv, layers.side,
+                        fr.layer_thickness)
+        contact[:] = False
+        if self.collider_index:
+            cm = drive.collider_matrix
+            M_all = cm[f] + alpha * (cm[g] - cm[f])
+            for k, kind, friction, index in self.collider_index:
+                M = M_all[k]
+                Minv = np.linalg.inv(M) if self.needs_inverse else None
+                similar = bool(self.similar[f, k] and self.similar[g, k])
+                collide(x, x_prev, index, fr.radius[index], kind, M, Minv, model.colliders, k,
+                        similar, friction, contact)
+            contact_any |= contact
+        # 7. Max distance from the reference, back stop behind its surface.
+        if fr.max_index.size:
+            clamp_max_distance(x, ref, fr.max_index, fr.max_limit)
+        if fr.back_index.size:
+            normal = self.normals[f] + alpha * (self.normals[g] - self.normals[f])
+            normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
+            push_backstop(x, ref, normal, fr.back_index, fr.back_distance)
+
+    # ----------------------------------------------------------------------------------------
+    def run(self) -> Iterator[tuple[int, int]]:
+        model, h, F, fps = self.model, self.h, self.F, self.fps
+        N = model.n_vertices
+        x = self.reference[0].copy()
+        x_prev = x.copy()
+        # At rest at t = 0 under constant acceleration: x_prev = x + a h^2 / 2 makes position
+        # Verlet reproduce x0 + a t^2 / 2 exactly (no spurious initial velocity a h / 2).
+        x_prev += 0.5 * self.frame(0).accel_h2
+        positions = np.empty((F, N, 3))
+        contacts = np.zeros((F, N), dtype=bool)
+        contact = np.zeros(N, dtype=bool)
+        contact_any = np.zeros(N, dtype=bool)
+        substeps = 0
+        wind_every = max(1, round(1.0 / (WIND_SAMPLE_RATE * h)))
+        wind_h2 = None
+
+        def wind_force(n: int, fr: _Frame) -> np.ndarray | None:
+            if fr.wind is None:
+                return None
+            w = fr.wind
+            sample = wind_at(x=x[:, None, :], t=n * h, wind_velocity=w["wind_velocity"],
+                             turbulence=w["turbulence"], gust=np.zeros(N), seed=w["seed"])
+            return sample[:, 0, :] * w["drag_h2"]
+
+        # Pre-roll: settle on frame 0's drive, time running up to 0 from below.
+        n_pre = int(round(self.settings.preroll_frames / fps / h))
+        fr0 = self.frame(0)
+        ref0 = self.reference[0]
+        for n in range(n_pre):
+            if n % wind_every == 0:
+                wind_h2 = wind_force(n - n_pre, fr0)
+            self.step(x, x_prev, n, fr0, ref0, 0, 0.0, None, contact, contact_any, wind_h2)
+            substeps += 1
+        blend_gap = np.zeros((N, 3))
+        blend_start = np.zeros(model.n_cloths, dtype=np.int64)
+        blend_frames = np.zeros(model.n_cloths, dtype=np.int64)
+        self._output(positions, 0, x, blend_gap, blend_start, blend_frames)
+        contacts[0] = contact_any
+        yield 1, F
+        n = 0
+        before = np.empty_like(x)
+        for i in range(1, F):
+            T = i / fps
+            restart_cloths = self.restart[i]
+            restarting = restart_cloths[self.cloth] if restart_cloths.any() else None
+            contact_any[:] = False
+            crossed = False
+            while n * h < T - _TIME_EPS:
+                t_start, t_end = n * h, (n + 1) * h
+                fr = self.frame(frame_interval(t_end, fps, F)[0])
+                ref, f, alpha = self.reference_at(t_end, restarting)
+                space_start = None
+                if fr.needs_carry:
+                    fs, a_s = frame_interval(t_start, fps, F)
+                    gs = min(fs + 1, F - 1)
+                    space_start = self.drive.space[fs] + a_s * (self.drive.space[gs]
+                                                                - self.drive.space[fs])
+                    if restarting is not None:
+                        # No carry across a cut: the cloth restarts at the frame anyway.
+                        space_start = space_start.copy()
+                        end = self.drive.space[f] + alpha * (self.drive.space[min(f + 1, F - 1)]
+                                                             - self.drive.space[f])
+                        space_start[restart_cloths] = end[restart_cloths]
+                if n % wind_every == 0:
+                    wind_h2 = wind_force(n, fr)
+                if t_end > T + _TIME_EPS:
+                    np.copyto(before, x)
+                    crossed = True
+                self.step(x, x_prev, n, fr, ref, f, alpha, space_start, contact, contact_any,
+                          wind_h2)
+                n += 1
+                substeps += 1
+            if crossed and abs(n * h - T) > _TIME_EPS:
+                w = (T - (n - 1) * h) / h
+                out = before + w * (x - before)
+                out[self.pinned_index] = self.reference[i][self.pinned_index]
+                levels = self.frame(min(i, F - 1)).levels
+                if levels:
+                    # Blending two exact-length states shortens rotating links (a chord).
+                    sweep_levels(out, levels)
+            else:
+                out = x
+            if restarting is not None:
+                # Restart from the new reference at rest; the output blends the old deformation
+                # (cloth minus reference at the previous frame) away over cut_blend_frames.
+                gap = positions[i - 1] - self.reference[i - 1]
+                cut_cloths = self.cuts[i]
+                blend_now = cut_cloths[self.cloth] & restarting
+                blend_gap[restarting] = np.where(blend_now[restarting, None],
+                                                 gap[restarting], 0.0)
+                blend_start[restart_cloths] = i
+                blend_frames[restart_cloths] = np.where(
+                    cut_cloths[restart_cloths],
+                    self.params["cut_blend_frames"][i][restart_cloths], 0)
+                x[restarting] = self.reference[i][restarting]
+                x_prev[restarting] = x[restarting] + 0.5 * self.frame(i).accel_h2[restarting]
+                contact[restarting] = False
+                out = out.copy()
+                out[restarting] = x[restarting]
+            self._output(positions, i, out, blend_gap, blend_start, blend_frames)
+            contacts[i] = contact_any
+            yield i + 1, F
+        self.result = ClothResult(positions=positions, contact=contacts, cuts=self.cuts.copy(),
+                                  substeps=substeps)
+
+    def _output(self, positions: np.ndarray, i: int, x: np.ndarray, blend_gap: np.ndarray,
+                blend_start: np.ndarray, blend_frames: np.ndarray) -> None:
+        out = positions[i]
+        out[...] = x
+        out[self.pinned_index] = self.reference[i][self.pinned_index]
+        # Cut blend: weight 1 - (i - start + 1) / (B + 1) of the old deformation on frame i.
+        age = i - blend_start + 1
+        weight = np.where((blend_frames > 0) & (age <= blend_frames),
+                          1.0 - age / (blend_frames + 1.0), 0.0)
+        if np.any(weight > 0):
+            out += weight[self.cloth][:, None] * blend_gap
+        self._check(out, i)
+
+    def _check(self, out: np.ndarray, frame: int) -> None:
+        distance = np.linalg.norm(out - self.reference[frame], axis=-1)
+        bad = ~(distance <= self.bound)  # NaN compares False -> bad
+        if np.any(bad):
+            v = int(np.flatnonzero(bad)[0])
+            setup, local = self.model.locate(v)
+            value = distance[v]
+            detail = (f"vertex {local} is " + ("not finite" if not np.isfinite(value)
+                                                 else f"{value:.3g} m from its reference"))
+            raise DivergenceError(setup, frame, detail)
+
+
+def _colours(group: DistanceGroup, alpha: np.ndarray, w: np.ndarray, h: float) -> list[Colour]:
+    """Per-colour XPBD factors; colours whose every constraint is off (alpha inf) are dropped."""
+    out = []
+    if group.count == 0:
+        return out
+    w_a, w_b = w[group.a], w[group.b]
+    alpha_tilde = alpha / (h * h)
+    with np.errstate(invalid="ignore"):
+        denominator = w_a + w_b + alpha_tilde
+        k_a = np.where(np.isfinite(alpha_tilde), w_a / denominator, 0.0)
+        k_b = np.where(np.isfinite(alpha_tilde), w_b / denominator, 0.0)
+    for idx in group.colours:
+        on = idx[(k_a[idx] > 0) | (k_b[idx] > 0)]
+        if on.size == 0:
+            continue
+        out.append(Colour(a=group.a[on], b=group.b[on], rest=group.rest[on],
+                          k_a=k_a[on][:, None], k_b=k_b[on][:, None],
+                          w_a=w_a[on][:, None], w_b=w_b[on][:, None],
+                          alpha_tilde=alpha_tilde[on], denominator=denominator[on],
+                          lam=np.zeros(on.size)))
+    return out
+
+
+def vertex_normals(reference: np.ndarray, quads: np.ndarray, n_vertices: int) -> np.ndarray:
+    """Area-weighted winding normals (F, N, 3) of the reference surface at every frame."""
+    corners = reference[:, quads]  # (F, Q, 4, 3)
+    qn = np.cross(corners[..., 2, :] - corners[..., 0, :], corners[..., 3, :] - corners[..., 1, :])
+    normals = np.zeros((reference.shape[0], n_vertices, 3))
+    for k in range(4):
+        np.add.at(normals, (slice(None), quads[:, k]), qn)
+    normals /= np.maximum(np.linalg.norm(normals, axis=-1, keepdims=True), 1e-12)
+    return normals
+
+
+def frame_interval(t: float, fps: float, frames: int) -> tuple[int, float]:
+    """Frame interval `[f, f + 1]` holding time `t` and the blend (clamped at the ends)."""
+    if frames < 2:
+        return 0, 0.0
+    u = t * fps
+    if u <= 0.0:
+        return 0, 0.0
+    if u >= frames - 1:
+        return frames - 2, 1.0
+    f = min(math.floor(u), frames - 2)
+    return f, u - f
+
+
+class ClothBakeJob:
+    """Iterator over a cloth bake, one frame per `next()`: yields (frames_done, total).
+
+    `result` holds the `ClothResult` once exhausted; dropping the job cancels it.
+    """
+
+    def __init__(self, model: ClothModel, drive: ClothDrive, settings: SolverSettings):
+        if not isinstance(settings, SolverSettings):
+            raise SetupError(f"settings must be a SolverSettings, got {type(settings).__name__}")
+        checked = validate_cloth_drive(model, drive)
+        self._bake = _Bake(model, checked, settings)
+        self._iterator = self._bake.run()
+        self.total = checked.frames
+        self.result: ClothResult | None = None
+
+    def __iter__(self) -> ClothBakeJob:
+        return self
+
+    def __next__(self) -> tuple[int, int]:
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            self.result = self._bake.result
+            raise
+
+
+def bake_cloth_steps(model: ClothModel, drive: ClothDrive,
+                     settings: SolverSettings | None = None) -> ClothBakeJob:
+    """Validate, then return an iterator yielding (frames_done, total) per baked frame."""
+    return ClothBakeJob(model, drive, settings if settings is not None else SolverSettings())
+
+
+def bake_cloth(model: ClothModel, drive: ClothDrive, settings: SolverSettings | None = None, *,
+               progress: Callable[[int, int], None] | None = None) -> ClothResult:
+    """Bake the whole range; raises SetupError / DivergenceError before returning anything."""
+    job = bake_cloth_steps(model, drive, settings)
+    for done, total in job:
+        if progress is not None:
+            progress(done, total)
+    assert job.result is not None
+    return job.result

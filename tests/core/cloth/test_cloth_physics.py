@@ -1,0 +1,163 @@
+"""Cloth-core physics against known answers: free fall, catenary, max distance, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from waft.core import ColliderKind, ColliderSet, SolverSettings
+from waft.core.cloth import ClothRest, bake_cloth, build_cloth_model
+from waft.core.cloth._bench_cases import grid_positions, grid_quads, grid_rest
+
+from .conftest import still_drive
+
+G = 9.81
+
+
+def test_free_fall_is_exact_with_constraints_off():
+    """Every constraint off (compliance inf, no hard vertical): free vertices fall as
+    z0 - g t^2 / 2 exactly (Verlet is exact for constant acceleration), pins stay."""
+    model = build_cloth_model(cloths=[grid_rest(4, 3)])
+    off = dict(stretch_compliance=np.inf, horizontal_compliance=np.inf,
+               shear_compliance=np.inf, bend_compliance=np.inf, use_hard_vertical=False,
+               damping=0.0, drag=0.0)
+    drive = still_drive(model, 25, **off)
+    x = bake_cloth(model, drive, SolverSettings(substep=1 / 240)).positions
+    t = np.arange(25) / 24.0
+    free = ~model.pinned
+    expected = model.rest_positions[None, free, 2] - 0.5 * G * t[:, None] ** 2
+    np.testing.assert_allclose(x[:, free, 2], expected, atol=1e-9)
+    np.testing.assert_array_equal(x[:, model.pinned], np.broadcast_to(
+        model.rest_positions[model.pinned], (25, int(model.pinned.sum()), 3)))
+
+
+def discrete_catenary_sag(*, span: float, length: float, links: int) -> float:
+    """Exact sag of `links` equal rigid links with unit masses at the interior joints, hung
+    between two supports `span` apart at equal height.
+
+    The horizontal tension H is the same in every link; link k carries the vertical force
+    V_k = ((links - 1) / 2 - k) m g, so its angle is atan(V_k / H); H follows from
+    sum(l cos) = span (bisection), and the sag is the sum of l sin over the first half.
+    """
+    ell = length / links
+    vertical = (links - 1) / 2.0 - np.arange(links)
+    lo, hi = 1e-6, 1e6
+    for _ in range(200):
+        H = np.sqrt(lo * hi)
+        if np.sum(ell * np.cos(np.arctan2(vertical, H))) < span:
+            lo = H
+        else:
+            hi = H
+    angles = np.arctan2(vertical, lo)
+    return float(np.sum(ell * np.sin(angles[: links // 2])))
+
+
+def test_two_pinned_strip_sags_like_the_catenary():
+    """A 2 x 33 strip (two chains joined by rungs) pinned at its four corners, span 1 m, length
+    1.2 m: every column link is a chain link, so each long edge hangs as a catenary
+    (a = 0.46954 m, sag 0.29234 m for the continuous chain)."""
+    span, length, links = 1.0, 1.2, 32
+    cols = links + 1
+    flat = grid_positions(2, cols, width=length, height=0.05)
+    rest = np.stack([flat[:, 0], flat[:, 2], np.zeros(2 * cols)], axis=1)  # horizontal strip
+    pinned = np.zeros(2 * cols, dtype=bool)
+    pinned[[0, cols - 1, cols, 2 * cols - 1]] = True
+    model = build_cloth_model(cloths=[ClothRest("Chain", rest, grid_quads(2, cols), pinned,
+                                                np.full(2 * cols, np.inf))])
+    start = rest.copy()
+    start[:, 0] *= span / length  # supports `span` apart, the chain bunched in between
+    drive = still_drive(model, 48, reference=np.repeat(start[None], 48, axis=0),
+                        stretch_compliance=1e-9, horizontal_compliance=1e-9,
+                        shear_compliance=np.inf, bend_compliance=np.inf,
+                        use_hard_vertical=False, damping=10.0, drag=0.0)
+    # Small steps (Macklin 2019): a 32-link near-rigid chain converges with tiny substeps.
+    x = bake_cloth(model, drive, SolverSettings(substep=1 / 5000)).positions[-1]
+    sag = -x[:, 2].min()
+    exact = discrete_catenary_sag(span=span, length=length, links=links)
+    assert abs(exact - 0.29234) / 0.29234 < 0.002  # the discrete chain is the catenary
+    assert abs(sag - exact) / exact < 0.02, (sag, exact)
+    ell = np.linalg.norm(np.diff(x[:cols], axis=0), axis=1)
+    assert np.all(np.abs(ell / (length / links) - 1.0) < 0.002)
+
+
+def swinging_grid(rows=8, cols=6, frames=48, max_distance=np.inf, **params):
+    rest = grid_rest(rows, cols, max_distance=max_distance)
+    model = build_cloth_model(cloths=[rest])
+    t = np.arange(frames) / 24.0
+    ref = np.repeat(rest.rest_positions[None], frames, axis=0)
+    ref[:, :, 0] += 0.4 * np.sin(2 * np.pi * 1.5 * t)[:, None]
+    ref[:, :, 1] += 0.2 * np.sin(2 * np.pi * 0.7 * t)[:, None]
+    return model, still_drive(model, frames, reference=ref, **params)
+
+
+def test_no_vertex_beyond_its_max_distance():
+    rest = grid_rest(8, 6)
+    limit = np.linspace(0.0, 0.25, 8).repeat(6)  # larger at the hem (seed 001)
+    rest = ClothRest(rest.setup, rest.rest_positions, rest.quads, rest.pinned, limit)
+    model = build_cloth_model(cloths=[rest])
+    frames = 48
+    t = np.arange(frames) / 24.0
+    ref = np.repeat(rest.rest_positions[None], frames, axis=0)
+    ref[:, :, 0] += 0.5 * np.sin(2 * np.pi * 1.5 * t)[:, None]
+    drive = still_drive(model, frames, reference=ref, max_distance_scale=0.8,
+                        edge_max_distance_scale=1.25)
+    x = bake_cloth(model, drive).positions
+    allowed = limit * 0.8 * np.where(model.edge_vertex, 1.25, 1.0)
+    distance = np.linalg.norm(x - ref, axis=-1)
+    assert np.all(distance <= allowed + 1e-9)
+    assert distance[:, limit > 0].max() > 0.5 * allowed[limit > 0].min()  # it is active
+
+
+def test_vertical_links_never_stretch_with_hard_constraints():
+    model, drive = swinging_grid()
+    x = bake_cloth(model, drive).positions
+    v = model.vertical
+    a, b = model.stretch.a[v], model.stretch.b[v]
+    ratio = np.linalg.norm(x[:, b] - x[:, a], axis=-1) / model.stretch.rest[v]
+    assert ratio.max() < 1.0 + 1e-9
+
+
+def test_bake_is_deterministic():
+    model, drive = swinging_grid(wind_velocity=(3.0, 2.0, 0.0), wind_turbulence=0.5)
+    a = bake_cloth(model, drive).positions
+    b = bake_cloth(model, drive).positions
+    assert np.array_equal(a, b)
+
+
+def test_sphere_collider_keeps_vertices_outside_and_flags_contact():
+    rest = grid_rest(8, 8)
+    colliders = ColliderSet.create(names=["Ball"], kind=[ColliderKind.ELLIPSOID], size=[0.2],
+                                   friction=[0.3])
+    model = build_cloth_model(cloths=[rest], colliders=colliders)
+    frames = 36
+    M = np.repeat(np.eye(4)[None, None], frames, axis=0)
+    M[:, 0, :3, 3] = (0.5, 0.25, -0.6)
+    # Blow the cloth onto the ball in front of it (wind along +y).
+    drive = still_drive(model, frames, collider_matrix=M, wind_velocity=(0.0, 6.0, 0.0),
+                        drag=2.0, radius=0.02)
+    result = bake_cloth(model, drive)
+    d = np.linalg.norm(result.positions - M[:, 0, None, :3, 3], axis=-1)
+    assert d[:, ~model.pinned].min() >= 0.22 - 1e-6
+    assert result.contact.any()
+
+
+@pytest.mark.parametrize("fraction", [0.0, 1.0])
+def test_world_motion_fraction(fraction):
+    """fraction 0: the cloth moves rigidly with its space (translation only, no sway);
+    fraction 1: it lags behind a moving space (world-space inertia)."""
+    model = build_cloth_model(cloths=[grid_rest(6, 5)])
+    frames = 24
+    space = np.repeat(np.eye(4)[None, None], frames, axis=0)
+    offset = np.zeros((frames, 3))
+    offset[:, 0] = 0.5 * (np.arange(frames) / 24.0) ** 2 * 20  # accelerating along x
+    space[:, 0, :3, 3] = offset
+    ref = model.rest_positions[None] + offset[:, None]
+    # Start hanging at rest: no gravity, so the only motion is from the space.
+    drive = still_drive(model, frames, reference=ref, space=space, gravity=(0, 0, 0),
+                        world_motion_fraction=fraction, edge_world_motion_scale=1.0)
+    x = bake_cloth(model, drive).positions
+    lag = np.abs(x[-1, :, 0] - ref[-1, :, 0]).max()
+    if fraction == 0.0:
+        assert lag < 1e-9
+    else:
+        assert lag > 0.05
