@@ -1,0 +1,112 @@
+"""Turn what was read and sampled into core's cloth input (``ClothModel``, ``ClothDrive``).
+
+Pure NumPy (no bpy). Cages are concatenated in setup order (core's ``vertex_offset``); every
+setting becomes a ``ClothParams`` field of shape (F or 1, C) / (F or 1, C, 3) in SI units.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.cloth.drive import ClothDrive
+from ...core.cloth.model import ClothModel, ClothRest, build_cloth_model
+from ...core.cloth.params import FIELDS, ClothParams
+from ..assemble import collider_set
+from . import topology
+from .reading import LENGTH_SETTINGS, ClothRead
+from .sampling import ClothSamples
+
+
+@dataclass(frozen=True)
+class ClothInput:
+    model: ClothModel
+    drive: ClothDrive
+    reference: list  # per setup (F, N, 3) world metres (pinned vertices as driven)
+
+
+def cloth_rests(read: ClothRead) -> list[ClothRest]:
+    unit = read.unit_scale
+    return [ClothRest(setup=s.name, rest_positions=s.rest_world * unit, quads=s.quads,
+                      pinned=s.pinned, max_distance=s.max_distance * unit, layer=s.layer)
+            for s in read.setups]
+
+
+def surface_reference(cage: np.ndarray, pinned: np.ndarray, body: np.ndarray,
+                      triangles: np.ndarray) -> np.ndarray:
+    """Pinned vertices follow a triangle of the body mesh (seed 003), bound at the first frame.
+
+    ``cage`` (F, N, 3), ``body`` (F, V, 3), ``triangles`` (T, 3) → the reference (F, N, 3) with
+    the pinned rows replaced by their barycentric points (plus the bound normal offset).
+    """
+    points = cage[0, pinned]
+    tri, weights, offset = topology.bind_to_surface(points, body[0][triangles])
+    corners = body[:, triangles[tri]]  # (F, P, 3, 3)
+    reference = cage.copy()
+    reference[:, pinned] = topology.surface_points(corners, weights, offset)
+    return reference
+
+
+def references(read: ClothRead, samples: ClothSamples) -> list[np.ndarray]:
+    out = []
+    for s, setup in enumerate(read.setups):
+        if setup.surface_body is None:
+            out.append(samples.cage[s])
+        else:
+            out.append(surface_reference(samples.cage[s], setup.pinned, samples.body[s],
+                                         samples.body_triangles[s]))
+    return out
+
+
+def spaces(read: ClothRead, samples: ClothSamples) -> np.ndarray:
+    """(F, C, 4, 4) character space per cloth in metres: the space bone's (or the armature's)
+    world frame with its rotation orthonormalised (scale is not motion)."""
+    out = np.empty((len(samples.frames), len(read.setups), 4, 4))
+    for s, setup in enumerate(read.setups):
+        m = samples.armature_world[s].copy()
+        if setup.space_bone >= 0:
+            m = m @ samples.pose[s][:, setup.space_bone]
+        m[:, :3, :3] /= np.maximum(np.linalg.norm(m[:, :3, :3], axis=1, keepdims=True), 1e-12)
+        m[:, :3, 3] *= read.unit_scale
+        out[:, s] = m
+    return out
+
+
+def _stack(values: list[np.ndarray]) -> np.ndarray:
+    """Per-setup (F or 1, ...) arrays → (F or 1, C, ...)."""
+    n = max(len(v) for v in values)
+    return np.stack([np.broadcast_to(v, (n,) + v.shape[1:]) for v in values], axis=1)
+
+
+def cloth_params(read: ClothRead, samples: ClothSamples) -> ClothParams:
+    unit = read.unit_scale
+    values = {}
+    for name, (kind, _, _, _) in FIELDS.items():
+        stacked = _stack([settings[name] for settings in samples.settings])
+        if name in LENGTH_SETTINGS:
+            stacked = stacked * unit
+        if kind == "flag":
+            stacked = stacked.astype(bool)
+        elif kind == "int":
+            stacked = np.rint(stacked).astype(np.int64)
+        values[name] = stacked
+    use_backstop = _stack([settings["use_backstop"] for settings in samples.settings]) > 0.5
+    values["backstop_distance"] = np.where(use_backstop, values["backstop_distance"], np.inf)
+    return ClothParams(**values)
+
+
+def reset_indices(read: ClothRead) -> tuple[int, ...]:
+    frames = {f for s in read.setups for f in s.reset_frames}
+    return tuple(sorted(f - read.frame_start for f in frames
+                        if read.frame_start < f <= read.frame_end))
+
+
+def cloth_input(read: ClothRead, samples: ClothSamples) -> ClothInput:
+    model = build_cloth_model(cloths=cloth_rests(read), colliders=collider_set(read),
+                              collider_mask=read.collider_mask)
+    reference = references(read, samples)
+    drive = ClothDrive(fps=read.fps, reference=np.concatenate(reference, axis=1),
+                       space=spaces(read, samples), collider_matrix=samples.collider_matrix,
+                       params=cloth_params(read, samples), reset_frames=reset_indices(read))
+    return ClothInput(model=model, drive=drive, reference=reference)

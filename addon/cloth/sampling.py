@@ -1,0 +1,184 @@
+"""Sample once: one ``scene.frame_set`` per frame for every cage, armature, body and collider.
+
+The reference shape of a cage is its evaluated (skinned) mesh,
+``attributes["position"].data.foreach_get("vector")`` (reference/blender-api.md §2), in world
+space. Waft's result tracks on the armatures are muted while sampling so a previous bake never
+becomes the reference. Settings are sampled per frame only when animated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ...core.errors import SetupError
+from ..sampling import animated_paths
+from .reading import FLOAT_SETTINGS, VECTOR_SETTINGS, ClothRead
+
+ORIGINAL_TRACK = "Waft: original"
+# Per-frame settings; ints and bools are read once (they select structure, not strength).
+SAMPLED = FLOAT_SETTINGS + VECTOR_SETTINGS + ("cut_blend_frames", "wind_seed",
+                                              "use_hard_vertical", "use_backstop")
+
+
+@contextlib.contextmanager
+def result_tracks_muted(objects):
+    """Mute every ``Waft…`` NLA track (strands, cloth, ragdoll results) except the stashed
+    original action, restoring the mute state afterwards."""
+    saved = []
+    for ob in {o.name: o for o in objects}.values():
+        anim_data = ob.animation_data
+        if anim_data is None:
+            continue
+        for track in anim_data.nla_tracks:
+            if track.name.startswith("Waft") and track.name != ORIGINAL_TRACK:
+                saved.append((track, track.mute))
+                track.mute = True
+    try:
+        yield
+    finally:
+        for track, mute in saved:
+            track.mute = mute
+
+
+@dataclass
+class ClothSamples:
+    frames: np.ndarray  # (F,) scene frames
+    cage: list  # per setup (F, N, 3) world, metres
+    pose: list  # per setup (F, bones, 4, 4) armature space, Blender units
+    armature_world: list  # per setup (F, 4, 4) Blender units
+    body: list  # per setup (F, V, 3) world metres, or None
+    body_triangles: list  # per setup (T, 3) vertex indices, or None
+    collider_matrix: np.ndarray  # (F, K, 4, 4) metres
+    settings: list  # per setup {name: (F or 1, ...) array}
+
+
+class ClothSampler:
+    """Samples the frame range in chunks (``sample_chunk``), like the strands' Sampler."""
+
+    def __init__(self, scene, read: ClothRead):
+        self.scene = scene
+        self.read = read
+        self.frames = np.arange(read.frame_start, read.frame_end + 1)
+        self.done = 0
+        n = len(self.frames)
+        self._cage = [np.empty((n, s.n_vertices * 3), np.float32) for s in read.setups]
+        self._cage_world = np.empty((n, len(read.setups), 4, 4))
+        self._pose = [np.empty((n, s.bone_count * 16), np.float32) for s in read.setups]
+        self._armature_world = np.empty((n, len(read.setups), 4, 4))
+        self._body = [None] * len(read.setups)
+        self._body_world = np.empty((n, len(read.setups), 4, 4))
+        self._triangles = [None] * len(read.setups)
+        self._collider = np.empty((n, len(read.colliders), 4, 4))
+        self._animated = [{p.split(".", 1)[1] for p in animated_paths(s.object)
+                           if p.startswith("waft_cloth.")} for s in read.setups]
+        self._settings = [{name: [] for name in SAMPLED} for _ in read.setups]
+
+    @property
+    def total(self) -> int:
+        return len(self.frames)
+
+    def sample_chunk(self, count: int) -> int:
+        stop = min(self.done + count, self.total)
+        for i in range(self.done, stop):
+            self.scene.frame_set(int(self.frames[i]))
+            self._sample_frame(i)
+        self.done = stop
+        return self.done
+
+    def _sample_frame(self, i: int) -> None:
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        for s, setup in enumerate(self.read.setups):
+            cage = setup.object.evaluated_get(depsgraph)
+            cage.data.attributes["position"].data.foreach_get("vector", self._cage[s][i])
+            self._cage_world[i, s] = np.array(cage.matrix_world)
+            armature = setup.armature
+            armature.pose.bones.foreach_get("matrix", self._pose[s][i])
+            self._armature_world[i, s] = np.array(armature.matrix_world)
+            if setup.surface_body is not None:
+                self._sample_body(i, s, setup.surface_body.evaluated_get(depsgraph))
+            settings = setup.object.waft_cloth
+            for name, values in self._settings[s].items():
+                if i == 0 or name in self._animated[s]:
+                    value = getattr(settings, name)
+                    values.append(tuple(value) if name in VECTOR_SETTINGS else value)
+        for k, collider in enumerate(self.read.colliders):
+            self._collider[i, k] = np.array(collider.object.matrix_world)
+
+    def _sample_body(self, i: int, s: int, body) -> None:
+        mesh = body.data
+        if self._body[s] is None:
+            mesh.calc_loop_triangles()
+            tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+            mesh.loop_triangles.foreach_get("vertices", tris)
+            self._triangles[s] = tris.reshape(-1, 3).astype(np.int64)
+            self._body[s] = np.empty((self.total, len(mesh.vertices) * 3), np.float32)
+        if len(mesh.vertices) * 3 != self._body[s].shape[1]:
+            raise SetupError(f"Body '{body.name}': its vertex count changes during the "
+                             f"animation")
+        mesh.attributes["position"].data.foreach_get("vector", self._body[s][i])
+        self._body_world[i, s] = np.array(body.matrix_world)
+
+    def result(self) -> ClothSamples:
+        if self.done != self.total:
+            raise RuntimeError("sampling is not finished")
+        unit = self.read.unit_scale
+        cage, body = [], []
+        for s in range(len(self.read.setups)):
+            cage.append(unit * _world(self._cage_world[:, s], self._cage[s]))
+            body.append(None if self._body[s] is None else
+                        unit * _world(self._body_world[:, s], self._body[s]))
+        scale = np.diag([unit] * 3 + [1.0])
+        samples = ClothSamples(
+            frames=self.frames, cage=cage,
+            pose=[buf.reshape(self.total, -1, 4, 4).transpose(0, 1, 3, 2).astype(np.float64)
+                  for buf in self._pose],
+            armature_world=[self._armature_world[:, s] for s in range(len(self.read.setups))],
+            body=body, body_triangles=self._triangles,
+            collider_matrix=scale @ self._collider,
+            settings=[{n: np.asarray(v, dtype=np.float64) for n, v in d.items()}
+                      for d in self._settings])
+        check_samples(self.read, samples)
+        return samples
+
+
+def _world(matrices: np.ndarray, local: np.ndarray) -> np.ndarray:
+    """(F, 4, 4) object matrices and flat (F, N*3) local positions → (F, N, 3) world."""
+    points = local.reshape(len(local), -1, 3).astype(np.float64)
+    return np.einsum("fij,fnj->fni", matrices[:, :3, :3], points) + matrices[:, None, :3, 3]
+
+
+def check_samples(read: ClothRead, samples: ClothSamples) -> None:
+    """Per-frame checks: non-finite skinned cages, poses or settings keyed to NaN."""
+    frames = samples.frames
+    for s, setup in enumerate(read.setups):
+        where = f"Cloth cage '{setup.name}'"
+        bad = ~np.isfinite(samples.cage[s]).all(axis=2)
+        if bad.any():
+            f, v = np.argwhere(bad)[0]
+            raise SetupError(f"{where}: skinned position of vertex {int(v)} is not finite at "
+                             f"frame {int(frames[f])}")
+        if not np.isfinite(samples.pose[s]).all():
+            raise SetupError(f"Armature '{setup.armature.name}': evaluated pose is not finite")
+        for name, values in samples.settings[s].items():
+            finite = np.isfinite(values).reshape(len(values), -1).all(axis=1)
+            if not finite.all():
+                frame = int(frames[int(np.argmax(~finite))]) if len(values) > 1 else frames[0]
+                raise SetupError(f"{where}: setting '{name}' is not finite at frame {frame}")
+
+
+def sample_cloth(scene, read: ClothRead, *, chunk: int = 1 << 30):
+    """Generator: sample every frame (restoring the current frame and track mutes); yields the
+    frames done, returns ``ClothSamples``."""
+    sampler = ClothSampler(scene, read)
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    try:
+        with result_tracks_muted(s.armature for s in read.setups):
+            while sampler.done < sampler.total:
+                yield sampler.sample_chunk(chunk), sampler.total
+    finally:
+        scene.frame_set(frame, subframe=subframe)
+    return sampler.result()

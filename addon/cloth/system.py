@@ -1,0 +1,147 @@
+"""The cloth-bone system behind the one Bake button (protocol: ``addon/systems.py``).
+
+prepare (read + validate, no change to the file) → run_steps (sample, solve, turn the cage into
+bone keys; yields Progress; nothing written) → commit() (writes every armature's ``Waft Cloth``
+action and the optional cage meshes) → clear (removes them, gives the user's action back).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...core.cloth.solver import bake_cloth_steps
+from ...core.errors import DivergenceError
+from ..progress import Progress
+from . import assemble, pose, reading, sampling, writing
+
+NAME = "cloth"
+# Frames sampled between two progress reports.
+SAMPLE_CHUNK = 10
+
+
+@dataclass
+class ClothSetupReport:
+    name: str  # the cage
+    armature: str
+    bones: int
+    particles: int
+    fcurves: int = 0
+    action: str = ""
+
+
+@dataclass
+class ClothReport:
+    name: str = NAME
+    setups: list = field(default_factory=list)
+    bones: int = 0
+    particles: int = 0
+    frames: int = 0
+    sample_s: float = 0.0
+    solve_s: float = 0.0
+    write_s: float = 0.0
+    # Per setup (F, N, 3), world, Blender units (for tests and callers): the simulated cage and
+    # the reference it follows (skinned cage; pinned vertices as driven).
+    positions: dict = field(default_factory=dict)
+    reference: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        names = ", ".join(s.name for s in self.setups)
+        return (f"Waft cloth baked {names}: {self.bones} bones from {self.particles} cage "
+                f"vertices, {self.frames} frames (sample {self.sample_s:.2f} s, solve "
+                f"{self.solve_s:.2f} s, write {self.write_s:.2f} s)")
+
+
+def claims(ob) -> bool:
+    return reading.claims(ob)
+
+
+def prepare(scene, *, objects, frame_start, frame_end) -> reading.ClothRead | None:
+    return reading.read_cloth(scene, objects, frame_start, frame_end)
+
+
+def _solve(inputs: assemble.ClothInput, settings, read: reading.ClothRead):
+    try:
+        job = bake_cloth_steps(inputs.model, inputs.drive, settings)
+        for done, total in job:
+            yield Progress("solve", done, total, system=NAME)
+    except DivergenceError as error:
+        raise DivergenceError(error.setup, read.frame_start + error.frame,
+                              error.detail) from error
+    return job.result
+
+
+def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
+    read = prepared
+    t0 = time.perf_counter()
+    sampler = sampling.sample_cloth(scene, read, chunk=sample_chunk)
+    try:
+        while True:
+            done, total = next(sampler)
+            yield Progress("sample", done, total, system=NAME)
+    except StopIteration as stop:
+        samples = stop.value
+    inputs = assemble.cloth_input(read, samples)
+    t1 = time.perf_counter()
+    result = yield from _solve(inputs, settings, read)
+    t2 = time.perf_counter()
+    frames = samples.frames.astype(np.float64)
+    offsets = inputs.model.vertex_offset
+    report = ClothReport(frames=len(frames), sample_s=t1 - t0, solve_s=t2 - t1)
+    per_armature: dict[str, tuple] = {}
+    cages = []
+    for s, setup in enumerate(read.setups):
+        positions = result.positions[:, offsets[s]:offsets[s + 1]] / read.unit_scale
+        keys = pose.bone_keys(setup, positions, samples.pose[s], samples.armature_world[s])
+        if not (np.isfinite(keys.location).all() and np.isfinite(keys.rotation).all()):
+            raise DivergenceError(setup.name, read.frame_start, "bone keys are not finite")
+        armature, bones = per_armature.setdefault(setup.armature.name, (setup.armature, {}))
+        for b, name in enumerate(setup.bone_names):
+            bones[name] = (keys.location[:, b], keys.rotation[:, b])
+        report.setups.append(ClothSetupReport(name=setup.name, armature=armature.name,
+                                              bones=len(setup.bone_names),
+                                              particles=setup.n_vertices))
+        report.positions[setup.name] = positions
+        report.reference[setup.name] = inputs.reference[s] / read.unit_scale
+        if setup.object.waft_cloth.use_cage_output:
+            cages.append((setup.object, positions))
+    report.bones = sum(r.bones for r in report.setups)
+    report.particles = sum(r.particles for r in report.setups)
+
+    def commit() -> ClothReport:
+        t3 = time.perf_counter()
+        written = {}
+        for armature, bones in per_armature.values():
+            action, count = writing.write_armature(armature, frames, bones)
+            written[armature.name] = (action.name, count)
+        for r in report.setups:
+            r.action, count = written[r.armature]
+            r.fcurves = count
+        for cage, positions in cages:
+            writing.write_cage_output(cage, frames, positions)
+        report.write_s = time.perf_counter() - t3
+        return report
+
+    return commit
+
+
+def clear(scene, *, objects=None) -> list[str]:
+    """Remove the cloth result of ``objects`` (cages; all cloth cages when None)."""
+    if objects is None:
+        cages = [ob for ob in scene.objects if ob.type == 'MESH' and
+                 (ob.waft_cloth.enabled or ob.waft_cloth.cage_output is not None)]
+    else:
+        cages = [ob for ob in objects if ob.type == 'MESH']
+    cleared = []
+    done = set()
+    for cage in cages:
+        if writing.remove_cage_output(cage):
+            cleared.append(cage.name)
+        armature = cage.waft_cloth.armature
+        if armature is not None and armature.name not in done:
+            done.add(armature.name)
+            if writing.clear_armature(armature):
+                cleared.append(cage.name)
+    return sorted(set(cleared))

@@ -1,0 +1,219 @@
+"""The cage's grid structure from its quads (NumPy, no bpy): validation, rows, columns and each
+bone's grid neighbours.
+
+Seed 001 (Alan Wake's jacket) gives a bone the frame of its grid vertex: x towards the vertex
+below in its column, y from its left to its right neighbour in its row. On an arbitrary quad cage
+"below" and "row" come from the graph distance to the pinned vertices (``level``): the vertical
+links join level k to k + 1, the horizontal links stay within one level (contract,
+``ClothModel.level``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...core.errors import SetupError
+
+
+def cage_quads(setup: str, face_sizes: np.ndarray, face_vertices: np.ndarray) -> np.ndarray:
+    """(Q, 4) quads from a mesh's polygons (``loop_total`` sizes and flat vertex indices).
+
+    The solver's stretch/shear/bend groups are defined on quads (seed 001's grid), so every face
+    must be one.
+    """
+    sizes = np.asarray(face_sizes, dtype=np.int64)
+    if len(sizes) == 0:
+        raise SetupError(f"Cloth cage '{setup}': the mesh has no faces; the cage must be a grid "
+                         f"of quads")
+    if np.all(sizes == 3):
+        raise SetupError(f"Cloth cage '{setup}': the cage is made of triangles only; it must be "
+                         f"a grid of quads (rows × columns), e.g. Tris to Quads")
+    bad = np.nonzero(sizes != 4)[0]
+    if len(bad):
+        raise SetupError(f"Cloth cage '{setup}': face {int(bad[0])} has {int(sizes[bad[0]])} "
+                         f"vertices; every face of the cage must be a quad")
+    return np.asarray(face_vertices, dtype=np.int64).reshape(-1, 4)
+
+
+def quad_edges(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Unique undirected edges (E, 2) (sorted pairs) and how many quads use each (E,)."""
+    sides = np.stack((quads, np.roll(quads, -1, axis=1)), axis=-1).reshape(-1, 2)
+    sides = np.sort(sides, axis=1)
+    edges, counts = np.unique(sides, axis=0, return_counts=True)
+    return edges, counts
+
+
+def check_cage(setup: str, n_vertices: int, quads: np.ndarray) -> np.ndarray:
+    """Validate a quad cage: manifold edges, no degenerate quads, no lone vertices. Returns the
+    edges (E, 2)."""
+    degenerate = np.nonzero([len(set(q)) < 4 for q in quads.tolist()])[0]
+    if len(degenerate):
+        raise SetupError(f"Cloth cage '{setup}': face {int(degenerate[0])} repeats a vertex")
+    edges, counts = quad_edges(quads)
+    over = np.nonzero(counts > 2)[0]
+    if len(over):
+        a, b = edges[over[0]]
+        raise SetupError(
+            f"Cloth cage '{setup}': the cage is non-manifold: the edge between vertices {int(a)} "
+            f"and {int(b)} is shared by {int(counts[over[0]])} faces (at most 2 allowed)")
+    used = np.zeros(n_vertices, dtype=bool)
+    used[quads.ravel()] = True
+    lone = np.nonzero(~used)[0]
+    if len(lone):
+        raise SetupError(f"Cloth cage '{setup}': vertex {int(lone[0])} has no neighbours (it is "
+                         f"in no face); remove it or connect it to the grid")
+    return edges
+
+
+def levels(n_vertices: int, edges: np.ndarray, pinned: np.ndarray) -> np.ndarray:
+    """Graph distance of every vertex from the pinned set along the edges (-1 = unreachable).
+
+    Breadth-first, one vectorised sweep over the edges per level (levels are the cage's rows).
+    """
+    level = np.full(n_vertices, -1, dtype=np.int64)
+    level[pinned] = 0
+    a, b = edges[:, 0], edges[:, 1]
+    k = 0
+    while True:
+        grow_b = (level[a] == k) & (level[b] < 0)
+        grow_a = (level[b] == k) & (level[a] < 0)
+        if not (grow_a.any() or grow_b.any()):
+            return level
+        level[b[grow_b]] = k + 1
+        level[a[grow_a]] = k + 1
+        k += 1
+
+
+@dataclass(frozen=True)
+class GridNeighbours:
+    """Per mapped vertex: the grid neighbours seed 001's bone frame uses (-1 = none)."""
+
+    below: np.ndarray  # (B,) next vertex down the column (level + 1)
+    above: np.ndarray  # (B,) previous vertex up the column (level - 1)
+    left: np.ndarray  # (B,) row neighbour before the vertex in the quads' winding
+    right: np.ndarray  # (B,) row neighbour after the vertex in the quads' winding
+
+
+def _winding_successors(quads: np.ndarray) -> dict[int, list[int]]:
+    nxt: dict[int, list[int]] = {}
+    for a, b in zip(quads.ravel().tolist(), np.roll(quads, -1, axis=1).ravel().tolist(),
+                    strict=True):
+        nxt.setdefault(a, []).append(b)
+    return nxt
+
+
+def grid_neighbours(quads: np.ndarray, edges: np.ndarray, level: np.ndarray,
+                    vertices: np.ndarray, rest_positions: np.ndarray) -> GridNeighbours:
+    """Below/above/left/right of each vertex in ``vertices`` (setup time, a loop over bones).
+
+    Several candidates (irregular cages): ``below``/``above`` take the one most in line with the
+    column (closest to straight through the vertex), rows take the winding order of the quads so
+    left and right never swap between neighbouring bones.
+    """
+    neighbours: dict[int, list[int]] = {}
+    for a, b in edges.tolist():
+        neighbours.setdefault(a, []).append(b)
+        neighbours.setdefault(b, []).append(a)
+    successors = _winding_successors(quads)
+    out = np.full((4, len(vertices)), -1, dtype=np.int64)
+    for i, v in enumerate(np.asarray(vertices).tolist()):
+        near = neighbours.get(v, [])
+        ups = [n for n in near if level[n] == level[v] - 1]
+        downs = [n for n in near if level[n] == level[v] + 1]
+        row = [n for n in near if level[n] == level[v]]
+        if ups:
+            out[1, i] = min(ups)
+        if downs:
+            if out[1, i] >= 0:  # the most collinear continuation of the column
+                up_dir = rest_positions[v] - rest_positions[out[1, i]]
+                scores = [np.dot(rest_positions[n] - rest_positions[v], up_dir) /
+                          max(np.linalg.norm(rest_positions[n] - rest_positions[v]), 1e-12)
+                          for n in downs]
+                out[0, i] = downs[int(np.argmax(scores))]
+            else:
+                out[0, i] = min(downs)
+        if ups and len(ups) > 1 and out[0, i] >= 0:
+            down_dir = rest_positions[out[0, i]] - rest_positions[v]
+            scores = [np.dot(rest_positions[v] - rest_positions[n], down_dir) for n in ups]
+            out[1, i] = ups[int(np.argmax(scores))]
+        after = [n for n in successors.get(v, []) if n in row]
+        before = [n for n in row if v in successors.get(n, [])]
+        if after:
+            out[3, i] = after[0]
+        if before:
+            out[2, i] = before[0]
+        if out[2, i] == out[3, i] >= 0:  # a two-vertex row: one side only
+            out[2, i] = -1
+    return GridNeighbours(below=out[0], above=out[1], left=out[2], right=out[3])
+
+
+def column_chains(quads: np.ndarray, edges: np.ndarray, level: np.ndarray,
+                  rest_positions: np.ndarray, *, column_step: int = 1) -> list[list[int]]:
+    """Vertex chains from each top-row vertex down its column, every ``column_step``-th column.
+
+    The top row (level 0) is walked along its horizontal links from an end (or from its lowest
+    index when it is a closed ring, a skirt), so "every other column" (seed 001) alternates
+    along the row.
+    """
+    top = np.nonzero(level == 0)[0]
+    grid = grid_neighbours(quads, edges, level, np.arange(len(level)), rest_positions)
+    side = {int(v): (int(grid.left[v]), int(grid.right[v])) for v in top}
+    ends = [v for v, (lft, _) in side.items() if lft < 0]
+    start = min(ends) if ends else int(top.min())
+    row, seen, v = [], set(), start
+    while v >= 0 and v not in seen:
+        row.append(v)
+        seen.add(v)
+        v = side[v][1]
+    chains = []
+    for v in row[::max(int(column_step), 1)]:
+        chain = [v]
+        while True:
+            below = int(grid.below[chain[-1]])
+            if below < 0 or below in chain:
+                break
+            chain.append(below)
+        chains.append(chain)
+    return chains
+
+
+def bind_to_surface(points: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Attach points (P, 3) to the nearest of ``triangles`` (T, 3, 3) (seed 003's skinning of
+    cloth particles to the body surface).
+
+    Returns (triangle index (P,), barycentric weights (P, 3), offset along the triangle normal
+    (P,)). The nearest triangle is the one with the nearest centroid; the projection's
+    barycentric weights are clamped into the triangle, and the normal offset keeps a vertex that
+    floats above the body at the same height.
+    """
+    centroids = triangles.mean(axis=1)
+    d2 = ((points[:, None, :] - centroids[None, :, :]) ** 2).sum(-1)
+    tri = np.argmin(d2, axis=1)
+    a, b, c = (triangles[tri, k] for k in range(3))
+    normal = np.cross(b - a, c - a)
+    normal /= np.maximum(np.linalg.norm(normal, axis=-1, keepdims=True), 1e-12)
+    offset = np.einsum("pi,pi->p", points - a, normal)
+    weights = _barycentric(points - offset[:, None] * normal, a, b, c)
+    return tri, weights, offset
+
+
+def _barycentric(p, a, b, c) -> np.ndarray:
+    v0, v1, v2 = b - a, c - a, p - a
+    d00, d01, d11 = (v0 * v0).sum(-1), (v0 * v1).sum(-1), (v1 * v1).sum(-1)
+    d20, d21 = (v2 * v0).sum(-1), (v2 * v1).sum(-1)
+    denom = np.maximum(d00 * d11 - d01 * d01, 1e-30)
+    v = (d11 * d20 - d01 * d21) / denom
+    w = (d00 * d21 - d01 * d20) / denom
+    weights = np.clip(np.stack((1.0 - v - w, v, w), axis=-1), 0.0, 1.0)
+    return weights / np.maximum(weights.sum(-1, keepdims=True), 1e-12)
+
+
+def surface_points(triangles: np.ndarray, weights: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """Bound points on deformed triangles (..., P, 3, 3) → (..., P, 3)."""
+    a, b, c = triangles[..., 0, :], triangles[..., 1, :], triangles[..., 2, :]
+    normal = np.cross(b - a, c - a)
+    normal /= np.maximum(np.linalg.norm(normal, axis=-1, keepdims=True), 1e-12)
+    point = np.einsum("...pk,...pki->...pi", weights, triangles)
+    return point + offset[..., None] * normal
