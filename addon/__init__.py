@@ -4,16 +4,18 @@
 their own imports, so importing this package needs bpy but registers nothing by itself.
 """
 
-from . import panels, properties, ragdoll
+from . import hair, panels, properties, ragdoll
 
 
 def register() -> None:
     properties.register()
     panels.register()
+    hair.register()
     ragdoll.register()
 
 
 def unregister() -> None:
+    hair.unregister()
     ragdoll.unregister()
     panels.unregister()
     properties.unregister()

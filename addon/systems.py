@@ -26,6 +26,7 @@ SYSTEMS: tuple[str, ...] = (
 )
 
 STRAND_OUTPUTS: tuple[str, ...] = (
+    "hair.output",
 )
 
 

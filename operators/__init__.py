@@ -2,12 +2,13 @@
 
 import bpy
 
-from . import add_collider, apply_preset, assign_bones, bake, clear_bake
+from . import add_collider, apply_preset, assign_bones, bake, clear_bake, hair_strands
 from .ragdoll_apply_preset import WAFT_OT_ragdoll_apply_preset
 from .ragdoll_create import WAFT_OT_ragdoll_create
 from .ragdoll_set_mode import WAFT_OT_ragdoll_set_mode
 
 CLASSES = (
+    hair_strands.WAFT_OT_hair_add_render_strands, hair_strands.WAFT_OT_hair_export_alembic,
     bake.WAFT_OT_bake,
     clear_bake.WAFT_OT_clear_bake,
     add_collider.WAFT_OT_add_collider,

@@ -1,0 +1,161 @@
+"""The render-strand Curves object and its packed geometry-nodes bake.
+
+blender-api.md §3 (d3): a temporary ``frame_change_pre`` handler writes each frame's strand
+points into the Curves data while ``object.geometry_node_bake_single`` steps through the frames;
+a geometry-nodes modifier (Group Input → Bake → Group Output) stores them, PACKED into the
+.blend (Blender 4.3+), so the strands play and render after save and reopen without Waft. The
+handler is removed right after the bake. Blender 4.2 has no packed bakes: the bake goes to disk
+next to the saved .blend (``//waft_bake/<object>``), or to a temporary folder when the file was
+never saved (then it does not survive a reopen: save before baking on 4.2).
+
+Alembic export (``wm.alembic_export``) works because the object carries a modifier: without
+one the exporter writes a single static sample (blender-api.md §3, the static-export trap).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable
+
+import bpy
+import numpy as np
+
+MODIFIER = "Waft Strands"
+NODE_GROUP = "Waft Strands Bake"
+
+
+def bake_node_group():
+    """Group Input → Bake → Group Output (shared by every strand object).
+
+    A Scene Time node feeds a second (float) bake item: without anything time-dependent in
+    the tree, the depsgraph never re-evaluates the object on frame change and playback stays
+    on whichever frame was evaluated first (observed in 5.0: the bake holds every frame, but
+    ``frame_set`` alone did not show them).
+    """
+    group = bpy.data.node_groups.get(NODE_GROUP)
+    if group is not None and group.bl_idname == 'GeometryNodeTree' and any(
+            node.bl_idname == 'GeometryNodeInputSceneTime' for node in group.nodes):
+        return group
+    group = bpy.data.node_groups.new(NODE_GROUP, 'GeometryNodeTree')
+    group.interface.new_socket("Geometry", in_out='INPUT', socket_type='NodeSocketGeometry')
+    group.interface.new_socket("Geometry", in_out='OUTPUT', socket_type='NodeSocketGeometry')
+    nodes = group.nodes
+    source = nodes.new('NodeGroupInput')
+    bake = nodes.new('GeometryNodeBake')
+    # A Bake node from Python has no items; links to it fail silently until one exists.
+    if len(bake.bake_items) == 0:
+        bake.bake_items.new('GEOMETRY', "Geometry")
+    bake.bake_items.new('FLOAT', "Frame")
+    time = nodes.new('GeometryNodeInputSceneTime')
+    sink = nodes.new('NodeGroupOutput')
+    source.location, bake.location, sink.location = (-300, 0), (0, 0), (300, 0)
+    time.location = (-300, -150)
+    group.links.new(source.outputs[0], bake.inputs[0])
+    group.links.new(time.outputs["Frame"], bake.inputs[1])
+    group.links.new(bake.outputs[0], sink.inputs[0])
+    return group
+
+
+def new_curves_data(name: str, *, strands: int, points: int, positions: np.ndarray,
+                    radius: np.ndarray):
+    """Hair Curves data: ``strands`` curves of ``points`` points, a per-point radius."""
+    data = bpy.data.hair_curves.new(name)
+    data.add_curves([points] * strands)
+    data.position_data.foreach_set("vector", positions.astype(np.float32).ravel())
+    attribute = data.attributes.get("radius") or data.attributes.new("radius", 'FLOAT', 'POINT')
+    attribute.data.foreach_set("value", np.tile(radius.astype(np.float32), strands))
+    if hasattr(data, "set_types"):  # 4.5+; 4.2 keeps Catmull-Rom, which passes the points too
+        data.set_types(type='POLY')
+    return data
+
+
+def strand_object(scene, name: str, existing, data):
+    """Put ``data`` on the existing output object (keeping its materials) or a new one."""
+    ob = existing
+    if ob is None or ob.type != 'CURVES':
+        ob = bpy.data.objects.new(name, data)
+        scene.collection.objects.link(ob)
+        return ob
+    old = ob.data
+    for material in old.materials:
+        data.materials.append(material)
+    ob.data = data
+    if old.users == 0:
+        bpy.data.hair_curves.remove(old)
+    return ob
+
+
+def _bake_directory(ob) -> str:
+    if bpy.data.filepath:
+        return f"//waft_bake/{bpy.path.clean_name(ob.name)}"
+    return os.path.join(tempfile.mkdtemp(prefix="waft_bake_"), bpy.path.clean_name(ob.name))
+
+
+def packed_bakes() -> bool:
+    """Blender 4.3+ packs bakes into the .blend (``NodesModifier.bake_target``)."""
+    return hasattr(bpy.types.NodesModifier, "bake_target") or \
+        "bake_target" in bpy.types.NodesModifier.bl_rna.properties
+
+
+def bake_animation(scene, ob, *, frame_start: int, frame_end: int,
+                   positions_at: Callable[[int], np.ndarray]) -> None:
+    """Bake ``positions_at(frame)`` (flat float32 point positions) into a packed GN bake."""
+    for modifier in [m for m in ob.modifiers if m.name == MODIFIER]:
+        ob.modifiers.remove(modifier)
+    md = ob.modifiers.new(MODIFIER, 'NODES')
+    md.node_group = bake_node_group()
+    if packed_bakes():
+        md.bake_target = 'PACKED'
+    else:
+        md.bake_directory = _bake_directory(ob)
+    bpy.context.view_layer.update()  # the modifier lists its bakes once evaluated
+    bake = md.bakes[0]
+    bake.bake_mode = 'ANIMATION'
+    bake.use_custom_simulation_frame_range = True
+    bake.frame_start, bake.frame_end = frame_start, frame_end
+    data = ob.data
+
+    def write_frame(scene_, _depsgraph=None) -> None:
+        frame = min(max(scene_.frame_current, frame_start), frame_end)
+        data.position_data.foreach_set("vector", positions_at(frame))
+        data.update_tag()
+
+    frame = scene.frame_current, scene.frame_subframe
+    bpy.app.handlers.frame_change_pre.append(write_frame)
+    try:
+        result = bpy.ops.object.geometry_node_bake_single(
+            session_uid=ob.session_uid, modifier_name=md.name, bake_id=bake.bake_id)
+    finally:
+        bpy.app.handlers.frame_change_pre.remove(write_frame)
+        # Leave the rest data on the first frame, as the bake's input outside its range.
+        data.position_data.foreach_set("vector", positions_at(frame_start))
+        data.update_tag()
+        scene.frame_set(frame[0], subframe=frame[1])
+    if 'FINISHED' not in result:
+        raise RuntimeError(f"Baking the strands of '{ob.name}' failed: {result}")
+
+
+def export_alembic(scene, ob, filepath: str, *, frame_start: int, frame_end: int) -> str:
+    """Export only ``ob`` (its evaluated, baked strands) to an Alembic file; returns the path."""
+    path = bpy.path.abspath(filepath)
+    if not path.lower().endswith(".abc"):
+        path += ".abc"
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    view_layer = bpy.context.view_layer
+    selected = [o for o in view_layer.objects if o.select_get()]
+    active = view_layer.objects.active
+    try:
+        for other in selected:
+            other.select_set(False)
+        ob.select_set(True)
+        view_layer.objects.active = ob
+        bpy.ops.wm.alembic_export(filepath=path, start=frame_start, end=frame_end,
+                                  selected=True, export_hair=True, export_particles=False,
+                                  evaluation_mode='RENDER')
+    finally:
+        ob.select_set(False)
+        for other in selected:
+            other.select_set(True)
+        view_layer.objects.active = active
+    return path

@@ -1,0 +1,253 @@
+"""Render strands of guide armatures: the ``STRAND_OUTPUTS`` hook of addon/systems.py.
+
+``prepare_output`` (before sampling) reads and validates each armature's ``waft_hair``
+settings and scalp; ``build_output`` (after the solve) samples the evaluated scalp on every
+baked frame, scatters and binds the render strands on the first frame and returns ``commit``,
+which writes the Curves object and its packed bake. Guides are the solved chains
+("<Armature>: <first bone>" -> (F, bones + 1, 3) world Blender units), each resampled on its
+uniform cubic B-spline to the points-per-strand LOD. Nothing is written before ``commit``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ...core.errors import SetupError
+from ...core.hair import bind_strands, evaluate_roots, interpolate_strands, resample_bspline
+from ...core.hair import scatter_roots as core_scatter
+from ..sampling import waft_tracks_muted
+from . import curves
+
+
+@dataclass(frozen=True)
+class StrandSettings:
+    """A snapshot of ``Object.waft_hair`` (read once, on the bake's first frame)."""
+
+    count: int
+    method: str
+    clump: float
+    randomness: float
+    seed: int
+    points: int
+    root_radius: float
+    tip_radius: float
+    output: str
+    alembic_path: str
+
+    @classmethod
+    def read(cls, hair) -> StrandSettings:
+        return cls(count=int(hair.count), method=hair.method, clump=float(hair.clump),
+                   randomness=float(hair.randomness), seed=int(hair.seed),
+                   points=int(hair.points), root_radius=float(hair.root_radius),
+                   tip_radius=float(hair.tip_radius),
+                   output=hair.output.name if hair.output is not None else "",
+                   alembic_path=hair.alembic_path)
+
+
+@dataclass(frozen=True)
+class Scalp:
+    """A scalp mesh's evaluated topology and density, read before the bake."""
+
+    name: str
+    triangles: np.ndarray  # (T, 3) int
+    vertices: int
+    density: np.ndarray | None  # (V,)
+
+
+@dataclass(frozen=True)
+class Target:
+    setup: str  # the object whose render strands these are
+    scalp: Scalp
+    settings: StrandSettings
+
+
+def _evaluated_mesh(ob):
+    return ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+
+
+def read_scalp(scene, owner, scalp_ob, density_group: str) -> Scalp:
+    """Validate and read the scalp mesh; errors name the owner and the scalp."""
+    where = f"{owner.type.title()} '{owner.name}'"
+    if scalp_ob is None:
+        raise SetupError(f"{where}: Render Strands is on but no Scalp mesh is set")
+    if scalp_ob.type != 'MESH':
+        raise SetupError(f"{where}: scalp '{scalp_ob.name}' is not a mesh")
+    if scene.objects.get(scalp_ob.name) is None:
+        raise SetupError(f"{where}: scalp '{scalp_ob.name}' is not in scene '{scene.name}'")
+    mesh = _evaluated_mesh(scalp_ob)
+    if len(mesh.polygons) == 0:
+        raise SetupError(f"{where}: scalp '{scalp_ob.name}' has no faces to grow hair from")
+    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    density = None
+    if density_group:
+        group = scalp_ob.vertex_groups.get(density_group)
+        if group is None:
+            raise SetupError(f"{where}: scalp '{scalp_ob.name}' has no vertex group "
+                             f"'{density_group}' (the density group)")
+        original = scalp_ob.data
+        if len(original.vertices) != len(mesh.vertices):
+            raise SetupError(f"{where}: scalp '{scalp_ob.name}' changes its vertex count in "
+                             "its modifiers, so the density group cannot be mapped")
+        density = np.zeros(len(original.vertices))
+        index = group.index
+        for vertex in original.vertices:  # no bulk accessor for vertex-group weights
+            for element in vertex.groups:
+                if element.group == index:
+                    density[vertex.index] = element.weight
+        if not np.any(density > 0.0):
+            raise SetupError(f"{where}: density group '{density_group}' of scalp "
+                             f"'{scalp_ob.name}' is zero everywhere, so no hair can grow")
+    return Scalp(name=scalp_ob.name, triangles=tris.reshape(-1, 3).astype(np.int64),
+                 vertices=len(mesh.vertices), density=density)
+
+
+def check_settings(owner, settings: StrandSettings) -> None:
+    where = f"{owner.type.title()} '{owner.name}'"
+    if settings.count < 1:
+        raise SetupError(f"{where}: the render strand count is {settings.count}; it must be "
+                         "at least 1 (a density of 0 grows no hair)")
+    if settings.points < 2:
+        raise SetupError(f"{where}: points per strand must be at least 2")
+    values = (settings.clump, settings.randomness, settings.root_radius, settings.tip_radius)
+    if not all(np.isfinite(v) for v in values):
+        raise SetupError(f"{where}: a render strand setting is not finite")
+
+
+def target_for(scene, ob) -> Target:
+    hair = ob.waft_hair
+    settings = StrandSettings.read(hair)
+    check_settings(ob, settings)
+    return Target(setup=ob.name, scalp=read_scalp(scene, ob, hair.scalp, hair.density_group),
+                  settings=settings)
+
+
+def prepare_output(scene, setup_objects) -> list[Target] | None:
+    """Targets of the armatures with Render Strands on; SetupError on bad input."""
+    targets = [target_for(scene, ob) for ob in setup_objects
+               if ob.type == 'ARMATURE' and ob.waft_hair.render_strands]
+    return targets or None
+
+
+def sample_scalps(scene, scalps: list[Scalp], frames, muted) -> list[np.ndarray]:
+    """World vertex positions (F, V, 3) of each evaluated scalp on every frame."""
+    out = [np.empty((len(frames), s.vertices, 3)) for s in scalps]
+    current = scene.frame_current, scene.frame_subframe
+    try:
+        with waft_tracks_muted(muted):
+            for i, frame in enumerate(frames):
+                scene.frame_set(int(frame))
+                for scalp, array in zip(scalps, out, strict=True):
+                    ob = scene.objects[scalp.name]
+                    mesh = _evaluated_mesh(ob)
+                    if len(mesh.vertices) != scalp.vertices:
+                        raise SetupError(f"Scalp '{ob.name}' changes its vertex count at frame "
+                                         f"{int(frame)}; render strands need a fixed topology")
+                    co = np.empty(scalp.vertices * 3, dtype=np.float32)
+                    mesh.vertices.foreach_get("co", co)
+                    matrix = np.array(ob.matrix_world, dtype=np.float64)
+                    array[i] = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
+    finally:
+        scene.frame_set(current[0], subframe=current[1])
+    return out
+
+
+def guides_at_lod(chains: list[np.ndarray], points: int) -> np.ndarray:
+    """Chains (F, n_i, 3) of any lengths -> guides (F, G, points, 3) on their B-splines."""
+    F = chains[0].shape[0]
+    out = np.empty((F, len(chains), points, 3))
+    lengths = np.array([c.shape[1] for c in chains])
+    for n in np.unique(lengths):  # one batched resample per distinct chain length
+        members = np.flatnonzero(lengths == n)
+        stacked = np.stack([chains[g] for g in members], axis=1)  # (F, m, n, 3)
+        out[:, members] = resample_bspline(stacked, points)
+    return out
+
+
+class StrandAnimation:
+    """Render strands of one target, computed per frame on demand (memory ~ guides + scalp)."""
+
+    def __init__(self, target: Target, guides: np.ndarray, scalp: np.ndarray, frames):
+        s = target.settings
+        self.target = target
+        self.frame_start = int(frames[0])
+        self.frame_end = int(frames[-1])
+        self.guides = guides.astype(np.float32)  # (F, G, points, 3)
+        self.scalp = scalp  # (F, V, 3)
+        name = f"Scalp '{target.scalp.name}' of '{target.setup}'"
+        self.roots = core_scatter(vertices=scalp[0], triangles=target.scalp.triangles,
+                                  count=s.count, density=target.scalp.density, seed=s.seed,
+                                  name=name)
+        self.binding = bind_strands(roots=self.roots, guide_rest=guides[0], method=s.method,
+                                    clump=s.clump, randomness=s.randomness, seed=s.seed,
+                                    name=f"Guides of '{target.setup}'")
+        self._buffer = np.empty((s.count, s.points, 3), dtype=np.float32)
+
+    @property
+    def strands(self) -> int:
+        return self.target.settings.count
+
+    def roots_at(self, frame: int) -> np.ndarray:
+        i = min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)
+        return evaluate_roots(triangle=self.roots.triangle, barycentric=self.roots.barycentric,
+                              vertices=self.scalp[i], triangles=self.target.scalp.triangles)[0]
+
+    def positions(self, frame: int) -> np.ndarray:
+        """Flat float32 point positions of every strand at scene frame ``frame``."""
+        i = min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)
+        interpolate_strands(self.binding, self.guides[i], roots=self.roots_at(frame),
+                            out=self._buffer)
+        return self._buffer.ravel()
+
+    def radius(self) -> np.ndarray:
+        s = self.target.settings
+        return np.linspace(s.root_radius, s.tip_radius, s.points)
+
+
+def animations(scene, targets: list[Target], guides: list[np.ndarray], frames,
+               muted) -> list[StrandAnimation]:
+    scalps = sample_scalps(scene, [t.scalp for t in targets], frames, muted)
+    return [StrandAnimation(t, g, s, frames)
+            for t, g, s in zip(targets, guides, scalps, strict=True)]
+
+
+def write(scene, animation: StrandAnimation):
+    """Create/update the '<setup> Strands' Curves object and bake it (the commit step)."""
+    s = animation.target.settings
+    name = f"{animation.target.setup} Strands"
+    existing = scene.objects.get(s.output) if s.output else scene.objects.get(name)
+    data = curves.new_curves_data(name, strands=animation.strands, points=s.points,
+                                  positions=animation.positions(animation.frame_start),
+                                  radius=animation.radius())
+    ob = curves.strand_object(scene, name, existing, data)
+    curves.bake_animation(scene, ob, frame_start=animation.frame_start,
+                          frame_end=animation.frame_end, positions_at=animation.positions)
+    owner = scene.objects.get(animation.target.setup)
+    if owner is not None and owner.waft_hair.output != ob:
+        owner.waft_hair.output = ob
+    if s.alembic_path:
+        curves.export_alembic(scene, ob, s.alembic_path, frame_start=animation.frame_start,
+                              frame_end=animation.frame_end)
+    return ob
+
+
+def build_output(prepared: list[Target], chain_positions: dict, frames):
+    """Sample scalps, bind the strands; return ``commit()`` writing the Curves objects."""
+    scene = bpy.context.scene
+    guides = []
+    for target in prepared:
+        chains = [p for key, p in chain_positions.items() if key.startswith(f"{target.setup}: ")]
+        if not chains:
+            raise SetupError(f"Armature '{target.setup}': Render Strands is on but it has no "
+                             "simulated chains to use as guides")
+        guides.append(guides_at_lod(chains, target.settings.points))
+    muted = [scene.objects[t.setup] for t in prepared if t.setup in scene.objects]
+    prepared_animations = animations(scene, prepared, guides, frames, muted)
+
+    def commit() -> list:
+        return [write(scene, animation) for animation in prepared_animations]
+
+    return commit

@@ -1,0 +1,64 @@
+"""Panels: render strands (Properties editor, Object tab, and the 3D view sidebar tab "Waft")."""
+
+import bpy
+
+from ..panels import PropertiesPanel, draw_props
+
+STRANDS = ("scalp", "count", "points", "method", "clump", "randomness", "seed", "root_radius",
+           "tip_radius", "output", "alembic_path")
+
+
+def _hair_object(context):
+    ob = context.object
+    return ob if ob is not None and ob.type in {'ARMATURE', 'CURVES'} else None
+
+
+def _draw(layout, ob) -> None:
+    hair = ob.waft_hair
+    if ob.type == 'CURVES':
+        layout.prop(hair, "render_strands")
+    draw_props(layout, hair, STRANDS[:1])
+    if hair.scalp is not None:
+        col = layout.column()
+        col.use_property_split = True
+        col.prop_search(hair, "density_group", hair.scalp, "vertex_groups")
+    draw_props(layout, hair, STRANDS[1:])
+    row = layout.row(align=True)
+    row.operator("waft.hair_add_render_strands", icon='CURVES')
+    row.operator("waft.hair_export_alembic", icon='EXPORT')
+
+
+class WAFT_PT_hair(PropertiesPanel, bpy.types.Panel):
+    bl_label = "Waft Hair Strands"
+    bl_context = "object"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    @classmethod
+    def poll(cls, context):
+        return _hair_object(context) is not None
+
+    def draw_header(self, context):
+        ob = context.object
+        self.layout.prop(ob.waft_hair, "enabled" if ob.type == 'CURVES' else "render_strands",
+                         text="")
+
+    def draw(self, context):
+        _draw(self.layout, context.object)
+
+
+class WAFT_PT_hair_sidebar(bpy.types.Panel):
+    bl_label = "Hair Strands"
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = "Waft"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    @classmethod
+    def poll(cls, context):
+        return _hair_object(context) is not None
+
+    def draw(self, context):
+        _draw(self.layout, context.object)
+
+
+register, unregister = bpy.utils.register_classes_factory((WAFT_PT_hair, WAFT_PT_hair_sidebar))

@@ -1,0 +1,93 @@
+"""A head with guide-strand chains and a scalp, built with bpy as a user would."""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+from mathutils import Vector
+
+from waft.core.hair import scatter_roots
+from waft.core.hair._bench import hemisphere
+
+HEAD = Vector((0.0, 0.0, 1.6))
+RADIUS = 0.1
+
+
+def scalp_mesh(scene, name: str = "Scalp", *, rings: int = 6, segments: int = 12):
+    vertices, triangles = hemisphere(radius=RADIUS, rings=rings, segments=segments)
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata([tuple(v + np.array(HEAD)) for v in vertices], [],
+                     [tuple(int(i) for i in t) for t in triangles])
+    mesh.update()
+    ob = bpy.data.objects.new(name, mesh)
+    scene.collection.objects.link(ob)
+    return ob
+
+
+def head_rig(scene, *, guides: int = 16, bones: int = 4, segment: float = 0.08,
+             turn_deg: float = 90.0, turn_frames: int = 6, name: str = "Hair"):
+    """Armature ``name``: a ``Head`` bone turning about world Z by ``turn_deg`` over
+    ``turn_frames`` frames, ``guides`` chains of ``bones`` bones growing from a hemisphere scalp
+    (parented to the head bone). Returns (rig, scalp)."""
+    vertices, triangles = hemisphere(radius=RADIUS, rings=6, segments=12)
+    roots = scatter_roots(vertices=vertices, triangles=triangles, count=guides, seed=11)
+    rig = bpy.data.objects.new(name, bpy.data.armatures.new(name))
+    scene.collection.objects.link(rig)
+    view_layer = bpy.context.view_layer
+    view_layer.objects.active = rig
+    rig.select_set(True)
+    bpy.ops.object.mode_set(mode='EDIT')
+    edit = rig.data.edit_bones
+    head = edit.new("Head")
+    head.head, head.tail = HEAD - Vector((0, 0, 0.1)), HEAD + Vector((0, 0, 0.15))
+    down = Vector((0.0, 0.0, -1.0))
+    for g in range(guides):
+        start = HEAD + Vector(roots.position[g])
+        direction = (0.5 * Vector(roots.normal[g]) + down).normalized()
+        parent = head
+        for b in range(bones):
+            bone = edit.new(f"Guide.{g:02d}.{b}")
+            bone.head = start + direction * (segment * b)
+            bone.tail = start + direction * (segment * (b + 1))
+            bone.parent = parent
+            bone.use_connect = b > 0
+            parent = bone
+    bpy.ops.object.mode_set(mode='OBJECT')
+    for pb in rig.pose.bones:
+        if pb.name.startswith("Guide."):
+            pb.waft.simulate = True
+    rig.waft.enabled = True
+    pb = rig.pose.bones["Head"]
+    pb.rotation_mode = 'XYZ'
+    for frame, turn in ((1, 0.0), (1 + turn_frames, np.deg2rad(turn_deg))):
+        pb.rotation_euler = (0.0, turn, 0.0)  # bone Y is world Z for an upright bone
+        pb.keyframe_insert("rotation_euler", frame=frame)
+    scalp = scalp_mesh(scene)
+    world = scalp.matrix_world.copy()
+    scalp.parent, scalp.parent_type, scalp.parent_bone = rig, 'BONE', "Head"
+    view_layer.update()
+    scalp.matrix_world = world
+    hair = rig.waft_hair
+    hair.render_strands = True
+    hair.scalp = scalp
+    hair.count = 2000
+    hair.points = 8
+    return rig, scalp
+
+
+def evaluated_points(ob) -> np.ndarray:
+    data = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    co = np.empty(len(data.points) * 3, dtype=np.float32)
+    data.position_data.foreach_get("vector", co)
+    return co.reshape(-1, 3) @ np.array(ob.matrix_world)[:3, :3].T + \
+        np.array(ob.matrix_world)[:3, 3]
+
+
+def evaluated_triangles(ob) -> tuple[np.ndarray, np.ndarray]:
+    mesh = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", co)
+    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    m = np.array(ob.matrix_world)
+    return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3], tris.reshape(-1, 3)
