@@ -76,18 +76,33 @@ class Level:
     child: np.ndarray
     parent: np.ndarray
     rest: np.ndarray  # (n, 1)
+    unique_parents: bool = True  # every parent has one child here (plain fancy-index update)
 
 
-def sweep_levels(x: np.ndarray, levels: list[Level]) -> None:
-    """Hard vertical constraints, top-down: place each child at rest length from its parent."""
+def sweep_levels(x: np.ndarray, levels: list[Level], x_prev: np.ndarray | None = None,
+                 damping: float = 0.0) -> None:
+    """Hard vertical constraints, top-down: place each child at rest length from its parent.
+
+    With `x_prev`, the DFTL velocity correction (Mueller et al. 2012): the parent gets
+    `v -= damping * d_child / h`, i.e. `x_prev_parent += damping * d_child`, which removes the
+    energy plain FTL injects by treating every parent as infinitely heavy.
+    """
     for lv in levels:
         top = x[lv.parent]
-        d = x[lv.child] - top
+        old = x[lv.child]
+        d = old - top
         length = np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
         np.maximum(length, EPS, out=length)
         d *= lv.rest / length
         d += top
         x[lv.child] = d
+        if x_prev is not None and damping > 0.0:
+            d -= old  # the child's correction
+            d *= damping
+            if lv.unique_parents:
+                x_prev[lv.parent] += d
+            else:
+                np.add.at(x_prev, lv.parent, d)
 
 
 def clamp_max_distance(x: np.ndarray, reference: np.ndarray, index: np.ndarray,

@@ -31,9 +31,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bone_frames import inverse3
 from ..colliders import ColliderKind, is_similarity
 from ..errors import DivergenceError, SetupError
 from ..forces import wind_at
+from ..params import DEFAULT_FTL_DAMPING
 from ..solver import SolverSettings
 from .constraints import (
     Colour,
@@ -51,6 +53,9 @@ from .model import ClothModel, DistanceGroup
 _TIME_EPS = 1e-9
 DIVERGENCE_FACTOR = 100.0  # a vertex further than 100 cloth sizes from its reference ...
 DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
+# DFTL velocity correction of the hard vertical sweep (Mueller et al. 2012; the strand solver's
+# default, Unity Hair uses 0.8).
+DFTL_DAMPING = DEFAULT_FTL_DAMPING
 WIND_SAMPLE_RATE = 60.0  # Hz: turbulent wind is re-sampled at this fixed simulated rate
 
 
@@ -202,7 +207,9 @@ class _Bake:
         for child, parent, rest in self.level_members:
             on = hard[child]
             if on.any():
-                levels.append(Level(child[on], parent[on], rest[on][:, None]))
+                par = parent[on]
+                levels.append(Level(child[on], par, rest[on][:, None],
+                                    unique_parents=np.unique(par).size == par.size))
 
         limit = (model.max_distance * per_vertex("max_distance_scale")
                  * np.where(edge, per_vertex("edge_max_distance_scale"), 1.0))
@@ -239,7 +246,7 @@ class _Bake:
         # 1. Local-space carry of x and x_prev by (1 - fraction) of the space motion.
         if space_start is not None:
             space_end = drive.space[f] + alpha * (drive.space[g] - drive.space[f])
-            motion = space_end @ np.linalg.inv(space_start)  # (C, 4, 4)
+            motion = space_end @ affine_inverse(space_start)  # (C, 4, 4)
             if not np.array_equal(motion, np.broadcast_to(np.eye(4), motion.shape)):
                 R = motion[:, :3, :3][self.cloth]
                 t = motion[:, :3, 3][self.cloth]
@@ -267,7 +274,7 @@ class _Bake:
                 c.lam.fill(0.0)
         # 5. Hard vertical constraints, top-down (seed 001).
         if fr.levels:
-            sweep_levels(x, fr.levels)
+            sweep_levels(x, fr.levels, x_prev, DFTL_DAMPING)
         # 6. Layers, then colliders.
         layers = model.layers
         if layers.count:
@@ -279,7 +286,7 @@ class _Bake:
             M_all = cm[f] + alpha * (cm[g] - cm[f])
             for k, kind, friction, index in self.collider_index:
                 M = M_all[k]
-                Minv = np.linalg.inv(M) if self.needs_inverse else None
+                Minv = affine_inverse(M) if self.needs_inverse else None
                 similar = bool(self.similar[f, k] and self.similar[g, k])
                 collide(x, x_prev, index, fr.radius[index], kind, M, Minv, model.colliders, k,
                         similar, friction, contact)
@@ -455,6 +462,17 @@ def vertex_normals(reference: np.ndarray, quads: np.ndarray, n_vertices: int) ->
         np.add.at(normals, (slice(None), quads[:, k]), qn)
     normals /= np.maximum(np.linalg.norm(normals, axis=-1, keepdims=True), 1e-12)
     return normals
+
+
+def affine_inverse(m: np.ndarray) -> np.ndarray:
+    """Inverse of affine 4x4 matrices (..., 4, 4) (last row 0 0 0 1), without LAPACK's
+    per-call overhead (`core.bone_frames.inverse3` for the 3x3 part)."""
+    out = np.zeros_like(m)
+    inv = inverse3(m[..., :3, :3])
+    out[..., :3, :3] = inv
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv, m[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
 
 
 def frame_interval(t: float, fps: float, frames: int) -> tuple[int, float]:
