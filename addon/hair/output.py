@@ -129,7 +129,16 @@ def prepare_output(scene, setup_objects) -> list[Target] | None:
     """Targets of the armatures with Render Strands on; SetupError on bad input."""
     targets = [target_for(scene, ob) for ob in setup_objects
                if ob.type == 'ARMATURE' and ob.waft_hair.render_strands]
+    for target in targets:
+        check_bake_possible(target.setup)
     return targets or None
+
+
+def check_bake_possible(owner: str) -> None:
+    """Blender 4.2 bakes geometry only to disk, next to a saved .blend (no PACKED target)."""
+    if not curves.packed_bakes() and not bpy.data.filepath:
+        raise SetupError(f"'{owner}': Blender {bpy.app.version_string} stores the render-strand "
+                         "bake on disk next to the .blend; save the file before baking")
 
 
 def sample_scalps(scene, scalps: list[Scalp], frames, muted) -> list[np.ndarray]:

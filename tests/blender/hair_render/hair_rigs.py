@@ -91,3 +91,9 @@ def evaluated_triangles(ob) -> tuple[np.ndarray, np.ndarray]:
     mesh.loop_triangles.foreach_get("vertices", tris)
     m = np.array(ob.matrix_world)
     return co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3], tris.reshape(-1, 3)
+
+
+def save_first_on_42(directory) -> None:
+    """Blender 4.2 bakes geometry only to disk next to a saved file (no packed bakes)."""
+    if bpy.app.version < (4, 3, 0):
+        bpy.ops.wm.save_as_mainfile(filepath=str(directory / "hair.blend"))

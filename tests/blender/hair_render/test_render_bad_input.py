@@ -68,8 +68,9 @@ def test_missing_density_group(scene, bake_api, waft, rig):
     _fails_cleanly(scene, bake_api, waft, r"Armature 'Hair'.*no vertex group 'Nope'")
 
 
-def test_a_density_group_thins_the_hair_where_it_is_zero(scene, bake_api, rig):
+def test_a_density_group_thins_the_hair_where_it_is_zero(scene, bake_api, rig, tmp_path):
     ob, scalp = rig
+    hair_rigs.save_first_on_42(tmp_path)
     group = scalp.vertex_groups.new(name="Density")
     top = [v.index for v in scalp.data.vertices if v.co.z > 1.66]
     group.add(top, 1.0, 'REPLACE')
