@@ -1,0 +1,172 @@
+"""The ragdoll baked by the real core, read back by playing the scene in Blender.
+
+Known answers: kinematic bodies equal the animation exactly; full-strength motors reproduce the
+animation's local rotations within 1°; joint limits are never exceeded by more than 1°; 30 and
+60 fps bakes of the same motion agree; the root lock releases (free fall) when the root is
+blocked by a wall and not otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import ragdoll_rigs as rigs
+import waft_rigs
+from mathutils import Matrix, Quaternion
+
+FRAMES = list(range(1, 25))
+BODY_PARENT = {name: parent for name, _, _, parent in rigs.HUMANOID}
+
+
+def _parents(names) -> list[int]:
+    return [names.index(BODY_PARENT[n]) if BODY_PARENT[n] else -1 for n in names]
+
+
+def _setup(scene, **ragdoll):
+    ob = rigs.humanoid(scene)
+    ob.waft_ragdoll.use_ground = False
+    for key, value in ragdoll.items():
+        setattr(ob.waft_ragdoll, key, value)
+    scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]
+    return ob
+
+
+def test_kinematic_bodies_equal_the_animation(scene, bake_api):
+    ob = _setup(scene)
+    kinematic = ("hips", "spine", "chest", "upper_arm.L", "forearm.L", "hand.L")
+    for pb in ob.pose.bones:
+        pb.waft_ragdoll.mode = "KINEMATIC" if pb.name in kinematic else "FREE"
+    rigs.animate_wave(ob, FRAMES, travel=(0.0, -0.03, 0.0))
+    before = rigs.world_matrices(scene, ob, kinematic, FRAMES)
+    bake_api.bake_scene(scene)
+    after = rigs.world_matrices(scene, ob, kinematic, FRAMES)
+    assert np.max(np.abs(after - before)) < 1e-5
+    free = rigs.world_matrices(scene, ob, ("hand.R",), FRAMES)
+    ob.animation_data.nla_tracks["Waft Ragdoll"].mute = True
+    animated = rigs.world_matrices(scene, ob, ("hand.R",), FRAMES)
+    assert np.max(np.abs(free - animated)) > 0.05  # the free arm did fall
+
+
+def test_full_strength_motors_reproduce_the_animation(scene, bake_api):
+    ob = _setup(scene)
+    for pb in ob.pose.bones:
+        pb.waft_ragdoll.motor_strength = 1.0
+    rigs.animate_wave(ob, FRAMES, travel=(0.0, -0.03, 0.0))
+    names = list(rigs.NAMES)
+    before = rigs.local_rotations(rigs.world_matrices(scene, ob, names, FRAMES), _parents(names))
+    bake_api.bake_scene(scene)
+    after = rigs.local_rotations(rigs.world_matrices(scene, ob, names, FRAMES), _parents(names))
+    error = np.degrees(rigs.angle_between(before, after))
+    assert error.max() < 1.0, dict(zip(names, error.max(axis=0).round(2), strict=True))
+
+
+def _swing_twist(relative: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Swing angle and twist angle (about local Y) of rotations (…, 3, 3), q = swing ⊗ twist."""
+    flat = relative.reshape(-1, 3, 3)
+    swing, twist = np.empty(len(flat)), np.empty(len(flat))
+    for i, m in enumerate(flat):
+        q = Matrix(m.tolist()).to_quaternion()
+        twist[i] = 2.0 * math.atan2(q.y, q.w)
+        t = Quaternion((math.cos(twist[i] / 2), 0.0, math.sin(twist[i] / 2), 0.0))
+        s = q @ t.inverted()
+        swing[i] = 2.0 * math.acos(min(1.0, abs(s.w)))
+    twist = (twist + math.pi) % (2 * math.pi) - math.pi
+    return swing.reshape(relative.shape[:-2]), twist.reshape(relative.shape[:-2])
+
+
+def test_joint_limits_are_never_exceeded(scene, bake_api):
+    """A limp ragdoll hung by its locked hips, shaken: every joint stays inside its limits."""
+    ob = _setup(scene)
+    swing, twist = math.radians(30.0), (math.radians(-15.0), math.radians(15.0))
+    for pb in ob.pose.bones:
+        body = pb.waft_ragdoll
+        body.mode = "FREE"
+        body.swing_limit = (swing, swing)
+        body.twist_limit = twist
+        body.joint_damping = 0.0
+    ob.pose.bones["hips"].waft_ragdoll.mode = "KINEMATIC"
+    hips = ob.pose.bones["hips"]
+    for frame in FRAMES:  # the hips swing and twist fast, flinging the limbs
+        phase = 2.0 * math.pi * frame / 12.0
+        hips.location = (0.3 * math.sin(phase), 0.0, 0.2 * math.cos(phase))
+        rigs.set_rotation(hips, (0.0, 0.5 * math.sin(phase), 0.8 * math.sin(phase)))
+        hips.keyframe_insert("location", frame=frame)
+        hips.keyframe_insert("rotation_quaternion", frame=frame)
+    names = list(rigs.NAMES)
+    rest = np.array([np.array(ob.data.bones[n].matrix_local) for n in names])[None]
+    bake_api.bake_scene(scene)
+    world = rigs.world_matrices(scene, ob, names, FRAMES)
+    local = rigs.local_rotations(world, _parents(names))
+    rest_local = rigs.local_rotations(rest, _parents(names))
+    deviation = np.swapaxes(rest_local, -1, -2) @ local  # relative to the rest pose
+    swing_angle, twist_angle = _swing_twist(deviation[:, 1:])  # every body but the root
+    assert np.degrees(swing_angle).max() > 20.0  # the limbs did reach their limits
+    worst = dict(zip(names[1:], np.degrees(swing_angle).max(axis=0).round(1), strict=True))
+    assert np.degrees(swing_angle).max() < 30.0 + 1.0, worst
+    assert np.degrees(np.abs(twist_angle)).max() < 15.0 + 1.0
+
+
+def _key_wave_at_fps(ob, fps: int, seconds: float) -> list[int]:
+    frames = list(range(1, int(round(seconds * fps)) + 2))
+    for frame in frames:
+        t = (frame - 1) / fps
+        s = math.sin(2.0 * math.pi * t / 0.8)
+        for bone, euler in (("upper_arm.L", (0.0, 0.0, 0.6 * s)), ("thigh.R", (0.5 * s, 0, 0)),
+                            ("spine", (0.2 * s, 0.0, 0.0))):
+            pb = ob.pose.bones[bone]
+            rigs.set_rotation(pb, euler)
+            pb.keyframe_insert("rotation_quaternion", frame=frame)
+        ob.pose.bones["hips"].location = (0.0, -1.2 * t, 0.0)
+        ob.pose.bones["hips"].keyframe_insert("location", frame=frame)
+    waft_rigs.set_interpolation(ob, "LINEAR")
+    return frames
+
+
+@pytest.mark.parametrize("fps", [30, 60])
+def test_30_and_60_fps_agree(scene, bake_api, fps, request):
+    cache = request.config.cache
+    ob = _setup(scene)
+    for pb in ob.pose.bones:
+        pb.waft_ragdoll.motor_strength = 0.5
+    scene.render.fps = fps
+    frames = _key_wave_at_fps(ob, fps, 1.0)
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
+    bake_api.bake_scene(scene)
+    step = fps // 30
+    world = rigs.world_matrices(scene, ob, rigs.NAMES, frames[::step])
+    cache.set(f"waft/ragdoll_fps_{fps}", world.tolist())
+    other = cache.get(f"waft/ragdoll_fps_{90 - fps}", None)
+    if other is None:
+        pytest.skip("the other frame rate runs next; it compares")
+    other = np.array(other)
+    position = np.abs(world[..., :3, 3] - other[..., :3, 3]).max()
+    angle = np.degrees(rigs.angle_between(world[..., :3, :3], other[..., :3, :3])).max()
+    assert position < 0.01 and angle < 1.0, (position, angle)
+
+
+def _walk_into(scene, ob, *, wall: bool, bake_api):
+    """Hips travel 1.5 m/s along -Y; a box wall 0.6 m ahead when ``wall``, else nothing."""
+    ob.waft_ragdoll.root_lock = True
+    ob.waft_ragdoll.fall_threshold = 0.15
+    rigs.animate_wave(ob, FRAMES, travel=(0.0, -1.5 / 24.0, 0.0))
+    if wall:
+        box = waft_rigs.sphere_collider(scene, "Wall", (0.0, -0.75, 1.0), 1.0)
+        box.empty_display_type = 'CUBE'
+        box.scale = (1.0, 0.05, 1.0)
+    return bake_api.bake_scene(scene).systems["ragdoll"].setups[0]
+
+
+def test_root_blocked_by_a_wall_falls_free(scene, bake_api):
+    ob = _setup(scene)
+    report = _walk_into(scene, ob, wall=True, bake_api=bake_api)
+    assert report.fell_at is not None and FRAMES[0] < report.fell_at < FRAMES[-1]
+    hips = rigs.world_matrices(scene, ob, ("hips",), FRAMES)[:, 0, :3, 3]
+    assert hips[:, 1].min() > -0.75 + 0.05  # never through the wall (y = -0.75 + 0.05)
+
+
+def test_root_unblocked_does_not_fall(scene, bake_api):
+    ob = _setup(scene)
+    report = _walk_into(scene, ob, wall=False, bake_api=bake_api)
+    assert report.fell_at is None
