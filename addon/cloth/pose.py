@@ -4,20 +4,24 @@ Seed 001: each cloth bone takes the frame of its grid vertex (``core.cloth.bone_
 towards the vertex below, y from the left to the right neighbour, z = x × y, at the vertex. The
 bone keeps the offset it has from that frame in the bind pose (undeformed cage, armature rest
 pose), so a bone need not sit exactly on its vertex. The wanted world matrices become
-``matrix_basis`` with ``core.bone_pose.basis_from_world``; a parent that is itself a cloth bone
-contributes its *new* world matrix.
+``matrix_basis`` (``core.bone_pose.basis_from_world``'s formula, in ``pose_basis``); a parent
+that is itself a cloth bone contributes its *new* world matrix.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...core.bone_pose import basis_from_world, split_basis
+from ...core.bone_frames import inverse3
+from ...core.bone_pose import split_basis
 from ...core.cloth.bone_frames import bone_world, grid_frames, rest_offsets
 from ...core.rotations import make_sign_continuous, quat_from_matrix
-from .reading import ClothSetupRead
+
+if TYPE_CHECKING:  # reading imports bpy; this module stays pure NumPy (benchmarks use it)
+    from .reading import ClothSetupRead
 
 
 @dataclass(frozen=True)
@@ -31,6 +35,27 @@ def _frames(setup: ClothSetupRead, positions: np.ndarray) -> np.ndarray:
     grid = setup.grid
     return grid_frames(positions, vertex=setup.bone_vertex, below=grid.below, above=grid.above,
                        left=grid.left, right=grid.right)
+
+
+def affine_inverse(m: np.ndarray) -> np.ndarray:
+    """Inverses of stacked affine 4×4 matrices: closed-form 3×3 inverse and translation (the
+    LAPACK call per tiny matrix of ``np.linalg.inv`` would dominate a bake of every bone of
+    every frame)."""
+    out = np.zeros_like(m)
+    inv = inverse3(m[..., :3, :3])
+    out[..., :3, :3] = inv
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv, m[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
+def pose_basis(*, world: np.ndarray, rest: np.ndarray, parent_world: np.ndarray,
+               parent_rest: np.ndarray) -> np.ndarray:
+    """``core.bone_pose.basis_from_world`` for (F, B) bones with per-bone rest matrices (B, 4, 4):
+    basis = inverse(inverse(parent_rest) @ rest) @ inverse(parent_world) @ world, the constant
+    rest offset inverted once per bone, the per-frame parent in closed form."""
+    offset_inverse = np.linalg.inv(np.linalg.solve(parent_rest, rest))  # (B, 4, 4), once
+    return offset_inverse @ (affine_inverse(parent_world) @ world)
 
 
 def bone_keys(setup: ClothSetupRead, positions: np.ndarray, pose: np.ndarray,
@@ -50,8 +75,8 @@ def bone_keys(setup: ClothSetupRead, positions: np.ndarray, pose: np.ndarray,
     parent_world[:, posed] = armature_world[:, None] @ pose[:, setup.parent_index[posed]]
     cloth = setup.parent_cloth >= 0
     parent_world[:, cloth] = world[:, setup.parent_cloth[cloth]]
-    basis = basis_from_world(world=world, rest=setup.rest_matrix[None],
-                             parent_world=parent_world, parent_rest=setup.parent_rest[None])
+    basis = pose_basis(world=world, rest=setup.rest_matrix, parent_world=parent_world,
+                       parent_rest=setup.parent_rest)
     location, rotation, _scale = split_basis(basis)
     quats = make_sign_continuous(quat_from_matrix(rotation), axis=0)
     return BoneKeys(location=location, rotation=quats, world=world)
