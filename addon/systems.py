@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 
 SYSTEMS: tuple[str, ...] = (
+    "hair.system",
     "ragdoll.system",
 )
 

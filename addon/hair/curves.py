@@ -98,13 +98,28 @@ def packed_bakes() -> bool:
         "bake_target" in bpy.types.NodesModifier.bl_rna.properties
 
 
-def bake_animation(scene, ob, *, frame_start: int, frame_end: int,
-                   positions_at: Callable[[int], np.ndarray]) -> None:
-    """Bake ``positions_at(frame)`` (flat float32 point positions) into a packed GN bake."""
-    for modifier in [m for m in ob.modifiers if m.name == MODIFIER]:
+def remove_bake(ob) -> bool:
+    """Remove Waft's bake modifier (and with it the packed bake); True if there was one."""
+    found = [m for m in ob.modifiers if m.name == MODIFIER]
+    for modifier in found:
         ob.modifiers.remove(modifier)
+    return bool(found)
+
+
+def bake_animation(scene, ob, *, frame_start: int, frame_end: int,
+                   positions_at: Callable[[int], np.ndarray], rest: np.ndarray | None = None,
+                   first: bool = False) -> None:
+    """Bake ``positions_at(frame)`` (flat float32 point positions) into a packed GN bake.
+
+    ``rest``: positions left in the Curves data afterwards (default: the first frame's);
+    ``first``: put the bake modifier first in the stack (guides feeding the user's modifiers).
+    """
+    remove_bake(ob)
     md = ob.modifiers.new(MODIFIER, 'NODES')
     md.node_group = bake_node_group()
+    if first and len(ob.modifiers) > 1 and hasattr(ob.modifiers, "move"):
+        ob.modifiers.move(len(ob.modifiers) - 1, 0)
+        md = ob.modifiers[0]
     if packed_bakes():
         md.bake_target = 'PACKED'
     else:
@@ -128,8 +143,9 @@ def bake_animation(scene, ob, *, frame_start: int, frame_end: int,
             session_uid=ob.session_uid, modifier_name=md.name, bake_id=bake.bake_id)
     finally:
         bpy.app.handlers.frame_change_pre.remove(write_frame)
-        # Leave the rest data on the first frame, as the bake's input outside its range.
-        data.position_data.foreach_set("vector", positions_at(frame_start))
+        # Leave the rest data (the first frame's, or the user's groom) as the bake's input.
+        data.position_data.foreach_set(
+            "vector", positions_at(frame_start) if rest is None else rest)
         data.update_tag()
         scene.frame_set(frame[0], subframe=frame[1])
     if 'FINISHED' not in result:

@@ -121,7 +121,10 @@ def target_for(scene, ob) -> Target:
     hair = ob.waft_hair
     settings = StrandSettings.read(hair)
     check_settings(ob, settings)
-    return Target(setup=ob.name, scalp=read_scalp(scene, ob, hair.scalp, hair.density_group),
+    scalp = hair.scalp
+    if scalp is None and ob.type == 'CURVES':  # hair Curves guides: grow on their surface
+        scalp = ob.data.surface
+    return Target(setup=ob.name, scalp=read_scalp(scene, ob, scalp, hair.density_group),
                   settings=settings)
 
 

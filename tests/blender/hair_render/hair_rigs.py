@@ -97,3 +97,44 @@ def save_first_on_42(directory) -> None:
     """Blender 4.2 bakes geometry only to disk next to a saved file (no packed bakes)."""
     if bpy.app.version < (4, 3, 0):
         bpy.ops.wm.save_as_mainfile(filepath=str(directory / "hair.blend"))
+
+
+def curves_head(scene, *, guides: int = 12, points: int = 6, length: float = 0.35,
+                turn_deg: float = 90.0, turn_frames: int = 6, name: str = "Groom"):
+    """A hair Curves object ``name`` (``guides`` curves of ``points`` points) growing from a
+    hemisphere scalp, both parented to an empty ``Head`` that turns about Z. Returns
+    (curves object, scalp, head empty)."""
+    vertices, triangles = hemisphere(radius=RADIUS, rings=6, segments=12)
+    roots = scatter_roots(vertices=vertices, triangles=triangles, count=guides, seed=5)
+    head = bpy.data.objects.new("Head", None)
+    scene.collection.objects.link(head)
+    head.location = HEAD
+    head.rotation_mode = 'XYZ'
+    for frame, turn in ((1, 0.0), (1 + turn_frames, np.deg2rad(turn_deg))):
+        head.rotation_euler = (0.0, 0.0, turn)
+        head.keyframe_insert("rotation_euler", frame=frame)
+    scalp = scalp_mesh(scene)
+    s = np.linspace(0.0, 1.0, points)[None, :, None]
+    direction = 0.5 * roots.normal[:, None] + np.array([0.0, 0.0, -1.0])
+    direction /= np.linalg.norm(direction, axis=-1, keepdims=True)
+    world = np.array(HEAD) + roots.position[:, None] + length * s * direction
+    data = bpy.data.hair_curves.new(name)
+    data.add_curves([points] * guides)
+    data.position_data.foreach_set("vector", (world - np.array(HEAD)).astype(np.float32).ravel())
+    ob = bpy.data.objects.new(name, data)
+    scene.collection.objects.link(ob)
+    data.surface = scalp
+    for child in (scalp, ob):
+        child.parent = head
+        child.matrix_parent_inverse = head.matrix_world.inverted()
+    ob.location = HEAD  # the curve points are relative to the head centre
+    ob.matrix_parent_inverse = head.matrix_world.inverted()
+    bpy.context.view_layer.update()
+    ob.waft_hair.enabled = True
+    return ob, scalp, head
+
+
+def original_points(ob) -> np.ndarray:
+    co = np.empty(len(ob.data.points) * 3, dtype=np.float32)
+    ob.data.position_data.foreach_get("vector", co)
+    return co.reshape(-1, 3)

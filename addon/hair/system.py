@@ -1,0 +1,362 @@
+"""Guides from a hair Curves object (``Object.waft_hair.enabled``): the ``hair`` system.
+
+Each curve is a guide strand. Its root is bound to the nearest point of the Curves object's
+``surface`` mesh (evaluated, so a skinned or parented scalp carries it) and its groomed shape
+rides on the frame of that surface triangle: that is the reference pose the shape constraints
+pull toward. Without a surface the guides follow the Curves object's own transform. The guides
+are solved by ``core.solver.bake_steps`` with the object's ``Object.waft`` settings (sampled
+per frame), then written back into the Curves object as a packed geometry-nodes bake placed
+first in its modifier stack (the user's own modifiers, e.g. Blender's hair interpolation, then
+follow the simulated guides), and the render strands are written as for guide armatures.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from ...core.colliders import ColliderSet
+from ...core.drive import Drive
+from ...core.errors import DivergenceError, SetupError
+from ...core.hair import closest_on_mesh, evaluate_roots
+from ...core.model import MIN_SEGMENT_LENGTH, ChainRest, build_strand_model
+from ...core.params import StrandParams
+from ...core.solver import bake_steps
+from .. import reading
+from ..progress import Progress
+from ..sampling import SETUP_SCALARS, SETUP_VECTORS
+from . import curves, output
+
+NAME = "hair"
+
+
+def claims(ob) -> bool:
+    return ob.type == 'CURVES' and ob.waft_hair.enabled
+
+
+@dataclass(frozen=True)
+class GuideSetup:
+    name: str
+    rest_local: np.ndarray  # (G, P, 3) object space, Blender units (the groom)
+    surface: output.Scalp | None
+    colliders: tuple  # collider object names this setup collides with
+    render: output.Target | None
+
+
+@dataclass
+class Prepared:
+    setups: list[GuideSetup]
+    colliders: tuple  # reading.ColliderRead, sorted by name
+    frame_start: int
+    frame_end: int
+    fps: float
+    unit: float
+
+
+@dataclass
+class SetupReport:
+    name: str
+    guides: int
+    particles: int
+    strands: int = 0
+
+
+@dataclass
+class HairReport:
+    name: str = NAME
+    setups: list = field(default_factory=list)
+    bones: int = 0
+    particles: int = 0
+    frames: int = 0
+    sample_s: float = 0.0
+    solve_s: float = 0.0
+    write_s: float = 0.0
+
+    def summary(self) -> str:
+        names = ", ".join(s.name for s in self.setups)
+        guides = sum(s.guides for s in self.setups)
+        strands = sum(s.strands for s in self.setups)
+        return (f"Waft hair baked {names}: {guides} guides, {strands} render strands, "
+                f"{self.frames} frames (sample {self.sample_s:.2f} s, solve {self.solve_s:.2f} "
+                f"s, write {self.write_s:.2f} s)")
+
+
+def read_guides(ob) -> np.ndarray:
+    """(G, P, 3) object-space points of a hair Curves object; SetupError on bad guides."""
+    data = ob.data
+    where = f"Curves '{ob.name}'"
+    G = len(data.curves)
+    if G == 0:
+        raise SetupError(f"{where} has no curves to use as guides")
+    offsets = np.empty(G + 1, dtype=np.int32)
+    data.curve_offset_data.foreach_get("value", offsets)
+    counts = np.diff(offsets)
+    if np.any(counts != counts[0]):
+        other = int(np.flatnonzero(counts != counts[0])[0])
+        raise SetupError(f"{where}: every guide curve needs the same number of points (curve 0 "
+                         f"has {counts[0]}, curve {other} has {counts[other]}); resample them")
+    if counts[0] < 2:
+        raise SetupError(f"{where}: a guide curve needs at least 2 points, they have "
+                         f"{counts[0]}")
+    points = np.empty(offsets[-1] * 3, dtype=np.float32)
+    data.position_data.foreach_get("vector", points)
+    guides = points.reshape(G, counts[0], 3).astype(np.float64)
+    if not np.all(np.isfinite(guides)):
+        raise SetupError(f"{where}: a curve point is not finite")
+    segments = np.linalg.norm(np.diff(guides, axis=1), axis=-1)
+    short = np.argwhere(segments < MIN_SEGMENT_LENGTH)
+    if short.size:
+        g, k = (int(i) for i in short[0])
+        raise SetupError(f"{where}: curve {g} has a zero-length segment ({k}-{k + 1}); "
+                         "strands with zero length cannot be simulated")
+    return guides
+
+
+def _read_setup(scene, ob) -> GuideSetup:
+    reading.check_world_scale(ob, "Curves")
+    reading.check_finite_settings(ob.waft, reading.SETUP_FLOAT_SETTINGS, f"Curves '{ob.name}'")
+    rest = read_guides(ob)
+    surface = None
+    if ob.data.surface is not None:
+        surface = output.read_scalp(scene, ob, ob.data.surface, "")
+    colliders = tuple(c.name for c in reading.setup_collider_objects(scene, ob))
+    render = None
+    if ob.waft_hair.render_strands:
+        render = output.target_for(scene, ob)
+        output.check_bake_possible(ob.name)
+    elif not curves.packed_bakes():
+        output.check_bake_possible(ob.name)
+    return GuideSetup(name=ob.name, rest_local=rest, surface=surface, colliders=colliders,
+                      render=render)
+
+
+def prepare(scene, *, objects, frame_start, frame_end) -> Prepared | None:
+    obs = objects if objects is not None else [ob for ob in scene.objects if claims(ob)]
+    obs = sorted((ob for ob in obs if claims(ob)), key=lambda ob: ob.name)
+    if not obs:
+        return None
+    setups = [_read_setup(scene, ob) for ob in obs]
+    names = sorted({c for s in setups for c in s.colliders})
+    colliders = tuple(reading.read_collider(scene.objects[n]) for n in names)
+    return Prepared(setups=setups, colliders=colliders, frame_start=int(frame_start),
+                    frame_end=int(frame_end), fps=reading.scene_fps(scene),
+                    unit=reading.unit_scale(scene))
+
+
+class _Samples:
+    """Per-frame object matrices, surface vertices, collider matrices and settings."""
+
+    def __init__(self, prepared: Prepared, F: int):
+        self.matrix = np.empty((F, len(prepared.setups), 4, 4))
+        self.surface = [np.empty((F, s.surface.vertices, 3)) if s.surface else None
+                        for s in prepared.setups]
+        self.surface_matrix = np.empty((F, len(prepared.setups), 4, 4))
+        self.collider = np.empty((F, len(prepared.colliders), 4, 4))
+        self.gravity = np.empty((F, 3))
+        self.settings = [{name: np.empty(F) for name in SETUP_SCALARS} | {
+            name: np.empty((F, 3)) for name in SETUP_VECTORS} for _ in prepared.setups]
+
+
+def _sample(scene, prepared: Prepared, samples: _Samples, i: int) -> None:
+    for s, setup in enumerate(prepared.setups):
+        ob = scene.objects[setup.name]
+        samples.matrix[i, s] = np.array(ob.matrix_world)
+        for name, series in samples.settings[s].items():
+            series[i] = getattr(ob.waft, name)
+        if setup.surface is not None:
+            surface = scene.objects[setup.surface.name]
+            mesh = surface.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+            if len(mesh.vertices) != setup.surface.vertices:
+                raise SetupError(f"Curves '{setup.name}': surface '{surface.name}' changes its "
+                                 f"vertex count at frame {scene.frame_current}")
+            co = np.empty(setup.surface.vertices * 3, dtype=np.float32)
+            mesh.vertices.foreach_get("co", co)
+            m = np.array(surface.matrix_world)
+            samples.surface_matrix[i, s] = m
+            samples.surface[s][i] = co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
+        else:
+            samples.surface_matrix[i, s] = samples.matrix[i, s]
+    for k, collider in enumerate(prepared.colliders):
+        samples.collider[i, k] = np.array(collider.object.matrix_world)
+    samples.gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
+
+
+def _triangle_frames(vertices, triangles, tri) -> np.ndarray:
+    """(..., G, 3, 3) rotation matrices (columns: edge, in-plane normal, normal) of triangles."""
+    corners = triangles[tri]
+    a, b, c = (vertices[..., corners[:, i], :] for i in range(3))
+    x = b - a
+    x /= np.linalg.norm(x, axis=-1, keepdims=True)
+    z = np.cross(b - a, c - a)
+    z /= np.linalg.norm(z, axis=-1, keepdims=True)
+    return np.stack([x, np.cross(z, x), z], axis=-1)
+
+
+def _reference(setup: GuideSetup, rest_world, samples: _Samples, s: int) -> np.ndarray:
+    """The groomed pose carried by the surface (or the object): (F, G, P, 3) world units."""
+    if setup.surface is None:
+        relative = samples.matrix[:, s] @ np.linalg.inv(samples.matrix[0, s])  # (F, 4, 4)
+        return np.einsum("fij,gpj->fgpi", relative[:, :3, :3], rest_world) + \
+            relative[:, None, None, :3, 3]
+    verts = samples.surface[s]
+    tris = setup.surface.triangles
+    bound = closest_on_mesh(rest_world[:, 0], vertices=verts[0], triangles=tris,
+                            name=f"surface '{setup.surface.name}'")
+    root, _ = evaluate_roots(triangle=bound.triangle, barycentric=bound.barycentric,
+                             vertices=verts, triangles=tris)  # (F, G, 3)
+    frames = _triangle_frames(verts, tris, bound.triangle)  # (F, G, 3, 3)
+    local = np.einsum("gji,gpj->gpi", frames[0], rest_world - root[0][:, None])
+    return root[:, :, None] + np.einsum("fgij,gpj->fgpi", frames, local)
+
+
+def _params(prepared: Prepared, samples: _Samples, sizes: list[int], P: int) -> StrandParams:
+    """Object.waft settings per frame → core shapes, strands ordered setup by setup."""
+    unit = prepared.unit
+
+    def strand(name):
+        return np.concatenate([np.repeat(d[name][:, None], n, axis=1)
+                               for d, n in zip(samples.settings, sizes, strict=True)], axis=1)
+
+    def particle(values):
+        return np.repeat(values[:, :, None], P, axis=2)
+
+    wind = np.concatenate([np.repeat((d["wind_direction"] / np.maximum(np.linalg.norm(
+        d["wind_direction"], axis=1, keepdims=True), 1e-12) * d["wind_speed"][:, None] * unit)
+        [:, None], n, axis=1) for d, n in zip(samples.settings, sizes, strict=True)], axis=1)
+    gravity = np.concatenate([np.repeat((samples.gravity * unit * d["gravity_factor"][:, None])
+                                        [:, None], n, axis=1)
+                              for d, n in zip(samples.settings, sizes, strict=True)], axis=1)
+    max_distance = strand("max_distance") * unit
+    return StrandParams.defaults(
+        sum(sizes), P,
+        damping=particle(strand("damping")),
+        shape_stiffness=particle(strand("shape_stiffness")),
+        shape_decay=strand("shape_decay"),
+        stretch_compliance=particle(strand("stretch_compliance")),
+        bend_compliance=particle(np.where(strand("use_bending") > 0.5,
+                                          strand("bend_compliance"), np.inf)),
+        use_tether=strand("use_tether") > 0.5,
+        max_distance=particle(np.where(max_distance > 0.0, max_distance, np.inf)),
+        radius=particle(strand("radius") * unit),
+        gravity=gravity,
+        world_motion_fraction=strand("world_motion_fraction"),
+        wind_velocity=wind,
+        wind_turbulence=strand("wind_turbulence"),
+        wind_gust=strand("wind_gust"),
+        wind_seed=strand("wind_seed").astype(np.int64),
+        drag=particle(strand("drag")),
+    )
+
+
+def run_steps(prepared: Prepared, scene, *, settings):
+    """Sample, solve, bind render strands; return the commit closure."""
+    frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
+    F = len(frames)
+    samples = _Samples(prepared, F)
+    t0 = time.perf_counter()
+    current = scene.frame_current, scene.frame_subframe
+    try:
+        for i, frame in enumerate(frames):
+            scene.frame_set(int(frame))
+            _sample(scene, prepared, samples, i)
+            if i % 10 == 9 or i == F - 1:
+                yield Progress("sample", i + 1, F)
+    finally:
+        scene.frame_set(current[0], subframe=current[1])
+    unit = prepared.unit
+    chains, references, sizes = [], [], []
+    for s, setup in enumerate(prepared.setups):
+        m0 = samples.matrix[0, s]
+        rest_world = setup.rest_local @ m0[:3, :3].T + m0[:3, 3]
+        references.append(_reference(setup, rest_world, samples, s))
+        P = rest_world.shape[1]
+        kinematic = np.zeros(P, dtype=bool)
+        kinematic[0] = True
+        chains += [ChainRest(setup=setup.name, name=f"curve {g}",
+                             rest_positions=rest_world[g] * unit, kinematic=kinematic)
+                   for g in range(len(rest_world))]
+        sizes.append(len(rest_world))
+    P = chains[0].rest_positions.shape[0]
+    if any(c.rest_positions.shape[0] != P for c in chains):
+        raise SetupError("Hair Curves objects baked together need the same points per curve")
+    K = len(prepared.colliders)
+    mask = np.zeros((K, len(chains)), dtype=bool)
+    start = 0
+    for setup, n in zip(prepared.setups, sizes, strict=True):
+        for k, collider in enumerate(prepared.colliders):
+            mask[k, start:start + n] = collider.name in setup.colliders
+        start += n
+    c = prepared.colliders
+    collider_set = ColliderSet.create(
+        names=[x.name for x in c], kind=[x.kind for x in c], size=[x.size for x in c],
+        radius_a=[x.radius_a for x in c], radius_b=[x.radius_b for x in c],
+        friction=[x.friction for x in c]) if K else ColliderSet.empty()
+    model = build_strand_model(chains=chains, colliders=collider_set, collider_mask=mask)
+    scale = np.diag([unit] * 3 + [1.0])
+    space = np.concatenate([np.repeat((scale @ samples.surface_matrix[:, s])[:, None], n, axis=1)
+                            for s, n in enumerate(sizes)], axis=1)
+    kinematic = np.zeros((len(chains), P), dtype=bool)
+    kinematic[:, 0] = True
+    drive = Drive(fps=prepared.fps, reference=np.concatenate(references, axis=1) * unit,
+                  kinematic=kinematic, space=space, collider_matrix=scale @ samples.collider,
+                  params=_params(prepared, samples, sizes, P))
+    t1 = time.perf_counter()
+    try:
+        job = bake_steps(model, drive, settings)
+        for done, total in job:
+            yield Progress("solve", done, total)
+    except DivergenceError as error:
+        raise DivergenceError(error.setup, prepared.frame_start + error.frame,
+                              error.detail) from error
+    positions = job.result.positions / unit  # (F, S, P, 3) Blender units
+    t2 = time.perf_counter()
+    report = HairReport(frames=F, sample_s=t1 - t0, solve_s=t2 - t1)
+    guides, animations = [], []
+    start = 0
+    for setup, n in zip(prepared.setups, sizes, strict=True):
+        guides.append(positions[:, start:start + n])
+        start += n
+        report.setups.append(SetupReport(name=setup.name, guides=n, particles=n * P))
+        if setup.render is not None:
+            lod = output.guides_at_lod([guides[-1][:, g] for g in range(n)],
+                                       setup.render.settings.points)
+            scalp = output.sample_scalps(scene, [setup.render.scalp], frames, [])[0]
+            animations.append(output.StrandAnimation(setup.render, lod, scalp, frames))
+            report.setups[-1].strands = setup.render.settings.count
+    report.particles = sum(r.particles for r in report.setups)
+
+    def commit() -> HairReport:
+        t3 = time.perf_counter()
+        for s, setup in enumerate(prepared.setups):
+            _write_guides(scene, setup, guides[s], samples.matrix[:, s], frames)
+        for animation in animations:
+            output.write(scene, animation)
+        report.write_s = time.perf_counter() - t3
+        return report
+
+    return commit
+
+
+def _write_guides(scene, setup: GuideSetup, world, matrices, frames) -> None:
+    """Bake the solved guides (F, G, P, 3 world) into the Curves object, in object space."""
+    ob = scene.objects[setup.name]
+    inverse = np.linalg.inv(matrices)  # (F, 4, 4)
+    local = np.einsum("fij,fgpj->fgpi", inverse[:, :3, :3], world) + \
+        inverse[:, None, None, :3, 3]
+    local = local.astype(np.float32)
+    first = int(frames[0])
+
+    def positions_at(frame: int) -> np.ndarray:
+        return local[min(max(frame - first, 0), len(frames) - 1)].ravel()
+
+    curves.bake_animation(scene, ob, frame_start=first, frame_end=int(frames[-1]),
+                          positions_at=positions_at,
+                          rest=setup.rest_local.astype(np.float32).ravel(), first=True)
+
+
+def clear(scene, *, objects=None) -> list[str]:
+    obs = objects if objects is not None else [ob for ob in scene.objects if claims(ob)]
+    return [ob.name for ob in obs if ob.type == 'CURVES' and curves.remove_bake(ob)]
