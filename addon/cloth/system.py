@@ -76,6 +76,10 @@ def _solve(inputs: assemble.ClothInput, settings, read: reading.ClothRead):
 def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
     read = prepared
     t0 = time.perf_counter()
+    static = {}  # per armature: unanimated channels of its cloth bones, before sampling
+    for setup in read.setups:
+        static.setdefault(setup.armature.name, []).extend(
+            writing.static_channels(setup.armature, setup.bone_names))
     sampler = sampling.sample_cloth(scene, read, chunk=sample_chunk)
     try:
         while True:
@@ -114,7 +118,8 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
         t3 = time.perf_counter()
         written = {}
         for armature, bones in per_armature.values():
-            action, count = writing.write_armature(armature, frames, bones)
+            action, count = writing.write_armature(armature, frames, bones,
+                                                   static[armature.name])
             written[armature.name] = (action.name, count)
         for r in report.setups:
             r.action, count = written[r.armature]

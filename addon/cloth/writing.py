@@ -11,10 +11,15 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from .. import compat
+from .. import compat, rest_channels
 from .. import writing as strand_writing
 
 TRACK = "Waft Cloth"
+# Under TRACK: one held key per location/rotation channel of a cloth bone that no user action
+# animates (as the strands' ``Waft: rest``, addon/rest_channels.py): Blender leaves unanimated
+# channels at their last evaluated value, so without it muting TRACK, or frames outside the
+# bake, would show stale baked values instead of the user's static pose.
+REST_TRACK = "Waft Cloth: rest"
 ACTION_PREFIX = "Waft Cloth|"
 CAGE_SUFFIX = " Waft"
 
@@ -39,21 +44,102 @@ def _write_channels(container, path: str, group: str, frames, values) -> int:
     return values.shape[1]
 
 
-def remove_track(ob) -> bool:
+def remove_track(ob, name: str = TRACK) -> bool:
     anim_data = ob.animation_data
-    track = anim_data.nla_tracks.get(TRACK) if anim_data is not None else None
+    track = anim_data.nla_tracks.get(name) if anim_data is not None else None
     if track is None:
         return False
     strand_writing._remove_track_and_orphans(anim_data, track)
     return True
 
 
-def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np.ndarray]]):
+def _rest_values(ob) -> dict[tuple[str, int], float]:
+    """The static values the previous bake's rest track holds (the pose itself may be stale)."""
+    anim_data = ob.animation_data
+    track = anim_data.nla_tracks.get(REST_TRACK) if anim_data is not None else None
+    values = {}
+    for strip in (track.strips if track is not None else ()):
+        for fcurve in compat.action_fcurves(strip.action) if strip.action else ():
+            if len(fcurve.keyframe_points):
+                values[(fcurve.data_path, fcurve.array_index)] = fcurve.keyframe_points[0].co[1]
+    return values
+
+
+def user_animated_paths(ob) -> set[str]:
+    """Data paths animated by the user: drivers, the active action, NLA strips of tracks that
+    are not Waft results (the stashed ``Waft: original`` counts as the user's)."""
+    anim_data = ob.animation_data
+    if anim_data is None:
+        return set()
+    paths = {fc.data_path for fc in anim_data.drivers}
+    actions = [anim_data.action] if anim_data.action is not None else []
+    for track in anim_data.nla_tracks:
+        if track.name.startswith("Waft") and track.name != strand_writing.ORIGINAL_TRACK:
+            continue
+        actions.extend(strip.action for strip in track.strips if strip.action is not None)
+    for action in actions:
+        paths.update(fc.data_path for fc in compat.action_fcurves(action))
+    return paths
+
+
+def static_channels(ob, bone_names) -> list[tuple[str, int, float, str]]:
+    """(data_path, index, value, bone) of the cloth bones' location/rotation channels that no
+    user action or driver animates; read before sampling."""
+    user_paths = user_animated_paths(ob)
+    previous = _rest_values(ob)
+    channels = []
+    for name in bone_names:
+        pose_bone = ob.pose.bones[name]
+        rotation, count = rest_channels.rotation_prop(pose_bone)
+        for prop, size in (("location", 3), (rotation, count)):
+            path = f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}'
+            if path in user_paths:
+                continue
+            current = getattr(pose_bone, prop)
+            channels.extend((path, i, previous.get((path, i), current[i]), name)
+                            for i in range(size))
+    return channels
+
+
+def _write_rest(ob, channels, frame: float) -> None:
+    if not channels:
+        return
+    action = bpy.data.actions.new(ACTION_PREFIX + ob.name + rest_channels.REST_SUFFIX)
+    slot, container = compat.new_fcurve_container(action, ob)
+    co = np.array([frame, 0.0], dtype=np.float32)
+    for path, index, value, group in channels:
+        fcurve = compat.new_fcurve(container, path, index, group)
+        fcurve.keyframe_points.add(1)
+        co[1] = value
+        fcurve.keyframe_points.foreach_set("co", co)
+        fcurve.update()
+    track = ob.animation_data.nla_tracks.new()
+    track.name = REST_TRACK
+    strip = track.strips.new(REST_TRACK, int(frame), action)
+    compat.assign_strip_slot(strip, slot)
+    strip.extrapolation = 'HOLD'
+
+
+def _clear_rest(ob) -> None:
+    values = _rest_values(ob)
+    if not remove_track(ob, REST_TRACK):
+        return
+    for (path, index), value in values.items():
+        try:
+            ob.path_resolve(path)[index] = value
+        except ValueError:  # the bone was renamed or removed since the bake
+            continue
+
+
+def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np.ndarray]],
+                   static=()):
     """Replace the cloth result on armature ``ob``; ``bones``: name → (location (F, 3),
-    quaternions (F, 4)). Returns (action, number of F-curves)."""
+    quaternions (F, 4)); ``static`` from ``static_channels``. Returns (action, F-curve count)."""
     anim_data = ob.animation_data or ob.animation_data_create()
     remove_track(ob)
+    remove_track(ob, REST_TRACK)
     strand_writing.stash_original_action(ob)
+    _write_rest(ob, static, float(frames[0]))
     action = bpy.data.actions.new(ACTION_PREFIX + ob.name)
     slot, container = compat.new_fcurve_container(action, ob)
     count = 0
@@ -82,6 +168,7 @@ def clear_armature(ob) -> bool:
     if anim_data is None:
         return False
     removed = remove_track(ob)
+    _clear_rest(ob)
     if not removed or _other_results(anim_data):
         return removed
     original = ob.waft.original_action

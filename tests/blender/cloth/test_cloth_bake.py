@@ -150,6 +150,32 @@ def test_users_action_is_kept_and_clear_restores_it(scene, bake_api, swinging):
     assert "Waft Cloth|Rig" not in bpy.data.actions
     assert rigs.fingerprint(scene)["actions"] == fingerprint["actions"]
     assert [t.name for t in rig.animation_data.nla_tracks] == []
+    assert not [a.name for a in bpy.data.actions if a.name.startswith("Waft")]
+
+
+def test_muting_the_result_shows_the_users_static_pose(scene, bake_api, swinging):
+    """Cloth bones the user never keyed hold their static pose under the result (rest track),
+    so muting ``Waft Cloth`` (or clearing) does not leave stale baked values."""
+    rig, cage = swinging
+    name = cage.waft_cloth.bones[4].bone
+    pose_bone = rig.pose.bones[name]
+    pose_bone.location = (0.0, 0.01, 0.0)
+    before = (tuple(pose_bone.location), tuple(pose_bone.rotation_quaternion))
+    _bake(scene, bake_api)
+    tracks = rig.animation_data.nla_tracks
+    assert [t.name for t in tracks][-2:] == ["Waft Cloth: rest", "Waft Cloth"]
+    scene.frame_set(12)
+    assert tuple(pose_bone.location) != before[0]
+    tracks["Waft Cloth"].mute = True
+    scene.frame_set(13)
+    np.testing.assert_allclose(pose_bone.location, before[0], atol=1e-6)
+    np.testing.assert_allclose(pose_bone.rotation_quaternion, before[1], atol=1e-6)
+    tracks["Waft Cloth"].mute = False
+    _bake(scene, bake_api)  # a re-bake keeps the user's static values, not the stale pose
+    scene.frame_set(20)
+    bake_api.clear_bake(scene)
+    np.testing.assert_allclose(pose_bone.location, before[0], atol=1e-6)
+    np.testing.assert_allclose(pose_bone.rotation_quaternion, before[1], atol=1e-6)
 
 
 def test_progress_is_reported_per_phase(scene, bake_api, swinging):
