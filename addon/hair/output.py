@@ -205,7 +205,8 @@ class StrandAnimation:
     def roots_at(self, frame: int) -> np.ndarray:
         i = min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)
         return evaluate_roots(triangle=self.roots.triangle, barycentric=self.roots.barycentric,
-                              vertices=self.scalp[i], triangles=self.target.scalp.triangles)[0]
+                              vertices=self.scalp[i], triangles=self.target.scalp.triangles,
+                              normals=False)[0]
 
     def positions(self, frame: int) -> np.ndarray:
         """Flat float32 point positions of every strand at scene frame ``frame``."""

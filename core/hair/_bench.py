@@ -66,7 +66,7 @@ def bench_render_frame(*, strands: int = 50_000, points: int = 16, guides: int =
         scalp = vertices @ rotation.T
         t0 = time.perf_counter()
         root_now, _ = evaluate_roots(triangle=roots.triangle, barycentric=roots.barycentric,
-                                     vertices=scalp, triangles=triangles)
+                                     vertices=scalp, triangles=triangles, normals=False)
         render_strands(binding, posed, points=points, roots=root_now, out=out)
         if f:  # frame 0 warms caches (B-spline matrix, allocator)
             times.append(time.perf_counter() - t0)

@@ -66,10 +66,12 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.where(length > 0.0, length, 1.0)
 
 
-def evaluate_roots(*, triangle, barycentric, vertices, triangles) -> tuple[np.ndarray, np.ndarray]:
+def evaluate_roots(*, triangle, barycentric, vertices, triangles,
+                   normals: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """Positions and unit normals of bound roots on (possibly deformed) vertices.
 
     ``vertices`` may carry leading axes (frames): (..., V, 3) -> positions/normals (..., N, 3).
+    ``normals=False`` skips the normals (None), for per-frame root positions.
     """
     vertices = np.asarray(vertices, dtype=np.float64)
     corners = np.asarray(triangles, dtype=np.int64)[np.asarray(triangle, dtype=np.int64)]
@@ -78,6 +80,8 @@ def evaluate_roots(*, triangle, barycentric, vertices, triangles) -> tuple[np.nd
     b = vertices[..., corners[:, 1], :]
     c = vertices[..., corners[:, 2], :]
     position = w[:, 0:1] * a + w[:, 1:2] * b + w[:, 2:3] * c
+    if not normals:
+        return position, None
     return position, _unit(np.cross(b - a, c - a))
 
 
