@@ -32,7 +32,7 @@ NAME = "hair_head_turn"
 DESCRIPTION = "long straight hair (20k render strands from 48 guides) on a sharp head turn"
 FPS = 24
 FRAME_START, FRAME_END = 1, 48
-PREROLL = 12
+PREROLL = 48  # two seconds: long hair starting from its groomed pose settles under gravity
 SHEET_FRAMES = (1, 8, 12, 16, 22, 30, 36, 44)
 
 HEAD_CENTER = Vector((0.0, 0.0, 1.62))
@@ -127,7 +127,7 @@ def _animate(rig) -> None:
 def _make_waft_setup(rig, scalp) -> None:
     rig.waft.enabled = True
     rig.waft.shape_stiffness = 0.04
-    rig.waft.damping = 1.0
+    rig.waft.damping = 1.5
     rig.waft.radius = 0.01
     for pb in rig.pose.bones:
         if pb.name.startswith("Guide."):
