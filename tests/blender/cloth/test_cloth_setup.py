@@ -210,3 +210,65 @@ def test_clear_with_strands_on_the_same_armature(scene, bake_api):
     assert rig.animation_data.action == user_action
     assert cloth_rigs.action_keys(user_action) == keys
     assert not [t.name for t in rig.animation_data.nla_tracks if t.name.startswith("Waft")]
+
+
+def test_panels_and_operators_are_registered():
+    for name in ("WAFT_PT_cloth", "WAFT_PT_cloth_stiffness", "WAFT_PT_cloth_bones",
+                 "WAFT_PT_cloth_sidebar", "WAFT_UL_cloth_bones"):
+        assert hasattr(bpy.types, name), name
+    for op in ("cloth_add", "cloth_apply_fabric", "cloth_bake_cage"):
+        assert hasattr(bpy.ops.waft, op), op
+
+
+def test_reset_frame_restarts_from_the_skinned_pose(scene, bake_api):
+    rig, cage = cloth_rigs.cloth_rig(scene)
+    scene.frame_start, scene.frame_end = 1, 20
+    cloth_rigs.key_root(rig, [1, 8, 20], lambda f: (0.0 if f == 1 else 0.4, 0.0, 0.0))
+    cage.waft_cloth.reset_frames = "12"
+    cloth = bake_api.bake_scene(scene).systems["cloth"]
+    gap = np.linalg.norm(cloth.positions["Cage"] - cloth.reference["Cage"], axis=-1)
+    assert gap[10].max() > 0.01  # swinging before the reset
+    assert gap[11].max() < 1e-6  # frame 12 is the skinned pose again
+
+
+def test_stacked_layers_from_vertex_groups(scene, bake_api):
+    """Two sheets in one cage, layer groups bottom first: the inner sheet is held in place
+    (painted max distance 0), wind pushes the outer sheet onto it, and it never passes through
+    (layered self-collision, seed 003); without the layers it would."""
+    rig = rigs.new_armature(scene, "Rig", [{"name": "Root", "head": (0.0, 0.0, 2.2),
+                                            "tail": (0.0, 0.0, 2.0)}])
+    rows, columns = 5, 4
+    verts, faces = [], []
+    for y in (0.0, 0.03):
+        base = len(verts)
+        verts += [((c - 1.5) * 0.1, y, 2.0 - r * 0.1) for r in range(rows) for c in range(columns)]
+        faces += [(base + r * columns + c, base + r * columns + c + 1,
+                   base + (r + 1) * columns + c + 1, base + (r + 1) * columns + c)
+                  for r in range(rows - 1) for c in range(columns - 1)]
+    mesh = bpy.data.meshes.new("Layers")
+    mesh.from_pydata(verts, [], faces)
+    cage = bpy.data.objects.new("Layers", mesh)
+    scene.collection.objects.link(cage)
+    n = rows * columns
+    cage.vertex_groups.new(name="Root").add(list(range(2 * n)), 1.0, 'REPLACE')
+    cage.vertex_groups.new(name="Pin").add(list(range(columns)) + list(range(n, n + columns)),
+                                           1.0, 'REPLACE')
+    cage.vertex_groups.new(name="Inner").add(list(range(n)), 1.0, 'REPLACE')
+    cage.vertex_groups.new(name="Outer").add(list(range(n, 2 * n)), 1.0, 'REPLACE')
+    cage.vertex_groups.new(name="Reach").add(list(range(n, 2 * n)), 1.0, 'REPLACE')
+    cage.modifiers.new("Armature", 'ARMATURE').object = rig
+    cloth_rigs.make_setup(cage, rig, column_step=2)
+    settings = cage.waft_cloth
+    settings.max_distance, settings.max_distance_group = 1.0, "Reach"
+    settings.wind_velocity = (0.0, -12.0, 0.0)  # blows the outer sheet (+y) onto the inner
+    settings.wind_turbulence = 0.0
+    scene.frame_start, scene.frame_end = 1, 24
+
+    def outer_minus_inner():
+        positions = bake_api.bake_scene(scene).systems["cloth"].positions["Layers"]
+        return positions[:, n + columns:, 1] - positions[:, columns:n, 1]
+
+    assert outer_minus_inner().min() < -0.02  # no layers: blown straight through
+    for group in ("Inner", "Outer"):
+        settings.layers.add().group = group
+    assert outer_minus_inner().min() >= -1e-3
