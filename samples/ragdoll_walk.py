@@ -131,7 +131,7 @@ def build_scene():
     scene.render.fps, scene.render.fps_base = FPS, 1.0
     rig = import_walker(scene)
     mid = rig.matrix_world.translation + Vector((0.0, -1.8, 0.9))
-    add_camera_and_light(location=mid + Vector((4.2, -0.8, 0.6)), target=mid, lens=40.0)
+    add_camera_and_light(location=mid + Vector((5.0, -0.6, 0.6)), target=mid, lens=32.0)
     setup_workbench()
     for ob in scene.objects:
         if ob.type == "MESH" and not ob.hide_render:
