@@ -358,5 +358,14 @@ def _write_guides(scene, setup: GuideSetup, world, matrices, frames) -> None:
 
 
 def clear(scene, *, objects=None) -> list[str]:
+    """Remove the guides' bakes; clearing the whole scene also removes the render strands'
+    bakes (their Curves objects then show the first frame; delete them to get rid of them)."""
     obs = objects if objects is not None else [ob for ob in scene.objects if claims(ob)]
-    return [ob.name for ob in obs if ob.type == 'CURVES' and curves.remove_bake(ob)]
+    cleared = [ob.name for ob in obs if ob.type == 'CURVES' and curves.remove_bake(ob)]
+    owners = obs if objects is not None else [ob for ob in scene.objects if ob.type in {
+        'ARMATURE', 'CURVES'} and ob.waft_hair.render_strands]
+    for ob in owners:
+        output_ob = ob.waft_hair.output
+        if output_ob is not None and curves.remove_bake(output_ob) and ob.name not in cleared:
+            cleared.append(ob.name)
+    return cleared

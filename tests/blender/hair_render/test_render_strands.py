@@ -84,3 +84,10 @@ def test_plays_back_after_reopen_with_waft_disabled(scene, baked, tmp_path, waft
     finally:
         addon_utils.enable(waft_module_name, default_set=True)
     assert addon_utils.check(waft_module_name) == (True, True)
+
+
+def test_clear_bake_removes_the_strands_bake(scene, baked, bake_api):
+    ob = scene.objects["Hair Strands"]
+    assert ob.modifiers.get("Waft Strands") is not None
+    assert "Hair" in bake_api.clear_bake(scene)
+    assert ob.modifiers.get("Waft Strands") is None
