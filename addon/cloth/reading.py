@@ -78,21 +78,33 @@ def _where(ob) -> str:
 
 
 def find_cages(scene, objects=None) -> list:
-    """The cages to bake: every enabled one in the scene, or ``objects`` (each must be one)."""
+    """The cages to bake: every enabled one in the scene, or those among ``objects`` (a cage,
+    or an armature standing for every enabled cage of the scene that drives it)."""
+    every = [ob for ob in scene.objects if is_cage(ob)]
     if objects is None:
-        found = [ob for ob in scene.objects if claims(ob)]
-        return sorted(found, key=lambda ob: ob.name)
-    cages = []
+        return sorted(every, key=lambda ob: ob.name)
+    cages = {}
     for ob in objects:
-        if not claims(ob):
+        if is_cage(ob):
+            cages[ob.name] = ob
+        elif ob.type == 'ARMATURE':
+            cages.update((c.name, c) for c in every if c.waft_cloth.armature is ob)
+        else:
             raise SetupError(f"Object '{ob.name}' is not a Waft cloth cage (enable Waft Cloth "
                              f"on a quad mesh)")
-        cages.append(ob)
-    return sorted(cages, key=lambda ob: ob.name)
+    return sorted(cages.values(), key=lambda ob: ob.name)
+
+
+def is_cage(ob) -> bool:
+    return ob.type == 'MESH' and ob.waft_cloth.enabled
 
 
 def claims(ob) -> bool:
-    return ob.type == 'MESH' and ob.waft_cloth.enabled
+    """A cage, or an armature that an enabled cage drives (Bake Active on the armature)."""
+    if is_cage(ob):
+        return True
+    return ob.type == 'ARMATURE' and any(
+        is_cage(o) and o.waft_cloth.armature is ob for o in bpy.data.objects)
 
 
 def check_settings(ob) -> None:

@@ -134,11 +134,14 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
 
 def clear(scene, *, objects=None) -> list[str]:
     """Remove the cloth result of ``objects`` (cages; all cloth cages when None)."""
+    every = [ob for ob in scene.objects if ob.type == 'MESH' and
+             (ob.waft_cloth.enabled or ob.waft_cloth.cage_output is not None)]
     if objects is None:
-        cages = [ob for ob in scene.objects if ob.type == 'MESH' and
-                 (ob.waft_cloth.enabled or ob.waft_cloth.cage_output is not None)]
+        cages = every
     else:
         cages = [ob for ob in objects if ob.type == 'MESH']
+        armatures = [ob for ob in objects if ob.type == 'ARMATURE']
+        cages += [c for c in every if c.waft_cloth.armature in armatures and c not in cages]
     cleared = []
     done = set()
     for cage in cages:

@@ -272,3 +272,13 @@ def test_stacked_layers_from_vertex_groups(scene, bake_api):
     for group in ("Inner", "Outer"):
         settings.layers.add().group = group
     assert outer_minus_inner().min() >= -1e-3
+
+
+def test_bake_and_clear_active_armature_reach_its_cages(scene, bake_api):
+    rig, cage = cloth_rigs.cloth_rig(scene)
+    scene.frame_start, scene.frame_end = 1, 6
+    report = bake_api.bake_scene(scene, objects=[rig])
+    assert [s.name for s in report.systems["cloth"].setups] == ["Cage"]
+    assert report.setups == []  # not a strand setup
+    assert bake_api.clear_bake(scene, objects=[rig]) == ["Cage"]
+    assert rig.animation_data.nla_tracks.get("Waft Cloth") is None
