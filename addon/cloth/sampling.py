@@ -15,6 +15,7 @@ import bpy
 import numpy as np
 
 from ...core.errors import SetupError
+from ..progress import Progress
 from ..sampling import animated_paths
 from .reading import FLOAT_SETTINGS, VECTOR_SETTINGS, ClothRead
 
@@ -170,15 +171,17 @@ def check_samples(read: ClothRead, samples: ClothSamples) -> None:
                 raise SetupError(f"{where}: setting '{name}' is not finite at frame {frame}")
 
 
-def sample_cloth(scene, read: ClothRead, *, chunk: int = 1 << 30):
-    """Generator: sample every frame (restoring the current frame and track mutes); yields the
-    frames done, returns ``ClothSamples``."""
+def sample_cloth(scene, read: ClothRead, *, chunk: int = 1 << 30, system: str = "cloth"):
+    """Generator: sample every frame, yielding ``Progress``; returns ``ClothSamples``. The
+    current frame and the tracks' mute state are restored however it ends (also when closed
+    early: a cancelled bake)."""
     sampler = ClothSampler(scene, read)
     frame, subframe = scene.frame_current, scene.frame_subframe
     try:
         with result_tracks_muted(s.armature for s in read.setups):
             while sampler.done < sampler.total:
-                yield sampler.sample_chunk(chunk), sampler.total
+                done = sampler.sample_chunk(chunk)
+                yield Progress("sample", done, sampler.total, system=system)
     finally:
         scene.frame_set(frame, subframe=subframe)
     return sampler.result()

@@ -80,13 +80,7 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
     for setup in read.setups:
         static.setdefault(setup.armature.name, []).extend(
             writing.static_channels(setup.armature, setup.bone_names))
-    sampler = sampling.sample_cloth(scene, read, chunk=sample_chunk)
-    try:
-        while True:
-            done, total = next(sampler)
-            yield Progress("sample", done, total, system=NAME)
-    except StopIteration as stop:
-        samples = stop.value
+    samples = yield from sampling.sample_cloth(scene, read, chunk=sample_chunk, system=NAME)
     inputs = assemble.cloth_input(read, samples)
     t1 = time.perf_counter()
     result = yield from _solve(inputs, settings, read)

@@ -189,6 +189,21 @@ def test_progress_is_reported_per_phase(scene, bake_api, swinging):
     assert all(0.0 <= p.fraction <= 1.0 for p in seen)
 
 
+def test_cancelled_bake_changes_nothing(scene, bake_api, swinging):
+    """Closing the bake generator while the cloth samples (a cancelled modal bake) restores the
+    current frame and the result tracks' mute state and writes nothing."""
+    rig, _cage = swinging
+    bake_api.bake_scene(scene)
+    scene.frame_set(7)
+    before = rigs.fingerprint(scene)
+    steps = bake_api.bake_scene_steps(scene, sample_chunk=2)
+    seen = [next(steps) for _ in range(3)]
+    assert seen[-1].system == "cloth" and seen[-1].phase == "sample"
+    assert rig.animation_data.nla_tracks["Waft Cloth"].mute  # muted while sampling
+    steps.close()
+    assert rigs.fingerprint(scene) == before
+
+
 def test_animation_cut_is_blended(scene, bake_api):
     rig, cage = cloth_rigs.cloth_rig(scene)
     scene.frame_start, scene.frame_end = 1, 30
