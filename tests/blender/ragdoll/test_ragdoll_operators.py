@@ -1,0 +1,126 @@
+"""Ragdoll operators and humanoid defaults, as a user runs them (bpy.ops in Pose Mode)."""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import bpy
+import pytest
+import ragdoll_rigs as rigs
+import waft_rigs
+
+SPELLINGS = {
+    # Mixamo, Rigify (DEF), glTF / Godot, VRM, VRM humanoid names, plain
+    "hips": ["mixamorig:Hips", "DEF-spine", "hips", "J_Bip_C_Hips", "Pelvis"],
+    "chest": ["mixamorig:Spine2", "DEF-spine.003", "upper_chest", "J_Bip_C_UpperChest"],
+    "upper_arm": ["mixamorig:LeftArm", "DEF-upper_arm.L", "upper_arm_l", "J_Bip_L_UpperArm",
+                  "leftUpperArm", "UpperArm.R"],
+    "forearm": ["mixamorig:RightForeArm", "DEF-forearm.R", "lower_arm_r", "J_Bip_R_LowerArm",
+                "rightLowerArm"],
+    "thigh": ["mixamorig:LeftUpLeg", "DEF-thigh.L", "upper_leg_l", "J_Bip_L_UpperLeg"],
+    "shin": ["mixamorig:LeftLeg", "DEF-shin.L", "lower_leg_l", "J_Bip_L_LowerLeg", "calf_l"],
+    "foot": ["mixamorig:RightFoot", "DEF-foot.R", "foot_r", "J_Bip_R_Foot"],
+    "shoulder": ["mixamorig:LeftShoulder", "DEF-shoulder.L", "shoulder_l", "clavicle_l"],
+    "head": ["mixamorig:Head", "DEF-spine.006", "head", "J_Bip_C_Head"],
+    None: ["mixamorig:LeftHandIndex1", "proximal_index_l", "hand_l_equipment", "ball.001",
+           "Tail.003"],
+}
+
+
+@pytest.fixture(scope="session")
+def humanoid(waft):
+    return importlib.import_module(waft.__name__ + ".addon.ragdoll.humanoid")
+
+
+@pytest.mark.parametrize("role", list(SPELLINGS))
+def test_humanoid_roles_by_name(humanoid, role):
+    for name in SPELLINGS[role]:
+        assert humanoid.role_of(name) == role, name
+
+
+def test_sides(humanoid):
+    assert [humanoid.side_of(n) for n in ("mixamorig:LeftArm", "DEF-forearm.R", "upper_arm_l",
+                                          "J_Bip_R_Foot", "rightLowerLeg", "hips")] == \
+        ["L", "R", "L", "R", "R", ""]
+
+
+def _pose_mode(ob):
+    bpy.context.view_layer.objects.active = ob
+    ob.select_set(True)
+    bpy.ops.object.mode_set(mode='POSE')
+
+
+def _bare_rig(scene):
+    ob = rigs.humanoid(scene)
+    for pb in ob.pose.bones:
+        pb.waft_ragdoll.body = False
+        pb.waft_ragdoll.radius = 0.0
+    ob.waft_ragdoll.enabled = False
+    return ob
+
+
+def test_create_from_humanoid_names(scene):
+    ob = _bare_rig(scene)
+    _pose_mode(ob)
+    assert bpy.ops.waft.ragdoll_create(source="HUMANOID") == {'FINISHED'}
+    assert ob.waft_ragdoll.enabled
+    assert all(pb.waft_ragdoll.body for pb in ob.pose.bones)
+    shin = ob.pose.bones["shin.L"].waft_ragdoll
+    assert shin.swing_limit[0] == pytest.approx(math.radians(145.0))
+    assert shin.twist_limit[1] == pytest.approx(math.radians(10.0))
+    height = 1.72 - 0.03  # head tail to the lowest foot point
+    assert ob.pose.bones["hips"].waft_ragdoll.radius == pytest.approx(0.07 * height, rel=1e-3)
+
+
+def test_create_from_selection_fills_the_tree(scene):
+    ob = _bare_rig(scene)
+    _pose_mode(ob)
+    for pb in ob.pose.bones:
+        waft_rigs.set_selected(pb, pb.name in ("hips", "hand.L"))
+    bpy.ops.waft.ragdoll_create(source="SELECTED")
+    bodies = {pb.name for pb in ob.pose.bones if pb.waft_ragdoll.body}
+    assert bodies == {"hips", "spine", "chest", "upper_arm.L", "forearm.L", "hand.L"}
+
+
+def test_create_rejects_separate_trees(scene):
+    ob = _bare_rig(scene)
+    _pose_mode(ob)
+    for pb in ob.pose.bones:
+        waft_rigs.set_selected(pb, pb.name in ("hand.L", "foot.R"))
+    with pytest.raises(RuntimeError, match=r"separate trees"):
+        bpy.ops.waft.ragdoll_create(source="SELECTED")
+    assert not any(pb.waft_ragdoll.body for pb in ob.pose.bones)
+
+
+def test_set_mode_on_selected_bodies(scene):
+    ob = rigs.humanoid(scene)
+    _pose_mode(ob)
+    for pb in ob.pose.bones:
+        waft_rigs.set_selected(pb, pb.name.startswith("hand"))
+    assert bpy.ops.waft.ragdoll_set_mode(mode="KINEMATIC") == {'FINISHED'}
+    modes = {pb.name: pb.waft_ragdoll.mode for pb in ob.pose.bones}
+    assert modes["hand.L"] == modes["hand.R"] == "KINEMATIC"
+    assert modes["forearm.L"] == "DRIVEN"
+
+
+def test_apply_preset(scene):
+    ob = rigs.humanoid(scene)
+    _pose_mode(ob)
+    assert bpy.ops.waft.ragdoll_apply_preset(preset="LOCOMOTION") == {'FINISHED'}
+    assert all(pb.waft_ragdoll.blend == pytest.approx(0.4) for pb in ob.pose.bones)
+    bpy.ops.waft.ragdoll_apply_preset(preset="LIMP")
+    assert not ob.waft_ragdoll.root_lock
+    assert all(pb.waft_ragdoll.mode == "FREE" for pb in ob.pose.bones)
+
+
+def test_every_float_setting_is_keyframeable(scene):
+    ob = rigs.humanoid(scene)
+    body = ob.pose.bones["chest"].waft_ragdoll
+    for name, prop in body.bl_rna.properties.items():
+        if prop.type == 'FLOAT':
+            assert prop.is_animatable, name
+            ob.keyframe_insert(f'pose.bones["chest"].waft_ragdoll.{name}', frame=1)
+    for name, prop in ob.waft_ragdoll.bl_rna.properties.items():
+        if prop.type == 'FLOAT':
+            assert prop.is_animatable, name
