@@ -8,6 +8,12 @@ Wind = mean wind scaled by slow gusts (1D value noise in time per strand) plus t
 (3D value noise of position advected by the mean wind, "frozen turbulence", evolving slowly in
 time). The noise is a pure function of integer lattice hashes (splitmix64 finaliser), the seed,
 position and time: no global random state, same inputs give bit-identical output.
+
+Strand hair (seed 002) adds three things so strands do not move as one sheet: the mean direction
+wanders over time inside a cone (`wind_direction`), strands run the gust/direction noise with
+their own phase (`strand_phase`), and each particle feels mainly the part of the wind
+perpendicular to its strand tangent (`tangent_response`; the drag of a thin cylinder is mostly
+normal to its axis, TressFX's `-(v x W) x v`).
 """
 
 from __future__ import annotations
@@ -17,6 +23,8 @@ import numpy as np
 TURBULENCE_SCALE = 0.5  # metres: size of a turbulent eddy
 TURBULENCE_EVOLUTION = 1.5  # seconds: time over which the frozen pattern changes
 GUST_PERIOD = 2.0  # seconds between independent gust values
+DIRECTION_PERIOD = 3.0  # seconds between independent wind directions (seed 002: slow swings)
+PHASE_SPAN = 4.0 * GUST_PERIOD  # seconds: per-strand phase offsets at strand variation 1
 
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
@@ -74,19 +82,63 @@ def value_noise_3d(seed: np.ndarray, p: np.ndarray) -> np.ndarray:
     return result
 
 
-def gust_factor(*, seed: np.ndarray, gust: np.ndarray, t: float) -> np.ndarray:
-    """Per-strand multiplier of the mean wind, `1 + gust * noise(t)`, never negative."""
-    noise = value_noise_1d(np.asarray(seed) * 7 + 3, np.full(np.shape(seed), t / GUST_PERIOD))
+def gust_factor(*, seed: np.ndarray, gust: np.ndarray, t) -> np.ndarray:
+    """Per-strand multiplier of the mean wind, `1 + gust * noise(t)`, never negative.
+
+    `t` is a time or per-strand times (strands with a phase offset)."""
+    t = np.broadcast_to(np.asarray(t, dtype=np.float64), np.shape(seed))
+    noise = value_noise_1d(np.asarray(seed) * 7 + 3, t / GUST_PERIOD)
     return np.maximum(1.0 + np.asarray(gust) * noise, 0.0)
 
 
+def strand_phase(*, seed: np.ndarray, variation: np.ndarray) -> np.ndarray:
+    """Per-strand time offsets (S,) in seconds: `variation * PHASE_SPAN * u_s`, `u_s` in [0, 1)
+    hashed from the seed and the strand index, so strands of one setup gust and turn out of step
+    (seed 002: "strands must not move as one sheet")."""
+    seed = np.asarray(seed)
+    index = np.arange(seed.shape[-1])
+    u = 0.5 * (lattice_value(seed * 11 + 5, index) + 1.0)
+    return np.asarray(variation, dtype=np.float64) * PHASE_SPAN * u
+
+
+def wind_direction(*, wind_velocity: np.ndarray, variation: np.ndarray, seed: np.ndarray,
+                   t) -> np.ndarray:
+    """The mean wind (S, 3) with its direction wandering inside a cone of half-angle `variation`
+    (radians, per strand) over time: the direction is tilted toward two axes perpendicular to it
+    by smooth noise (TressFX blends four wind vectors on a 40 degree cone; seed 002 rotates the
+    wind between random directions). The speed is kept."""
+    speed = np.linalg.norm(wind_velocity, axis=-1, keepdims=True)
+    d = wind_velocity / np.maximum(speed, 1e-12)
+    helper = np.where(np.abs(d[:, 2:3]) < 0.9, [[0.0, 0.0, 1.0]], [[1.0, 0.0, 0.0]])
+    u = np.cross(d, helper)
+    u /= np.maximum(np.linalg.norm(u, axis=-1, keepdims=True), 1e-12)
+    w = np.cross(d, u)
+    t = np.broadcast_to(np.asarray(t, dtype=np.float64), np.shape(seed)) / DIRECTION_PERIOD
+    seed = np.asarray(seed)
+    tilt = np.tan(np.minimum(np.asarray(variation, dtype=np.float64), 1.5))[:, None]
+    a = value_noise_1d(seed * 13 + 1, t)[:, None]
+    b = value_noise_1d(seed * 17 + 2, t)[:, None]
+    # Noise in [-1, 1]^2 clipped to the unit disc: the tilt never exceeds the cone.
+    r = np.maximum(np.sqrt(a * a + b * b), 1.0)
+    tilted = d + tilt * (a * u + b * w) / r
+    tilted /= np.maximum(np.linalg.norm(tilted, axis=-1, keepdims=True), 1e-12)
+    return tilted * speed
+
+
 def wind_at(*, x: np.ndarray, t: float, wind_velocity: np.ndarray, turbulence: np.ndarray,
-            gust: np.ndarray, seed: np.ndarray) -> np.ndarray:
+            gust: np.ndarray, seed: np.ndarray, direction_variation: np.ndarray | None = None,
+            phase: np.ndarray | None = None) -> np.ndarray:
     """Wind velocity (S, P, 3) at particle positions `x` (S, P, 3) and time `t`.
 
-    `wind_velocity` (S, 3), `turbulence`, `gust`, `seed` (S,).
+    `wind_velocity` (S, 3), `turbulence`, `gust`, `seed` (S,); optional `direction_variation`
+    (S,) cone half-angle in radians and `phase` (S,) per-strand time offsets (`strand_phase`).
     """
-    mean = wind_velocity * gust_factor(seed=seed, gust=gust, t=t)[:, None]
+    t_strand = t if phase is None else t + phase
+    base = wind_velocity
+    if direction_variation is not None and np.any(direction_variation > 0):
+        base = wind_direction(wind_velocity=wind_velocity, variation=direction_variation,
+                              seed=seed, t=t_strand)
+    mean = base * gust_factor(seed=seed, gust=gust, t=t_strand)[:, None]
     speed = np.linalg.norm(wind_velocity, axis=-1)
     amplitude = speed * turbulence  # (S,)
     if not np.any(amplitude > 0):
@@ -97,3 +149,17 @@ def wind_at(*, x: np.ndarray, t: float, wind_velocity: np.ndarray, turbulence: n
     seed_p = np.broadcast_to(np.asarray(seed)[:, None], x.shape[:-1]).astype(np.int64) * 3
     noise = np.stack([value_noise_3d(seed_p + c, q) for c in range(3)], axis=-1)
     return mean[:, None, :] + amplitude[:, None, None] * noise
+
+
+def tangent_response(wind: np.ndarray, x: np.ndarray, response: np.ndarray) -> np.ndarray:
+    """Remove `response` (S,) of the wind's component along each particle's strand tangent.
+
+    `wind`, `x` (S, P, 3); the tangent of particle i is its incoming segment `x_i - x_{i-1}`
+    (particle 0 uses segment 0). `w - r (w . t) t`: at r = 1 only the perpendicular part acts, so
+    the force depends on how each strand lies in the wind.
+    """
+    seg = np.diff(x, axis=1)
+    tangent = np.concatenate([seg[:, :1], seg], axis=1)
+    tangent = tangent / np.maximum(np.linalg.norm(tangent, axis=-1, keepdims=True), 1e-12)
+    along = np.sum(wind * tangent, axis=-1, keepdims=True)
+    return wind - np.asarray(response, dtype=np.float64)[:, None, None] * along * tangent

@@ -44,6 +44,13 @@ class StrandModel:
     strand_names: tuple[str, ...]
     colliders: ColliderSet = field(default_factory=ColliderSet.empty)
     collider_mask: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=bool))
+    # (S, max(P-3, 0)) rest distance k <-> k+3 (local shape's torsion pairs); 0 into padding.
+    skip3_rest_length: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.skip3_rest_length is None:  # a model built by hand: no torsion pairs
+            S, P = self.inv_mass.shape
+            object.__setattr__(self, "skip3_rest_length", np.zeros((S, max(P - 3, 0))))
 
     @property
     def strands(self) -> int:
@@ -119,6 +126,7 @@ def build_strand_model(
     P = max(item[1].shape[0] for item in checked)
     rest_length = np.zeros((S, P - 1))
     bend_rest_length = np.zeros((S, max(P - 2, 0)))
+    skip3_rest_length = np.zeros((S, max(P - 3, 0)))
     tether_length = np.zeros((S, P))
     inv_mass_all = np.zeros((S, P))
     active = np.zeros((S, P), dtype=bool)
@@ -138,6 +146,9 @@ def build_strand_model(
         rest_length[s, : n - 1] = segments
         if n >= 3:
             bend_rest_length[s, : n - 2] = np.linalg.norm(positions[2:] - positions[:-2], axis=1)
+        if n >= 4:
+            skip3_rest_length[s, : n - 3] = np.linalg.norm(positions[3:] - positions[:-3],
+                                                           axis=1)
         tether_length[s, 1:n] = np.cumsum(segments)
 
     K = colliders.count
@@ -147,8 +158,8 @@ def build_strand_model(
         mask = np.asarray(collider_mask, dtype=bool)
         if mask.shape != (K, S):
             raise SetupError(f"collider_mask has shape {mask.shape}, expected {(K, S)}")
-    for array in (rest_length, bend_rest_length, tether_length, inv_mass_all, active, count,
-                  strand_setup, mask):
+    for array in (rest_length, bend_rest_length, skip3_rest_length, tether_length, inv_mass_all,
+                  active, count, strand_setup, mask):
         array.setflags(write=False)
     return StrandModel(
         rest_length=rest_length,
@@ -162,4 +173,5 @@ def build_strand_model(
         strand_names=tuple(strand_names),
         colliders=colliders,
         collider_mask=mask,
+        skip3_rest_length=skip3_rest_length,
     )

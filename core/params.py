@@ -18,7 +18,7 @@ import numpy as np
 from .errors import SetupError
 
 # field -> (kind, allow_inf, minimum, maximum). kind: "particle" (F,S,P), "strand" (F,S),
-# "vector" (F,S,3), "flag" (F,S) bool, "seed" (F,S) int.
+# "vector" (F,S,3), "flag" (F,S) bool, "seed" (F,S) int, "count" (F,S) int within [min, max].
 _FIELDS: dict[str, tuple[str, bool, float | None, float | None]] = {
     "damping": ("particle", False, 0.0, None),
     "shape_stiffness": ("particle", False, 0.0, 1.0),
@@ -36,10 +36,34 @@ _FIELDS: dict[str, tuple[str, bool, float | None, float | None]] = {
     "wind_seed": ("seed", False, None, None),
     "drag": ("particle", False, 0.0, None),
     "ftl_damping": ("strand", False, 0.0, 1.0),
+    # Strand-hair settings (TressFX / seed 002), all optional (None = the default below).
+    "local_stiffness": ("particle", False, 0.0, 1.0),
+    "shape_range": ("strand", False, 0.0, 1.0),
+    "shock_propagation": ("strand", False, 0.0, 1.0),
+    "wind_direction_variation": ("strand", False, 0.0, np.pi),
+    "wind_tangent_response": ("strand", False, 0.0, 1.0),
+    "wind_strand_variation": ("strand", False, 0.0, 1.0),
+    "voxel_friction": ("strand", False, 0.0, 1.0),
+    "voxel_resolution": ("count", False, 1.0, 256.0),
 }
 
 # Default DFTL velocity correction (Mueller, Kim, Chentanez 2012; Unity Hair uses 0.8, demos 0.9).
 DEFAULT_FTL_DAMPING = 0.9
+# Seed 002: a 32^3 voxel velocity grid around the hair.
+DEFAULT_VOXEL_RESOLUTION = 32
+
+# Values the optional fields take when None (so positional callers and older code keep working).
+OPTIONAL_DEFAULTS: dict[str, float] = {
+    "ftl_damping": DEFAULT_FTL_DAMPING,
+    "local_stiffness": 0.0,
+    "shape_range": 1.0,
+    "shock_propagation": 0.0,
+    "wind_direction_variation": 0.0,
+    "wind_tangent_response": 0.0,
+    "wind_strand_variation": 0.0,
+    "voxel_friction": 0.0,
+    "voxel_resolution": DEFAULT_VOXEL_RESOLUTION,
+}
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -67,6 +91,27 @@ class StrandParams:
     # velocity correction s_damping of rigid (stretch_compliance 0) chains, 0...1 per strand;
     # None means DEFAULT_FTL_DAMPING.
     ftl_damping: Any = None
+    # Strand hair (all optional, None = OPTIONAL_DEFAULTS; see docs/hair.md):
+    # local shape stiffness, fraction per 1/60 s of each segment's pull toward its rest direction
+    # in its parent segment's frame (TressFX local shape), per particle 0...1;
+    local_stiffness: Any = None
+    # fraction of the strand length (from the root) on which global shape acts (TressFX
+    # globalConstraintsRange), per strand 0...1;
+    shape_range: Any = None
+    # velocity shock propagation: fraction per 1/60 s of the root segment's rigid motion carried
+    # down the whole strand (TressFX VSP), per strand 0...1;
+    shock_propagation: Any = None
+    # wind: cone half-angle (radians) the wind direction wanders in over time, the fraction of
+    # the wind along the strand tangent that is ignored (1 = only the perpendicular part acts),
+    # and the per-strand phase spread of the gust/direction noise (0 = all strands in step);
+    wind_direction_variation: Any = None
+    wind_tangent_response: Any = None
+    wind_strand_variation: Any = None
+    # inter-hair friction: fraction per 1/60 s of each particle's velocity blended toward its
+    # voxel cell's mean velocity (seed 002), and the grid resolution per axis (per strand int;
+    # the first strand of each setup decides that setup's grid).
+    voxel_friction: Any = None
+    voxel_resolution: Any = None
 
     @classmethod
     def defaults(cls, strands: int, particles: int, **overrides: Any) -> StrandParams:
@@ -99,6 +144,14 @@ class StrandParams:
             "wind_seed": np.zeros((1, S), dtype=np.int64),
             "drag": particle(0.5),
             "ftl_damping": strand(DEFAULT_FTL_DAMPING),
+            "local_stiffness": particle(0.0),
+            "shape_range": strand(1.0),
+            "shock_propagation": strand(0.0),
+            "wind_direction_variation": strand(0.0),
+            "wind_tangent_response": strand(0.0),
+            "wind_strand_variation": strand(0.0),
+            "voxel_friction": strand(0.0),
+            "voxel_resolution": np.full((1, S), DEFAULT_VOXEL_RESOLUTION, dtype=np.int64),
         }
         for name, value in overrides.items():
             if name not in values:
@@ -143,8 +196,8 @@ def validate_params(
     out: dict[str, np.ndarray] = {}
     for name, (kind, allow_inf, lo, hi) in _FIELDS.items():
         raw = getattr(params, name)
-        if raw is None and name == "ftl_damping":
-            raw = DEFAULT_FTL_DAMPING
+        if raw is None and name in OPTIONAL_DEFAULTS:
+            raw = OPTIONAL_DEFAULTS[name]
         try:
             array = np.asarray(raw)
         except (TypeError, ValueError) as exc:
@@ -159,11 +212,14 @@ def validate_params(
         if kind == "flag":
             out[name] = full.astype(bool, copy=False)
             continue
-        if kind == "seed":
+        if kind in ("seed", "count"):
             if not np.issubdtype(array.dtype, np.integer) and (
                 not np.all(np.isfinite(array)) or np.any(array != np.round(array))
             ):
                 raise SetupError(f"setting '{name}' must be an integer")
+            if kind == "count" and (np.any(array < lo) or np.any(array > hi)):
+                raise SetupError(f"setting '{name}' must be an integer in [{lo:g}, {hi:g}], got "
+                                 f"{array.min()!r}...{array.max()!r}")
             out[name] = full.astype(np.int64, copy=False)
             continue
         if not (np.issubdtype(array.dtype, np.floating) or np.issubdtype(array.dtype, np.integer)

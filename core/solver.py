@@ -40,9 +40,16 @@ from .constraints import (
     solve_tether,
 )
 from .constraints.distance import DistanceScratch, PairCoefficients
+from .constraints.local_shape import (
+    LocalShapeCoefficients,
+    local_shape_coefficients,
+    solve_local_shape,
+)
+from .constraints.shock import root_motion
+from .constraints.voxel import VoxelCoefficients, solve_voxel_friction
 from .drive import CheckedDrive, Drive, frame_interval, validate_drive
 from .errors import DivergenceError, SetupError
-from .forces import wind_at
+from .forces import strand_phase, tangent_response, wind_at
 from .model import StrandModel
 from .params import rate_normalised, shape_strength
 from .space import apply_carry, carry_operators
@@ -161,7 +168,13 @@ class Workspace:
         self.inv_mass = _pad(model.inv_mass, Ps, 0.0)
         self.rest = _pad(model.rest_length, Ps - 1, 0.0)
         self.bend_rest = _pad(model.bend_rest_length, Ps - 2, 0.0) if Ps > 2 else np.zeros((S, 0))
+        self.skip3_rest = _pad(model.skip3_rest_length, max(Ps - 3, 0), 0.0)
         self.tether = _pad(model.tether_length, Ps, 0.0)
+        # Arc-length fraction of each particle along its strand (0 at the root, 1 at the tip),
+        # for the global shape range (TressFX globalConstraintsRange).
+        total = model.tether_length[np.arange(S), np.asarray(model.count) - 1]
+        self.arc_fraction = self.tether / np.maximum(total, 1e-12)[:, None]
+        self.strand_setup = np.asarray(model.strand_setup)
         shape = (3, S, Ps)
         self.v = np.empty(shape)
         self.tmp = np.empty(shape)
@@ -223,6 +236,12 @@ class FrameCoefficients:
     needs_carry: bool
     roots_only: bool
     kinematic: np.ndarray  # (S, Ps) bool
+    # Strand hair (None when off): local shape (TressFX), the per-substep fraction (S,) of the
+    # root's rigid motion carried down the strand (velocity shock propagation), voxel friction.
+    local_shape: LocalShapeCoefficients | None = None
+    shock: np.ndarray | None = None
+    voxel: VoxelCoefficients | None = None
+    wind_response: np.ndarray | None = None  # (S,) tangent response, None when 0
 
 
 def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, np.ndarray],
@@ -244,7 +263,13 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
     turbulence = np.asarray(params["wind_turbulence"][frame], dtype=np.float64)
     gust = np.asarray(params["wind_gust"][frame], dtype=np.float64)
     has_wind = bool(np.any(wind_velocity != 0) & np.any(drag[movable] > 0))
-    noisy = has_wind and bool(np.any((turbulence > 0) | (gust > 0)))
+    variation = np.asarray(params["wind_direction_variation"][frame], dtype=np.float64)
+    response = np.asarray(params["wind_tangent_response"][frame], dtype=np.float64)
+    spread = np.asarray(params["wind_strand_variation"][frame], dtype=np.float64)
+    # Any time- or shape-dependent wind runs per substep; a steady, isotropic wind folds into
+    # the constant acceleration.
+    noisy = has_wind and bool(np.any((turbulence > 0) | (gust > 0) | (variation > 0)
+                                     | (response > 0)))
     accel = gravity[:, None, :] + (0.0 if noisy else drag[..., None] * wind_velocity[:, None, :])
     gravity_h2 = np.where(movable[..., None], accel * h * h, 0.0)
     gravity_h2 = np.ascontiguousarray(np.moveaxis(gravity_h2, -1, 0))
@@ -252,6 +277,10 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
     stiffness = np.asarray(params["shape_stiffness"][frame], dtype=np.float64)
     decay_c = np.asarray(params["shape_decay"][frame], dtype=np.float64)
     strength = _pad(shape_strength(stiffness, decay_c), Ps, 0.0)
+    # Global shape only on the first `shape_range` of each strand (TressFX range; seed 002's
+    # underwater hair keeps only the scalp part of its shape).
+    shape_range = np.asarray(params["shape_range"][frame], dtype=np.float64)
+    strength = np.where(ws.arc_fraction <= shape_range[:, None] + 1e-9, strength, 0.0)
     pull = np.where(movable, rate_normalised(strength, h), 1.0)
     keep = 1.0 - pull
 
@@ -264,6 +293,9 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
             "turbulence": turbulence,
             "gust": gust,
             "seed": np.asarray(params["wind_seed"][frame]),
+            "direction_variation": variation if np.any(variation > 0) else None,
+            "phase": (strand_phase(seed=np.asarray(params["wind_seed"][frame]), variation=spread)
+                      if np.any(spread > 0) else None),
         }
 
     # Stretch: segment k (particles k, k+1) reads the compliance of its outer particle k+1.
@@ -322,6 +354,21 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
     radius = particle("radius", 0.0)
     fraction = np.asarray(params["world_motion_fraction"][frame], dtype=np.float64)
     kin_real = kin & ws.active
+
+    local = rate_normalised(particle("local_stiffness", 0.0), h)
+    local_shape = local_shape_coefficients(fraction=np.where(movable, local, 0.0), w=w,
+                                           rest={2: ws.bend_rest, 3: ws.skip3_rest})
+    shock_in = np.asarray(params["shock_propagation"][frame], dtype=np.float64)
+    shock = rate_normalised(shock_in, h) if np.any(shock_in > 0) else None
+    friction_in = np.asarray(params["voxel_friction"][frame], dtype=np.float64)
+    voxel = None
+    if np.any(friction_in > 0):
+        factor = np.broadcast_to(rate_normalised(friction_in, h)[:, None], (S, Ps))
+        voxel = VoxelCoefficients(movable=movable, inv_mass=ws.inv_mass, factor=factor,
+                                  strand_group=ws.strand_setup,
+                                  resolution=params["voxel_resolution"][frame])
+        if not voxel.any():
+            voxel = None
     return FrameCoefficients(
         decay=decay, gravity_h2=gravity_h2, drag_h2=drag_h2, wind=wind,
         pull=pull, verlet_a=keep * (1.0 + decay), verlet_b=keep * decay,
@@ -330,7 +377,8 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
         max_distance=max_distance,
         collision_radius=np.where(movable, radius, -np.inf), world_motion_fraction=fraction,
         needs_carry=bool(np.any(fraction < 1.0)), roots_only=not np.any(kin_real[:, 1:]),
-        kinematic=kin_real,
+        kinematic=kin_real, local_shape=local_shape, shock=shock, voxel=voxel,
+        wind_response=response if (noisy and np.any(response > 0)) else None,
     )
 
 
@@ -347,6 +395,9 @@ class SubstepDrive:
     coefficients: FrameCoefficients
     # base_h2 + pull * reference: the constant term of the fused Verlet/shape/kinematic update.
     source: np.ndarray | None = None
+    # (3, S, Ps) reference at the start of the substep, for velocity shock propagation (None:
+    # not known, e.g. the first substep or a hand-driven step; the shock is then skipped).
+    previous_reference: np.ndarray | None = None
 
     def __post_init__(self):
         if self.source is None:
@@ -388,7 +439,10 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
     if c.wind is not None:
         wind = wind_at(x=np.moveaxis(x, 0, -1), t=drive_at_t.t - h,
                        wind_velocity=c.wind["wind_velocity"], turbulence=c.wind["turbulence"],
-                       gust=c.wind["gust"], seed=c.wind["seed"])
+                       gust=c.wind["gust"], seed=c.wind["seed"],
+                       direction_variation=c.wind["direction_variation"], phase=c.wind["phase"])
+        if c.wind_response is not None:
+            wind = tangent_response(wind, np.moveaxis(x, 0, -1), c.wind_response)
         np.multiply(np.moveaxis(wind, -1, 0), c.drag_h2, out=ws.acc)
         ws.acc += source
         source = ws.acc
@@ -400,6 +454,13 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
     np.add(v, source, out=x)
 
     reference = drive_at_t.reference
+    if c.shock is not None and drive_at_t.previous_reference is not None:
+        # Velocity shock propagation (TressFX): carry x and x_prev with part of the root
+        # segment's rigid motion over this substep, then put the kinematic nodes back.
+        A, b = root_motion(drive_at_t.previous_reference, reference, c.shock)
+        apply_carry(x, A, b, ws.tmp)
+        apply_carry(x_prev, A, b, ws.tmp)
+        set_kinematic(x, reference, roots_only=c.roots_only, kinematic=c.kinematic)
     for _ in range(ws.iterations):
         if c.stretch is not None:
             views = ws.views(x)
@@ -414,6 +475,8 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
                 # extra sweep + bend pass lets them agree (rare settings, cost not critical).
                 solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)
                 _solve_colours(views.bend, c.bend_colours, ws.bend_colour_scratch)
+        if c.local_shape is not None:
+            solve_local_shape(x, c.local_shape)
         if c.ftl is not None:
             solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)
             if not c.roots_only:
@@ -424,6 +487,9 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
         if c.max_distance is not None:
             solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
         _collide(model, ws, x, x_prev, drive_at_t, c)
+    if c.voxel is not None:
+        # Inter-hair friction (seed 002): velocities only, after every positional constraint.
+        solve_voxel_friction(x, x_prev, c.voxel)
 
 
 def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
@@ -510,6 +576,7 @@ class _Bake:
         self._coefficients: dict[int, FrameCoefficients] = {}
         self._interval = -1
         self._dref = np.empty((3, S, Ps))
+        self._previous = np.empty((3, S, Ps))  # reference before a frame's first substep
         # Reference and Verlet source of one frame's substeps (grown on demand, reused).
         self._batch = np.empty((2, 0, 3, S, Ps))
         colliders = model.colliders
@@ -565,6 +632,15 @@ class _Bake:
         return SubstepDrive(t=t_end, reference=ref, collider_matrix=M, collider_inverse=Minv,
                             collider_similarity=similar, carry=carry, coefficients=coeffs)
 
+    def reference_at(self, t: float, out: np.ndarray) -> np.ndarray:
+        """The interpolated reference (3, S, Ps) at time `t` into `out`."""
+        f, alpha = frame_interval(t, self.fps, self.F)
+        g = min(f + 1, self.F - 1)
+        np.subtract(self.reference_soa[g], self.reference_soa[f], out=out)
+        out *= alpha
+        out += self.reference_soa[f]
+        return out
+
     def frame_drives(self, n_first: int, n_stop: int) -> list[SubstepDrive]:
         """Drives of the substeps n_first..n_stop-1 (substep n spans [n h, (n + 1) h]).
 
@@ -606,11 +682,15 @@ class _Bake:
                 carry = None
                 if coeffs.needs_carry:
                     carry = self.substep_drive(n * h, (n + 1) * h, frozen=False).carry
+                previous = None
+                if coeffs.shock is not None:
+                    previous = (drives[-1].reference if drives
+                                else self.reference_at(n * h, self._previous))
                 drives.append(SubstepDrive(
                     t=(n + 1) * h, reference=ref[t], collider_matrix=M[t],
                     collider_inverse=None if Minv is None else Minv[t],
                     collider_similarity=similar, carry=carry, coefficients=coeffs,
-                    source=source[t]))
+                    source=source[t], previous_reference=previous))
             j = k
         return drives
 
