@@ -10,7 +10,7 @@ uniform cubic B-spline to the points-per-strand LOD. Nothing is written before `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import bpy
 import numpy as np
@@ -144,27 +144,47 @@ def check_bake_possible(owner: str) -> None:
                          "bake on disk next to the .blend; save the file before baking")
 
 
-def sample_scalps(scene, scalps: list[Scalp], frames, muted) -> list[np.ndarray]:
-    """World vertex positions (F, V, 3) of each evaluated scalp on every frame."""
-    out = [np.empty((len(frames), s.vertices, 3)) for s in scalps]
+@dataclass(frozen=True)
+class ScalpSamples:
+    """One target's per-frame inputs: evaluated scalp and the animatable strand settings."""
+
+    vertices: np.ndarray  # (F, V, 3) world
+    clump: np.ndarray  # (F,)
+    randomness: np.ndarray  # (F,)
+
+
+def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamples]:
+    """The evaluated scalp (world vertices) and Clump / Randomness of each target per frame."""
+    F = len(frames)
+    verts = [np.empty((F, t.scalp.vertices, 3)) for t in targets]
+    clump = [np.empty(F) for _ in targets]
+    randomness = [np.empty(F) for _ in targets]
     current = scene.frame_current, scene.frame_subframe
     try:
         with waft_tracks_muted(muted):
             for i, frame in enumerate(frames):
                 scene.frame_set(int(frame))
-                for scalp, array in zip(scalps, out, strict=True):
-                    ob = scene.objects[scalp.name]
+                for t, target in enumerate(targets):
+                    owner = scene.objects[target.setup]
+                    clump[t][i] = owner.waft_hair.clump
+                    randomness[t][i] = owner.waft_hair.randomness
+                    ob = scene.objects[target.scalp.name]
                     mesh = _evaluated_mesh(ob)
-                    if len(mesh.vertices) != scalp.vertices:
+                    if len(mesh.vertices) != target.scalp.vertices:
                         raise SetupError(f"Scalp '{ob.name}' changes its vertex count at frame "
                                          f"{int(frame)}; render strands need a fixed topology")
-                    co = np.empty(scalp.vertices * 3, dtype=np.float32)
+                    co = np.empty(target.scalp.vertices * 3, dtype=np.float32)
                     mesh.vertices.foreach_get("co", co)
                     matrix = np.array(ob.matrix_world, dtype=np.float64)
-                    array[i] = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
+                    verts[t][i] = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
     finally:
         scene.frame_set(current[0], subframe=current[1])
-    return out
+    for target, c, r in zip(targets, clump, randomness, strict=True):
+        if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r)) and np.all(r >= 0.0)):
+            raise SetupError(f"'{target.setup}': animated Clump or Randomness is not finite "
+                             "or negative")
+    return [ScalpSamples(vertices=v, clump=np.clip(c, 0.0, 1.0), randomness=r)
+            for v, c, r in zip(verts, clump, randomness, strict=True)]
 
 
 def guides_at_lod(chains: list[np.ndarray], points: int) -> np.ndarray:
@@ -180,39 +200,51 @@ def guides_at_lod(chains: list[np.ndarray], points: int) -> np.ndarray:
 
 
 class StrandAnimation:
-    """Render strands of one target, computed per frame on demand (memory ~ guides + scalp)."""
+    """Render strands of one target, computed per frame on demand (memory ~ guides + scalp).
 
-    def __init__(self, target: Target, guides: np.ndarray, scalp: np.ndarray, frames):
+    Roots and binding are made on the first frame; Clump and Randomness are animatable: the
+    binding holds unit jitter (randomness 1) and each frame scales it and sets the clump.
+    """
+
+    def __init__(self, target: Target, guides: np.ndarray, scalp: ScalpSamples, frames):
         s = target.settings
         self.target = target
         self.frame_start = int(frames[0])
         self.frame_end = int(frames[-1])
         self.guides = guides.astype(np.float32)  # (F, G, points, 3)
-        self.scalp = scalp  # (F, V, 3)
+        self.scalp = scalp
         name = f"Scalp '{target.scalp.name}' of '{target.setup}'"
-        self.roots = core_scatter(vertices=scalp[0], triangles=target.scalp.triangles,
+        self.roots = core_scatter(vertices=scalp.vertices[0], triangles=target.scalp.triangles,
                                   count=s.count, density=target.scalp.density, seed=s.seed,
                                   name=name)
         self.binding = bind_strands(roots=self.roots, guide_rest=guides[0], method=s.method,
-                                    clump=s.clump, randomness=s.randomness, seed=s.seed,
+                                    clump=float(scalp.clump[0]), randomness=1.0, seed=s.seed,
                                     name=f"Guides of '{target.setup}'")
         self._buffer = np.empty((s.count, s.points, 3), dtype=np.float32)
+
+    def _index(self, frame: int) -> int:
+        return min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)
+
+    def binding_at(self, frame: int):
+        """The binding with this frame's Clump and Randomness."""
+        i = self._index(frame)
+        b = self.binding
+        return replace(b, clump=np.full_like(b.clump, self.scalp.clump[i]),
+                       jitter=b.jitter * self.scalp.randomness[i])
 
     @property
     def strands(self) -> int:
         return self.target.settings.count
 
     def roots_at(self, frame: int) -> np.ndarray:
-        i = min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)
         return evaluate_roots(triangle=self.roots.triangle, barycentric=self.roots.barycentric,
-                              vertices=self.scalp[i], triangles=self.target.scalp.triangles,
-                              normals=False)[0]
+                              vertices=self.scalp.vertices[self._index(frame)],
+                              triangles=self.target.scalp.triangles, normals=False)[0]
 
     def positions(self, frame: int) -> np.ndarray:
         """Flat float32 point positions of every strand at scene frame ``frame``."""
-        i = min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)
-        interpolate_strands(self.binding, self.guides[i], roots=self.roots_at(frame),
-                            out=self._buffer)
+        interpolate_strands(self.binding_at(frame), self.guides[self._index(frame)],
+                            roots=self.roots_at(frame), out=self._buffer)
         return self._buffer.ravel()
 
     def radius(self) -> np.ndarray:
@@ -222,7 +254,7 @@ class StrandAnimation:
 
 def animations(scene, targets: list[Target], guides: list[np.ndarray], frames,
                muted) -> list[StrandAnimation]:
-    scalps = sample_scalps(scene, [t.scalp for t in targets], frames, muted)
+    scalps = sample_scalps(scene, targets, frames, muted)
     return [StrandAnimation(t, g, s, frames)
             for t, g, s in zip(targets, guides, scalps, strict=True)]
 

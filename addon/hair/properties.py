@@ -2,8 +2,9 @@
 
 On a guide armature (bone chains = guides) ``render_strands`` turns the output on; on a hair
 Curves object ``enabled`` makes its curves the guides (``hair.system``). Binding settings
-(count, density, method, clump, randomness, seed) are read on the bake's first frame: the
-render strands are generated once and then follow the guides.
+(count, density, method, seed, points) are read on the bake's first frame: the render strands
+are generated once and then follow the guides. Clump and Randomness are sampled every frame
+(animate them, e.g. wet hair clumping).
 """
 
 import bpy

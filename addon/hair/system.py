@@ -323,7 +323,7 @@ def run_steps(prepared: Prepared, scene, *, settings):
         if setup.render is not None:
             lod = output.guides_at_lod([guides[-1][:, g] for g in range(n)],
                                        setup.render.settings.points)
-            scalp = output.sample_scalps(scene, [setup.render.scalp], frames, [])[0]
+            scalp = output.sample_scalps(scene, [setup.render], frames, [])[0]
             animations.append(output.StrandAnimation(setup.render, lod, scalp, frames))
             report.setups[-1].strands = setup.render.settings.count
     report.particles = sum(r.particles for r in report.setups)

@@ -91,3 +91,24 @@ def test_clear_bake_removes_the_strands_bake(scene, baked, bake_api):
     assert ob.modifiers.get("Waft Strands") is not None
     assert "Hair" in bake_api.clear_bake(scene)
     assert ob.modifiers.get("Waft Strands") is None
+
+
+def test_animated_clump_gathers_the_tips_onto_the_guides(scene, bake_api, tmp_path):
+    scene.frame_start, scene.frame_end = 1, 12
+    rig, _scalp = hair_rigs.head_rig(scene)
+    hair = rig.waft_hair
+    hair.randomness = 0.0
+    hair.count = 500
+    for frame, clump in ((1, 0.0), (12, 1.0)):
+        hair.clump = clump
+        rig.keyframe_insert('waft_hair.clump', frame=frame)
+    hair_rigs.save_first_on_42(tmp_path)
+    bake_api.bake_scene(scene)
+    ob = scene.objects["Hair Strands"]
+    tips = {}
+    for f in (1, 12):
+        scene.frame_set(f)
+        tips[f] = hair_rigs.evaluated_points(ob).reshape(500, 8, 3)[:, -1]
+    distinct = {f: len(np.unique(np.round(t, 5), axis=0)) for f, t in tips.items()}
+    assert distinct[1] > 400  # every strand its own tip
+    assert distinct[12] <= 16  # clump 1: every tip on one of the 16 guide tips
