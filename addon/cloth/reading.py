@@ -131,7 +131,7 @@ def group_weights(ob, group_name: str, what: str) -> np.ndarray | None:
     return weights
 
 
-def _mesh_arrays(ob) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def mesh_arrays(ob) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     mesh = ob.data
     co = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
     mesh.vertices.foreach_get("co", co)
@@ -150,7 +150,7 @@ def _check_evaluated_count(ob, depsgraph) -> None:
             f"{len(evaluated.vertices)}); the cage may only be deformed (Armature modifier)")
 
 
-def _pinned(ob) -> np.ndarray:
+def pinned_vertices(ob) -> np.ndarray:
     settings = ob.waft_cloth
     if not settings.pin_group:
         raise SetupError(f"{_where(ob)}: no pin group set; choose the vertex group of the "
@@ -262,12 +262,12 @@ def read_cage(scene, ob, depsgraph) -> ClothSetupRead:
     check_settings(ob)
     strand_reading.check_world_scale(ob, "Cloth cage")
     armature = _armature(scene, ob)
-    co, sizes, loop_vertices = _mesh_arrays(ob)
+    co, sizes, loop_vertices = mesh_arrays(ob)
     n = len(co)
     quads = topology.cage_quads(ob.name, sizes, loop_vertices)
     edges = topology.check_cage(ob.name, n, quads)
     _check_evaluated_count(ob, depsgraph)
-    pinned = _pinned(ob)
+    pinned = pinned_vertices(ob)
     level = topology.levels(n, edges, pinned)
     unreachable = np.nonzero(level < 0)[0]
     if len(unreachable):

@@ -17,10 +17,10 @@ from . import reading, topology
 
 def cage_grid(cage):
     """(world rest positions (N, 3), quads, edges, level) of a cage, validated."""
-    co, sizes, loop_vertices = reading._mesh_arrays(cage)
+    co, sizes, loop_vertices = reading.mesh_arrays(cage)
     quads = topology.cage_quads(cage.name, sizes, loop_vertices)
     edges = topology.check_cage(cage.name, len(co), quads)
-    pinned = reading._pinned(cage)
+    pinned = reading.pinned_vertices(cage)
     level = topology.levels(len(co), edges, pinned)
     world = np.array(cage.matrix_world)
     return co @ world[:3, :3].T + world[:3, 3], quads, edges, level

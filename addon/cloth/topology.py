@@ -48,7 +48,8 @@ def quad_edges(quads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def check_cage(setup: str, n_vertices: int, quads: np.ndarray) -> np.ndarray:
     """Validate a quad cage: manifold edges, no degenerate quads, no lone vertices. Returns the
     edges (E, 2)."""
-    degenerate = np.nonzero([len(set(q)) < 4 for q in quads.tolist()])[0]
+    corners = np.sort(quads, axis=1)
+    degenerate = np.nonzero(np.any(corners[:, 1:] == corners[:, :-1], axis=1))[0]
     if len(degenerate):
         raise SetupError(f"Cloth cage '{setup}': face {int(degenerate[0])} repeats a vertex")
     edges, counts = quad_edges(quads)
