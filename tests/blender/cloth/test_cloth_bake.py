@@ -248,3 +248,20 @@ def test_cage_mesh_output_plays_the_simulation(scene, bake_api, swinging):
     bake_api.clear_bake(scene)
     assert cage.waft_cloth.cage_output is None
     assert "Cage Waft" not in bpy.data.objects
+
+
+def test_sprint_never_stretches_the_columns(scene, bake_api):
+    """Hard top-down vertical links (seed 001): under a sprint with stops the column links stay
+    within 1 % of their length, and the bones follow them."""
+    rig, cage = cloth_rigs.cloth_rig(scene)
+    scene.frame_start, scene.frame_end = 1, 36
+    x = {1: 0.0, 12: 0.0, 24: 3.0, 36: 0.0}  # 3 m in half a second (6 m/s), then back
+    cloth_rigs.key_root(rig, list(x), lambda f: (x[f], 0.0, 0.0))
+    cage.waft_cloth.use_hard_vertical = True
+    cloth = bake_api.bake_scene(scene).systems["cloth"]
+    positions = cloth.positions["Cage"]
+    top, bottom = np.arange(0, 24), np.arange(6, 30)
+    length = np.linalg.norm(positions[:, bottom] - positions[:, top], axis=-1)
+    assert np.abs(length / 0.1 - 1.0).max() < 0.01
+    sideways = np.abs(positions[:, 24:, 0] - cloth.reference["Cage"][:, 24:, 0]).max()
+    assert sideways > 0.05  # it really was dragged
