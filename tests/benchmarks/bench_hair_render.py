@@ -55,13 +55,15 @@ def python_loop_ms(*, strands: int = 2000, points: int = 16, guides: int = 1000,
 
 
 def main() -> int:
-    loop_ms = python_loop_ms() * 50_000 / 2000
+    # Shared machines: the peer is timed between the kernels, best of three, and the ratio uses
+    # both bests (contention only ever adds time).
     for method in ("BARYCENTRIC", "NEAREST"):
+        loop_ms = min(python_loop_ms() for _ in range(3)) * 50_000 / 2000
         result = bench_render_frame(strands=50_000, points=16, guides=1_000, guide_points=32,
                                     method=method)
         print(json.dumps({"bench": "hair_render", **result, "target_ms": 20,
                           "python_loop_ms": round(loop_ms, 1),
-                          "speedup": round(loop_ms / result["ms_per_frame"], 1)}))
+                          "speedup": round(loop_ms / result["ms_best"], 1)}))
     return 0
 
 
