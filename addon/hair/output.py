@@ -128,13 +128,19 @@ def target_for(scene, ob) -> Target:
                   settings=settings)
 
 
-def prepare_output(scene, setup_objects) -> list[Target] | None:
+@dataclass(frozen=True)
+class PreparedOutput:
+    scene: object  # bpy.types.Scene being baked
+    targets: list[Target]
+
+
+def prepare_output(scene, setup_objects) -> PreparedOutput | None:
     """Targets of the armatures with Render Strands on; SetupError on bad input."""
     targets = [target_for(scene, ob) for ob in setup_objects
                if ob.type == 'ARMATURE' and ob.waft_hair.render_strands]
     for target in targets:
         check_bake_possible(target.setup)
-    return targets or None
+    return PreparedOutput(scene=scene, targets=targets) if targets else None
 
 
 def check_bake_possible(owner: str) -> None:
@@ -279,18 +285,18 @@ def write(scene, animation: StrandAnimation):
     return ob
 
 
-def build_output(prepared: list[Target], chain_positions: dict, frames):
+def build_output(prepared: PreparedOutput, chain_positions: dict, frames):
     """Sample scalps, bind the strands; return ``commit()`` writing the Curves objects."""
-    scene = bpy.context.scene
+    scene, targets = prepared.scene, prepared.targets
     guides = []
-    for target in prepared:
+    for target in targets:
         chains = [p for key, p in chain_positions.items() if key.startswith(f"{target.setup}: ")]
         if not chains:
             raise SetupError(f"Armature '{target.setup}': Render Strands is on but it has no "
                              "simulated chains to use as guides")
         guides.append(guides_at_lod(chains, target.settings.points))
-    muted = [scene.objects[t.setup] for t in prepared if t.setup in scene.objects]
-    prepared_animations = animations(scene, prepared, guides, frames, muted)
+    muted = [scene.objects[t.setup] for t in targets if t.setup in scene.objects]
+    prepared_animations = animations(scene, targets, guides, frames, muted)
 
     def commit() -> list:
         return [write(scene, animation) for animation in prepared_animations]
