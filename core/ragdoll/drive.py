@@ -1,0 +1,68 @@
+"""What drives a ragdoll bake: the animation's body frames and the colliders, per frame."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import SetupError
+from ..rotations import make_sign_continuous, quat_from_matrix
+from .model import RagdollModel
+from .params import RagdollParams, validate_params
+
+
+@dataclass(frozen=True)
+class RagdollDrive:
+    """fps, the animation target body frames (F, N, 4, 4) in world (metres, no scale), the
+    collider matrices (F, K, 4, 4) and the per-frame settings."""
+
+    fps: float
+    target: np.ndarray
+    collider_matrix: np.ndarray
+    params: RagdollParams
+
+
+@dataclass(frozen=True)
+class CheckedDrive:
+    """The drive validated and converted once: target origins and orientations per frame."""
+
+    fps: float
+    frames: int
+    target: np.ndarray  # (F, N, 4, 4)
+    origin: np.ndarray  # (F, N, 3) body frame origins (bone heads)
+    quat: np.ndarray  # (F, N, 4) w, x, y, z, sign-continuous over frames
+    collider_matrix: np.ndarray  # (F, K, 4, 4)
+    params: dict[str, np.ndarray]
+
+
+def validate_drive(model: RagdollModel, drive: RagdollDrive) -> CheckedDrive:
+    """SetupError for wrong shapes, non-finite targets, non-rotation target frames, bad fps."""
+    N, K = model.n_bodies, model.colliders.count
+    if not (np.isfinite(drive.fps) and drive.fps > 0):
+        raise SetupError(f"ragdoll drive fps is {drive.fps!r}; it must be positive")
+    target = np.asarray(drive.target, dtype=np.float64)
+    if target.ndim != 4 or target.shape[1:] != (N, 4, 4) or target.shape[0] < 1:
+        raise SetupError(f"ragdoll target has shape {target.shape}, expected (F, {N}, 4, 4)")
+    F = target.shape[0]
+    cm = np.asarray(drive.collider_matrix, dtype=np.float64)
+    if cm.shape != (F, K, 4, 4):
+        raise SetupError(f"collider_matrix has shape {cm.shape}, expected {(F, K, 4, 4)}")
+    if not np.all(np.isfinite(target)):
+        f, b = (int(v) for v in np.argwhere(~np.isfinite(target).all(axis=(2, 3)))[0])
+        raise SetupError(f"the animation target of {model.where(b)} is not finite at frame {f}")
+    if not np.all(np.isfinite(cm)):
+        raise SetupError("a collider matrix is not finite")
+    R = target[..., :3, :3]
+    gram = np.einsum("fnki,fnkj->fnij", R, R)
+    error = np.abs(gram - np.eye(3)).max(axis=(2, 3))
+    if np.any(error > 1e-4):
+        f, b = (int(v) for v in np.argwhere(error > 1e-4)[0])
+        raise SetupError(f"the animation target of {model.where(b)} at frame {f} is not a "
+                         "rotation (remove scale before handing it to the solver)")
+    params = validate_params(drive.params, frames=F, n_bodies=N, n_ragdolls=model.n_ragdolls,
+                             body_names=model.names, setup_names=model.setup_names)
+    quat = make_sign_continuous(quat_from_matrix(R), axis=0)
+    return CheckedDrive(fps=float(drive.fps), frames=F, target=target,
+                        origin=np.ascontiguousarray(target[..., :3, 3]),
+                        quat=np.ascontiguousarray(quat), collider_matrix=cm, params=params)

@@ -1,0 +1,72 @@
+"""Small ragdoll rigs for the core tests (imported by the test modules)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from waft.core.colliders import ColliderSet
+from waft.core.ragdoll import (
+    RagdollDrive,
+    RagdollParams,
+    RagdollRest,
+    build_ragdoll_model,
+)
+from waft.core.ragdoll._bench_cases import bone_frame, humanoid_rest, walk_targets
+
+FREE_SWING = np.inf
+FREE_TWIST = (-np.inf, np.inf)
+
+
+def chain_rest(heads, tails, *, radius=0.05, mass=1.0, setup="Rig", swing=np.inf,
+               twist=(-np.inf, np.inf), parent=None, carrier=None) -> RagdollRest:
+    """A chain (or tree with `parent`) of capsules from head/tail points."""
+    n = len(heads)
+    parent = np.arange(-1, n - 1) if parent is None else np.asarray(parent)
+    return RagdollRest(
+        setup=setup, names=tuple(f"b{i}" for i in range(n)), parent=parent,
+        rest_matrix=np.stack([bone_frame(h, t) for h, t in zip(heads, tails, strict=True)]),
+        length=np.array([np.linalg.norm(np.subtract(t, h)) for h, t in zip(heads, tails,
+                                                                         strict=True)]),
+        radius=np.broadcast_to(np.asarray(radius, float), (n,)).copy(),
+        mass=np.broadcast_to(np.asarray(mass, float), (n,)).copy(),
+        swing_limit=np.broadcast_to(np.asarray(swing, float), (n, 2)).copy(),
+        twist_limit=np.broadcast_to(np.asarray(twist, float), (n, 2)).copy(),
+        carrier=carrier)
+
+
+def static_drive(model, rest_matrices, frames, fps=30.0, colliders=None, collider_matrix=None,
+                 **params):
+    """Drive holding every target at `rest_matrices` (N, 4, 4)."""
+    target = np.broadcast_to(rest_matrices, (frames,) + rest_matrices.shape)
+    K = model.colliders.count
+    cm = (np.zeros((frames, K, 4, 4)) if collider_matrix is None
+          else np.broadcast_to(collider_matrix, (frames, K, 4, 4)))
+    return RagdollDrive(fps=fps, target=target, collider_matrix=cm,
+                        params=RagdollParams.defaults(model.n_bodies, model.n_ragdolls, **params))
+
+
+def walking_humanoid(bodies=11, frames=30, fps=30.0, colliders: ColliderSet | None = None,
+                     collider_matrix=None, scale=1.0, **params):
+    rest = humanoid_rest(bodies)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
+    target = walk_targets(rest, frames=frames, fps=fps, scale=scale)
+    K = model.colliders.count
+    cm = (np.zeros((frames, K, 4, 4)) if collider_matrix is None
+          else np.broadcast_to(collider_matrix, (frames, K, 4, 4)))
+    drive = RagdollDrive(fps=fps, target=target, collider_matrix=cm,
+                         params=RagdollParams.defaults(model.n_bodies, 1, **params))
+    return rest, model, drive
+
+
+def angle_between(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    """Rotation angle (rad) between stacks of rotation matrices (..., 3, 3)."""
+    c = (np.trace(np.swapaxes(A, -1, -2) @ B, axis1=-2, axis2=-1) - 1.0) / 2.0
+    return np.arccos(np.clip(c, -1.0, 1.0))
+
+
+def local_rotations(world: np.ndarray, parent: np.ndarray) -> np.ndarray:
+    """(F, N, 3, 3) rotations relative to the parent body (roots: world)."""
+    R = world[..., :3, :3]
+    p = np.maximum(parent, 0)
+    local = np.swapaxes(R[:, p], -1, -2) @ R
+    return np.where((parent >= 0)[None, :, None, None], local, R)

@@ -1,0 +1,104 @@
+"""Known answers: compound pendulum period, full-strength motors, kinematic bodies, determinism."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from waft.core.ragdoll import BodyMode, RagdollSettings, bake_ragdoll, build_ragdoll_model
+
+from .conftest import angle_between, chain_rest, local_rotations, static_drive, walking_humanoid
+
+G = 9.81
+
+
+def _pendulum(theta0: float, length: float, radius: float, mass: float, frames: int, fps: float,
+              settings: RagdollSettings):
+    """A kinematic root and a FREE capsule hanging from its head, released at theta0 (rad)."""
+    hang = np.array([0.0, np.sin(theta0), -np.cos(theta0)])
+    pivot = np.array([0.0, 0.0, 1.0])
+    rest = chain_rest([pivot + (0, 0, 0.2), pivot], [pivot, pivot + length * hang],
+                      radius=(0.05, radius), mass=(1.0, mass))
+    model = build_ragdoll_model(ragdolls=[rest])
+    drive = static_drive(model, rest.rest_matrix, frames, fps=fps,
+                         mode=np.array([[BodyMode.KINEMATIC, BodyMode.FREE]]), joint_damping=0.0,
+                         root_lock=False)
+    result = bake_ragdoll(model, drive, settings)
+    return model, result
+
+
+def test_compound_pendulum_period_within_one_percent():
+    L, r, m, fps = 0.5, 0.04, 2.0, 60.0
+    model, result = _pendulum(0.05, L, r, m, frames=300, fps=fps,
+                              settings=RagdollSettings(iterations=1))
+    body = result.physics_matrix[:, 1]
+    # Swing angle from the body's +Y axis in the YZ plane.
+    angle = np.arctan2(body[:, 1, 1], -body[:, 2, 1])
+    sign = np.sign(angle)
+    k = np.flatnonzero(sign[1:] != sign[:-1])
+    crossings = (k + angle[k] / (angle[k] - angle[k + 1])) / fps
+    measured = 2.0 * np.mean(np.diff(crossings))
+    d = L / 2
+    I_pivot = model.inertia[1, 0] + m * d * d
+    expected = 2 * np.pi * np.sqrt(I_pivot / (m * G * d))
+    assert len(crossings) >= 6
+    assert measured == pytest.approx(expected, rel=0.01)
+    # The ball joint holds: the head stays on the pivot.
+    assert np.abs(body[:, :3, 3] - [0, 0, 1]).max() < 1e-3
+
+
+def test_full_strength_motors_reproduce_the_animation_within_one_degree():
+    rest, model, drive = walking_humanoid(bodies=11, frames=30, motor_strength=1.0)
+    result = bake_ragdoll(model, drive, RagdollSettings())
+    sim = local_rotations(result.physics_matrix, model.parent)
+    anim = local_rotations(drive.target, model.parent)
+    error = np.degrees(angle_between(sim, anim))
+    assert error.max() < 1.0, error.max(axis=0)
+    world = np.degrees(angle_between(result.physics_matrix[..., :3, :3],
+                                     drive.target[..., :3, :3]))
+    assert world.max() < 1.0
+
+
+def test_weak_motors_sag_under_gravity_but_strong_ones_hold():
+    # Strength is a frequency: the stronger motor must deviate less under the same load.
+    errors = []
+    for strength in (0.5, 0.9):
+        rest, model, drive = walking_humanoid(bodies=8, frames=20, scale=0.0,
+                                              motor_strength=strength)
+        result = bake_ragdoll(model, drive, RagdollSettings())
+        errors.append(np.linalg.norm(result.physics_matrix[-1, 7, :3, 3]
+                                     - drive.target[-1, 7, :3, 3]))
+    assert errors[0] > 3 * errors[1]
+    assert errors[0] > 0.02
+
+
+def test_kinematic_bodies_equal_the_animation_exactly():
+    kinematic = np.array([[BodyMode.KINEMATIC if i in (0, 1, 2, 5) else BodyMode.DRIVEN
+                           for i in range(8)]])
+    rest, model, drive = walking_humanoid(bodies=8, frames=12, mode=kinematic,
+                                          motor_strength=0.6, blend=0.5)
+    result = bake_ragdoll(model, drive, RagdollSettings())
+    for i in (0, 1, 2, 5):
+        assert np.array_equal(result.physics_matrix[:, i], drive.target[:, i])
+        assert np.array_equal(result.body_matrix[:, i], drive.target[:, i])
+    # The driven ones did move away from the animation a little.
+    assert np.abs(result.physics_matrix[:, 7] - drive.target[:, 7]).max() > 1e-4
+
+
+def test_bake_is_deterministic():
+    rest, model, drive = walking_humanoid(bodies=8, frames=10, motor_strength=0.7, blend=0.3)
+    a = bake_ragdoll(model, drive, RagdollSettings(iterations=2))
+    b = bake_ragdoll(model, drive, RagdollSettings(iterations=2))
+    assert np.array_equal(a.body_matrix, b.body_matrix)
+    assert np.array_equal(a.physics_matrix, b.physics_matrix)
+
+
+def test_progress_and_shapes():
+    rest, model, drive = walking_humanoid(bodies=5, frames=6)
+    seen = []
+    result = bake_ragdoll(model, drive, RagdollSettings(), progress=lambda d, t: seen.append(d))
+    assert seen == [1, 2, 3, 4, 5, 6]
+    assert result.body_matrix.shape == (6, 5, 4, 4)
+    assert result.physics_matrix.shape == (6, 5, 4, 4)
+    assert list(result.fell_at) == [-1]
+    assert result.substeps == 5 * 8
