@@ -114,23 +114,30 @@ def _validate_guides(guides, *, name: str) -> np.ndarray:
 
 
 def _nearest(points: np.ndarray, targets: np.ndarray, k: int, chunk: int = 1 << 22):
-    """Indices (N, k) of the k nearest targets to each point, nearest first, and distances."""
+    """Indices (N, k) of the k nearest targets to each point, nearest first, and distances.
+
+    Brute force in chunks: candidates are ranked on float32 squared distances (half the memory
+    traffic of argpartition), then the k picked are measured and sorted in float64.
+    """
     N = len(points)
     index = np.zeros((N, k), dtype=np.int64)
     dist = np.zeros((N, k))
     rows = max(1, chunk // max(len(targets), 1))
-    t2 = np.sum(targets * targets, axis=1)
+    centre = targets.mean(axis=0)  # centred coordinates keep float32 ranking accurate
+    t32 = (targets - centre).astype(np.float32)
+    t2 = np.sum(t32 * t32, axis=1)
     for start in range(0, N, rows):  # chunks bound memory; work per chunk is vectorised
         p = points[start:start + rows]
-        d2 = np.maximum(np.sum(p * p, axis=1)[:, None] - 2.0 * p @ targets.T + t2[None], 0.0)
+        p32 = (p - centre).astype(np.float32)
+        d2 = t2[None] - 2.0 * (p32 @ t32.T)  # + |p|², constant per row: ranking unchanged
         if k < len(targets):
             part = np.argpartition(d2, k - 1, axis=1)[:, :k]
         else:
             part = np.broadcast_to(np.arange(len(targets)), d2.shape).copy()
-        part_d = np.take_along_axis(d2, part, axis=1)
-        order = np.argsort(part_d, axis=1, kind="stable")
+        exact = np.linalg.norm(targets[part] - p[:, None], axis=-1)
+        order = np.argsort(exact, axis=1, kind="stable")
         index[start:start + rows] = np.take_along_axis(part, order, axis=1)
-        dist[start:start + rows] = np.sqrt(np.take_along_axis(part_d, order, axis=1))
+        dist[start:start + rows] = np.take_along_axis(exact, order, axis=1)
     return index, dist
 
 
