@@ -295,11 +295,15 @@ def _interpolate_pose(binding: StrandBinding, guides: np.ndarray, roots, out: np
         other -= out
         other *= weight[:, 2, None].astype(dtype)
         blend += other
-        if has_clump:  # blend *= 1 - c·s, as row and column broadcasts
-            s3 = np.repeat(np.linspace(0.0, 1.0, P), 3).astype(dtype)
-            other = np.multiply(blend, s3[None], out=other)
-            other *= binding.clump[:, None].astype(dtype)
-            blend -= other
+        if has_clump:  # blend *= 1 - c·s
+            s3 = np.repeat(np.linspace(0.0, 1.0, P), 3)
+            clump = binding.clump
+            if np.all(clump == clump[0]):  # one clump for all: a single row broadcast
+                blend *= (1.0 - clump[0] * s3).astype(dtype)[None]
+            else:  # per-strand clump: row and column broadcasts
+                other = np.multiply(blend, s3.astype(dtype)[None], out=other)
+                other *= clump[:, None].astype(dtype)
+                blend -= other
         out += blend
     line = np.empty((len(roots), 6))
     line[:, :3] = roots

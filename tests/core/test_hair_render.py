@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -339,3 +341,19 @@ def test_bspline_bad_counts():
 def test_bench_kernel_runs_small():
     result = bench_render_frame(strands=2000, points=8, guides=50, guide_points=8, frames=2)
     assert result["strands"] == 2000 and result["ms_per_frame"] > 0.0
+
+
+def test_per_strand_clump_matches_uniform_clump_path():
+    # The uniform-clump fast path and the per-strand path agree.
+    roots = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float)
+    rest = roots[:, None] + np.linspace(0, 1, 5)[None, :, None] * np.array([0, 0.3, -1.0])
+    strand_roots = np.random.default_rng(2).random((50, 3)) * [0.5, 0.5, 0.0]
+    binding = bind_strands(roots=strand_roots, guide_rest=rest, clump=0.4)
+    posed = rest + 0.1 * np.random.default_rng(3).standard_normal(rest.shape)
+    uniform = interpolate_strands(binding, posed)
+    clump = binding.clump.copy()
+    clump[0] = 0.0
+    mixed = interpolate_strands(replace(binding, clump=clump), posed)
+    np.testing.assert_allclose(mixed[1:], uniform[1:], atol=1e-12)
+    np.testing.assert_allclose(mixed[0], interpolate_strands(
+        bind_strands(roots=strand_roots[:1], guide_rest=rest, clump=0.0), posed)[0], atol=1e-12)
