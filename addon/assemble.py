@@ -7,6 +7,7 @@ broadcast to the shapes ``core.params.StrandParams`` documents (per particle, pe
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -116,6 +117,26 @@ def _per_particle(read: SceneRead, samples: Samples, name: str, n_particles: int
     return out * unit
 
 
+def hair_fields(strand: Callable[[str], np.ndarray], n_particles: int) -> dict[str, np.ndarray]:
+    """The strand-hair StrandParams fields from sampled ``Object.waft`` settings.
+
+    ``strand(name)`` returns a setting as (F or 1, S); the Curves-guide system can call this
+    with its own sampler so both paths map the settings the same way.
+    """
+    return {
+        "local_stiffness": strand("local_stiffness")[:, :, None]
+        * np.ones((1, 1, n_particles)),
+        "shape_range": strand("shape_range"),
+        "shock_propagation": strand("shock_propagation"),
+        "wind_direction_variation": strand("wind_direction_variation"),
+        "wind_tangent_response": strand("wind_tangent_response"),
+        "wind_strand_variation": strand("wind_strand_variation"),
+        "ftl_damping": strand("ftl_damping"),
+        "voxel_friction": strand("voxel_friction"),
+        "voxel_resolution": np.rint(strand("voxel_resolution")).astype(np.int64),
+    }
+
+
 def strand_params(read: SceneRead, samples: Samples, n_particles: int) -> StrandParams:
     """Every user setting in core's units and shapes (lengths × unit scale → metres)."""
     settings = samples.setup_settings
@@ -152,6 +173,7 @@ def strand_params(read: SceneRead, samples: Samples, n_particles: int) -> Strand
         wind_gust=strand("wind_gust"),
         wind_seed=strand("wind_seed").astype(np.int64),
         drag=particle(strand("drag")),
+        **hair_fields(strand, n_particles),
     )
 
 

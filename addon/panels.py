@@ -3,10 +3,13 @@
 import bpy
 
 SETUP_MAIN = ("shape_stiffness", "shape_decay", "damping", "gravity_factor", "radius")
-SETUP_CONSTRAINTS = ("stretch_compliance", "use_bending", "bend_compliance", "use_tether",
-                     "max_distance", "world_motion_fraction")
-SETUP_WIND = ("wind_direction", "wind_speed", "wind_turbulence", "wind_gust", "wind_seed",
-              "drag")
+SETUP_CONSTRAINTS = ("stretch_compliance", "ftl_damping", "use_bending", "bend_compliance",
+                     "use_tether", "max_distance", "world_motion_fraction")
+SETUP_WIND = ("wind_direction", "wind_speed", "wind_turbulence", "wind_gust",
+              "wind_direction_variation", "wind_tangent_response", "wind_strand_variation",
+              "wind_seed", "drag")
+SETUP_HAIR = ("local_stiffness", "shape_range", "shock_propagation", "voxel_friction",
+              "voxel_resolution")
 
 
 def _armature(context):
@@ -77,6 +80,16 @@ class WAFT_PT_setup_wind(PropertiesPanel, bpy.types.Panel):
 
     def draw(self, context):
         draw_props(self.layout, context.object.waft, SETUP_WIND)
+
+
+class WAFT_PT_setup_hair(PropertiesPanel, bpy.types.Panel):
+    bl_label = "Hair Shape and Friction"
+    bl_context = "object"
+    bl_parent_id = "WAFT_PT_setup"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        draw_props(self.layout, context.object.waft, SETUP_HAIR)
 
 
 class WAFT_PT_collider(PropertiesPanel, bpy.types.Panel):
@@ -159,9 +172,12 @@ class WAFT_PT_sidebar(bpy.types.Panel):
         if ob.waft.enabled:
             draw_preset(layout, ob)
             draw_props(layout, ob.waft, SETUP_MAIN)
+            draw_props(layout, ob.waft, ("local_stiffness", "shock_propagation",
+                                         "voxel_friction"))
 
 
-CLASSES = (WAFT_PT_setup, WAFT_PT_setup_constraints, WAFT_PT_setup_wind, WAFT_PT_collider,
+CLASSES = (WAFT_PT_setup, WAFT_PT_setup_constraints, WAFT_PT_setup_wind, WAFT_PT_setup_hair,
+           WAFT_PT_collider,
            WAFT_PT_bone, WAFT_PT_scene, WAFT_PT_sidebar)
 
 

@@ -28,11 +28,62 @@ PRESETS: dict[str, dict[str, float]] = {
     },
 }
 
+# Strand-hair settings every hair preset sets, so switching presets never keeps another
+# preset's underwater gravity or friction (values of a plain, dry head of hair).
+_HAIR_BASE: dict[str, float] = {
+    "gravity_factor": 1.0, "shape_range": 1.0, "local_stiffness": 0.0,
+    "shock_propagation": 0.3, "ftl_damping": 0.9, "voxel_friction": 0.1,
+    "wind_tangent_response": 1.0, "wind_strand_variation": 0.5,
+    "wind_direction_variation": 0.35,
+}
+
+PRESETS.update({
+    # Long straight hair (seed 000, Alice): free below the scalp, exact lengths, some clumping.
+    "HAIR_STRAIGHT_LONG": {
+        **_HAIR_BASE, "shape_stiffness": 0.08, "shape_decay": 1.5, "damping": 1.0,
+        "bend_compliance": 0.02, "drag": 0.6, "local_stiffness": 0.15, "voxel_friction": 0.15,
+        "shock_propagation": 0.4,
+    },
+    # Curls (seed 002): local shape keeps each curl, little pull to the absolute groom.
+    "HAIR_CURLY": {
+        **_HAIR_BASE, "shape_stiffness": 0.04, "shape_decay": 2.0, "damping": 2.0,
+        "bend_compliance": 0.005, "drag": 0.8, "local_stiffness": 0.9, "voxel_friction": 0.2,
+    },
+    # Short stiff hair, crew cuts, fur: strong shape everywhere, heavy damping.
+    "HAIR_SHORT_STIFF": {
+        **_HAIR_BASE, "shape_stiffness": 0.5, "shape_decay": 0.3, "damping": 4.0,
+        "bend_compliance": 0.001, "drag": 0.3, "local_stiffness": 0.6, "voxel_friction": 0.0,
+        "shock_propagation": 0.8,
+    },
+    # A braid or ponytail: one thick rope that keeps its weave and swings as a whole.
+    "HAIR_BRAID": {
+        **_HAIR_BASE, "shape_stiffness": 0.05, "shape_decay": 1.0, "damping": 1.5,
+        "bend_compliance": 0.01, "drag": 0.5, "local_stiffness": 0.7, "voxel_friction": 0.4,
+        "wind_strand_variation": 0.1,
+    },
+    # Underwater (seed 002): reversed gravity (buoyancy), heavy drag, only the scalp part of the
+    # shape kept, so the hair floats up and drifts with the root's motion.
+    "HAIR_UNDERWATER": {
+        **_HAIR_BASE, "gravity_factor": -0.15, "shape_stiffness": 0.3, "shape_decay": 0.5,
+        "shape_range": 0.25, "damping": 1.0, "drag": 6.0, "bend_compliance": 0.05,
+        "local_stiffness": 0.2, "voxel_friction": 0.3, "shock_propagation": 0.0,
+        "wind_direction_variation": 0.6,
+    },
+})
+
 PRESET_ITEMS = (
     ("PONYTAIL", "Ponytail", "Long hair strands that swing freely and settle under gravity"),
     ("TAIL", "Tail", "Keeps its curve near the root, whips at the tip"),
     ("SOFT", "Soft", "Loose dangling parts with little memory of their shape"),
     ("STIFF", "Stiff", "Springs back to the animation quickly, heavily damped"),
+    ("HAIR_STRAIGHT_LONG", "Hair: Straight Long", "Long straight strands, exact lengths, free "
+     "below the scalp"),
+    ("HAIR_CURLY", "Hair: Curly", "Curls keep their shape (local shape) while they bounce"),
+    ("HAIR_SHORT_STIFF", "Hair: Short Stiff", "Short hair or fur that springs back quickly"),
+    ("HAIR_BRAID", "Hair: Braid / Ponytail", "A rope of hair that keeps its weave and swings "
+     "as a whole"),
+    ("HAIR_UNDERWATER", "Hair: Underwater", "Buoyant hair: reversed gravity, heavy drag, only "
+     "the scalp part of the shape kept"),
 )
 
 

@@ -5,6 +5,8 @@ Names and defaults follow docs/internals.md ("Blender-side names"). Every float 
 'LENGTH' unit so they display in the scene's units; the reader converts to metres.
 """
 
+import math
+
 import bpy
 from bpy.props import (
     BoolProperty,
@@ -99,6 +101,42 @@ class WaftSetupSettings(bpy.types.PropertyGroup):
     drag: FloatProperty(
         name="Drag", default=0.5, min=0.0, soft_max=10.0,
         description="Air drag toward the wind velocity, per second (1/s)")
+    wind_direction_variation: FloatProperty(
+        name="Direction Variation", default=0.0, min=0.0, max=math.pi, subtype='ANGLE',
+        description="Half-angle of the cone the wind direction wanders in over time")
+    wind_tangent_response: FloatProperty(
+        name="Tangent Response", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
+        description="How much of the wind along a strand is ignored: 1 = only the part "
+                    "perpendicular to the strand pushes it, so strands lying differently move "
+                    "differently")
+    wind_strand_variation: FloatProperty(
+        name="Strand Variation", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
+        description="Per-strand phase of the gusts and direction changes: 0 = every strand in "
+                    "step, 1 = strands move out of step")
+    ftl_damping: FloatProperty(
+        name="FTL Damping", default=0.9, min=0.0, max=1.0, subtype='FACTOR',
+        description="Velocity correction of inextensible strands (DFTL, Müller 2012): 0 = plain "
+                    "follow-the-leader (stiff whip), 1 = strongest correction (calmer tips)")
+    local_stiffness: FloatProperty(
+        name="Local Shape", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
+        description="Keep each segment's rest direction relative to its parent segment, so "
+                    "curls and bangs keep their shape while the strand swings (fraction of the "
+                    "error removed per 1/60 s; 0 = off)")
+    shape_range: FloatProperty(
+        name="Shape Range", default=1.0, min=0.0, max=1.0, subtype='FACTOR',
+        description="Part of each strand, from the root, on which Shape Stiffness acts "
+                    "(1 = whole strand; low values keep only the scalp part of the shape)")
+    shock_propagation: FloatProperty(
+        name="Shock Propagation", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
+        description="Carry this fraction of the root's sudden motion (per 1/60 s) down the "
+                    "whole strand, so fast head turns do not leave the hair behind (TressFX)")
+    voxel_friction: FloatProperty(
+        name="Hair Friction", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
+        description="Inter-hair friction and cohesion: blend each particle's velocity toward "
+                    "the mean velocity of its voxel cell (fraction per 1/60 s; 0 = off)")
+    voxel_resolution: IntProperty(
+        name="Voxel Resolution", default=32, min=1, max=256, soft_max=64,
+        description="Cells per axis of the velocity grid around each setup's strands")
     collider_collection: PointerProperty(
         name="Colliders", type=bpy.types.Collection, poll=_collection_poll,
         description="Only Waft colliders in this collection touch this setup; "

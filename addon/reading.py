@@ -25,7 +25,9 @@ MIN_SCALE = 1e-9
 SETUP_FLOAT_SETTINGS = (
     "shape_stiffness", "shape_decay", "damping", "stretch_compliance", "bend_compliance",
     "max_distance", "radius", "gravity_factor", "world_motion_fraction", "wind_speed",
-    "wind_turbulence", "wind_gust", "drag",
+    "wind_turbulence", "wind_gust", "drag", "wind_direction_variation", "wind_tangent_response",
+    "wind_strand_variation", "ftl_damping", "local_stiffness", "shape_range", "shock_propagation",
+    "voxel_friction",
 )
 BONE_FLOAT_SETTINGS = ("shape_stiffness", "damping", "radius")
 COLLIDER_FLOAT_SETTINGS = ("radius_a", "radius_b", "friction")
@@ -187,6 +189,29 @@ def chain_bone_runs(ob) -> list[list]:
     return runs
 
 
+MIN_GUIDE_BONES = 2
+
+
+def is_hair_guide_setup(ob) -> bool:
+    """An armature whose chains are hair guides (it grows render strands, ``waft_hair``)."""
+    hair = getattr(ob, "waft_hair", None)
+    return bool(hair is not None and getattr(hair, "render_strands", False))
+
+
+def check_hair_guides(ob, runs) -> None:
+    """A hair guide needs at least two bones: one bone cannot bend, curl or carry local shape,
+    and render strands interpolated from it would be straight sticks. Single-bone chains stay
+    valid for other setups (a tail, an antenna: the foundation's single-bone use case)."""
+    if not is_hair_guide_setup(ob):
+        return
+    for run in runs:
+        if len(run) < MIN_GUIDE_BONES:
+            raise SetupError(
+                f"Armature '{ob.name}', bone '{run[0].name}': a hair guide needs at least "
+                f"{MIN_GUIDE_BONES} bones (this chain has {len(run)}); one bone cannot bend or "
+                f"keep a curl. Flag its child bones too, or turn off Render Strands")
+
+
 def read_chain(ob, setup_index: int, run, bone_index: dict, metres_per_unit: float) -> ChainRead:
     for pose_bone in run:
         if not pose_bone.bone.length * metres_per_unit > MIN_BONE_LENGTH:
@@ -219,6 +244,7 @@ def read_setup(ob, setup_index: int, unit: float) -> SetupRead:
     if not runs:
         raise SetupError(f"Armature '{ob.name}': no bones are flagged for simulation; select "
                          f"bones in Pose Mode and use Assign Bones")
+    check_hair_guides(ob, runs)
     bone_index = {pb.name: i for i, pb in enumerate(ob.pose.bones)}
     # Shortest world length of one armature unit (smallest scale column), in metres.
     metres = unit * float(np.linalg.norm(np.array(ob.matrix_world)[:3, :3], axis=0).min())

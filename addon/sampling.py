@@ -28,6 +28,9 @@ SETUP_SCALARS = (
     "shape_stiffness", "shape_decay", "damping", "stretch_compliance", "bend_compliance",
     "use_bending", "use_tether", "max_distance", "radius", "gravity_factor",
     "world_motion_fraction", "wind_speed", "wind_turbulence", "wind_gust", "wind_seed", "drag",
+    # Strand hair (docs/hair.md).
+    "wind_direction_variation", "wind_tangent_response", "wind_strand_variation", "ftl_damping",
+    "local_stiffness", "shape_range", "shock_propagation", "voxel_friction", "voxel_resolution",
 )
 SETUP_VECTORS = ("wind_direction",)
 BONE_SCALARS = ("use_overrides",) + BONE_FLOAT_SETTINGS

@@ -17,7 +17,8 @@ class WAFT_OT_apply_preset(bpy.types.Operator):
     @classmethod
     def poll(cls, context):
         ob = context.active_object
-        return ob is not None and ob.type == 'ARMATURE'
+        # Armatures (bone chains) and hair Curves objects (guide curves) both use Object.waft.
+        return ob is not None and ob.type in {'ARMATURE', 'CURVES'}
 
     def execute(self, context):
         settings = context.active_object.waft
