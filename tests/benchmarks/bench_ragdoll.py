@@ -41,7 +41,7 @@ bpy = blender_env.import_bpy_isolated()  # throwaway user dir first, then bpy
 
 import numpy as np  # noqa: E402
 import ragdoll_rigs as rigs  # noqa: E402
-from mathutils import Matrix  # noqa: E402
+from mathutils import Matrix, Vector  # noqa: E402
 
 FPS = 24
 SUBSTEP_HZ = 240
@@ -53,9 +53,11 @@ TWIST = (math.radians(-30.0), math.radians(30.0))
 
 def animate_hips(ob, frames: int) -> None:
     hips = ob.pose.bones["hips"]
+    to_local = ob.data.bones["hips"].matrix_local.to_3x3().inverted()
     for frame in range(1, frames + 1, 2):
         phase = 2.0 * math.pi * frame / 36.0
-        hips.location = (0.25 * math.sin(phase), -0.02 * frame, 0.1 * math.cos(2 * phase))
+        travel = Vector((0.25 * math.sin(phase), -0.02 * frame, 0.1 * math.cos(2 * phase)))
+        hips.location = to_local @ travel  # pose location is in the bone's rest frame
         rigs.set_rotation(hips, (0.2 * math.sin(phase), 0.3 * math.sin(phase),
                                  0.6 * math.sin(0.5 * phase)))
         hips.keyframe_insert("location", frame=frame)
@@ -125,6 +127,9 @@ def build_bullet(frames: int):
     world.substeps_per_frame = SUBSTEP_HZ // FPS
     world.solver_iterations = ITERATIONS
     world.point_cache.frame_start, world.point_cache.frame_end = 1, frames
+    # Bodies and joints where the bones are on the first frame (only the hips are animated,
+    # so every joint starts at its rest angle and the limits mean what Waft's do).
+    scene.frame_set(1)
     bodies = {}
     for pb in rig.pose.bones:
         bone = pb.bone
@@ -132,7 +137,7 @@ def build_bullet(frames: int):
         capsule = bpy.data.objects.new(f"RB.{pb.name}", _capsule_mesh(pb.name, radius, length))
         scene.collection.objects.link(capsule)
         # Capsule axis = local Z = the bone's Y; centre at the middle of the bone.
-        frame = rig.matrix_world @ bone.matrix_local
+        frame = rig.matrix_world @ pb.matrix
         to_z = Matrix(((1, 0, 0, 0), (0, 0, 1, 0), (0, -1, 0, 0), (0, 0, 0, 1)))
         capsule.matrix_world = frame @ Matrix.Translation((0.0, 0.5 * length, 0.0)) @ to_z
         _activate(capsule)
@@ -156,7 +161,7 @@ def build_bullet(frames: int):
             continue
         joint = bpy.data.objects.new(f"Joint.{pb.name}", None)
         scene.collection.objects.link(joint)
-        joint.matrix_world = rig.matrix_world @ pb.bone.matrix_local  # the child's frame
+        joint.matrix_world = rig.matrix_world @ pb.matrix  # the child's frame at its head
         _activate(joint)
         bpy.ops.rigidbody.constraint_add(type='GENERIC')
         c = joint.rigid_body_constraint

@@ -80,13 +80,14 @@ def animate_wave(ob, frames, *, amplitude: float = 0.4, period: float = 24.0,
                  travel=(0.0, 0.0, 0.0)) -> None:
     """Key arms, legs, spine and the hips' location on every ``frames``: a smooth wave.
 
-    ``travel``: hips displacement per frame (world ≈ armature space here).
+    ``travel``: hips displacement per frame in armature space.
     """
-    for frame in frames:
+    to_local = ob.data.bones["hips"].matrix_local.to_3x3().inverted()  # pose location is
+    for frame in frames:  # in the bone's rest frame (its Y is the armature's Z)
         phase = 2.0 * math.pi * frame / period
         s = math.sin(phase)
         hips = ob.pose.bones["hips"]
-        hips.location = tuple(t * frame for t in travel)
+        hips.location = to_local @ Vector(travel) * frame
         hips.keyframe_insert("location", frame=frame)
         poses = {
             "spine": (0.1 * s, 0.0, 0.05 * s),

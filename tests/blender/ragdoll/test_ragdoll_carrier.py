@@ -76,11 +76,12 @@ def test_companion_follows_the_simulated_carrier(scene, bake_api, rigid_core):
     companion = _companion(scene, carrier)
     rigs.animate_wave(companion, FRAMES)
     animated = _relative(scene, carrier, companion)
+    hips_animated = np.array(carrier.pose.bones["hips"].head)  # at the last frame
     report = bake_api.bake_scene(scene)
     assert [s.name for s in report.systems["ragdoll"].setups] == ["Carrier", "Companion"]
     scene.frame_set(FRAMES[-1])
-    moved = np.array(carrier.matrix_world @ carrier.pose.bones["hips"].matrix)
-    assert abs(moved[0, 3] - 0.05 * (len(FRAMES) - 1)) < 1e-4  # the carrier did move
+    moved = np.linalg.norm(np.array(carrier.pose.bones["hips"].head) - hips_animated)
+    assert moved > 0.2  # the carrier did move off its animation
     assert np.allclose(_relative(scene, carrier, companion), animated, atol=1e-4)
 
 
