@@ -124,3 +124,12 @@ def test_every_float_setting_is_keyframeable(scene):
     for name, prop in ob.waft_ragdoll.bl_rna.properties.items():
         if prop.type == 'FLOAT':
             assert prop.is_animatable, name
+
+
+def test_panels_and_operators_are_registered():
+    for name in ("WAFT_PT_ragdoll", "WAFT_PT_ragdoll_world", "WAFT_PT_ragdoll_carrier",
+                 "WAFT_PT_ragdoll_body", "WAFT_PT_ragdoll_sidebar"):
+        assert hasattr(bpy.types, name), name
+    for op in ("ragdoll_create", "ragdoll_set_mode", "ragdoll_apply_preset"):
+        assert hasattr(bpy.ops.waft, op)
+        getattr(bpy.ops.waft, op).get_rna_type()  # raises if the operator is not registered
