@@ -50,16 +50,22 @@ class VoxelCoefficients:
 
 
 def cell_ids(points: np.ndarray, c: VoxelCoefficients) -> np.ndarray:
-    """Flat cell id (n,) of each participating particle at `points` (n, 3)."""
-    ids = np.empty(points.shape[0], dtype=np.int64)
+    """Flat cell id (n,) of each participating particle at `points` (3, n)."""
+    if len(c.members) == 1:  # one setup: no gathering
+        return _group_ids(points, int(c.resolution[0]), int(c.offset[0]))
+    ids = np.empty(points.shape[1], dtype=np.int64)
     for g, members in enumerate(c.members):
-        p = points[members]
-        lo = p.min(axis=0)
-        extent = np.maximum(p.max(axis=0) - lo, 1e-9)
-        n = int(c.resolution[g])
-        ijk = np.minimum(((p - lo) * (n / extent)).astype(np.int64), n - 1)
-        ids[members] = c.offset[g] + (ijk[:, 0] * n + ijk[:, 1]) * n + ijk[:, 2]
+        ids[members] = _group_ids(points[:, members], int(c.resolution[g]), int(c.offset[g]))
     return ids
+
+
+def _group_ids(p: np.ndarray, n: int, offset: int) -> np.ndarray:
+    """Cells of an N^3 grid over the bounding box of `p` (3, m), component-major for speed."""
+    lo = p.min(axis=1)
+    scale = n / np.maximum(p.max(axis=1) - lo, 1e-9)
+    ijk = ((p - lo[:, None]) * scale[:, None]).astype(np.int64)
+    np.minimum(ijk, n - 1, out=ijk)
+    return offset + (ijk[0] * n + ijk[1]) * n + ijk[2]
 
 
 def solve_voxel_friction(x: np.ndarray, x_prev: np.ndarray, c: VoxelCoefficients) -> None:
@@ -69,7 +75,7 @@ def solve_voxel_friction(x: np.ndarray, x_prev: np.ndarray, c: VoxelCoefficients
     flat_prev = x_prev.reshape(3, -1)
     p = flat_x[:, c.index]  # (3, n)
     v = p - flat_prev[:, c.index]
-    ids = cell_ids(p.T, c)
+    ids = cell_ids(p, c)
     m = c.mass
     mass = np.bincount(ids, weights=m, minlength=c.cells)
     mean = np.stack([np.bincount(ids, weights=m * v[k], minlength=c.cells) for k in range(3)])
