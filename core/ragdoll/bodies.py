@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..bone_frames import inverse3
+
 _EPS = 1e-12
 
 
@@ -201,43 +203,57 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
     s.move(dx, dth)
 
 
+def world_inv_inertia(s: Bodies, idx: np.ndarray) -> np.ndarray:
+    """World inverse inertia tensors R diag(I⁻¹) Rᵀ (n, 3, 3) of bodies idx."""
+    R = s.R[idx]
+    return (R * s.inv_inertia[idx][:, None, :]) @ np.swapaxes(R, 1, 2)
+
+
+def _relative_solve(s: Bodies, p: Pairs, rhs: np.ndarray, alpha_tilde) -> tuple:
+    """Solve (I_a⁻¹ + k I_b⁻¹ + α̃) P = rhs for the angular impulses P (n, 3).
+
+    The 3-DOF block of an orientation constraint: the relative rotation (or angular velocity)
+    of a w.r.t. b changes by exactly rhs - α̃ P. Müller 2020 solve each angular constraint as a
+    scalar along its axis, which converges slowly for thin capsules (an impulse across a capsule
+    mostly spins it about its own axis); the 3x3 solve removes that coupling per constraint.
+    """
+    Ia, Ib = world_inv_inertia(s, p.a), world_inv_inertia(s, p.b)
+    K = Ia + Ib * p.split[:, None, None]
+    diag = np.asarray(alpha_tilde, dtype=np.float64) + 1e-12
+    K[:, 0, 0] += diag
+    K[:, 1, 1] += diag
+    K[:, 2, 2] += diag
+    P = np.einsum("nij,nj->ni", inverse3(K), rhs)
+    return P, Ia, Ib
+
+
 def angular(s: Bodies, p: Pairs, dtheta: np.ndarray, *, alpha_tilde: np.ndarray | None = None,
             lam_total: np.ndarray | None = None, active: np.ndarray | None = None) -> None:
-    """Rotate a relative to b by the world rotation vector `dtheta` (Müller 2020 §3.3.2).
+    """Rotate a relative to b by the world rotation vector `dtheta` (Müller 2020 §3.3.2, solved
+    as a 3-DOF block, see `_relative_solve`).
 
     Hard without `alpha_tilde`. With it (α / h² per constraint) the constraint is an XPBD spring
-    and `lam_total` (per constraint, reset every substep) carries the multiplier between
-    iterations: Δλ = (θ - α̃ λ) / (w_a + w_b + α̃).
+    and `lam_total` (n, 3) (reset every substep) carries the multiplier between iterations:
+    ΔP = (K + α̃)⁻¹ (θ - α̃ λ).
     """
-    theta = np.sqrt(np.einsum("nk,nk->n", dtheta, dtheta))
-    n = dtheta / np.maximum(theta, _EPS)[:, None]
-    ia = s.inv_inertia_times(p.a, n)
-    ib = s.inv_inertia_times(p.b, n)
-    wa = np.einsum("nk,nk->n", n, ia)
-    wb = np.einsum("nk,nk->n", n, ib) * p.split
     if alpha_tilde is None:
-        alpha_tilde = 0.0
-    denom = wa + wb + alpha_tilde
-    numer = theta if lam_total is None else theta - alpha_tilde * lam_total
-    lam = np.where(denom > _EPS, numer / np.maximum(denom, _EPS), 0.0)
+        P, Ia, Ib = _relative_solve(s, p, dtheta, 0.0)
+    else:
+        rhs = dtheta - alpha_tilde[:, None] * lam_total
+        P, Ia, Ib = _relative_solve(s, p, rhs, alpha_tilde)
     if active is not None:
-        lam = np.where(active, lam, 0.0)
+        P *= active[:, None]
     if lam_total is not None:
-        lam_total += lam
+        lam_total += P
     dth = np.zeros_like(s.x)
-    dth[p.a] = lam[:, None] * ia
-    dth[p.b_unique] -= p.scatter @ (lam[:, None] * ib)
+    dth[p.a] = np.einsum("nij,nj->ni", Ia, P)
+    dth[p.b_unique] -= p.scatter @ np.einsum("nij,nj->ni", Ib, P)
     s.move(0.0, dth)
 
 
 def angular_velocity_impulse(s: Bodies, p: Pairs, dw: np.ndarray) -> None:
-    """Change the relative angular velocity w_a - w_b by -dw (Müller 2020 §3.6 joint damping):
-    impulse along dw with w = nᵀ(I_a⁻¹ + I_b⁻¹)n."""
-    mag = np.sqrt(np.einsum("nk,nk->n", dw, dw))
-    n = dw / np.maximum(mag, _EPS)[:, None]
-    ia = s.inv_inertia_times(p.a, n)
-    ib = s.inv_inertia_times(p.b, n)
-    denom = np.einsum("nk,nk->n", n, ia) + np.einsum("nk,nk->n", n, ib) * p.split
-    lam = np.where(denom > _EPS, mag / np.maximum(denom, _EPS), 0.0)
-    s.w[p.a] -= lam[:, None] * ia
-    s.w[p.b_unique] += p.scatter @ (lam[:, None] * ib)
+    """Change the relative angular velocity w_a - w_b by -dw (Müller 2020 §3.6 joint damping,
+    as a 3-DOF block)."""
+    P, Ia, Ib = _relative_solve(s, p, dw, 0.0)
+    s.w[p.a] -= np.einsum("nij,nj->ni", Ia, P)
+    s.w[p.b_unique] += p.scatter @ np.einsum("nij,nj->ni", Ib, P)

@@ -12,18 +12,29 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bodies import Bodies, angular, q2m, qmul, quat_conj, quat_log, rotate
+from .bodies import Bodies, angular, q2m, qmul, quat_conj, quat_exp, quat_log, rotate
 from .joints import JointColour
 
 _TINY_LIMIT = 1e-6
 
 
-def joint_rotation(s: Bodies, col: JointColour) -> np.ndarray:
-    """d = rest⁻¹ ⊗ parent⁻¹ ⊗ child with w >= 0, (n_c, 4)."""
-    p = col.pairs
-    d = qmul(quat_conj(col.rest_relative),
-                      qmul(quat_conj(s.q[p.b]), s.q[p.a]))
+def joint_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.ndarray
+                   ) -> np.ndarray:
+    """d = rest⁻¹ ⊗ parent⁻¹ ⊗ child with w >= 0, (n, 4)."""
+    d = qmul(quat_conj(rest_relative), qmul(quat_conj(q_parent), q_child))
     return d * np.where(d[:, :1] < 0, -1.0, 1.0)
+
+
+def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, R_child: np.ndarray,
+                   rest_relative: np.ndarray, swing_limit: np.ndarray, twist_limit: np.ndarray
+                   ) -> np.ndarray:
+    """World rotation vector (n, 3) of the child (relative to its parent) that brings the joint
+    back inside its swing ellipse and twist range (zero where it is inside)."""
+    swing, twist = swing_twist(joint_rotation(q_child, q_parent, rest_relative))
+    swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit)
+    # The swing acts in the joint frame J = parent ⊗ rest; the twist about the child's own Y.
+    joint_frame = qmul(q_parent, rest_relative)
+    return rotate(q2m(joint_frame), swing_fix) + R_child[:, :, 1] * twist_fix[:, None]
 
 
 def swing_twist(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -54,13 +65,37 @@ def limit_correction(swing: np.ndarray, twist: np.ndarray, swing_limit: np.ndarr
 
 
 def solve_limits(s: Bodies, col: JointColour) -> None:
-    """Project violated swing / twist limits (hard)."""
+    """Project violated swing / twist limits (hard, both bodies move)."""
     if not col.has_limit.any():
         return
     p = col.pairs
-    swing, twist = swing_twist(joint_rotation(s, col))
-    swing_fix, twist_fix = limit_correction(swing, twist, col.swing_limit, col.twist_limit)
-    # The swing acts in the joint frame J = parent ⊗ rest; the twist about the child's own Y.
-    joint_frame = qmul(s.q[p.b], col.rest_relative)
-    dtheta = rotate(q2m(joint_frame), swing_fix) + s.R[p.a, :, 1] * twist_fix[:, None]
+    dtheta = limit_rotation(s.q[p.a], s.q[p.b], s.R[p.a], col.rest_relative, col.swing_limit,
+                            col.twist_limit)
     angular(s, p, dtheta, active=col.has_limit)
+
+
+def project_limits(s: Bodies, idx: np.ndarray, parent: np.ndarray, rest_relative: np.ndarray,
+                   swing_limit: np.ndarray, twist_limit: np.ndarray, anchor_a: np.ndarray
+                   ) -> None:
+    """Rotate bodies idx (one depth level) about their heads back inside their limits, parents
+    held fixed: the clamped joint rotation d' = exp(swing') ⊗ exp(twist' Y) is set exactly.
+    Run top down after the iterations, it leaves every limit satisfied (the iterations alone
+    leave the colour solved first violated under violent motion)."""
+    d = joint_rotation(s.q[idx], s.q[parent], rest_relative)
+    swing, twist = swing_twist(d)
+    swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit)
+    over = (np.abs(twist_fix) > 0.0) | np.any(swing_fix != 0.0, axis=1)
+    if not over.any():
+        return
+    idx, parent = idx[over], parent[over]
+    twist_vec = np.zeros((len(idx), 3))
+    twist_vec[:, 1] = (twist + twist_fix)[over]
+    clamped = qmul(quat_exp((swing + swing_fix)[over]), quat_exp(twist_vec))
+    q = qmul(qmul(s.q[parent], rest_relative[over]), clamped)
+    q /= np.sqrt(np.einsum("nk,nk->n", q, q))[:, None]
+    a = anchor_a[over]
+    head = s.x[idx] + np.einsum("nij,nj->ni", s.R[idx], a)
+    R = q2m(q)
+    s.q[idx] = q
+    s.R[idx] = R
+    s.x[idx] = head - np.einsum("nij,nj->ni", R, a)

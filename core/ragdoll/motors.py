@@ -50,28 +50,17 @@ def solve_motor(s: Bodies, col: JointColour, local_target: np.ndarray, alpha_til
     angular(s, p, dtheta, alpha_tilde=alpha_tilde, lam_total=lam, active=active)
 
 
-def rigid_levels(parent: np.ndarray, depth: np.ndarray, rigid: np.ndarray
-                 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(bodies, parents) per depth level, top down, of the bodies whose motor is rigid."""
-    levels = []
-    for d in range(1, int(depth.max()) + 1 if len(depth) else 0):
-        idx = np.flatnonzero((depth == d) & rigid)
-        if len(idx):
-            levels.append((idx, parent[idx]))
-    return levels
-
-
-def project_rigid(s: Bodies, levels: list[tuple[np.ndarray, np.ndarray]], anchor: np.ndarray,
+def project_rigid(s: Bodies, idx: np.ndarray, parent: np.ndarray, anchor: np.ndarray,
                   anchor_a: np.ndarray, local_target: np.ndarray) -> None:
-    """Place full-strength (rigid) motor bodies exactly on parent ⊗ local target, head on the
-    parent's joint anchor, top down (a shock-propagation pass: the iterations already exchanged
-    momentum with the parent; this removes their residual error so strength 1 reproduces the
-    animation's local rotation exactly, whatever the iteration count)."""
-    for idx, par in levels:
-        q = qmul(s.q[par], local_target[idx])
-        q /= np.sqrt(np.einsum("nk,nk->n", q, q))[:, None]
-        R = q2m(q)
-        head = s.x[par] + np.einsum("nij,nj->ni", s.R[par], anchor[idx])
-        s.q[idx] = q
-        s.R[idx] = R
-        s.x[idx] = head - np.einsum("nij,nj->ni", R, anchor_a[idx])
+    """Place full-strength (rigid) motor bodies idx (one depth level) exactly on parent ⊗ local
+    target, head on the parent's joint anchor. Run top down after the iterations (a shock
+    propagation pass: the iterations already exchanged momentum with the parent; this removes
+    their residual error so strength 1 reproduces the animation's local rotation exactly,
+    whatever the iteration count)."""
+    q = qmul(s.q[parent], local_target)
+    q /= np.sqrt(np.einsum("nk,nk->n", q, q))[:, None]
+    R = q2m(q)
+    head = s.x[parent] + np.einsum("nij,nj->ni", s.R[parent], anchor)
+    s.q[idx] = q
+    s.R[idx] = R
+    s.x[idx] = head - np.einsum("nij,nj->ni", R, anchor_a)

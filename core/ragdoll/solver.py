@@ -39,9 +39,9 @@ from .contacts import Contacts
 from .drive import CheckedDrive, RagdollDrive, validate_drive
 from .drives import drive_fraction, effective_limit, project_distance, velocity_drive
 from .joints import JointColour, colour_joints, damp_joints, solve_ball
-from .limits import solve_limits
+from .limits import project_limits, solve_limits
 from .model import BodyMode, RagdollModel
-from .motors import motor_alpha_tilde, motor_omega, project_rigid, rigid_levels, solve_motor
+from .motors import motor_alpha_tilde, motor_omega, project_rigid, solve_motor
 
 _TIME_EPS = 1e-9
 DIVERGENCE_BOUND = 1.0e4  # m from the target: a body further away has exploded
@@ -134,8 +134,15 @@ class _FrameCoefficients:
         self.limit_active = driven & np.isfinite(limit)
         self.any_limit = bool(np.any(self.limit_active))
         self.friction = P["friction"][f, b]
+        # Final top-down pass, per depth level: (rigid motors, limited joints) as index arrays.
         rigid = driven & ~level.is_root & (strength >= 1.0)
-        self.rigid = rigid_levels(level.parent, level.depth, rigid)
+        limited = level.has_limit & ~self.kinematic & ~rigid
+        self.final = []
+        for d in range(1, int(level.depth.max()) + 1 if level.n else 0):
+            at = level.depth == d
+            r_idx, l_idx = np.flatnonzero(at & rigid), np.flatnonzero(at & limited)
+            if len(r_idx) or len(l_idx):
+                self.final.append((r_idx, l_idx))
 
 
 class _Level:
@@ -196,6 +203,10 @@ class _Level:
         depth = self.depth = model.depth[b]
         self.anchor_a = np.zeros((n, 3))
         self.anchor_a[:, 1] = -self.half
+        self.rest_relative = rest_rel
+        self.swing_limit, self.twist_limit = model.swing_limit[b], model.twist_limit[b]
+        self.has_limit = ~self.is_root & (np.isfinite(self.swing_limit).any(axis=1)
+                                          | np.isfinite(self.twist_limit).any(axis=1))
         self.colours: tuple[JointColour, ...] = colour_joints(
             parent=self.parent, depth=depth, half_length=self.half, rest_relative=rest_rel,
             swing_limit=model.swing_limit[b], twist_limit=model.twist_limit[b])
@@ -281,7 +292,7 @@ class _Level:
         for col in self.colours:
             anchors.append(anchor[col.index])
             locals_.append(local_t[col.index])
-        lams = [np.zeros(len(col.index)) for col in self.colours]
+        lams = [np.zeros((len(col.index), 3)) for col in self.colours]
         for _ in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
@@ -292,8 +303,14 @@ class _Level:
             if c.any_limit:
                 head = s.x[:n] - s.R[:n, :, 1] * self.half[:, None]
                 project_distance(s.x[:n], head, origin_t, c.limit, c.limit_active)
-        if c.rigid:
-            project_rigid(s, c.rigid, anchor, self.anchor_a, local_t)
+        for r_idx, l_idx in c.final:  # top down over depth levels
+            if len(r_idx):
+                project_rigid(s, r_idx, self.parent[r_idx], anchor[r_idx], self.anchor_a[r_idx],
+                              local_t[r_idx])
+            if len(l_idx):
+                project_limits(s, l_idx, self.parent[l_idx], self.rest_relative[l_idx],
+                               self.swing_limit[l_idx], self.twist_limit[l_idx],
+                               self.anchor_a[l_idx])
         # velocities from the position change
         s.v[:] = (s.x - s.x_prev) / h
         dq = qmul(s.q, quat_conj(s.q_prev))
