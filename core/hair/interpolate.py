@@ -9,8 +9,9 @@ Binding (once, on the rest pose):
   blend smoothly between guides (no visible bundles). A root outside its triangle, or a
   degenerate triangle, falls back to ``NEAREST``.
 
-The offset (root minus weighted guide root) is stored in the local frame of the guide-root
-triangle (edge, in-plane normal, triangle normal), so it turns with the head. Per frame::
+The offset (root minus weighted guide root) is stored in a local frame of the first guide:
+the frame (edge, in-plane normal, normal) of its "home triangle" with its two nearest
+neighbour guide roots, so it turns with the head (G frames per pose). Per frame::
 
     strand[k] = g0[k] + (1 - c·s_k)·(w1·(g1[k] - g0[k]) + w2·(g2[k] - g0[k]) + offset)
                 + s_k·jitter
@@ -56,10 +57,10 @@ class StrandBinding:
     jitter: np.ndarray  # (N, 3): per-strand random tip offset in the same frame, metres
     clump: np.ndarray  # (N,): clump factor in [0, 1]
     fallback: np.ndarray  # (N,) bool: BARYCENTRIC strands outside every guide triangle
-    triangle: np.ndarray  # (N,) int: row of ``corners`` whose frame carries offset and jitter
-    corners: np.ndarray  # (U, 3) int: distinct guide triples (frames are computed once each)
-    flat: np.ndarray  # (U,) bool: degenerate triple, frame from nearest guide's root tangent
-    helper: np.ndarray  # (U, 3): fixed world axis orienting flat frames
+    triangle: np.ndarray  # (N,) int: guide whose home-triangle frame carries offset, jitter
+    corners: np.ndarray  # (G, 3) int: each guide's home triangle (itself, two neighbours)
+    flat: np.ndarray  # (G,) bool: degenerate home triangle, frame from the root tangent
+    helper: np.ndarray  # (G, 3): fixed world axis orienting flat frames
     guides: int  # G
 
     @property
@@ -77,7 +78,7 @@ def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _frames(guides: np.ndarray, corners: np.ndarray, flat: np.ndarray, helper: np.ndarray):
-    """Orthonormal frames (x, y, z), each (U, 3), of guide-root triangles in one pose.
+    """Orthonormal frames (x, y, z), each (G, 3), of the guides' home triangles in one pose.
 
     z is the triangle normal and x its first edge; a degenerate (flat) triple uses the nearest
     guide's first segment as z and a fixed world axis for x.
@@ -188,6 +189,18 @@ def _triangulate(points, guide_roots, index, dist):
     return cand[rows, best], np.clip(bary[rows, best], 0.0, 1.0), inside
 
 
+def _home_triangles(guide_roots: np.ndarray) -> np.ndarray:
+    """(G, 3): each guide with its two nearest other guides (repeats when fewer exist)."""
+    G = len(guide_roots)
+    if G < 3:
+        return np.stack([np.arange(G), np.full(G, G - 1), np.zeros(G, np.int64)], axis=1)
+    cand, _ = _nearest(guide_roots, guide_roots, min(4, G))
+    others = cand != np.arange(G)[:, None]  # drop the guide itself (coincident roots too)
+    order = np.argsort(~others, axis=1, kind="stable")[:, :2]
+    return np.concatenate([np.arange(G)[:, None], np.take_along_axis(cand, order, axis=1)],
+                          axis=1)
+
+
 def bind_strands(*, roots, guide_rest, method: str = "BARYCENTRIC", clump: float = 0.0,
                  randomness: float = 0.0, seed: int = 0, name: str = "hair") -> StrandBinding:
     """Bind render strands with rest ``roots`` (RootSamples or (N, 3)) to ``guide_rest`` (G, P, 3).
@@ -228,9 +241,10 @@ def bind_strands(*, roots, guide_rest, method: str = "BARYCENTRIC", clump: float
         fallback = ~inside & ~on_guide
     elif method == "BARYCENTRIC":
         fallback[:] = dist[:, 0] > 0.0
-    # Frames are computed per distinct guide triple, then gathered per strand.
-    corners, triangle = np.unique(guide, axis=0, return_inverse=True)
-    triangle = triangle.reshape(-1)
+    # One frame per guide, from its "home triangle" (the guide and its two nearest neighbour
+    # roots), gathered per strand through its first guide: G frames per pose, not N.
+    corners = _home_triangles(guide_roots)
+    triangle = guide[:, 0]
     a, b, c = (guide_roots[corners[:, i]] for i in range(3))
     flat = _degenerate(a, b, c)
     tangent = _unit(guides[corners[:, 0], 1] - a)
@@ -305,12 +319,13 @@ def _interpolate_pose(binding: StrandBinding, guides: np.ndarray, roots, out: np
                 other *= clump[:, None].astype(dtype)
                 blend -= other
         out += blend
-    line = np.empty((len(roots), 6))
+    line = np.empty((len(roots), 6), dtype=dtype)
     line[:, :3] = roots
     line[:, 3:] = -binding.clump[:, None] * (roots - guide_roots[idx[:, 0]]) if has_clump else 0.0
-    if has_jitter:
-        line[:, 3:] += _to_world(binding.jitter, frames, binding.triangle)
-    out += line.astype(dtype) @ _line_basis(P, dtype)
+    if has_jitter:  # gathers in the output precision: this is a per-strand pass
+        frames = tuple(axis.astype(dtype) for axis in frames)
+        line[:, 3:] += _to_world(binding.jitter.astype(dtype), frames, binding.triangle)
+    out += line @ _line_basis(P, dtype)
     return out
 
 
