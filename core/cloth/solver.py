@@ -416,6 +416,9 @@ class _Bake:
                           1.0 - age / (blend_frames + 1.0), 0.0)
         if np.any(weight > 0):
             out += weight[self.cloth][:, None] * blend_gap
+            fr = self.frame(i)
+            if fr.max_index.size:  # the blend never takes a vertex past its max distance
+                clamp_max_distance(out, self.reference[i], fr.max_index, fr.max_limit)
         self._check(out, i)
 
     def _check(self, out: np.ndarray, frame: int) -> None:
