@@ -189,7 +189,7 @@ def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamp
         if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r)) and np.all(r >= 0.0)):
             raise SetupError(f"'{target.setup}': animated Clump or Randomness is not finite "
                              "or negative")
-    return [ScalpSamples(vertices=v, clump=np.clip(c, 0.0, 1.0), randomness=r)
+    return [ScalpSamples(vertices=v.astype(np.float32), clump=np.clip(c, 0.0, 1.0), randomness=r)
             for v, c, r in zip(verts, clump, randomness, strict=True)]
 
 

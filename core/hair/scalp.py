@@ -71,11 +71,14 @@ def evaluate_roots(*, triangle, barycentric, vertices, triangles,
     """Positions and unit normals of bound roots on (possibly deformed) vertices.
 
     ``vertices`` may carry leading axes (frames): (..., V, 3) -> positions/normals (..., N, 3).
-    ``normals=False`` skips the normals (None), for per-frame root positions.
+    ``normals=False`` skips the normals (None), for per-frame root positions. Float32
+    vertices give float32 results (half the memory traffic per frame).
     """
-    vertices = np.asarray(vertices, dtype=np.float64)
+    vertices = np.asarray(vertices)
+    if vertices.dtype not in (np.float32, np.float64):
+        vertices = vertices.astype(np.float64)
     corners = np.asarray(triangles, dtype=np.int64)[np.asarray(triangle, dtype=np.int64)]
-    w = np.asarray(barycentric, dtype=np.float64)
+    w = np.asarray(barycentric).astype(vertices.dtype, copy=False)
     a = vertices[..., corners[:, 0], :]
     b = vertices[..., corners[:, 1], :]
     c = vertices[..., corners[:, 2], :]
