@@ -76,7 +76,7 @@ def bench_render_frame(*, strands: int = 50_000, points: int = 16, guides: int =
     return {"name": "render_strands", "strands": strands, "points": points, "guides": guides,
             "guide_points": guide_points, "method": method, "frames": frames,
             "ms_per_frame": round(float(np.median(ms)), 3), "ms_best": round(float(ms.min()), 3),
-            # CPU time of this process: robust to other jobs on a shared machine (wall time
-            # is not), and equal to wall time on an idle one (NumPy runs these single-threaded).
+            # CPU time of this process, all threads: above wall time when BLAS threads help
+            # the matrix products, below it when other jobs hold the CPUs.
             "cpu_ms_per_frame": round(float(np.median(cpu_ms)), 3),
             "bind_s": round(bind_s, 3), "fallback": round(float(binding.fallback.mean()), 4)}
