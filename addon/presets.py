@@ -64,9 +64,9 @@ PRESETS.update({
     # Underwater (seed 002): reversed gravity (buoyancy), heavy drag, only the scalp part of the
     # shape kept, so the hair floats up and drifts with the root's motion.
     "HAIR_UNDERWATER": {
-        **_HAIR_BASE, "gravity_factor": -0.15, "shape_stiffness": 0.3, "shape_decay": 0.5,
-        "shape_range": 0.25, "damping": 1.0, "drag": 6.0, "bend_compliance": 0.05,
-        "local_stiffness": 0.2, "voxel_friction": 0.3, "shock_propagation": 0.0,
+        **_HAIR_BASE, "gravity_factor": -0.3, "shape_stiffness": 0.3, "shape_decay": 0.5,
+        "shape_range": 0.25, "damping": 0.5, "drag": 4.0, "bend_compliance": 0.5,
+        "local_stiffness": 0.0, "voxel_friction": 0.3, "shock_propagation": 0.0,
         "wind_direction_variation": 0.6,
     },
 })
