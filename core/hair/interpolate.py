@@ -4,10 +4,12 @@ Binding (once, on the rest pose):
 
 - ``NEAREST`` (seed 002): each render strand follows its nearest guide, shifted by its root's
   offset from that guide's root.
-- ``BARYCENTRIC``: the three guide roots nearest to the render root form a triangle; a root that
-  projects inside it gets the barycentric weights of its projection, so neighbouring strands
-  blend smoothly between guides (no visible bundles). A root outside its triangle, or a
-  degenerate triangle, falls back to ``NEAREST``.
+- ``BARYCENTRIC``: among the triangles formed by nearby guide roots, the most compact one whose
+  plane projection contains the render root gives its barycentric weights, so neighbouring
+  strands blend smoothly between guides (no visible bundles). A root outside every such
+  triangle (the edge of the guided area) takes the weights of the closest point of the nearest
+  triangle (it blends along the boundary edge); only when every triangle is degenerate does it
+  fall back to ``NEAREST``.
 
 The offset (root minus weighted guide root) is stored in a local frame of the first guide:
 the frame (edge, in-plane normal, normal) of its "home triangle" with its two nearest
@@ -35,7 +37,7 @@ import numpy as np
 
 from ..errors import SetupError
 from .bspline import resample_bspline
-from .scalp import RootSamples
+from .scalp import RootSamples, closest_on_triangles
 
 METHODS = ("BARYCENTRIC", "NEAREST")
 MIN_GUIDE_LENGTH = 1e-6  # metres
@@ -172,7 +174,8 @@ def _triangulate(points, guide_roots, index, dist):
 
     Tests every triple of the K nearest guide roots (a local stand-in for a triangulation of the
     guide roots over the scalp) and keeps the containing one with the smallest summed corner
-    distance. Returns corner indices (N, 3) (nearest first), barycentric weights, inside mask.
+    distance. Returns corner indices (N, 3) (nearest first), barycentric weights, the inside
+    mask and the usable mask (inside, or clamped onto the nearest triangle's boundary).
     """
     K = index.shape[1]
     triples = _TRIPLES[np.all(_TRIPLES < K, axis=1)]
@@ -186,7 +189,24 @@ def _triangulate(points, guide_roots, index, dist):
     best = np.argmin(cost, axis=1)
     rows = np.arange(len(points))
     inside = ok[rows, best]
-    return cand[rows, best], np.clip(bary[rows, best], 0.0, 1.0), inside
+    bary = np.clip(bary[rows, best], 0.0, 1.0)
+    # Outside every triangle (hairline, edge of the guided area): the closest point of the
+    # nearest non-degenerate triangle, so strands blend along the boundary edge instead of
+    # snapping to single guides in bundles.
+    out = np.flatnonzero(~inside)
+    if out.size:
+        p = points[out, None]
+        closest, edge_bary = closest_on_triangles(p, a[out], b[out], c[out])
+        gap = np.sum((closest - p) ** 2, axis=-1)
+        gap = np.where(_degenerate(a[out], b[out], c[out]), np.inf, gap)
+        near = np.argmin(gap, axis=1)
+        usable = np.isfinite(gap[np.arange(out.size), near])
+        best[out[usable]] = near[usable]
+        bary[out[usable]] = edge_bary[np.arange(out.size), near][usable]
+        inside_or_edge = inside.copy()
+        inside_or_edge[out[usable]] = True
+        return cand[rows, best], bary, inside, inside_or_edge
+    return cand[rows, best], bary, inside, inside
 
 
 def _home_triangles(guide_roots: np.ndarray) -> np.ndarray:
@@ -232,10 +252,10 @@ def bind_strands(*, roots, guide_rest, method: str = "BARYCENTRIC", clump: float
     weight[:, 0] = 1.0
     fallback = np.zeros(N, dtype=bool)
     if method == "BARYCENTRIC" and G >= 3:
-        tri, bary, inside = _triangulate(points, guide_roots, index, dist)
+        tri, bary, inside, usable = _triangulate(points, guide_roots, index, dist)
         # A root on a guide root keeps exactly that guide (no round-off from the projection).
         on_guide = dist[:, 0] <= 1e-12 * max(1.0, float(np.abs(guide_roots).max()))
-        use = inside & ~on_guide
+        use = usable & ~on_guide
         guide[use] = tri[use]
         weight[use] = bary[use]
         fallback = ~inside & ~on_guide

@@ -133,7 +133,7 @@ def scatter_roots(*, vertices, triangles, count: int, density=None, seed: int,
     return RootSamples(triangle=tri, barycentric=bary, position=position, normal=normal)
 
 
-def _closest_on_triangles(p, a, b, c):
+def closest_on_triangles(p, a, b, c):
     """Closest points on triangles (a, b, c) to points p, all (..., 3); barycentric (..., 3).
 
     Ericson, Real-Time Collision Detection §5.1.5, with the Voronoi-region branches evaluated
@@ -197,7 +197,7 @@ def closest_on_mesh(points, *, vertices, triangles, name: str = "surface",
     rows = max(1, chunk // max(T, 1))
     for start in range(0, N, rows):  # chunks bound memory at ~chunk point-triangle pairs
         p = points[start:start + rows, None, :]
-        closest, bary = _closest_on_triangles(p, a_all[None], b_all[None], c_all[None])
+        closest, bary = closest_on_triangles(p, a_all[None], b_all[None], c_all[None])
         d2 = np.sum((closest - p) ** 2, axis=-1)
         k = np.argmin(d2, axis=1)
         best_tri[start:start + rows] = k

@@ -357,3 +357,21 @@ def test_per_strand_clump_matches_uniform_clump_path():
     np.testing.assert_allclose(mixed[1:], uniform[1:], atol=1e-12)
     np.testing.assert_allclose(mixed[0], interpolate_strands(
         bind_strands(roots=strand_roots[:1], guide_rest=rest, clump=0.0), posed)[0], atol=1e-12)
+
+
+def test_root_outside_the_guides_blends_along_the_nearest_edge():
+    # Below the edge between guides 0 and 1: half of each (not a snap to one guide), and the
+    # root stays where it is.
+    roots = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], float)
+    rest = roots[:, None] + np.linspace(0, 1, 5)[None, :, None] * np.array([0, 0, -1.0])
+    strand_root = np.array([[0.5, -0.2, 0.0]])
+    binding = bind_strands(roots=strand_root, guide_rest=rest, method="BARYCENTRIC")
+    assert binding.fallback[0]  # outside every triangle...
+    weights = dict(zip(binding.guide[0].tolist(), binding.weight[0].tolist(), strict=True))
+    np.testing.assert_allclose([weights.get(0, 0.0), weights.get(1, 0.0)], [0.5, 0.5])
+    posed = rest.copy()
+    posed[0, 1:] += [0.2, 0, 0]
+    posed[1, 1:] += [0, 0.2, 0]
+    got = interpolate_strands(binding, posed)
+    np.testing.assert_allclose(got[0, 0], strand_root[0], atol=1e-12)
+    np.testing.assert_allclose(got[0, -1] - got[0, 0], [0.1, 0.1, -1.0], atol=1e-12)
