@@ -45,6 +45,7 @@ from .motors import motor_alpha_tilde, motor_omega, project_rigid, solve_motor
 
 _TIME_EPS = 1e-9
 DIVERGENCE_BOUND = 1.0e4  # m from the target: a body further away has exploded
+JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
 
 
 @dataclass(frozen=True)
@@ -134,15 +135,16 @@ class _FrameCoefficients:
         self.limit_active = driven & np.isfinite(limit)
         self.any_limit = bool(np.any(self.limit_active))
         self.friction = P["friction"][f, b]
-        # Final top-down pass, per depth level: (rigid motors, limited joints) as index arrays.
+        # Final top-down pass, per depth level: joints re-attached (seed 004's joint projection),
+        # rigid motors set, limits clamped, distance limits clamped; index arrays per level.
         rigid = driven & ~level.is_root & (strength >= 1.0)
         limited = level.has_limit & ~self.kinematic & ~rigid
+        attach = ~level.is_root & ~self.kinematic & ~rigid
         self.final = []
-        for d in range(1, int(level.depth.max()) + 1 if level.n else 0):
+        for d in range(int(level.depth.max()) + 1 if level.n else 0):
             at = level.depth == d
-            r_idx, l_idx = np.flatnonzero(at & rigid), np.flatnonzero(at & limited)
-            if len(r_idx) or len(l_idx):
-                self.final.append((r_idx, l_idx))
+            self.final.append(tuple(np.flatnonzero(at & m) for m in
+                                    (attach, rigid, limited, self.limit_active)))
 
 
 class _Level:
@@ -300,17 +302,7 @@ class _Level:
                 solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
                 solve_limits(s, col)
             self.contacts.solve(s, self.run.colliders_at(sub), c.friction, ~kin)
-            if c.any_limit:
-                head = s.x[:n] - s.R[:n, :, 1] * self.half[:, None]
-                project_distance(s.x[:n], head, origin_t, c.limit, c.limit_active)
-        for r_idx, l_idx in c.final:  # top down over depth levels
-            if len(r_idx):
-                project_rigid(s, r_idx, self.parent[r_idx], anchor[r_idx], self.anchor_a[r_idx],
-                              local_t[r_idx])
-            if len(l_idx):
-                project_limits(s, l_idx, self.parent[l_idx], self.rest_relative[l_idx],
-                               self.swing_limit[l_idx], self.twist_limit[l_idx],
-                               self.anchor_a[l_idx])
+        self.final_pass(c, anchor, local_t, origin_t)
         # velocities from the position change
         s.v[:] = (s.x - s.x_prev) / h
         dq = qmul(s.q, quat_conj(s.q_prev))
@@ -323,6 +315,39 @@ class _Level:
             else:
                 target_w = rotate(s.R[col.pairs.b], self.local_omega[f, col.index])
             damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
+
+    def final_pass(self, c: _FrameCoefficients, anchor: np.ndarray, local_t: np.ndarray,
+                   origin_t: np.ndarray) -> None:
+        """Top down over depth levels, after the iterations: pull each child's head back to
+        within JOINT_TOLERANCE of its parent's anchor (seed 004 projects joints that drift
+        apart beyond a threshold), set full-strength
+        motors exactly, clamp swing/twist limits (rotating about the head) and the distance
+        limit to the target (translation). Children then follow their corrected parents, so
+        every one of these holds exactly when the substep ends."""
+        s = self.state
+        for attach, rigid, limited, distance in c.final:
+            if len(attach):
+                # Only the drift beyond JOINT_TOLERANCE: projecting the whole residual every
+                # substep (follow-the-leader style) feeds velocity errors back into the swing.
+                par = self.parent[attach]
+                target = s.x[par] + rotate(s.R[par], anchor[attach])
+                gap = target - (s.x[attach] + rotate(s.R[attach], self.anchor_a[attach]))
+                dist = np.sqrt(np.einsum("nk,nk->n", gap, gap))
+                excess = np.maximum(dist - JOINT_TOLERANCE, 0.0) / np.maximum(dist, 1e-300)
+                s.x[attach] += gap * excess[:, None]
+            if len(rigid):
+                project_rigid(s, rigid, self.parent[rigid], anchor[rigid], self.anchor_a[rigid],
+                              local_t[rigid])
+            if len(limited):
+                project_limits(s, limited, self.parent[limited], self.rest_relative[limited],
+                               self.swing_limit[limited], self.twist_limit[limited],
+                               self.anchor_a[limited])
+            if len(distance):
+                x = s.x[distance]
+                head = x - s.R[distance, :, 1] * self.half[distance, None]
+                project_distance(x, head, origin_t[distance], c.limit[distance],
+                                 np.ones(len(distance), dtype=bool))
+                s.x[distance] = x
 
     def pose(self) -> tuple[np.ndarray, np.ndarray]:
         """(centres, orientations) of the level's bodies, copies."""
