@@ -11,7 +11,8 @@ momentum (exactly, when `f` is the same inside a cell).
 In the velocity-less Verlet form the velocity is `x - x_prev` (per substep), so the blend is a
 change of `x_prev` only; positions are untouched. Splatting is `np.bincount` over flat cell ids
 (one grid per setup, offset in one id space), gathering is fancy indexing: no Python loop over
-particles.
+particles. Every particle of the state gets a cell (roots and padding too, with weight 0 and
+factor 0), so nothing is gathered or scattered by index; the cost is a few ufuncs over the state.
 """
 
 from __future__ import annotations
@@ -20,65 +21,70 @@ import numpy as np
 
 
 class VoxelCoefficients:
-    """Per-frame data: which particles take part, their masses, blend factors and grid groups.
-
-    `index` (n,) flat indices into (S, Ps) of movable particles with a nonzero factor;
-    `mass` (n,); `factor` (n,) per-substep blend; `group` (n,) setup index; `resolution` per group.
-    """
+    """Per-frame data (flat over the (S, Ps) state): splat weights (mass of participating
+    particles, 0 elsewhere), per-substep blend factors, and each strand's grid (group, N,
+    id offset)."""
 
     def __init__(self, *, movable: np.ndarray, inv_mass: np.ndarray, factor: np.ndarray,
                  strand_group: np.ndarray, resolution: np.ndarray):
         S, Ps = movable.shape
         take = movable & (inv_mass > 0) & (factor > 0)
-        self.index = np.flatnonzero(take)
-        strand = self.index // Ps
-        self.mass = 1.0 / inv_mass.reshape(-1)[self.index]
-        self.factor = factor.reshape(-1)[self.index]
-        group = np.asarray(strand_group, dtype=np.int64)[strand]
-        groups, self.group = np.unique(group, return_inverse=True)
+        self.count = int(take.sum())
+        safe = np.where(take, inv_mass, 1.0)
+        self.weight = np.where(take, 1.0 / safe, 0.0).reshape(-1)
+        self.factor = np.where(take, factor, 0.0).reshape(-1)
+        strand_group = np.asarray(strand_group, dtype=np.int64)
+        groups, group = np.unique(strand_group, return_inverse=True)
+        resolution = np.asarray(resolution, dtype=np.int64).reshape(-1)
         # The first strand of each group decides its resolution.
-        first = np.array([int(np.flatnonzero(strand_group == g)[0]) for g in groups],
-                         dtype=np.int64)
-        self.resolution = np.asarray(resolution, dtype=np.int64)[first].reshape(-1)
-        cells = self.resolution**3
-        self.offset = np.concatenate([[0], np.cumsum(cells)[:-1]]).astype(np.int64)
+        first = np.array([int(np.flatnonzero(group == g)[0]) for g in range(len(groups))])
+        n = resolution[first]
+        cells = n**3
+        offset = np.concatenate([[0], np.cumsum(cells)[:-1]]).astype(np.int64)
         self.cells = int(cells.sum())
-        self.members = [np.flatnonzero(self.group == g) for g in range(len(groups))]
+        self.groups = [np.flatnonzero(group == g) for g in range(len(groups))]
+        self.single = len(groups) == 1
+        # Per strand, broadcast over its particles: (S, 1).
+        self.n = n[group][:, None].astype(np.float64)
+        self.n_int = n[group][:, None]
+        self.offset = offset[group][:, None]
+        self.shape = (S, Ps)
 
     def any(self) -> bool:
-        return self.index.size > 0
+        return self.count > 0
 
 
-def cell_ids(points: np.ndarray, c: VoxelCoefficients) -> np.ndarray:
-    """Flat cell id (n,) of each participating particle at `points` (3, n)."""
-    if len(c.members) == 1:  # one setup: no gathering
-        return _group_ids(points, int(c.resolution[0]), int(c.offset[0]))
-    ids = np.empty(points.shape[1], dtype=np.int64)
-    for g, members in enumerate(c.members):
-        ids[members] = _group_ids(points[:, members], int(c.resolution[g]), int(c.offset[g]))
-    return ids
-
-
-def _group_ids(p: np.ndarray, n: int, offset: int) -> np.ndarray:
-    """Cells of an N^3 grid over the bounding box of `p` (3, m), component-major for speed."""
-    lo = p.min(axis=1)
-    scale = n / np.maximum(p.max(axis=1) - lo, 1e-9)
-    ijk = ((p - lo[:, None]) * scale[:, None]).astype(np.int64)
-    np.minimum(ijk, n - 1, out=ijk)
-    return offset + (ijk[0] * n + ijk[1]) * n + ijk[2]
+def cell_ids(x: np.ndarray, c: VoxelCoefficients) -> np.ndarray:
+    """Flat cell id (S * Ps,) of every particle of `x` (3, S, Ps)."""
+    if c.single:
+        lo = x.reshape(3, -1).min(axis=1)[:, None, None]
+        hi = x.reshape(3, -1).max(axis=1)[:, None, None]
+    else:
+        S = x.shape[1]
+        lo = np.empty((3, S, 1))
+        hi = np.empty((3, S, 1))
+        for strands in c.groups:
+            part = x[:, strands].reshape(3, -1)
+            lo[:, strands, 0] = part.min(axis=1)[:, None]
+            hi[:, strands, 0] = part.max(axis=1)[:, None]
+    scale = c.n / np.maximum(hi - lo, 1e-9)  # (3, S or 1, 1) * (S, 1)
+    ijk = ((x - lo) * scale).astype(np.int64)
+    np.minimum(ijk, c.n_int - 1, out=ijk)
+    ids = (ijk[0] * c.n_int + ijk[1]) * c.n_int + ijk[2] + c.offset
+    return ids.reshape(-1)
 
 
 def solve_voxel_friction(x: np.ndarray, x_prev: np.ndarray, c: VoxelCoefficients) -> None:
     """Blend each participating particle's velocity toward its cell mean; `x`, `x_prev`
     (3, S, Ps), only `x_prev` changes."""
-    flat_x = x.reshape(3, -1)
-    flat_prev = x_prev.reshape(3, -1)
-    p = flat_x[:, c.index]  # (3, n)
-    v = p - flat_prev[:, c.index]
-    ids = cell_ids(p, c)
-    m = c.mass
-    mass = np.bincount(ids, weights=m, minlength=c.cells)
-    mean = np.stack([np.bincount(ids, weights=m * v[k], minlength=c.cells) for k in range(3)])
-    mean /= np.maximum(mass, 1e-300)
-    v += c.factor * (mean[:, ids] - v)
-    flat_prev[:, c.index] = p - v
+    ids = cell_ids(x, c)
+    v = (x - x_prev).reshape(3, -1)
+    w = c.weight
+    mass = np.bincount(ids, weights=w, minlength=c.cells)
+    inv = 1.0 / np.maximum(mass, 1e-300)
+    blend = np.empty_like(v)
+    for k in range(3):
+        mean = np.bincount(ids, weights=w * v[k], minlength=c.cells) * inv
+        blend[k] = mean[ids] - v[k]
+    blend *= c.factor
+    x_prev -= blend.reshape(x_prev.shape)  # v_new = v + blend  <=>  x_prev_new = x_prev - blend

@@ -58,10 +58,11 @@ SPHERES = (  # name, centre, radius: the colliders seed 000 used (head to arms)
 def guides_rest(seed: int = 0) -> np.ndarray:
     rng = np.random.default_rng(seed)
     theta = rng.uniform(0.0, 2.0 * np.pi, GUIDES)
-    phi = rng.uniform(0.0, 1.4, GUIDES)
+    phi = rng.uniform(0.3, 1.4, GUIDES)
     normal = np.stack([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)], -1)
     roots = HEAD + 0.102 * normal
-    direction = 0.5 * normal + np.array([0.0, 0.0, -1.0])
+    # Groomed away from the scalp and falling: the rest pose clears the head, gravity drapes it.
+    direction = normal + np.array([0.0, 0.0, -0.4])
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
     steps = LENGTH / (PARTICLES - 1) * np.arange(PARTICLES)
     return roots[:, None] + direction[:, None] * steps[None, :, None]
