@@ -4,7 +4,7 @@
 their own imports, so importing this package needs bpy but registers nothing by itself.
 """
 
-from . import hair, panels, properties, ragdoll
+from . import cloth, hair, panels, properties, ragdoll
 
 
 def register() -> None:
@@ -12,9 +12,11 @@ def register() -> None:
     panels.register()
     hair.register()
     ragdoll.register()
+    cloth.register()
 
 
 def unregister() -> None:
+    cloth.unregister()
     hair.unregister()
     ragdoll.unregister()
     panels.unregister()

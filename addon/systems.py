@@ -24,6 +24,7 @@ import importlib
 SYSTEMS: tuple[str, ...] = (
     "hair.system",
     "ragdoll.system",
+    "cloth.system",
 )
 
 STRAND_OUTPUTS: tuple[str, ...] = (
