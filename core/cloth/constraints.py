@@ -23,6 +23,17 @@ from ..colliders import apply_friction, shape_normal
 from .model import bilinear, quad_normal
 
 EPS = 1e-12
+ONES3 = np.ones(3)
+
+
+def dot3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row-wise dot products of (n, 3) arrays (a matmul with ones: ~3x cheaper than einsum)."""
+    return (a * b) @ ONES3
+
+
+def norm3(d: np.ndarray) -> np.ndarray:
+    """Row lengths of (n, 3) `d`."""
+    return np.sqrt(np.square(d) @ ONES3)
 
 
 def flat_index(index: np.ndarray) -> np.ndarray:
@@ -71,7 +82,7 @@ def solve_colour(x: np.ndarray, c: Colour, *, use_lambda: bool) -> None:
     flat = x.reshape(-1)
     ends = flat.take(c.ends).reshape(2, -1, 3)
     d = ends[1] - ends[0]
-    length = np.sqrt(np.einsum("ij,ij->i", d, d))
+    length = norm3(d)
     np.maximum(length, EPS, out=length)
     if use_lambda:
         dl = (c.rest - length - c.alpha_tilde * c.lam) / c.denominator
@@ -117,7 +128,7 @@ def sweep_levels(x: np.ndarray, levels: list[Level], x_prev: np.ndarray | None =
         top = flat.take(lv.parent_flat).reshape(n, 3)
         old = flat.take(lv.child_flat).reshape(n, 3)
         d = old - top
-        length = np.sqrt(np.einsum("ij,ij->i", d, d))[:, None]
+        length = norm3(d)[:, None]
         np.maximum(length, EPS, out=length)
         d *= lv.rest / length
         d += top
@@ -136,7 +147,7 @@ def clamp_max_distance(x: np.ndarray, reference: np.ndarray, index: np.ndarray,
     """`|x - reference| <= limit` for the vertices `index` (Mueller 2020 eq. 25 upper limit)."""
     r = reference[index]
     d = x[index] - r
-    length = np.sqrt(np.einsum("ij,ij->i", d, d))
+    length = norm3(d)
     scale = np.minimum(limit / np.maximum(length, EPS), 1.0)
     x[index] = r + d * scale[:, None]
 
@@ -149,7 +160,7 @@ def push_backstop(x: np.ndarray, reference: np.ndarray, normal: np.ndarray, inde
     points away from the body); the vertex is moved along the normal only (Jolt back stop).
     """
     n = normal[index]
-    s = np.einsum("ij,ij->i", x[index] - reference[index], n)
+    s = dot3(x[index] - reference[index], n)
     push = np.maximum(-distance - s, 0.0)
     x[index] += n * push[:, None]
 
@@ -164,7 +175,7 @@ def push_layers(x: np.ndarray, vertex: np.ndarray, quad: np.ndarray, uv: np.ndar
     corners = x[quad]  # (L, 4, 3)
     n = quad_normal(corners) * side[:, None]
     p = bilinear(corners, uv)
-    s = np.einsum("ij,ij->i", x[vertex] - p, n)
+    s = dot3(x[vertex] - p, n)
     push = np.maximum(thickness - s, 0.0)
     x[vertex] += n * push[:, None]
 

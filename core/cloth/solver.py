@@ -56,7 +56,10 @@ DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
 # DFTL velocity correction of the hard vertical sweep (Mueller et al. 2012; the strand solver's
 # default, Unity Hair uses 0.8).
 DFTL_DAMPING = DEFAULT_FTL_DAMPING
-WIND_SAMPLE_RATE = 60.0  # Hz: turbulent wind is re-sampled at this fixed simulated rate
+# Hz: turbulent wind is re-sampled at this fixed simulated rate (frame-rate independent). Its
+# eddies are 0.5 m (core.forces), so even a 10 m/s gale carries one past a vertex in 0.05 s:
+# 30 Hz gives 1.5 samples per eddy there and many more at cape-in-the-wind speeds.
+WIND_SAMPLE_RATE = 30.0
 
 
 @dataclass(frozen=True)
@@ -248,11 +251,13 @@ class _Bake:
             space_end = drive.space[f] + alpha * (drive.space[g] - drive.space[f])
             motion = space_end @ affine_inverse(space_start)  # (C, 4, 4)
             if not np.array_equal(motion, np.broadcast_to(np.eye(4), motion.shape)):
-                R = motion[:, :3, :3][self.cloth]
-                t = motion[:, :3, 3][self.cloth]
-                for buf in (x, x_prev):
-                    moved = np.einsum("nij,nj->ni", R, buf) + t
-                    buf += fr.carry * (moved - buf)
+                offsets = self.model.vertex_offset
+                for c in range(self.model.n_cloths):  # each cloth is one contiguous block
+                    lo, hi = offsets[c], offsets[c + 1]
+                    A = motion[c, :3, :3].T - np.eye(3)
+                    t = motion[c, :3, 3]
+                    for buf in (x[lo:hi], x_prev[lo:hi]):
+                        buf += fr.carry[lo:hi] * (buf @ A + t)
         # 2. Verlet prediction with per-second damping (contact adds its own).
         velocity = x - x_prev
         velocity *= fr.decay
