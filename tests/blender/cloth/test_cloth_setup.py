@@ -282,3 +282,25 @@ def test_bake_and_clear_active_armature_reach_its_cages(scene, bake_api):
     assert report.setups == []  # not a strand setup
     assert bake_api.clear_bake(scene, objects=[rig]) == ["Cage"]
     assert rig.animation_data.nla_tracks.get("Waft Cloth") is None
+
+
+def test_pose_basis_equals_core_basis_from_world(waft):
+    """The cloth writer's closed-form ``pose_basis`` is ``core.bone_pose.basis_from_world``."""
+    pose = _core(waft, "addon.cloth.pose")
+    bone_pose = _core(waft, "core.bone_pose")
+    rng = np.random.default_rng(7)
+
+    def affine(*shape):
+        m = np.zeros(shape + (4, 4))
+        m[..., :3, :3] = rng.normal(size=shape + (3, 3)) + 3 * np.eye(3)
+        m[..., :3, 3] = rng.normal(size=shape + (3,))
+        m[..., 3, 3] = 1.0
+        return m
+
+    world, parent_world = affine(5, 7), affine(5, 7)
+    rest, parent_rest = affine(7), affine(7)
+    expected = bone_pose.basis_from_world(world=world, rest=rest[None], parent_world=parent_world,
+                                          parent_rest=parent_rest[None])
+    got = pose.pose_basis(world=world, rest=rest, parent_world=parent_world,
+                          parent_rest=parent_rest)
+    np.testing.assert_allclose(got, expected, atol=1e-9)
