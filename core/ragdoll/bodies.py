@@ -242,7 +242,7 @@ def angular(s: Bodies, p: Pairs, dtheta: np.ndarray, *, alpha_tilde: np.ndarray 
         rhs = dtheta - alpha_tilde[:, None] * lam_total
         P, Ia, Ib = _relative_solve(s, p, rhs, alpha_tilde)
     if active is not None:
-        P *= active[:, None]
+        P = np.where(active[:, None], P, 0.0)
     if lam_total is not None:
         lam_total += P
     dth = np.zeros_like(s.x)

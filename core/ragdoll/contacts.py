@@ -27,7 +27,7 @@ from ..colliders import (
     shape_normal,
     sphere_normal,
 )
-from .bodies import Bodies, Pairs, positional, rotate, rotate_inv
+from .bodies import Bodies, Pairs, cross, positional, rotate, rotate_inv
 
 SAMPLES = 9  # points along the segment for boxes and scaled ellipsoids
 
@@ -108,9 +108,28 @@ class Contacts:
         rows = np.arange(len(a))
         return pts[rows, j], nrm[rows, j], sd[rows, j]
 
-    def solve(self, s: Bodies, M: np.ndarray, friction: np.ndarray, movable: np.ndarray) -> None:
-        """Push every movable body out of every collider it may touch, with friction."""
+    def project(self, s: Bodies, M: np.ndarray, movable: np.ndarray) -> None:
+        """Translate movable bodies out of every collider (after the final pass: whatever the
+        iterations and the target constraints left, no body ends a substep inside)."""
         n = len(self.half)
+        for k in range(self.colliders.count):
+            allowed = self.mask[:, k] & movable
+            if not allowed.any():
+                continue
+            x = s.x[:n]
+            axis = s.R[:n, :, 1] * self.half[:, None]
+            _, nrm, sd = self.deepest(k, x - axis, x + axis, M[k])
+            pen = np.where(allowed, self.radius - sd, 0.0)
+            if np.any(pen > 0.0):
+                x += nrm * np.maximum(pen, 0.0)[:, None]
+
+    def solve(self, s: Bodies, M: np.ndarray, friction: np.ndarray, movable: np.ndarray,
+              record: bool = False) -> None:
+        """Push every movable body out of every collider it may touch, with friction.
+        `record`: remember the contacts (last iteration) for `remove_separation`."""
+        n = len(self.half)
+        if record:
+            self.recorded = []
         for k in range(self.colliders.count):
             allowed = self.mask[:, k] & movable
             if not allowed.any():
@@ -126,6 +145,8 @@ class Contacts:
             r = p - x
             zero = np.zeros_like(r)
             positional(s, self.pairs, r, zero, -nrm * pen[:, None], active=active)
+            if record:
+                self.recorded.append((active, nrm, local))
             mu = friction * active
             if not np.any(mu > 0):
                 continue
@@ -137,3 +158,23 @@ class Contacts:
             fraction = np.minimum(mu * pen / np.maximum(t_len, 1e-300), 1.0)
             positional(s, self.pairs, r, zero, tangential * fraction[:, None],
                        active=active & (t_len > 1e-12))
+
+    def remove_separation(self, s: Bodies) -> None:
+        """Velocity pass (Müller 2020 §3.6, restitution 0): a contact point must not leave its
+        collider faster than it approached, so the separating normal velocity the position
+        solve created while pushing the body out (the de-penetration "pop") is removed with an
+        impulse at the contact point."""
+        n = len(self.half)
+        for active, nrm, local in getattr(self, "recorded", ()):
+            r = rotate(s.R[:n], local)
+            vp = s.v[:n] + cross(s.w[:n], r)
+            vn = np.einsum("nk,nk->n", vp, nrm)
+            sep = active & (vn > 0.0)
+            if not sep.any():
+                continue
+            rn = cross(r, nrm)
+            Irn = s.inv_inertia_times(np.arange(n), rn)
+            w = s.inv_mass[:n] + np.einsum("nk,nk->n", rn, Irn)
+            lam = np.where(sep & (w > 1e-12), -vn / np.maximum(w, 1e-12), 0.0)
+            s.v[:n] += (lam * s.inv_mass[:n])[:, None] * nrm
+            s.w[:n] += lam[:, None] * Irn

@@ -37,8 +37,9 @@ def motor_alpha_tilde(strength: np.ndarray, joint_inertia: np.ndarray, h: float)
     """XPBD α̃ = 1 / (ω² I h²): 0 at strength 1 (hard), huge at 0 (callers mask those out)."""
     omega = motor_omega(strength)
     with np.errstate(divide="ignore", over="ignore"):
-        return np.where(np.isinf(omega), 0.0,
-                        1.0 / np.maximum(omega * omega * joint_inertia * h * h, 1e-300))
+        stiffness = omega * omega * joint_inertia * h * h
+        # A motor of strength 0 is switched off by the solver; cap α̃ so it stays finite.
+        return np.where(np.isinf(omega), 0.0, 1.0 / np.maximum(stiffness, 1e-12))
 
 
 def solve_motor(s: Bodies, col: JointColour, local_target: np.ndarray, alpha_tilde: np.ndarray,

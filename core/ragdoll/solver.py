@@ -295,19 +295,22 @@ class _Level:
             anchors.append(anchor[col.index])
             locals_.append(local_t[col.index])
         lams = [np.zeros((len(col.index), 3)) for col in self.colours]
-        for _ in range(self.iterations):
+        for it in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
                 solve_ball(s, col, anchors[j], cc["ball"])
                 solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
                 solve_limits(s, col)
-            self.contacts.solve(s, self.run.colliders_at(sub), c.friction, ~kin)
+            self.contacts.solve(s, self.run.colliders_at(sub), c.friction, ~kin,
+                                record=it == self.iterations - 1)
         self.final_pass(c, anchor, local_t, origin_t)
+        self.contacts.project(s, self.run.colliders_at(sub), ~kin)
         # velocities from the position change
         s.v[:] = (s.x - s.x_prev) / h
         dq = qmul(s.q, quat_conj(s.q_prev))
         s.w[:] = quat_log(dq) / h
-        # velocity pass: joint damping and the motors' dampers
+        # velocity pass: no de-penetration pop, joint damping and the motors' dampers
+        self.contacts.remove_separation(s)
         for j, col in enumerate(self.colours):
             cc = c.colours[j]
             if sub.frozen:

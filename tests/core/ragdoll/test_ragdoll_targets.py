@@ -1,0 +1,157 @@
+"""Seed 004's target constraints: velocity drive, root lock with the free-fall switch, distance
+limit (shrinking with target speed), and the local-space blend."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from waft.core.colliders import ColliderKind, ColliderSet
+from waft.core.ragdoll import (
+    BodyMode,
+    RagdollDrive,
+    RagdollParams,
+    RagdollSettings,
+    bake_ragdoll,
+    build_ragdoll_model,
+)
+from waft.core.ragdoll.drives import effective_limit
+
+from .conftest import angle_between, chain_rest, local_rotations, static_drive, walking_humanoid
+
+
+def _single_body(**params):
+    rest = chain_rest([(0, 0, 1.0)], [(0, 0, 1.3)])
+    model = build_ragdoll_model(ragdolls=[rest])
+    drive = static_drive(model, rest.rest_matrix, 16, root_lock=False, motor_strength=0.0,
+                         **params)
+    return rest, bake_ragdoll(model, drive, RagdollSettings())
+
+
+def test_velocity_drive_fraction_holds_a_body_against_gravity():
+    sag = {}
+    for T in (0.0, 0.5, 1.0):
+        rest, result = _single_body(velocity_drive=T)
+        sag[T] = rest.rest_matrix[0, 2, 3] - result.physics_matrix[-1, 0, 2, 3]
+    assert sag[0.0] == pytest.approx(0.5 * 9.81 * (15 / 30) ** 2, rel=0.02)  # free fall
+    # Full drive: the gap closed every 1/30 s leaves the steady sag g h H (1.4 mm).
+    assert 0.0 < sag[1.0] < 0.003
+    assert sag[1.0] < sag[0.5] < 0.1 * sag[0.0]
+
+
+def test_velocity_drive_only_acts_on_driven_bodies():
+    rest, result = _single_body(velocity_drive=1.0, mode=BodyMode.FREE)
+    assert rest.rest_matrix[0, 2, 3] - result.physics_matrix[-1, 0, 2, 3] > 1.0
+
+
+def _wall(y: float) -> tuple[ColliderSet, np.ndarray]:
+    """An infinite wall through y whose outside faces +Y (local +Z of a plane)."""
+    cs = ColliderSet.create(names=("Wall",), kind=[ColliderKind.PLANE], size=[1.0])
+    M = np.eye(4)
+    M[:3, 0], M[:3, 1], M[:3, 2], M[:3, 3] = (1, 0, 0), (0, 0, -1), (0, 1, 0), (0, y, 0)
+    return cs, M
+
+
+def _runner(wall: bool, threshold: float = 0.3):
+    """A hips body (root locked) with two legs, its animation running at 2 m/s along -Y."""
+    frames, fps = 30, 30.0
+    rest = chain_rest([(0, 0, 1.0), (0, 0, 0.9), (0, 0, 0.5)],
+                      [(0, 0, 1.2), (0, 0, 0.5), (0, 0, 0.1)], radius=0.08, mass=(10, 5, 3),
+                      parent=[-1, 0, 1])
+    colliders, M = _wall(-0.5) if wall else (None, None)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
+    target = np.repeat(rest.rest_matrix[None], frames, axis=0)
+    target[:, :, 1, 3] -= 2.0 * np.arange(frames)[:, None] / fps
+    K = model.colliders.count
+    drive = RagdollDrive(
+        fps=fps, target=target,
+        collider_matrix=np.broadcast_to(M, (frames, K, 4, 4)) if K else np.zeros((frames, 0,
+                                                                                 4, 4)),
+        params=RagdollParams.defaults(3, 1, root_lock=True, fall_threshold=threshold,
+                                      motor_strength=0.8, blend=0.3))
+    return target, bake_ragdoll(model, drive, RagdollSettings())
+
+
+def test_root_lock_follows_the_target_and_never_falls_in_the_open():
+    target, result = _runner(wall=False)
+    assert list(result.fell_at) == [-1]
+    gap = np.linalg.norm(result.physics_matrix[:, 0, :3, 3] - target[:, 0, :3, 3], axis=-1)
+    assert gap.max() < 0.01
+    turn = angle_between(result.physics_matrix[:, 0, :3, :3], target[:, 0, :3, :3])
+    assert np.degrees(turn).max() < 1.0
+
+
+def test_free_fall_switch_fires_when_the_root_is_blocked_by_a_wall():
+    target, result = _runner(wall=True)
+    fell = int(result.fell_at[0])
+    # The hips reach the wall (0.08 m radius at y = -0.5) after ~0.21 s and lag 0.3 m behind
+    # the target another 0.15 s later.
+    assert 8 <= fell <= 14
+    hips = result.physics_matrix[:, 0, :3, 3]
+    assert np.all(hips[:, 1] > -0.5 + 0.08 - 1e-3)  # never through the wall
+    # After the switch the ragdoll drops (no lock, no motors) and is shown unblended.
+    assert hips[-1, 2] < hips[fell, 2] - 0.3
+    assert np.allclose(result.body_matrix[fell + 1:], result.physics_matrix[fell + 1:],
+                       atol=1e-9)
+
+
+def test_distance_limit_is_never_exceeded():
+    limits = np.array([[np.inf] * 5 + [0.05, 0.05, 0.05] + [np.inf] * 3])
+    common = dict(bodies=11, frames=30, motor_strength=0.4, joint_damping=0.5)
+    rest, model, drive = walking_humanoid(**common)
+    free = bake_ragdoll(model, drive, RagdollSettings())
+    rest, model, drive = walking_humanoid(**common, distance_limit=limits)
+    held = bake_ragdoll(model, drive, RagdollSettings())
+
+    def gap(result):
+        return np.linalg.norm(result.physics_matrix[:, 5:8, :3, 3]
+                              - drive.target[:, 5:8, :3, 3], axis=-1)
+
+    assert gap(free).max() > 0.1  # the left arm would stray without the limit
+    assert gap(held).max() <= 0.05 + 1e-9
+    # ...while the right arm, unlimited, strays as before.
+    right = np.linalg.norm(held.physics_matrix[:, 9, :3, 3] - drive.target[:, 9, :3, 3], -1)
+    assert right.max() > 0.1
+
+
+def test_distance_limit_shrinks_with_target_speed_and_locks():
+    d = effective_limit(np.array([0.2, 0.2, 0.2, 0.2, np.inf]),
+                        np.array([1.0, 1.0, 1.0, np.inf, 1.0]),
+                        np.array([0.0, 0.5, 2.0, 5.0, 2.0]))
+    assert list(d) == [0.2, 0.1, 0.0, 0.2, 0.0]
+    # A free body whose target runs at 2 m/s with limit 0.3 m that vanishes at 1 m/s: locked.
+    rest = chain_rest([(0, 0, 1.0)], [(0, 0, 1.3)])
+    model = build_ragdoll_model(ragdolls=[rest])
+    frames = 20
+    for speed, bound in ((2.0, 1e-9), (0.5, 0.15 + 1e-9)):
+        target = np.repeat(rest.rest_matrix[None], frames, axis=0)
+        target[:, 0, 0, 3] += speed * np.arange(frames) / 30.0
+        drive = RagdollDrive(fps=30.0, target=target, collider_matrix=np.zeros((frames, 0, 4, 4)),
+                             params=RagdollParams.defaults(1, 1, root_lock=False,
+                                                           motor_strength=0.0,
+                                                           distance_limit=0.3,
+                                                           distance_limit_speed=1.0))
+        result = bake_ragdoll(model, drive, RagdollSettings())
+        gap = np.linalg.norm(result.physics_matrix[:, 0, :3, 3] - target[:, 0, :3, 3], axis=-1)
+        assert gap.max() <= bound
+        assert gap[-1] > 0.1 or speed > 1.0  # slow: the body does sag within its limit
+
+
+def test_local_space_blend():
+    common = dict(bodies=8, frames=20, motor_strength=0.3)
+    results = {}
+    for b in (0.0, 0.5, 1.0):
+        rest, model, drive = walking_humanoid(**common, blend=b)
+        results[b] = bake_ragdoll(model, drive, RagdollSettings())
+    physics = results[0.0].physics_matrix
+    # The physics does not depend on the blend; the output does.
+    assert np.array_equal(results[1.0].physics_matrix, physics)
+    assert np.allclose(results[0.0].body_matrix, physics, atol=1e-9)
+    assert np.allclose(results[1.0].body_matrix, drive.target, atol=1e-9)
+    sim = local_rotations(physics, model.parent)
+    anim = local_rotations(drive.target, model.parent)
+    half = local_rotations(results[0.5].body_matrix, model.parent)
+    full = angle_between(sim, anim)
+    assert full.max() > 0.05
+    assert np.allclose(angle_between(half, anim), 0.5 * full, atol=0.01 * full.max() + 1e-6)
+    assert np.allclose(angle_between(half, sim), 0.5 * full, atol=0.01 * full.max() + 1e-6)
