@@ -13,7 +13,7 @@ import math
 import numpy as np
 import ragdoll_rigs as rigs
 import waft_rigs
-from mathutils import Matrix, Quaternion
+from mathutils import Matrix, Quaternion, Vector
 
 FRAMES = list(range(1, 25))
 BODY_PARENT = {name: parent for name, _, _, parent in rigs.HUMANOID}
@@ -108,8 +108,12 @@ def test_joint_limits_are_never_exceeded(scene, bake_api):
 
 
 def _key_wave_at_fps(ob, fps: int, seconds: float) -> list[int]:
+    """The same motion at any frame rate: LINEAR keys every 0.1 s (frames at both 30 and 60
+    fps), so both rates sample one piecewise-linear animation. Returns the frames."""
     frames = list(range(1, int(round(seconds * fps)) + 2))
-    for frame in frames:
+    step = fps // 10
+    to_local = ob.data.bones["hips"].matrix_local.to_3x3().inverted()
+    for frame in frames[::step]:
         t = (frame - 1) / fps
         s = math.sin(2.0 * math.pi * t / 0.8)
         for bone, euler in (("upper_arm.L", (0.0, 0.0, 0.6 * s)), ("thigh.R", (0.5 * s, 0, 0)),
@@ -117,7 +121,7 @@ def _key_wave_at_fps(ob, fps: int, seconds: float) -> list[int]:
             pb = ob.pose.bones[bone]
             rigs.set_rotation(pb, euler)
             pb.keyframe_insert("rotation_quaternion", frame=frame)
-        ob.pose.bones["hips"].location = (0.0, -1.2 * t, 0.0)
+        ob.pose.bones["hips"].location = to_local @ Vector((0.0, -1.2 * t, 0.0))
         ob.pose.bones["hips"].keyframe_insert("location", frame=frame)
     waft_rigs.set_interpolation(ob, "LINEAR")
     return frames
@@ -127,8 +131,9 @@ def _bake_at(scene, bake_api, fps: int) -> np.ndarray:
     """World matrices on the 30 fps frame times of a 1 s motion keyed and baked at ``fps``."""
     waft_rigs.reset_scene(scene)
     ob = _setup(scene)
-    for pb in ob.pose.bones:
+    for pb in ob.pose.bones:  # soft, critically damped motors: lag that depends on dt if any
         pb.waft_ragdoll.motor_strength = 0.5
+        pb.waft_ragdoll.motor_damping = 1.0
     scene.render.fps = fps
     frames = _key_wave_at_fps(ob, fps, 1.0)
     scene.frame_start, scene.frame_end = frames[0], frames[-1]
@@ -139,8 +144,10 @@ def _bake_at(scene, bake_api, fps: int) -> np.ndarray:
 def test_30_and_60_fps_agree(scene, bake_api):
     at_30, at_60 = _bake_at(scene, bake_api, 30), _bake_at(scene, bake_api, 60)
     position = np.abs(at_30[..., :3, 3] - at_60[..., :3, 3]).max()
-    angle = np.degrees(rigs.angle_between(at_30[..., :3, :3], at_60[..., :3, :3])).max()
-    assert position < 0.01 and angle < 1.0, (position, angle)
+    angles = np.degrees(rigs.angle_between(at_30[..., :3, :3], at_60[..., :3, :3]))
+    angle = angles.max()
+    worst = dict(zip(rigs.NAMES, angles.max(axis=0).round(2), strict=True))
+    assert position < 0.01 and angle < 1.0, f"{position} {worst}"
 
 
 def _walk_into(scene, ob, *, wall: bool, bake_api):
