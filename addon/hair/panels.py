@@ -2,7 +2,7 @@
 
 import bpy
 
-from ..panels import PropertiesPanel, draw_props
+from ..panels import SETUP_CONSTRAINTS, SETUP_MAIN, SETUP_WIND, PropertiesPanel, draw_props
 
 STRANDS = ("scalp", "count", "points", "method", "clump", "randomness", "seed", "root_radius",
            "tip_radius", "output", "alembic_path")
@@ -46,6 +46,26 @@ class WAFT_PT_hair(PropertiesPanel, bpy.types.Panel):
         _draw(self.layout, context.object)
 
 
+class WAFT_PT_hair_guides(PropertiesPanel, bpy.types.Panel):
+    """Physics of hair Curves guides: the object's ordinary Waft settings (``Object.waft``)."""
+
+    bl_label = "Guide Physics"
+    bl_context = "object"
+    bl_parent_id = "WAFT_PT_hair"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    @classmethod
+    def poll(cls, context):
+        ob = context.object
+        return ob is not None and ob.type == 'CURVES'
+
+    def draw(self, context):
+        ob = context.object
+        self.layout.active = ob.waft_hair.enabled
+        draw_props(self.layout, ob.waft, SETUP_MAIN + SETUP_CONSTRAINTS + SETUP_WIND)
+        self.layout.prop(ob.waft, "collider_collection")
+
+
 class WAFT_PT_hair_sidebar(bpy.types.Panel):
     bl_label = "Hair Strands"
     bl_space_type = 'VIEW_3D'
@@ -61,4 +81,5 @@ class WAFT_PT_hair_sidebar(bpy.types.Panel):
         _draw(self.layout, context.object)
 
 
-register, unregister = bpy.utils.register_classes_factory((WAFT_PT_hair, WAFT_PT_hair_sidebar))
+register, unregister = bpy.utils.register_classes_factory(
+    (WAFT_PT_hair, WAFT_PT_hair_guides, WAFT_PT_hair_sidebar))

@@ -12,7 +12,7 @@ import hair_rigs  # noqa: E402
 
 
 def test_panels_and_operators_are_registered(waft):
-    for name in ("WAFT_PT_hair", "WAFT_PT_hair_sidebar"):
+    for name in ("WAFT_PT_hair", "WAFT_PT_hair_guides", "WAFT_PT_hair_sidebar"):
         assert hasattr(bpy.types, name)
     assert hasattr(bpy.ops.waft, "hair_add_render_strands")
     assert hasattr(bpy.ops.waft, "hair_export_alembic")
@@ -49,3 +49,57 @@ def test_export_alembic_operator_exports_the_output(scene, bake_api, tmp_path):
     path = tmp_path / "out.abc"
     assert bpy.ops.waft.hair_export_alembic(filepath=str(path)) == {'FINISHED'}
     assert path.is_file() and path.stat().st_size > 0
+
+
+class _Layout:
+    """Records what a panel draws; every ``prop`` must name a real property of its data."""
+
+    def __init__(self, log):
+        self.log = log
+        self.active = True
+        self.use_property_split = False
+        self.use_property_decorate = False
+
+    def column(self, **_kw):
+        return _Layout(self.log)
+
+    row = column
+
+    def prop(self, data, name, **_kw):
+        assert name in data.bl_rna.properties, name
+        self.log.append(name)
+
+    def prop_search(self, data, name, search_data, search_name, **_kw):
+        assert name in data.bl_rna.properties and hasattr(search_data, search_name)
+        self.log.append(name)
+
+    def operator(self, idname, **_kw):
+        category, name = idname.split(".")
+        assert hasattr(getattr(bpy.ops, category), name), idname
+        self.log.append(idname)
+
+
+class _Panel:
+    def __init__(self, log):
+        self.layout = _Layout(log)
+
+
+def _draw_all(ob):
+    log = []
+    context = type("Context", (), {"object": ob})()
+    for name in ("WAFT_PT_hair", "WAFT_PT_hair_guides", "WAFT_PT_hair_sidebar"):
+        cls = getattr(bpy.types, name)
+        if cls.poll(context):
+            cls.draw(_Panel(log), context)
+            if hasattr(cls, "draw_header"):
+                cls.draw_header(_Panel(log), context)
+    return log
+
+
+def test_panels_draw_real_properties_for_armatures_and_grooms(scene):
+    rig, _scalp = hair_rigs.head_rig(scene, guides=4, bones=2)
+    log = _draw_all(rig)
+    assert {"scalp", "density_group", "count", "clump", "points", "render_strands"} <= set(log)
+    groom, _scalp2, _head = hair_rigs.curves_head(scene, guides=4, points=4)
+    log = _draw_all(groom)
+    assert {"enabled", "shape_stiffness", "collider_collection", "scalp"} <= set(log)
