@@ -25,6 +25,7 @@ SYSTEMS: tuple[str, ...] = (
     "hair.system",
     "ragdoll.system",
     "cloth.system",
+    "cloth.rod_system",
 )
 
 STRAND_OUTPUTS: tuple[str, ...] = (

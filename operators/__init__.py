@@ -6,6 +6,7 @@ from . import add_collider, apply_preset, assign_bones, bake, clear_bake, hair_s
 from .cloth_add import WAFT_OT_cloth_add
 from .cloth_bake_cage import WAFT_OT_cloth_bake_cage
 from .cloth_fabric import WAFT_OT_cloth_apply_fabric
+from .cloth_rod import WAFT_OT_rod_assign
 from .ragdoll_apply_preset import WAFT_OT_ragdoll_apply_preset
 from .ragdoll_create import WAFT_OT_ragdoll_create
 from .ragdoll_set_mode import WAFT_OT_ragdoll_set_mode
@@ -18,7 +19,7 @@ CLASSES = (
     assign_bones.WAFT_OT_assign_bones,
     apply_preset.WAFT_OT_apply_preset,
     WAFT_OT_ragdoll_create, WAFT_OT_ragdoll_set_mode, WAFT_OT_ragdoll_apply_preset,
-    WAFT_OT_cloth_add, WAFT_OT_cloth_apply_fabric, WAFT_OT_cloth_bake_cage,
+    WAFT_OT_cloth_add, WAFT_OT_cloth_apply_fabric, WAFT_OT_cloth_bake_cage, WAFT_OT_rod_assign,
 )
 
 

@@ -127,8 +127,42 @@ class WAFT_PT_cloth_sidebar(bpy.types.Panel):
             layout.operator("waft.cloth_bake_cage", icon='MESH_GRID')
 
 
+ROD_MAIN = ("damping", "gravity", "radius", "world_motion_fraction", "drag", "wind_velocity")
+ROD_STIFFNESS = ("stretch_shear_compliance", "bend_twist_compliance", "bend_stiffness_axes")
+
+
+class WAFT_PT_rod(PropertiesPanel, bpy.types.Panel):
+    bl_label = "Waft Rods"
+    bl_context = "object"
+
+    @classmethod
+    def poll(cls, context):
+        ob = context.object
+        return ob is not None and ob.type == 'ARMATURE'
+
+    def draw_header(self, context):
+        self.layout.prop(context.object.waft_rod, "enabled", text="")
+
+    def draw(self, context):
+        ob = context.object
+        settings = ob.waft_rod
+        layout = self.layout
+        layout.active = settings.enabled
+        row = layout.row(align=True)
+        row.operator("waft.rod_assign", text="Assign Rods").action = "ADD"
+        row.operator("waft.rod_assign", text="Remove").action = "REMOVE"
+        col = layout.column(align=True)
+        for item in settings.chains:
+            col.prop_search(item, "root", ob.data, "bones", text="")
+        col = layout.column()
+        col.use_property_split = True
+        col.prop_search(settings, "space_bone", ob.data, "bones")
+        col.prop(settings, "collider_collection")
+        draw_props(layout, settings, ROD_MAIN + ROD_STIFFNESS)
+
+
 CLASSES = (WAFT_UL_cloth_bones, WAFT_PT_cloth, WAFT_PT_cloth_stiffness, WAFT_PT_cloth_limits,
            WAFT_PT_cloth_wind, WAFT_PT_cloth_edges, WAFT_PT_cloth_cuts, WAFT_PT_cloth_bones,
-           WAFT_PT_cloth_sidebar)
+           WAFT_PT_cloth_sidebar, WAFT_PT_rod)
 
 register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -7,6 +7,7 @@ and accelerations are m/s and m/s² (SI whatever the scene unit).
 """
 
 import bpy
+import numpy as np
 from bpy.props import (
     BoolProperty,
     CollectionProperty,
@@ -19,6 +20,7 @@ from bpy.props import (
 )
 
 from ...core.cloth.params import DEFAULTS
+from ...core.cloth.rod import RodParams
 from .presets import FABRIC_ITEMS
 
 PIN_MODES = (
@@ -195,16 +197,83 @@ class WaftClothSettings(bpy.types.PropertyGroup):
     cage_output: PointerProperty(type=bpy.types.Object, options={'HIDDEN'})
 
 
-CLASSES = (WaftClothBone, WaftClothLayer, WaftClothSettings)
+_ROD = RodParams.defaults(1)  # core's rod defaults, (1, 1) / (1, 1, 3)
+
+
+def _rod(name: str):
+    value = np.asarray(getattr(_ROD, name))[0, 0]
+    return tuple(float(v) for v in value) if value.ndim else float(value)
+
+
+class WaftRodChain(bpy.types.PropertyGroup):
+    """A chain of bones simulated as an oriented-particle rod (tie, ribbon, hood pendulum)."""
+
+    root: StringProperty(
+        name="Root Bone",
+        description="First bone of the chain; the chain continues through each bone's only "
+                    "child (a one-bone chain is seed 001's hood pendulum)")
+
+
+class WaftRodSettings(bpy.types.PropertyGroup):
+    """Rods on an armature (``Object.waft_rod``): Cosserat rods (seed 003) whose bones get a full
+    orientation, twist included; every ``core.cloth.rod.RodParams`` field, keyframeable."""
+
+    enabled: BoolProperty(
+        name="Waft Rods", default=False,
+        description="Simulate this armature's rod chains (ties, ribbons, hoods) when baking")
+    chains: CollectionProperty(type=WaftRodChain)
+    chains_index: IntProperty(options={'HIDDEN'})
+    space_bone: StringProperty(
+        name="Space Bone",
+        description="Bone whose frame is the character space (World Motion); empty = the "
+                    "armature object")
+    collider_collection: PointerProperty(
+        name="Colliders", type=bpy.types.Collection,
+        description="Only Waft colliders in this collection touch the rods; empty = all")
+    stretch_shear_compliance: FloatProperty(
+        name="Stretch-Shear Compliance", default=_rod("stretch_shear_compliance"), min=0.0,
+        soft_max=0.01, precision=7,
+        description="XPBD compliance (m/N) keeping each bone along its segment; 0 = rigid")
+    bend_twist_compliance: FloatProperty(
+        name="Bend-Twist Compliance", default=_rod("bend_twist_compliance"), min=0.0,
+        soft_max=1.0, precision=5,
+        description="XPBD compliance of bending and twisting between neighbouring bones (the "
+                    "first bone bends against its animated orientation)")
+    bend_stiffness_axes: FloatVectorProperty(
+        name="Axis Stiffness", default=_rod("bend_stiffness_axes"), size=3, min=0.0,
+        description="Multipliers of the bend-twist stiffness about each bone axis (x, y = "
+                    "twist, z): a ribbon is stiff across (x) and soft along its face (z)")
+    damping: FloatProperty(
+        name="Damping", default=_rod("damping"), min=0.0, soft_max=20.0,
+        description="Velocity decays as exp(-damping·t), per second (1/s)")
+    gravity: FloatVectorProperty(
+        name="Gravity", default=_rod("gravity"), size=3, description="Gravity in m/s²")
+    world_motion_fraction: FloatProperty(
+        name="World Motion", default=_rod("world_motion_fraction"), min=0.0, max=1.0,
+        subtype='FACTOR',
+        description="How much of the character's travel through the world the rods feel")
+    wind_velocity: FloatVectorProperty(
+        name="Wind", default=_rod("wind_velocity"), size=3, description="Wind velocity in m/s")
+    drag: FloatProperty(
+        name="Drag", default=_rod("drag"), min=0.0, soft_max=10.0,
+        description="Air drag toward the wind velocity, per second (1/s)")
+    radius: FloatProperty(
+        name="Radius", default=_rod("radius"), min=0.0, soft_max=0.2, unit='LENGTH',
+        description="Collision radius of each rod particle")
+
+
+CLASSES = (WaftClothBone, WaftClothLayer, WaftClothSettings, WaftRodChain, WaftRodSettings)
 
 
 def register() -> None:
     for cls in CLASSES:
         bpy.utils.register_class(cls)
     bpy.types.Object.waft_cloth = PointerProperty(type=WaftClothSettings)
+    bpy.types.Object.waft_rod = PointerProperty(type=WaftRodSettings)
 
 
 def unregister() -> None:
+    del bpy.types.Object.waft_rod
     del bpy.types.Object.waft_cloth
     for cls in reversed(CLASSES):
         bpy.utils.unregister_class(cls)

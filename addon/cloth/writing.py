@@ -8,19 +8,33 @@ by ``clear_armature`` once no Waft result is left on the armature.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import bpy
 import numpy as np
 
 from .. import compat, rest_channels
 from .. import writing as strand_writing
 
-TRACK = "Waft Cloth"
-# Under TRACK: one held key per location/rotation channel of a cloth bone that no user action
-# animates (as the strands' ``Waft: rest``, addon/rest_channels.py): Blender leaves unanimated
-# channels at their last evaluated value, so without it muting TRACK, or frames outside the
-# bake, would show stale baked values instead of the user's static pose.
-REST_TRACK = "Waft Cloth: rest"
-ACTION_PREFIX = "Waft Cloth|"
+
+@dataclass(frozen=True)
+class ResultTracks:
+    """Where a system's bone keys go on an armature.
+
+    ``rest``: under ``track``, one held key per location/rotation channel of a driven bone that
+    no user action animates (as the strands' ``Waft: rest``, addon/rest_channels.py): Blender
+    leaves unanimated channels at their last evaluated value, so without it muting ``track``, or
+    frames outside the bake, would show stale baked values instead of the user's static pose.
+    """
+
+    track: str
+    rest: str
+    prefix: str  # action names: prefix + armature name (+ "|rest")
+
+
+CLOTH = ResultTracks("Waft Cloth", "Waft Cloth: rest", "Waft Cloth|")
+ROD = ResultTracks("Waft Rod", "Waft Rod: rest", "Waft Rod|")
+TRACK, REST_TRACK, ACTION_PREFIX = CLOTH.track, CLOTH.rest, CLOTH.prefix
 CAGE_SUFFIX = " Waft"
 
 
@@ -53,10 +67,10 @@ def remove_track(ob, name: str = TRACK) -> bool:
     return True
 
 
-def _rest_values(ob) -> dict[tuple[str, int], float]:
+def _rest_values(ob, tracks: ResultTracks) -> dict[tuple[str, int], float]:
     """The static values the previous bake's rest track holds (the pose itself may be stale)."""
     anim_data = ob.animation_data
-    track = anim_data.nla_tracks.get(REST_TRACK) if anim_data is not None else None
+    track = anim_data.nla_tracks.get(tracks.rest) if anim_data is not None else None
     values = {}
     for strip in (track.strips if track is not None else ()):
         for fcurve in compat.action_fcurves(strip.action) if strip.action else ():
@@ -82,11 +96,12 @@ def user_animated_paths(ob) -> set[str]:
     return paths
 
 
-def static_channels(ob, bone_names) -> list[tuple[str, int, float, str]]:
-    """(data_path, index, value, bone) of the cloth bones' location/rotation channels that no
+def static_channels(ob, bone_names, tracks: ResultTracks = CLOTH
+                    ) -> list[tuple[str, int, float, str]]:
+    """(data_path, index, value, bone) of the driven bones' location/rotation channels that no
     user action or driver animates; read before sampling."""
     user_paths = user_animated_paths(ob)
-    previous = _rest_values(ob)
+    previous = _rest_values(ob, tracks)
     channels = []
     for name in bone_names:
         pose_bone = ob.pose.bones[name]
@@ -101,10 +116,10 @@ def static_channels(ob, bone_names) -> list[tuple[str, int, float, str]]:
     return channels
 
 
-def _write_rest(ob, channels, frame: float) -> None:
+def _write_rest(ob, channels, frame: float, tracks: ResultTracks) -> None:
     if not channels:
         return
-    action = bpy.data.actions.new(ACTION_PREFIX + ob.name + rest_channels.REST_SUFFIX)
+    action = bpy.data.actions.new(tracks.prefix + ob.name + rest_channels.REST_SUFFIX)
     slot, container = compat.new_fcurve_container(action, ob)
     co = np.array([frame, 0.0], dtype=np.float32)
     for path, index, value, group in channels:
@@ -114,15 +129,15 @@ def _write_rest(ob, channels, frame: float) -> None:
         fcurve.keyframe_points.foreach_set("co", co)
         fcurve.update()
     track = ob.animation_data.nla_tracks.new()
-    track.name = REST_TRACK
-    strip = track.strips.new(REST_TRACK, int(frame), action)
+    track.name = tracks.rest
+    strip = track.strips.new(tracks.rest, int(frame), action)
     compat.assign_strip_slot(strip, slot)
     strip.extrapolation = 'HOLD'
 
 
-def _clear_rest(ob) -> None:
-    values = _rest_values(ob)
-    if not remove_track(ob, REST_TRACK):
+def _clear_rest(ob, tracks: ResultTracks) -> None:
+    values = _rest_values(ob, tracks)
+    if not remove_track(ob, tracks.rest):
         return
     for (path, index), value in values.items():
         try:
@@ -132,15 +147,15 @@ def _clear_rest(ob) -> None:
 
 
 def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np.ndarray]],
-                   static=()):
-    """Replace the cloth result on armature ``ob``; ``bones``: name → (location (F, 3),
+                   static=(), tracks: ResultTracks = CLOTH):
+    """Replace the system's result on armature ``ob``; ``bones``: name → (location (F, 3),
     quaternions (F, 4)); ``static`` from ``static_channels``. Returns (action, F-curve count)."""
     anim_data = ob.animation_data or ob.animation_data_create()
-    remove_track(ob)
-    remove_track(ob, REST_TRACK)
+    remove_track(ob, tracks.track)
+    remove_track(ob, tracks.rest)
     strand_writing.stash_original_action(ob)
-    _write_rest(ob, static, float(frames[0]))
-    action = bpy.data.actions.new(ACTION_PREFIX + ob.name)
+    _write_rest(ob, static, float(frames[0]), tracks)
+    action = bpy.data.actions.new(tracks.prefix + ob.name)
     slot, container = compat.new_fcurve_container(action, ob)
     count = 0
     for name, (location, quats) in bones.items():
@@ -148,8 +163,8 @@ def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np
         count += write_location(container, pose_bone, frames, location)
         count += strand_writing.write_fcurves(container, pose_bone, frames, quats)
     track = anim_data.nla_tracks.new()  # new tracks go on top
-    track.name = TRACK
-    strip = track.strips.new(TRACK, int(frames[0]), action)
+    track.name = tracks.track
+    strip = track.strips.new(tracks.track, int(frames[0]), action)
     compat.assign_strip_slot(strip, slot)
     strip.blend_type = 'REPLACE'
     strip.extrapolation = 'NOTHING'
@@ -161,14 +176,14 @@ def _other_results(anim_data) -> bool:
                for t in anim_data.nla_tracks)
 
 
-def clear_armature(ob) -> bool:
-    """Remove the cloth track and action; give the user's action back when no other Waft result
-    (strands, ragdoll) still sits on the armature."""
+def clear_armature(ob, tracks: ResultTracks = CLOTH) -> bool:
+    """Remove the system's tracks and actions; give the user's action back when no other Waft
+    result (strands, ragdoll, ...) still sits on the armature."""
     anim_data = ob.animation_data
     if anim_data is None:
         return False
-    removed = remove_track(ob)
-    _clear_rest(ob)
+    removed = remove_track(ob, tracks.track)
+    _clear_rest(ob, tracks)
     if not removed or _other_results(anim_data):
         return removed
     original = ob.waft.original_action
