@@ -104,42 +104,60 @@ class Level:
     child: np.ndarray
     parent: np.ndarray
     rest: np.ndarray  # (n, 1)
-    unique_parents: bool = True  # every parent has one child here (plain fancy-index update)
-    child_flat: np.ndarray = None  # type: ignore[assignment]
-    parent_flat: np.ndarray = None  # type: ignore[assignment]
-
-    def __post_init__(self):
-        self.child_flat = flat_index(self.child)
-        self.parent_flat = flat_index(self.parent)
+    unique_parents: bool = True  # kept for callers; the sweep accumulates with bincount
 
 
-def sweep_levels(x: np.ndarray, levels: list[Level], x_prev: np.ndarray | None = None,
+class Sweep:
+    """Precomputed top-down sweep over levels (flat indices, one slice per level)."""
+
+    def __init__(self, levels: list[Level], n_vertices: int):
+        self.levels = levels
+        self.size = 3 * n_vertices
+        self.child_flat = flat_index(np.concatenate([lv.child for lv in levels])) \
+            if levels else np.zeros(0, np.int64)
+        self.parent_flat = flat_index(np.concatenate([lv.parent for lv in levels])) \
+            if levels else np.zeros(0, np.int64)
+        self.steps = []
+        start = 0
+        for lv in levels:
+            n = lv.child.size
+            self.steps.append((slice(start, start + n), flat_index(lv.parent),
+                               flat_index(lv.child), lv.rest))
+            start += n
+
+    def __bool__(self) -> bool:
+        return bool(self.levels)
+
+
+def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray | None = None,
                  damping: float = 0.0) -> None:
     """Hard vertical constraints, top-down: place each child at rest length from its parent.
 
-    With `x_prev`, the DFTL velocity correction (Mueller et al. 2012): the parent gets
-    `v -= damping * d_child / h`, i.e. `x_prev_parent += damping * d_child`, which removes the
-    energy plain FTL injects by treating every parent as infinitely heavy.
+    A child is untouched until its own level, so every child's position before the sweep is
+    gathered once and sliced per level. With `x_prev`, the DFTL velocity correction (Mueller et
+    al. 2012): each parent gets `v -= damping * d_child / h`, i.e. `x_prev_parent += damping *
+    d_child`, accumulated for all levels at once; it removes the energy plain FTL injects by
+    treating every parent as infinitely heavy.
     """
+    if not isinstance(sweep, Sweep):
+        sweep = Sweep(sweep, x.shape[0])
+    if not sweep:
+        return
     flat = x.reshape(-1)
-    prev = x_prev.reshape(-1) if x_prev is not None and damping > 0.0 else None
-    for lv in levels:
-        n = lv.child.size
-        top = flat.take(lv.parent_flat).reshape(n, 3)
-        old = flat.take(lv.child_flat).reshape(n, 3)
-        d = old - top
+    before = flat.take(sweep.child_flat).reshape(-1, 3)
+    for rows, parent_flat, child_flat, rest in sweep.steps:
+        top = flat.take(parent_flat).reshape(-1, 3)
+        d = before[rows] - top
         length = norm3(d)[:, None]
         np.maximum(length, EPS, out=length)
-        d *= lv.rest / length
+        d *= rest / length
         d += top
-        flat[lv.child_flat] = d.reshape(-1)
-        if prev is not None:
-            d -= old  # the child's correction
-            d *= damping
-            if lv.unique_parents:
-                prev[lv.parent_flat] += d.reshape(-1)
-            else:
-                np.add.at(x_prev, lv.parent, d)
+        flat[child_flat] = d.reshape(-1)
+    if x_prev is not None and damping > 0.0:
+        correction = flat.take(sweep.child_flat) - before.reshape(-1)
+        correction *= damping
+        x_prev += np.bincount(sweep.parent_flat, weights=correction,
+                              minlength=sweep.size).reshape(x_prev.shape)
 
 
 def clamp_max_distance(x: np.ndarray, reference: np.ndarray, index: np.ndarray,

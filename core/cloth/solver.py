@@ -40,6 +40,7 @@ from ..solver import SolverSettings
 from .constraints import (
     Colour,
     Level,
+    Sweep,
     clamp_max_distance,
     collide,
     push_backstop,
@@ -82,7 +83,7 @@ class _Frame:
     needs_carry: bool
     colours: list[Colour]
     use_lambda: bool
-    levels: list[Level]
+    levels: Sweep
     max_index: np.ndarray  # vertices with a finite max distance
     max_limit: np.ndarray
     back_index: np.ndarray
@@ -122,6 +123,10 @@ class _Bake:
             if on.any():
                 self.collider_index.append((k, int(colliders.kind[k]),
                                             float(colliders.friction[k]), np.flatnonzero(on)))
+        self.substeps_per_frame = max(1, math.ceil(1.0 / (self.fps * self.h) - 1e-9))
+        self._near: list = []
+        self._near_frame, self._near_step = -1, 0
+        self.max_radius = float(np.max(drive.params["radius"])) if self.collider_index else 0.0
         K = colliders.count
         self.similar = np.zeros((self.F, K), dtype=bool)
         for k in range(K):
@@ -223,7 +228,8 @@ class _Bake:
         thickness = p["layer_thickness"][f][cloth[model.layers.vertex]]
         return _Frame(decay=decay, contact_decay=contact_decay, accel_h2=accel_h2, wind=wind,
                       carry=carry, needs_carry=bool(np.any(fraction[free] < 1.0)),
-                      colours=colours, use_lambda=use_lambda, levels=levels,
+                      colours=colours, use_lambda=use_lambda,
+                      levels=Sweep(levels, model.n_vertices),
                       max_index=np.flatnonzero(max_on), max_limit=limit[max_on],
                       back_index=np.flatnonzero(back_on), back_distance=back[back_on],
                       radius=radius, layer_thickness=thickness)
@@ -289,7 +295,10 @@ class _Bake:
         if self.collider_index:
             cm = drive.collider_matrix
             M_all = cm[f] + alpha * (cm[g] - cm[f])
-            for k, kind, friction, index in self.collider_index:
+            if f != self._near_frame or n - self._near_step >= self.substeps_per_frame:
+                self._near = self.near_colliders(x, x_prev, f, g)
+                self._near_frame, self._near_step = f, n
+            for k, kind, friction, index in self._near:
                 M = M_all[k]
                 Minv = affine_inverse(M) if self.needs_inverse else None
                 similar = bool(self.similar[f, k] and self.similar[g, k])
@@ -303,6 +312,30 @@ class _Bake:
             normal = self.normals[f] + alpha * (self.normals[g] - self.normals[f])
             normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
             push_backstop(x, ref, normal, fr.back_index, fr.back_distance)
+
+    def near_colliders(self, x: np.ndarray, x_prev: np.ndarray, f: int, g: int) -> list:
+        """Broad phase, once per frame's worth of substeps: the vertices each collider may reach
+        before the next refresh. A vertex is a candidate when its distance to the collider's
+        centre is below the collider's bounding radius plus the particle radius plus a margin:
+        twice its current speed over a frame, its reference's motion over the frame (a sprint
+        start drags it along), the collider centre's motion and 5 cm."""
+        cm = self.drive.collider_matrix
+        reach_v = (2.0 * self.substeps_per_frame * np.linalg.norm(x - x_prev, axis=1)
+                   + np.linalg.norm(self.reference[g] - self.reference[f], axis=1) + 0.05)
+        near = []
+        for k, kind, friction, index in self.collider_index:
+            bound = max(bounding_radius(kind, cm[f, k], self.model.colliders, k),
+                        bounding_radius(kind, cm[g, k], self.model.colliders, k))
+            if not np.isfinite(bound):
+                near.append((k, kind, friction, index))
+                continue
+            centre = cm[f, k, :3, 3]
+            travel = float(np.linalg.norm(cm[g, k, :3, 3] - centre))
+            distance = np.linalg.norm(x[index] - centre, axis=1)
+            close = distance < bound + travel + reach_v[index] + self.max_radius
+            if close.any():
+                near.append((k, kind, friction, index[close]))
+        return near
 
     # ----------------------------------------------------------------------------------------
     def run(self) -> Iterator[tuple[int, int]]:
@@ -470,6 +503,20 @@ def vertex_normals(reference: np.ndarray, quads: np.ndarray, n_vertices: int) ->
         np.add.at(normals, (slice(None), quads[:, k]), qn)
     normals /= np.maximum(np.linalg.norm(normals, axis=-1, keepdims=True), 1e-12)
     return normals
+
+
+def bounding_radius(kind: int, M: np.ndarray, colliders, k: int) -> float:
+    """Radius around the collider origin containing the whole shape (inf for planes)."""
+    axes = np.linalg.norm(M[:3, :3], axis=0)
+    size = float(colliders.size[k])
+    if kind == ColliderKind.ELLIPSOID:
+        return size * float(axes.max())
+    if kind == ColliderKind.CAPSULE:
+        radius = max(float(colliders.radius_a[k]), float(colliders.radius_b[k]))
+        return size * float(axes[2]) + radius * float(max(axes[0], axes[1]))
+    if kind == ColliderKind.BOX:
+        return size * float(axes.sum())
+    return np.inf
 
 
 def affine_inverse(m: np.ndarray) -> np.ndarray:
