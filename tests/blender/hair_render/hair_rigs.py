@@ -113,6 +113,7 @@ def curves_head(scene, *, guides: int = 12, points: int = 6, length: float = 0.3
     for frame, turn in ((1, 0.0), (1 + turn_frames, np.deg2rad(turn_deg))):
         head.rotation_euler = (0.0, 0.0, turn)
         head.keyframe_insert("rotation_euler", frame=frame)
+    scene.frame_set(1)  # the head's matrix_world at rest, for the parent inverses below
     scalp = scalp_mesh(scene)
     s = np.linspace(0.0, 1.0, points)[None, :, None]
     direction = 0.5 * roots.normal[:, None] + np.array([0.0, 0.0, -1.0])

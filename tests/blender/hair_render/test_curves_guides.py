@@ -125,3 +125,28 @@ def test_density_zero_on_the_surface(scene, bake_api, waft, groom):
     ob.waft_hair.render_strands = True
     ob.waft_hair.density_group = "Density"
     _fails_cleanly(scene, bake_api, waft, r"Curves 'Groom'.*zero everywhere")
+
+
+def test_guides_collide_with_the_scene_colliders(scene, bake_api, tmp_path):
+    # Horizontal guides fall under gravity onto a sphere below them: every point ends outside
+    # the sphere (colliders, their matrices and the unit scale reach the solver).
+    scene.frame_start, scene.frame_end = 1, 24
+    ob, _scalp, _head = hair_rigs.curves_head(scene, guides=6, points=6, turn_deg=0.0)
+    points = hair_rigs.original_points(ob).reshape(6, 6, 3)
+    points[:] = points[:, :1] + np.linspace(0, 0.3, 6)[None, :, None] * np.array([1.0, 0, 0])
+    ob.data.position_data.foreach_set("vector", points.ravel())
+    # A big ball whose top is 0.15 m below the head centre: hanging, the 0.3 m guides would
+    # reach 0.1 m into it.
+    centre = np.array(hair_rigs.HEAD) + np.array([0.0, 0.0, -0.6])
+    waft_rigs.sphere_collider(scene, "Ball", tuple(centre), 0.45)
+    ob.waft.shape_stiffness = 0.0
+    ob.waft.radius = 0.0
+    hair_rigs.save_first_on_42(tmp_path)
+    bake_api.bake_scene(scene)
+    lowest = []
+    for f in range(1, 25, 4):
+        scene.frame_set(f)
+        p = hair_rigs.evaluated_points(ob)
+        assert np.min(np.linalg.norm(p - centre, axis=1)) >= 0.45 - 2e-3, f
+        lowest.append(p[:, 2].min())
+    assert lowest[-1] < lowest[0] - 0.05  # they did fall onto the ball
