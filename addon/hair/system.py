@@ -26,6 +26,7 @@ from ...core.model import MIN_SEGMENT_LENGTH, ChainRest, build_strand_model
 from ...core.params import StrandParams
 from ...core.solver import bake_steps
 from .. import reading
+from ..assemble import hair_fields
 from ..progress import Progress
 from ..sampling import SETUP_SCALARS, SETUP_VECTORS
 from . import curves, output
@@ -248,6 +249,7 @@ def _params(prepared: Prepared, samples: _Samples, sizes: list[int], P: int) -> 
         wind_gust=strand("wind_gust"),
         wind_seed=strand("wind_seed").astype(np.int64),
         drag=particle(strand("drag")),
+        **hair_fields(strand, P),
     )
 
 

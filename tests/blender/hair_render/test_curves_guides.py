@@ -150,3 +150,27 @@ def test_guides_collide_with_the_scene_colliders(scene, bake_api, tmp_path):
         assert np.min(np.linalg.norm(p - centre, axis=1)) >= 0.45 - 2e-3, f
         lowest.append(p[:, 2].min())
     assert lowest[-1] < lowest[0] - 0.05  # they did fall onto the ball
+
+
+def _tips_first_and_after_turn(scene, bake_api, ob) -> tuple[np.ndarray, np.ndarray]:
+    bake_api.bake_scene(scene)
+    tips = []
+    for f in (1, 7):
+        scene.frame_set(f)
+        tips.append(hair_rigs.evaluated_points(ob).reshape(G, P, 3)[:, -1].copy())
+    return tips[0], tips[1]
+
+
+def test_hair_settings_reach_the_curves_guides(scene, bake_api, groom):
+    """Object.waft hair settings (here shock propagation) act on Curves guides as on chains:
+    full shock carries the head's turn down the strands, so the tips lag far less."""
+    ob, _scalp, _head = groom
+    ob.waft.shape_stiffness = 0.02
+    lags = []
+    for shock in (0.0, 1.0):
+        ob.waft.shock_propagation = shock
+        first, turned = _tips_first_and_after_turn(scene, bake_api, ob)
+        rigid = np.einsum("ij,gj->gi", [[0, -1, 0], [1, 0, 0], [0, 0, 1]],
+                          first - np.array(hair_rigs.HEAD)) + np.array(hair_rigs.HEAD)
+        lags.append(np.median(np.linalg.norm(turned - rigid, axis=1)))
+    assert lags[1] < 0.5 * lags[0], lags
