@@ -37,7 +37,6 @@ import numpy as np
 
 from ..colliders import ColliderKind, ColliderSet, apply_friction, is_similarity, shape_normal
 from ..errors import DivergenceError, SetupError
-from ..rotations import quat_multiply
 from ..solver import SolverSettings
 from .params import STANDARD_GRAVITY
 from .solver import DFTL_DAMPING, affine_inverse, frame_interval
@@ -82,15 +81,37 @@ class RodModel:
 
 
 def _unit(q: np.ndarray) -> np.ndarray:
-    return q / np.maximum(np.linalg.norm(q, axis=-1, keepdims=True), EPS)
+    length = np.sqrt(np.sum(q * q, axis=-1, keepdims=True))
+    return q / np.maximum(length, EPS)
+
+
+def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Hamilton product a ⊗ b (w, x, y, z) written out: `core.rotations.quat_multiply`'s
+    moveaxis/stack cost more than the arithmetic on the handful of segments per colour."""
+    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
+    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = aw * bw - ax * bx - ay * by - az * bz
+    out[..., 1] = aw * bx + ax * bw + ay * bz - az * by
+    out[..., 2] = aw * by - ax * bz + ay * bw + az * bx
+    out[..., 3] = aw * bz + ax * by - ay * bx + az * bw
+    return out
+
+
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
+    out[..., 0] = a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1]
+    out[..., 1] = a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2]
+    out[..., 2] = a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]
+    return out
 
 
 def rotate(q: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Rotate vectors v (..., 3) by unit quaternions q (..., 4)."""
     w = q[..., :1]
     u = q[..., 1:]
-    t = 2.0 * np.cross(u, v)
-    return v + w * t + np.cross(u, t)
+    t = 2.0 * _cross(u, v)
+    return v + w * t + _cross(u, t)
 
 
 def conjugate(q: np.ndarray) -> np.ndarray:
@@ -146,7 +167,7 @@ def build_rod_model(*, rods: Sequence[RodRest], colliders: ColliderSet | None = 
     rest_length = np.where(active, rest_length, 0.0)
     direction = rotate(conjugate(orientation), seg / np.maximum(rest_length, EPS)[..., None])
     direction = np.where(active[..., None], direction, (0.0, 1.0, 0.0))
-    darboux = quat_multiply(conjugate(orientation[:, :-1]), orientation[:, 1:])
+    darboux = qmul(conjugate(orientation[:, :-1]), orientation[:, 1:])
     w = np.zeros((S, P))
     w[:, 1:] = active
     # Inverse inertia in quaternion space: a change dq turns by 2 |dq|, so w_q = 1 / (4 I)
@@ -384,11 +405,11 @@ class _RodBake:
         x[:, j + 1] -= w1[..., None] * gamma
         pure = np.concatenate([np.zeros(gamma.shape[:-1] + (1,)), gamma], axis=-1)
         u_bar = np.concatenate([np.zeros(u.shape[:-1] + (1,)), -u], axis=-1)
-        corr = quat_multiply(quat_multiply(pure, qj), u_bar)
+        corr = qmul(qmul(pure, qj), u_bar)
         q[:, j] = _unit(qj + (2.0 * wq * length)[..., None] * corr)
 
     def _darboux_step(self, qa, qb, rest, wa, wb, c):
-        omega = quat_multiply(conjugate(qa), qb)
+        omega = qmul(conjugate(qa), qb)
         minus = omega - rest
         plus = omega + rest
         use_plus = np.sum(plus * plus, -1) < np.sum(minus * minus, -1)
@@ -401,8 +422,8 @@ class _RodBake:
             scale = np.where(np.isfinite(at), 1.0 / np.maximum(den, EPS), 0.0)
         omega_c = np.concatenate([np.zeros(diff.shape[:-1] + (1,)), diff[..., 1:] * scale],
                                  axis=-1)
-        new_a = qa + wa[..., None] * quat_multiply(qb, omega_c)
-        new_b = qb - wb[..., None] * quat_multiply(qa, omega_c)
+        new_a = qa + wa[..., None] * qmul(qb, omega_c)
+        new_b = qb - wb[..., None] * qmul(qa, omega_c)
         return _unit(new_a), _unit(new_b)
 
     def _bend_root(self, q, root_ref, c):

@@ -178,3 +178,21 @@ def test_fast_collider_sweeping_through_never_leaves_vertices_inside():
     d = np.linalg.norm(result.positions - M[:, 0, None, :3, 3], axis=-1)
     assert d[:, ~model.pinned].min() >= 0.16 - 1e-6
     assert result.contact.any()
+
+
+def test_blow_up_raises_divergence_naming_setup_and_frame():
+    """Constraints off under an absurd gravity: the free vertices leave every sane bound and the
+    bake raises DivergenceError (setup, frame) instead of returning anything."""
+    from waft.core import DivergenceError
+    from waft.core.cloth import bake_cloth_steps
+
+    model = build_cloth_model(cloths=[grid_rest(4, 3, setup="Cape")])
+    drive = still_drive(model, 24, gravity=(0.0, 0.0, -1e5), stretch_compliance=np.inf,
+                        horizontal_compliance=np.inf, shear_compliance=np.inf,
+                        bend_compliance=np.inf, use_hard_vertical=False)
+    job = bake_cloth_steps(model, drive)
+    with pytest.raises(DivergenceError, match="Cape") as info:
+        for _ in job:
+            pass
+    assert info.value.setup == "Cape" and 0 < info.value.frame < 24
+    assert job.result is None

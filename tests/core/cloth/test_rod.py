@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from waft.core import SetupError, SolverSettings
 from waft.core.cloth.rod import RodDrive, RodParams, RodRest, bake_rods, build_rod_model, rotate
@@ -138,3 +140,32 @@ def test_substep_does_not_change_the_pendulum():
     a = bake_rods(model, drive, SolverSettings(substep=1 / 240)).positions
     b = bake_rods(model, drive, SolverSettings(substep=1 / 960)).positions
     assert np.abs(a - b).max() < 0.01
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(stretch=st.floats(0.0, 1.0), bend=st.one_of(st.just(np.inf), st.floats(0.0, 10.0)),
+       axes=st.tuples(*[st.floats(0.0, 5.0)] * 3), damping=st.floats(0.0, 50.0),
+       fraction=st.floats(0.0, 1.0), wind=st.floats(-20.0, 20.0),
+       speed=st.floats(0.0, 10.0), iterations=st.integers(1, 3))
+def test_random_rod_settings_never_nan(stretch, bend, axes, damping, fraction, wind, speed,
+                                       iterations):
+    model = build_rod_model(rods=[straight_rod((1, 0, -1), bones=3, length=0.15),
+                                  straight_rod((0, 0, -1), bones=1, length=0.3, name="Hood")])
+    frames = 24
+    t = np.arange(frames) / 24.0
+    offset = np.zeros((frames, 3))
+    offset[:, 0] = speed * np.minimum(t, 0.5)
+    drive = drive_for(model, frames, stretch_shear_compliance=stretch, bend_twist_compliance=bend,
+                      bend_stiffness_axes=axes, damping=damping, world_motion_fraction=fraction,
+                      wind_velocity=(wind, 0.0, 0.0))
+    space = np.repeat(np.eye(4)[None, None], frames, axis=0).repeat(2, axis=1)
+    space[:, :, :3, 3] = offset[:, None]
+    drive = RodDrive(drive.fps, drive.reference + offset[:, None, None],
+                     drive.reference_orientation, space, drive.collider_matrix, drive.params)
+    result = bake_rods(model, drive, SolverSettings(iterations=iterations))
+    assert np.all(np.isfinite(result.positions))
+    np.testing.assert_allclose(np.linalg.norm(result.orientation, axis=-1), 1.0, atol=1e-9)
+    lengths = np.linalg.norm(np.diff(result.positions, axis=2), axis=-1)
+    active = model.rest_length > 0
+    np.testing.assert_allclose(lengths[:, active], np.broadcast_to(
+        model.rest_length[active], lengths[:, active].shape), rtol=1e-9)
