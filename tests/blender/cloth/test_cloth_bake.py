@@ -265,3 +265,30 @@ def test_sprint_never_stretches_the_columns(scene, bake_api):
     assert np.abs(length / 0.1 - 1.0).max() < 0.01
     sideways = np.abs(positions[:, 24:, 0] - cloth.reference["Cage"][:, 24:, 0]).max()
     assert sideways > 0.05  # it really was dragged
+
+
+def test_centimetre_scene_bakes_the_same_motion(scene, bake_api):
+    """A ×100 rig in a scene whose unit is the centimetre (scale_length 0.01) moves exactly as
+    the metre rig, ×100: lengths are converted to metres at the edge, gravity stays SI."""
+    def bake(scale: float) -> np.ndarray:
+        rigs.reset_scene(scene)
+        scene.unit_settings.scale_length = 1.0 / scale
+        rig = rigs.new_armature(scene, "Rig", [
+            {"name": cloth_rigs.ROOT, "head": (0.0, 0.0, scale * 2.2),
+             "tail": (0.0, 0.0, scale * 2.0)}])
+        cage = cloth_rigs.grid_cage(scene, spacing=0.1 * scale, top=2.0 * scale)
+        cloth_rigs.skin_to(cage, rig)
+        cloth_rigs.make_setup(cage, rig)
+        settings = cage.waft_cloth
+        for name in ("radius", "cut_threshold", "layer_thickness"):
+            setattr(settings, name, getattr(settings, name) * scale)
+        scene.frame_start, scene.frame_end = 1, 24
+        cloth_rigs.key_root(rig, [1, 12, 24], lambda f: (0.3 * scale * (f == 12), 0.0, 0.0))
+        names = [item.bone for item in cage.waft_cloth.bones]
+        bake_api.bake_scene(scene)
+        return cloth_rigs.bone_worlds(scene, rig, names, [6, 12, 18, 24])[..., :3, 3] / scale
+
+    metres, centimetres = bake(1.0), bake(100.0)
+    assert np.ptp(metres[..., 0]) > 0.1
+    np.testing.assert_allclose(centimetres, metres, atol=1e-5)
+    scene.unit_settings.scale_length = 1.0
