@@ -79,7 +79,8 @@ def _where(ob) -> str:
 
 def find_cages(scene, objects=None) -> list:
     """The cages to bake: every enabled one in the scene, or those among ``objects`` (a cage,
-    or an armature standing for every enabled cage of the scene that drives it)."""
+    or an armature standing for every enabled cage of the scene that drives it), plus the other
+    cages driving the same armatures."""
     every = [ob for ob in scene.objects if is_cage(ob)]
     if objects is None:
         return sorted(every, key=lambda ob: ob.name)
@@ -92,6 +93,10 @@ def find_cages(scene, objects=None) -> list:
         else:
             raise SetupError(f"Object '{ob.name}' is not a Waft cloth cage (enable Waft Cloth "
                              f"on a quad mesh)")
+    # Cages driving one armature share its action: bake them together, or a partial bake would
+    # drop the other cages' bones from it.
+    armatures = {c.waft_cloth.armature for c in cages.values()} - {None}
+    cages.update((c.name, c) for c in every if c.waft_cloth.armature in armatures)
     return sorted(cages.values(), key=lambda ob: ob.name)
 
 

@@ -174,7 +174,8 @@ def test_two_cages_share_one_armature_action(scene, bake_api):
     second = cloth_rigs.grid_cage(scene, "Cage2", rows=3, columns=3, top=1.2)
     cloth_rigs.skin_to(second, rig, columns=3)
     cloth_rigs.make_setup(second, rig, column_step=1, prefix="Back")
-    report = bake_api.bake_scene(scene).systems["cloth"]
+    report = bake_api.bake_scene(scene, objects=[second]).systems["cloth"]
+    # Baking one cage bakes every cage of its armature (they share one action).
     assert sorted(s.name for s in report.setups) == ["Cage", "Cage2"]
     tracks = [t.name for t in rig.animation_data.nla_tracks]
     assert tracks.count("Waft Cloth") == 1
