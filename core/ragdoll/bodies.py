@@ -177,10 +177,12 @@ class Pairs:
 
 
 def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.ndarray,
-               alpha_tilde: float | np.ndarray = 0.0, active: np.ndarray | None = None) -> None:
+               alpha_tilde: float | np.ndarray = 0.0, active: np.ndarray | None = None
+               ) -> np.ndarray:
     """Drive the world vector `delta` = (anchor on a) - (anchor on b) to zero (Müller 2020 §3.3).
 
     ra, rb: world offsets of the anchors from the centres of a and b. Hard when alpha_tilde = 0.
+    Returns the magnitude of the positional impulse |λ| (kg m) per constraint.
     """
     c = np.sqrt(np.einsum("nk,nk->n", delta, delta))
     n = delta / np.maximum(c, _EPS)[:, None]
@@ -201,6 +203,7 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
     dth[p.a] = lam[:, None] * ia
     dth[p.b_unique] -= p.scatter @ (lam[:, None] * ib)
     s.move(dx, dth)
+    return -lam
 
 
 def world_inv_inertia(s: Bodies, idx: np.ndarray) -> np.ndarray:

@@ -3,12 +3,14 @@
 For every collider the deepest point of each body's segment is found (exactly for planes: one of
 the ends; spheres: the segment point closest to the centre; capsules: the closest points of the
 two segments; boxes and non-uniformly scaled ellipsoids: the deepest of SAMPLES points along the
-segment), and `core.colliders` gives the outward normal `n` and signed distance `sd` there. A
-penetration `radius - sd > 0` is removed by a hard positional correction at that point with the
-body's generalised inverse mass (Müller et al. 2020 §3.5, the collider is static), so contacts
-also rotate bodies. Friction is position based: the tangential displacement of the contact point
-during the substep is undone up to `friction · penetration` (Coulomb's cone in position form,
-static below it), as in `core.colliders.apply_friction`.
+segment), and `core.colliders` gives the outward normal `n` and signed distance `sd` there; for
+planes, boxes and ellipsoids the push acts at the penetration-weighted centre of the penetrating
+points (a flat capsule gets no spurious torque). A penetration `radius - sd > 0` is removed by a
+hard positional correction at that point with the body's generalised inverse mass (Müller et
+al. 2020 §3.5, the collider is static), so contacts also rotate bodies; after the substep's
+final pass a translation-only projection leaves no body inside a collider. The velocity pass
+then applies restitution 0 and Coulomb friction with the summed normal impulse (Müller 2020
+§3.6; the body's `friction` is the coefficient, the colliders' own friction is not used).
 
 Bodies of one ragdoll do not collide with each other (joint neighbours never do; other pairs
 are not handled yet).
@@ -67,6 +69,17 @@ def closest_between_segments(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2:
     return p1 + s[:, None] * d1
 
 
+def _centre_of_depth(points: np.ndarray, sd: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    """Contact point (n, 3) of candidate points (m, n, 3) with signed distances (m, n): the
+    penetration-weighted mean of the penetrating ones (a capsule lying flat is pushed at its
+    middle, without a torque that would tip it back and forth), else the deepest."""
+    depth = np.maximum(radius[None, :] - sd, 0.0)
+    total = depth.sum(axis=0)
+    deepest = points[np.argmin(sd, axis=0), np.arange(points.shape[1])]
+    mean = np.einsum("mn,mnk->nk", depth, points) / np.maximum(total, 1e-300)[:, None]
+    return np.where((total > 0.0)[:, None], mean, deepest)
+
+
 class Contacts:
     """Contact solver of one level's bodies against the model's colliders."""
 
@@ -87,8 +100,8 @@ class Contacts:
             Minv = affine_inverse(M)
             both = np.stack((a, b))
             nrm, sd = plane_normal(both, M, Minv)
-            pick = sd[1] < sd[0]
-            return np.where(pick[:, None], b, a), np.broadcast_to(nrm[0], a.shape), sd.min(0)
+            return _centre_of_depth(both, sd, self.radius), np.broadcast_to(nrm[0], a.shape), \
+                sd.min(0)
         if kind == ColliderKind.ELLIPSOID and is_similarity(M):
             radius = float(cs.size[k]) * float(np.linalg.norm(M[:3, 0]))
             p = closest_on_segment(a, b, M[:3, 3])
@@ -106,11 +119,14 @@ class Contacts:
         nrm, sd = shape_normal(kind, pts, M, Minv, cs, k)
         j = np.argmin(sd, axis=1)
         rows = np.arange(len(a))
-        return pts[rows, j], nrm[rows, j], sd[rows, j]
+        p = _centre_of_depth(np.swapaxes(pts, 0, 1), sd.T, self.radius)
+        return p, nrm[rows, j], sd[rows, j]
 
-    def project(self, s: Bodies, M: np.ndarray, movable: np.ndarray) -> None:
+    def project(self, s: Bodies, M: np.ndarray, movable: np.ndarray, count: bool = True
+                ) -> None:
         """Translate movable bodies out of every collider (after the final pass: whatever the
-        iterations and the target constraints left, no body ends a substep inside)."""
+        iterations and the target constraints left, no body ends a substep inside). `count`:
+        add the push to the substep's normal impulses (friction)."""
         n = len(self.half)
         for k in range(self.colliders.count):
             allowed = self.mask[:, k] & movable
@@ -119,18 +135,29 @@ class Contacts:
             x = s.x[:n]
             axis = s.R[:n, :, 1] * self.half[:, None]
             _, nrm, sd = self.deepest(k, x - axis, x + axis, M[k])
-            pen = np.where(allowed, self.radius - sd, 0.0)
+            pen = np.maximum(np.where(allowed, self.radius - sd, 0.0), 0.0)
             if np.any(pen > 0.0):
-                x += nrm * np.maximum(pen, 0.0)[:, None]
+                x += nrm * pen[:, None]
+                if count and hasattr(self, "normal_total"):  # it counts for friction too
+                    self.normal_total[k] += pen * np.where(s.inv_mass[:n] > 0,
+                                                           1.0 / np.maximum(s.inv_mass[:n],
+                                                                            1e-300), 0.0)
 
-    def solve(self, s: Bodies, M: np.ndarray, friction: np.ndarray, movable: np.ndarray,
-              record: bool = False) -> None:
-        """Push every movable body out of every collider it may touch, with friction.
-        `record`: remember the contacts (last iteration) for `remove_separation`."""
+    def solve(self, s: Bodies, M: np.ndarray, movable: np.ndarray, first: bool = True,
+              last: bool = True, translate: np.ndarray | None = None) -> None:
+        """Push every movable body out of every collider it may touch. The normal impulses of
+        all iterations of a substep (from `first` on) are summed; the `last` iteration
+        remembers the contacts for the velocity pass (friction and no de-penetration pop).
+        Bodies flagged in `translate` (locked roots) are pushed without rotation: their
+        orientation belongs to the lock, and a contact turning them every iteration against it
+        would leave a spurious spin in the velocities."""
         n = len(self.half)
-        if record:
+        K = self.colliders.count
+        if first:
+            self.normal_total = np.zeros((K, n))
+        if last:
             self.recorded = []
-        for k in range(self.colliders.count):
+        for k in range(K):
             allowed = self.mask[:, k] & movable
             if not allowed.any():
                 continue
@@ -139,42 +166,48 @@ class Contacts:
             p, nrm, sd = self.deepest(k, x - axis, x + axis, M[k])
             pen = self.radius - sd
             active = allowed & (pen > 0.0)
-            if not active.any():
-                continue
-            local = rotate_inv(R, p - x)
-            r = p - x
-            zero = np.zeros_like(r)
-            positional(s, self.pairs, r, zero, -nrm * pen[:, None], active=active)
-            if record:
-                self.recorded.append((active, nrm, local))
-            mu = friction * active
-            if not np.any(mu > 0):
-                continue
-            x, R = s.x[:n], s.R[:n]
-            r = rotate(R, local)
-            disp = (x + r) - (s.x_prev[:n] + rotate(s.R_prev[:n], local))
-            tangential = disp - nrm * np.einsum("nk,nk->n", disp, nrm)[:, None]
-            t_len = np.sqrt(np.einsum("nk,nk->n", tangential, tangential))
-            fraction = np.minimum(mu * pen / np.maximum(t_len, 1e-300), 1.0)
-            positional(s, self.pairs, r, zero, tangential * fraction[:, None],
-                       active=active & (t_len > 1e-12))
+            if active.any():
+                r = p - x if translate is None else np.where(translate[:, None], 0.0, p - x)
+                lam = positional(s, self.pairs, r, np.zeros((n, 3)), -nrm * pen[:, None],
+                                 active=active)
+                self.normal_total[k] += lam
+            if last:
+                touched = self.normal_total[k] > 0.0
+                if touched.any():
+                    local = rotate_inv(R, p - x)
+                    if translate is not None:
+                        local = np.where(translate[:, None], 0.0, local)
+                    self.recorded.append((k, touched, nrm, local))
 
-    def remove_separation(self, s: Bodies) -> None:
-        """Velocity pass (Müller 2020 §3.6, restitution 0): a contact point must not leave its
-        collider faster than it approached, so the separating normal velocity the position
-        solve created while pushing the body out (the de-penetration "pop") is removed with an
-        impulse at the contact point."""
+    def velocity_pass(self, s: Bodies, friction: np.ndarray, h: float) -> None:
+        """Velocity pass of the substep's contacts (Müller 2020 §3.6): restitution 0 (a point
+        pushed out must not keep the separating velocity the push created: no "pop") and
+        Coulomb friction, the tangential impulse at the contact point limited by
+        friction · normal impulse (the summed λ_n / h), static when that suffices to stop it."""
         n = len(self.half)
-        for active, nrm, local in getattr(self, "recorded", ()):
+        every = np.arange(n)
+        for k, touched, nrm, local in getattr(self, "recorded", ()):
+            lam_n = self.normal_total[k]
             r = rotate(s.R[:n], local)
             vp = s.v[:n] + cross(s.w[:n], r)
             vn = np.einsum("nk,nk->n", vp, nrm)
-            sep = active & (vn > 0.0)
-            if not sep.any():
-                continue
+            # normal: remove separation
             rn = cross(r, nrm)
-            Irn = s.inv_inertia_times(np.arange(n), rn)
+            Irn = s.inv_inertia_times(every, rn)
             w = s.inv_mass[:n] + np.einsum("nk,nk->n", rn, Irn)
-            lam = np.where(sep & (w > 1e-12), -vn / np.maximum(w, 1e-12), 0.0)
+            lam = np.where(touched & (vn > 0.0) & (w > 1e-12), -vn / np.maximum(w, 1e-12), 0.0)
             s.v[:n] += (lam * s.inv_mass[:n])[:, None] * nrm
             s.w[:n] += lam[:, None] * Irn
+            # tangential: Coulomb
+            vp = s.v[:n] + cross(s.w[:n], r)
+            vt = vp - nrm * np.einsum("nk,nk->n", vp, nrm)[:, None]
+            speed = np.sqrt(np.einsum("nk,nk->n", vt, vt))
+            t = vt / np.maximum(speed, 1e-300)[:, None]
+            rt = cross(r, t)
+            Irt = s.inv_inertia_times(every, rt)
+            wt = s.inv_mass[:n] + np.einsum("nk,nk->n", rt, Irt)
+            stop = speed / np.maximum(wt, 1e-12)
+            J = np.where(touched & (speed > 1e-12) & (wt > 1e-12),
+                         np.minimum(friction * lam_n / h, stop), 0.0)
+            s.v[:n] -= (J * s.inv_mass[:n])[:, None] * t
+            s.w[:n] -= J[:, None] * Irt

@@ -107,6 +107,8 @@ class _FrameCoefficients:
         self.inv_inertia = np.where(self.kinematic[:, None], 0.0, 1.0 / level.inertia)
         r = level.ragdoll_local
         locked = level.is_root & P["root_lock"][f, level.ragdolls][r] & ~fallen & ~self.kinematic
+        self.locked = locked
+        self.any_locked = bool(locked.any())
         strength = P["motor_strength"][f, b]
         alpha = motor_alpha_tilde(strength, level.joint_inertia, h)
         omega = motor_omega(strength)
@@ -301,8 +303,13 @@ class _Level:
                 solve_ball(s, col, anchors[j], cc["ball"])
                 solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
                 solve_limits(s, col)
-            self.contacts.solve(s, self.run.colliders_at(sub), c.friction, ~kin,
-                                record=it == self.iterations - 1)
+                if c.any_locked and col.is_root.any():
+                    # A locked root is pushed back out of colliders before its children's
+                    # joints see it: otherwise they are dragged into the wall with it and
+                    # their contacts lever them around the joint (spurious spins).
+                    self.contacts.project(s, self.run.colliders_at(sub), c.locked, count=False)
+            self.contacts.solve(s, self.run.colliders_at(sub), ~kin, first=it == 0,
+                                last=it == self.iterations - 1, translate=c.locked)
         self.final_pass(c, anchor, local_t, origin_t)
         self.contacts.project(s, self.run.colliders_at(sub), ~kin)
         # velocities from the position change
@@ -310,7 +317,7 @@ class _Level:
         dq = qmul(s.q, quat_conj(s.q_prev))
         s.w[:] = quat_log(dq) / h
         # velocity pass: no de-penetration pop, joint damping and the motors' dampers
-        self.contacts.remove_separation(s)
+        self.contacts.velocity_pass(s, c.friction, h)
         for j, col in enumerate(self.colours):
             cc = c.colours[j]
             if sub.frozen:

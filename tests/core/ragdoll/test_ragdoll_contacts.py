@@ -1,0 +1,110 @@
+"""Capsule bodies against every collider shape, friction, and the segment helpers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from waft.core.colliders import ColliderKind, ColliderSet
+from waft.core.ragdoll import BodyMode, RagdollSettings, bake_ragdoll, build_ragdoll_model
+from waft.core.ragdoll._bench_cases import ground
+from waft.core.ragdoll.contacts import closest_between_segments, closest_on_segment
+
+from .conftest import chain_rest, static_drive
+
+FREE = BodyMode.FREE
+
+
+def test_segment_helpers():
+    a = np.array([[0.0, 0, 0], [0, 0, 0]])
+    b = np.array([[1.0, 0, 0], [1, 0, 0]])
+    p = closest_on_segment(a, b, np.array([0.3, 1.0, 0.0]))
+    assert np.allclose(p, [[0.3, 0, 0]] * 2)
+    q = closest_between_segments(a, b, np.array([2.0, -1, 1]), np.array([2.0, 1, 1]))
+    assert np.allclose(q, [[1, 0, 0]] * 2)
+    q = closest_between_segments(a, b, np.array([0.5, -1, 1]), np.array([0.5, 1, 1]))
+    assert np.allclose(q, [[0.5, 0, 0]] * 2)
+
+
+def _drop(colliders: ColliderSet, matrix: np.ndarray, *, frames=45, friction=0.5,
+          start=(0.0, 0.0, 1.0), tail=(0.3, 0.0, 1.0), radius=0.05):
+    """A free horizontal capsule dropped from `start` onto a collider."""
+    rest = chain_rest([start], [tail], radius=radius)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
+    drive = static_drive(model, rest.rest_matrix, frames, collider_matrix=matrix[None],
+                         mode=FREE, root_lock=False, friction=friction)
+    return model, bake_ragdoll(model, drive, RagdollSettings())
+
+
+def _ends(model, result):
+    m = result.physics_matrix[:, 0]
+    return m[:, :3, 3], m[:, :3, 3] + m[:, :3, 1] * model.length[0]
+
+
+def test_capsule_rests_on_the_ground_plane():
+    cs, M = ground(0.2)
+    model, result = _drop(cs, M)
+    a, b = _ends(model, result)
+    lowest = np.minimum(a[:, 2], b[:, 2]) - 0.05
+    assert lowest.min() > 0.2 - 1e-6  # never below the ground
+    assert lowest[-1] == pytest.approx(0.2, abs=2e-3)  # resting on it
+    assert abs(a[-1, 2] - b[-1, 2]) < 2e-3  # lying flat
+
+
+def test_capsule_against_sphere_box_capsule_colliders():
+    cases = {
+        "sphere": (ColliderKind.ELLIPSOID, dict(size=[0.3]), (0.15, 0.0, 0.3)),
+        "box": (ColliderKind.BOX, dict(size=[0.25]), (0.15, 0.0, 0.25)),
+        "capsule": (ColliderKind.CAPSULE, dict(size=[0.4], radius_a=[0.2], radius_b=[0.2]),
+                    (0.15, 0.0, 0.2)),
+    }
+    for name, (kind, fields, centre) in cases.items():
+        cs = ColliderSet.create(names=(name,), kind=[kind], **fields)
+        M = np.eye(4)
+        if kind == ColliderKind.CAPSULE:  # lying along world Y
+            M[:3, :3] = [[1, 0, 0], [0, 0, -1], [0, 1, 0]]
+        M[:3, 3] = centre
+        model, result = _drop(cs, M, frames=30, friction=1.0)
+        a, b = _ends(model, result)
+        # The capsule's axis must stay at least its radius from the collider surface.
+        t = np.linspace(0, 1, 21)[None, :, None]
+        axis = a[:, None] + t * (b - a)[:, None]
+        from waft.core.colliders import shape_normal
+        _, sd = shape_normal(int(kind), axis.reshape(-1, 3), M, np.linalg.inv(M), cs, 0)
+        assert sd.min() > 0.05 - 2e-3, name
+        # It landed on top (was stopped, did not fall through to the floor of the test).
+        assert a[-1, 2] > centre[2] - 0.01, name
+
+
+def test_friction_stops_a_sliding_capsule_and_zero_friction_does_not():
+    cs, M = ground(0.0)
+    slopes = {}
+    for mu in (0.0, 1.0):
+        rest = chain_rest([(0, 0, 0.05)], [(0.3, 0, 0.05)])
+        model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
+        frames = 20
+        # The target slides along X at 2 m/s; the body starts with that velocity.
+        target = np.repeat(rest.rest_matrix[None], frames, axis=0)
+        target[:, 0, 0, 3] += 2.0 * np.arange(frames) / 30.0
+        from waft.core.ragdoll import RagdollDrive, RagdollParams
+        drive = RagdollDrive(fps=30.0, target=target, collider_matrix=np.broadcast_to(
+            M, (frames, 1, 4, 4)), params=RagdollParams.defaults(
+                1, 1, mode=FREE, root_lock=False, friction=mu))
+        result = bake_ragdoll(model, drive, RagdollSettings())
+        slopes[mu] = result.physics_matrix[-1, 0, 0, 3]
+    assert slopes[0.0] == pytest.approx(2.0 * 19 / 30, rel=0.02)  # slides on
+    # Coulomb: v² / (2 μ g) = 0.2 m to stop from 2 m/s
+    assert slopes[1.0] == pytest.approx(0.2, abs=0.05)
+
+
+def test_collider_mask_and_kinematic_bodies_are_not_pushed():
+    cs, M = ground(0.5)
+    rest = chain_rest([(0, 0, 1.0), (0, 0, 0.8)], [(0, 0, 0.8), (0, 0, 0.4)])
+    model = build_ragdoll_model(ragdolls=[rest], colliders=cs,
+                                collider_mask=np.array([[True], [False]]))
+    drive = static_drive(model, rest.rest_matrix, 10, collider_matrix=M[None],
+                         mode=np.array([[BodyMode.KINEMATIC, BodyMode.DRIVEN]]),
+                         motor_strength=1.0)
+    result = bake_ragdoll(model, drive, RagdollSettings())
+    # The driven body hangs through the ground (masked out), as its motor demands.
+    assert np.allclose(result.physics_matrix[:, 1], drive.target[:, 1], atol=1e-6)
