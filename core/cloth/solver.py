@@ -187,14 +187,18 @@ class _Bake:
         contact_decay = np.exp(-per_vertex("contact_damping") * h)[:, None]
         wind_velocity = per_vertex("wind_velocity")
         turbulence = per_vertex("wind_turbulence")
-        noisy = bool(np.any((turbulence > 0) & (drag > 0) & np.any(wind_velocity != 0, axis=1)))
-        accel = per_vertex("gravity") + (0.0 if noisy else drag[:, None] * wind_velocity)
+        # Turbulent vertices sample the noise field (every 1/WIND_SAMPLE_RATE s); the others
+        # get the mean wind as a constant acceleration, bit-identical to a calm neighbour.
+        turbulent = free & (turbulence > 0) & (drag > 0) & np.any(wind_velocity != 0, axis=1)
+        steady = np.where(turbulent, 0.0, drag)[:, None] * wind_velocity
+        accel = per_vertex("gravity") + steady
         accel_h2 = np.where(free[:, None], accel * h * h, 0.0)
         wind = None
-        if noisy:
-            wind = {"wind_velocity": wind_velocity, "turbulence": turbulence,
-                    "seed": per_vertex("wind_seed"), "drag_h2": np.where(free, drag, 0.0)[:, None]
-                    * h * h}
+        if turbulent.any():
+            index = np.flatnonzero(turbulent)
+            wind = {"index": index, "wind_velocity": wind_velocity[index],
+                    "turbulence": turbulence[index], "seed": per_vertex("wind_seed")[index],
+                    "drag_h2": drag[index, None] * h * h}
         fraction = np.clip(edge_scaled("world_motion_fraction", "edge_world_motion_scale"),
                            0.0, 1.0)
         carry = (1.0 - fraction)[:, None]
@@ -345,7 +349,6 @@ class _Bake:
         x_prev = x.copy()
         # At rest at t = 0 under constant acceleration: x_prev = x + a h^2 / 2 makes position
         # Verlet reproduce x0 + a t^2 / 2 exactly (no spurious initial velocity a h / 2).
-        x_prev += 0.5 * self.frame(0).accel_h2
         positions = np.empty((F, N, 3))
         contacts = np.zeros((F, N), dtype=bool)
         contact = np.zeros(N, dtype=bool)
@@ -355,12 +358,24 @@ class _Bake:
         wind_h2 = None
 
         def wind_force(n: int, fr: _Frame) -> np.ndarray | None:
+            """Turbulent wind acceleration times h^2 (N, 3), zero on the steady vertices."""
             if fr.wind is None:
                 return None
             w = fr.wind
-            sample = wind_at(x=x[:, None, :], t=n * h, wind_velocity=w["wind_velocity"],
-                             turbulence=w["turbulence"], gust=np.zeros(N), seed=w["seed"])
-            return sample[:, 0, :] * w["drag_h2"]
+            index = w["index"]
+            sample = wind_at(x=x[index, None, :], t=n * h, wind_velocity=w["wind_velocity"],
+                             turbulence=w["turbulence"], gust=np.zeros(index.size),
+                             seed=w["seed"])
+            out = np.zeros((N, 3))
+            out[index] = sample[:, 0, :] * w["drag_h2"]
+            return out
+
+        # At rest at t = 0 under constant acceleration: x_prev = x + a h^2 / 2 makes position
+        # Verlet reproduce x0 + a t^2 / 2 exactly (no spurious initial velocity a h / 2).
+        x_prev += 0.5 * self.frame(0).accel_h2
+        first_wind = wind_force(0, self.frame(0))
+        if first_wind is not None:
+            x_prev += 0.5 * first_wind
 
         # Pre-roll: settle on frame 0's drive, time running up to 0 from below.
         n_pre = int(round(self.settings.preroll_frames / fps / h))
