@@ -8,7 +8,13 @@ import bpy
 import numpy as np
 
 from ..addon.compat import pose_bone_selected
-from ..addon.ragdoll.create import apply_defaults, character_height, fill_tree, humanoid_bones
+from ..addon.ragdoll.create import (
+    apply_defaults,
+    character_height,
+    fill_tree,
+    humanoid_bones,
+    role_shares,
+)
 from ..core.errors import SetupError
 
 
@@ -57,8 +63,10 @@ class WAFT_OT_ragdoll_create(bpy.types.Operator):
         if self.replace:
             for pb in ob.pose.bones:
                 pb.waft_ragdoll.body = False
+        shares = role_shares(names)
+        unit = context.scene.unit_settings.scale_length
         for name in names:
-            apply_defaults(ob.pose.bones[name], height)
+            apply_defaults(ob.pose.bones[name], height, shares.get(name, 1.0), unit)
         ob.waft_ragdoll.enabled = True
         self.report({'INFO'}, f"Ragdoll '{ob.name}': {len(names)} bodies, root '{names[0]}'")
         return {'FINISHED'}

@@ -28,10 +28,10 @@ from _common import (
 NAME = "ragdoll_fall"
 DESCRIPTION = "Mannequin over steps into a wall: collides, then falls free past the threshold"
 FPS = 24
-FRAMES = 60
+FRAMES = 84
 FALL_THRESHOLD = 0.25
 WALL_FRONT = -2.4  # world Y of the wall's face (the character runs toward -Y)
-SHEET_FRAMES = (1, 12, 20, 28, 34, 40, 48, 60)
+SHEET_FRAMES = (1, 14, 26, 34, 40, 48, 60, 84)
 # name, head, tail, parent, capsule radius (metres; Z up, facing -Y)
 BONES = (
     ("hips", (0.0, 0.0, 0.95), (0.0, 0.0, 1.05), None, 0.12),
@@ -176,5 +176,5 @@ def check(scene, report) -> None:
         raise RuntimeError(f"a body went through the wall (y = {min(front):.3f})")
     scene.frame_set(FRAMES)
     hips = rig.matrix_world @ rig.pose.bones["hips"].head
-    if hips.z > 0.5:
+    if hips.z > 0.6:  # standing height is 0.95; sitting against the wall or lying is lower
         raise RuntimeError(f"the hips did not fall (z = {hips.z:.2f} at the end)")

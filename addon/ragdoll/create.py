@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ...core.errors import SetupError
-from .humanoid import defaults_for, role_of
+from .humanoid import body_mass, defaults_for, role_of, side_of
 
 
 def fill_tree(parents: dict[str, str | None], chosen: set[str]) -> list[str]:
@@ -45,9 +45,25 @@ def character_height(points: np.ndarray) -> float:
     return float(np.ptp(points[:, 2])) if len(points) else 0.0
 
 
-def apply_defaults(pose_bone, height: float) -> None:
-    """Body on, DRIVEN, humanoid radius and limits where the name is known; the radius falls
-    back to the envelope (0) otherwise."""
+def role_shares(names) -> dict[str, float]:
+    """1 / (bodies with the same role and side): a rig with chest and upper chest splits the
+    chest's mass between them."""
+    counts: dict[tuple[str, str], int] = {}
+    keys = {}
+    for name in names:
+        role = role_of(name)
+        if role is not None:
+            keys[name] = (role, side_of(name))
+            counts[keys[name]] = counts.get(keys[name], 0) + 1
+    return {name: 1.0 / counts[key] for name, key in keys.items()}
+
+
+def apply_defaults(pose_bone, height: float, share: float = 1.0, unit: float = 1.0) -> None:
+    """Body on, DRIVEN, humanoid radius, mass and limits where the name is known; the radius
+    falls back to the envelope (0) and the mass to the density otherwise.
+
+    ``height`` in scene units, ``unit`` metres per scene unit (for the mass).
+    """
     body = pose_bone.waft_ragdoll
     body.body = True
     body.mode = "DRIVEN"
@@ -56,5 +72,7 @@ def apply_defaults(pose_bone, height: float) -> None:
         return
     if height > 0.0:
         body.radius = found.radius_of_height * height
+        body.use_mass = True
+        body.mass = found.mass_fraction * share * body_mass(height * unit)
     body.swing_limit = tuple(math.radians(v) for v in found.swing_deg)
     body.twist_limit = tuple(math.radians(v) for v in found.twist_deg)

@@ -10,8 +10,9 @@ and the twist range about local Y (along the bone), relative to the rest pose, i
 (radians on the property). They are generous ranges of the human joints (e.g. elbow and knee
 bend up to ~145° about X, little about Z), chosen so a ragdoll never folds through itself while
 an animation that stays inside human range is not clipped. Radii are fractions of the
-character's height ``H`` (a 1.7 m adult: hips 0.12 m, upper arm 0.045 m), because bone lengths
-vary too much between rigs (a glTF head bone may be 0.5 m long).
+character's height ``H`` (a 1.7 m adult: hips 0.12 m, upper arm 0.045 m) and masses fractions of
+the body's mass (below), because bone lengths vary too much between rigs (a glTF head bone may
+be 0.5 m long).
 """
 
 from __future__ import annotations
@@ -26,23 +27,39 @@ class BodyDefaults:
     radius_of_height: float  # capsule radius / character height
     swing_deg: tuple[float, float]  # half-angles about local X, local Z
     twist_deg: tuple[float, float]  # (min, max) about local Y
+    mass_fraction: float  # share of the whole body's mass (one limb segment)
 
 
+# Segment masses after Dempster's cadaver data as tabulated by Winter (Biomechanics and Motor
+# Control of Human Movement, table 4.1): head 6.9 % (+ neck 1.2 %), thorax 21.6 %, abdomen
+# 13.9 %, pelvis 14.2 %, upper arm 2.8 %, forearm 1.6 %, hand 0.6 %, thigh 10 %, leg 4.65 %,
+# foot 1.45 %; shoulders and toes take a little from the thorax and foot. Rig-derived masses
+# (density × capsule) go wrong for long head bones (a glTF head bone is 0.5 m: a 25 kg capsule
+# on a 1 kg neck), and mass ratios that large cost the solver accuracy.
 ROLES: dict[str, BodyDefaults] = {
-    "hips": BodyDefaults("hips", 0.070, (180.0, 180.0), (-180.0, 180.0)),
-    "spine": BodyDefaults("spine", 0.060, (25.0, 25.0), (-20.0, 20.0)),
-    "chest": BodyDefaults("chest", 0.065, (25.0, 25.0), (-20.0, 20.0)),
-    "neck": BodyDefaults("neck", 0.030, (35.0, 35.0), (-40.0, 40.0)),
-    "head": BodyDefaults("head", 0.060, (35.0, 35.0), (-50.0, 50.0)),
-    "shoulder": BodyDefaults("shoulder", 0.025, (15.0, 15.0), (-10.0, 10.0)),
-    "upper_arm": BodyDefaults("upper_arm", 0.027, (95.0, 95.0), (-80.0, 80.0)),
-    "forearm": BodyDefaults("forearm", 0.023, (145.0, 15.0), (-80.0, 80.0)),
-    "hand": BodyDefaults("hand", 0.020, (70.0, 35.0), (-30.0, 30.0)),
-    "thigh": BodyDefaults("thigh", 0.040, (110.0, 60.0), (-40.0, 40.0)),
-    "shin": BodyDefaults("shin", 0.030, (145.0, 10.0), (-10.0, 10.0)),
-    "foot": BodyDefaults("foot", 0.024, (45.0, 30.0), (-20.0, 20.0)),
-    "toes": BodyDefaults("toes", 0.015, (40.0, 10.0), (-5.0, 5.0)),
+    "hips": BodyDefaults("hips", 0.070, (180.0, 180.0), (-180.0, 180.0), 0.142),
+    "spine": BodyDefaults("spine", 0.060, (25.0, 25.0), (-20.0, 20.0), 0.139),
+    "chest": BodyDefaults("chest", 0.065, (25.0, 25.0), (-20.0, 20.0), 0.196),
+    "neck": BodyDefaults("neck", 0.030, (35.0, 35.0), (-40.0, 40.0), 0.012),
+    "head": BodyDefaults("head", 0.060, (35.0, 35.0), (-50.0, 50.0), 0.069),
+    "shoulder": BodyDefaults("shoulder", 0.025, (15.0, 15.0), (-10.0, 10.0), 0.010),
+    "upper_arm": BodyDefaults("upper_arm", 0.027, (95.0, 95.0), (-80.0, 80.0), 0.028),
+    "forearm": BodyDefaults("forearm", 0.023, (145.0, 15.0), (-80.0, 80.0), 0.016),
+    "hand": BodyDefaults("hand", 0.020, (70.0, 35.0), (-30.0, 30.0), 0.006),
+    "thigh": BodyDefaults("thigh", 0.040, (110.0, 60.0), (-40.0, 40.0), 0.100),
+    "shin": BodyDefaults("shin", 0.030, (145.0, 10.0), (-10.0, 10.0), 0.0465),
+    "foot": BodyDefaults("foot", 0.024, (45.0, 30.0), (-20.0, 20.0), 0.0115),
+    "toes": BodyDefaults("toes", 0.015, (40.0, 10.0), (-5.0, 5.0), 0.003),
 }
+# A 1.75 m adult weighs about 70 kg; a rig of another height scales with its volume.
+REFERENCE_HEIGHT = 1.75
+REFERENCE_MASS = 70.0
+
+
+def body_mass(height: float) -> float:
+    """Whole-body mass (kg) of a humanoid ``height`` metres tall."""
+    return REFERENCE_MASS * (height / REFERENCE_HEIGHT) ** 3
+
 
 # Compact spellings (lower case, no separators, side removed) → role. Order does not matter:
 # the whole compact name must match.

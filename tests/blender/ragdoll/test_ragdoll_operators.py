@@ -70,7 +70,12 @@ def test_create_from_humanoid_names(scene):
     assert shin.swing_limit[0] == pytest.approx(math.radians(145.0))
     assert shin.twist_limit[1] == pytest.approx(math.radians(10.0))
     height = 1.72 - 0.03  # head tail to the lowest foot point
-    assert ob.pose.bones["hips"].waft_ragdoll.radius == pytest.approx(0.07 * height, rel=1e-3)
+    hips = ob.pose.bones["hips"].waft_ragdoll
+    assert hips.radius == pytest.approx(0.07 * height, rel=1e-3)
+    assert hips.use_mass  # Winter's segment fractions of a 70 kg, 1.75 m body, scaled by H³
+    assert hips.mass == pytest.approx(0.142 * 70.0 * (height / 1.75) ** 3, rel=1e-3)
+    total = sum(pb.waft_ragdoll.mass for pb in ob.pose.bones)
+    assert 0.9 < total / (70.0 * (height / 1.75) ** 3) < 1.0
 
 
 def test_create_from_selection_fills_the_tree(scene):
