@@ -107,6 +107,7 @@ class _Bake:
         self.static_params = all(a.shape[0] == 1 or a.strides[0] == 0
                                  for a in drive.params.values())
         self._frame_cache: dict[int, _Frame] = {}
+        self._constraint_cache: dict[bytes, tuple[list[Colour], Sweep]] = {}
         # Levels below the pinned set, each with the vertex its members hang from.
         self.level_members = []
         for k in range(1, int(model.level.max()) + 1):
@@ -205,24 +206,7 @@ class _Bake:
 
         iterations = int(self.settings.iterations)
         use_lambda = iterations > 1
-        colours: list[Colour] = []
-        stretch_alpha = np.where(model.vertical, p["stretch_compliance"][f][model.stretch.cloth],
-                                 p["horizontal_compliance"][f][model.stretch.cloth])
-        groups = [(model.stretch, stretch_alpha),
-                  (model.shear, p["shear_compliance"][f][model.shear.cloth]),
-                  (model.bend, p["bend_compliance"][f][model.bend.cloth])]
-        for group, alpha in groups:
-            colours.extend(_colours(group, alpha, self.w, h))
-
-        hard = p["use_hard_vertical"][f][cloth]
-        levels = []
-        for child, parent, rest in self.level_members:
-            on = hard[child]
-            if on.any():
-                par = parent[on]
-                levels.append(Level(child[on], par, rest[on][:, None],
-                                    unique_parents=np.unique(par).size == par.size))
-
+        colours, sweep = self._constraints(f)
         limit = (model.max_distance * per_vertex("max_distance_scale")
                  * np.where(edge, per_vertex("edge_max_distance_scale"), 1.0))
         max_on = free & np.isfinite(limit)
@@ -232,11 +216,41 @@ class _Bake:
         thickness = p["layer_thickness"][f][cloth[model.layers.vertex]]
         return _Frame(decay=decay, contact_decay=contact_decay, accel_h2=accel_h2, wind=wind,
                       carry=carry, needs_carry=bool(np.any(fraction[free] < 1.0)),
-                      colours=colours, use_lambda=use_lambda,
-                      levels=Sweep(levels, model.n_vertices),
+                      colours=colours, use_lambda=use_lambda, levels=sweep,
                       max_index=np.flatnonzero(max_on), max_limit=limit[max_on],
                       back_index=np.flatnonzero(back_on), back_distance=back[back_on],
                       radius=radius, layer_thickness=thickness)
+
+    def _constraints(self, f: int) -> tuple[list[Colour], Sweep]:
+        """XPBD colours and the vertical sweep for frame f's compliances and hard-vertical
+        flags, cached by those values (an animated damping or wind does not rebuild them)."""
+        p, model = self.params, self.model
+        names = ("stretch_compliance", "horizontal_compliance", "shear_compliance",
+                 "bend_compliance", "use_hard_vertical")
+        key = b"".join(np.ascontiguousarray(p[name][f]).tobytes() for name in names)
+        cached = self._constraint_cache.get(key)
+        if cached is not None:
+            return cached
+        colours: list[Colour] = []
+        stretch_alpha = np.where(model.vertical, p["stretch_compliance"][f][model.stretch.cloth],
+                                 p["horizontal_compliance"][f][model.stretch.cloth])
+        groups = [(model.stretch, stretch_alpha),
+                  (model.shear, p["shear_compliance"][f][model.shear.cloth]),
+                  (model.bend, p["bend_compliance"][f][model.bend.cloth])]
+        for group, alpha in groups:
+            colours.extend(_colours(group, alpha, self.w, self.h))
+        hard = p["use_hard_vertical"][f][self.cloth]
+        levels = []
+        for child, parent, rest in self.level_members:
+            on = hard[child]
+            if on.any():
+                par = parent[on]
+                levels.append(Level(child[on], par, rest[on][:, None],
+                                    unique_parents=np.unique(par).size == par.size))
+        if len(self._constraint_cache) >= 16:
+            self._constraint_cache.clear()
+        self._constraint_cache[key] = (colours, Sweep(levels, model.n_vertices))
+        return self._constraint_cache[key]
 
     # ----------------------------------------------------------------------------------------
     def reference_at(self, t: float, restarting: np.ndarray | None) -> tuple[np.ndarray, int,
