@@ -91,3 +91,42 @@ def test_carrier_cycles_and_unknown_carriers_are_errors():
     ok = build_ragdoll_model(ragdolls=[chain_rest([(0, 0, 1)], [(0, 0, 0.5)], setup="A"),
                                        dataclasses.replace(b, carrier=(0, 0))])
     assert list(ok.level) == [0, 1] and list(ok.carrier[1]) == [0, 0]
+
+
+def _tiny_drive(**params):
+    from waft.core.ragdoll import RagdollDrive, RagdollParams
+    rest = chain_rest([(0, 0, 1), (0, 0, 0.5)], [(0, 0, 0.5), (0, 0, 0.0)], setup="Hero")
+    rest = dataclasses.replace(rest, names=("hips", "leg"))
+    model = build_ragdoll_model(ragdolls=[rest])
+    target = np.repeat(rest.rest_matrix[None], 3, axis=0)
+    return model, RagdollDrive(fps=24.0, target=target, collider_matrix=np.zeros((3, 0, 4, 4)),
+                               params=RagdollParams.defaults(2, 1, **params))
+
+
+def test_bad_settings_and_targets_are_setup_errors():
+    from waft.core.ragdoll import RagdollSettings, bake_ragdoll
+    model, drive = _tiny_drive(motor_strength=np.array([[0.5, 1.5]]))
+    with pytest.raises(SetupError, match="motor_strength.*leg"):
+        bake_ragdoll(model, drive)
+    model, drive = _tiny_drive(joint_damping=np.nan)
+    with pytest.raises(SetupError, match="joint_damping"):
+        bake_ragdoll(model, drive)
+    model, drive = _tiny_drive(mode=7)
+    with pytest.raises(SetupError, match="mode"):
+        bake_ragdoll(model, drive)
+    model, drive = _tiny_drive(fall_threshold=-1.0)
+    with pytest.raises(SetupError, match="fall_threshold.*Hero"):
+        bake_ragdoll(model, drive)
+    model, drive = _tiny_drive()
+    scaled = drive.target.copy()
+    scaled[1, 1, :3, :3] *= 2.0
+    with pytest.raises(SetupError, match="leg.*not a rotation"):
+        bake_ragdoll(model, dataclasses.replace(drive, target=scaled))
+    with pytest.raises(SetupError, match="shape"):
+        bake_ragdoll(model, dataclasses.replace(drive, target=scaled[:, :1]))
+    with pytest.raises(SetupError, match="iterations"):
+        bake_ragdoll(model, drive, RagdollSettings(iterations=0))
+    with pytest.raises(SetupError, match="substep"):
+        bake_ragdoll(model, drive, RagdollSettings(substep=0.0))
+    with pytest.raises(TypeError):
+        _tiny_drive(no_such_field=1.0)
