@@ -46,6 +46,14 @@ from .constraints.local_shape import (
     solve_local_shape,
 )
 from .constraints.shock import root_motion
+from .constraints.spheres import (
+    MIN_PARTICLES,
+    SphereBlocks,
+    block_bounds,
+    box_distance2,
+    push_out_candidates,
+    transpose_bounds,
+)
 from .constraints.voxel import VoxelCoefficients, solve_voxel_friction
 from .drive import CheckedDrive, Drive, frame_interval, validate_drive
 from .errors import DivergenceError, SetupError
@@ -242,6 +250,8 @@ class FrameCoefficients:
     shock: np.ndarray | None = None
     voxel: VoxelCoefficients | None = None
     wind_response: np.ndarray | None = None  # (S,) tangent response, None when 0
+    # Block broad phase for sphere colliders on large states (None: whole-array pass).
+    sphere_blocks: SphereBlocks | None = None
 
 
 def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, np.ndarray],
@@ -369,16 +379,24 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
                                   resolution=params["voxel_resolution"][frame])
         if not voxel.any():
             voxel = None
+    collision_radius = np.where(movable, radius, -np.inf)
+    sphere_blocks = None
+    if S * ws.P >= MIN_PARTICLES and any(e and kind == ColliderKind.ELLIPSOID
+                                         for _, kind, _, _, e in ws.colliders):
+        sphere_blocks = SphereBlocks(collision_radius, ws.P)
+        if not sphere_blocks.any():
+            sphere_blocks = None
     return FrameCoefficients(
         decay=decay, gravity_h2=gravity_h2, drag_h2=drag_h2, wind=wind,
         pull=pull, verlet_a=keep * (1.0 + decay), verlet_b=keep * decay,
         base_h2=np.ascontiguousarray(keep * gravity_h2),
         stretch=stretch, bend=bend, bend_colours=bend_colours, ftl=ftl, tether_limit=tether_limit,
         max_distance=max_distance,
-        collision_radius=np.where(movable, radius, -np.inf), world_motion_fraction=fraction,
+        collision_radius=collision_radius, world_motion_fraction=fraction,
         needs_carry=bool(np.any(fraction < 1.0)), roots_only=not np.any(kin_real[:, 1:]),
         kinematic=kin_real, local_shape=local_shape, shock=shock, voxel=voxel,
         wind_response=response if (noisy and np.any(response > 0)) else None,
+        sphere_blocks=sphere_blocks,
     )
 
 
@@ -477,24 +495,37 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
                 _solve_colours(views.bend, c.bend_colours, ws.bend_colour_scratch)
         if c.local_shape is not None:
             solve_local_shape(x, c.local_shape)
+        particle_major = None  # a (>= P, 3, S) copy of x, when the FTL sweep leaves one
         if c.ftl is not None:
             solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)
             if not c.roots_only:
                 # The sweep passes pinned nodes with factor 1 (exact up to rounding): restore.
                 set_kinematic(x, reference, roots_only=False, kinematic=c.kinematic)
+            elif c.ftl.last >= ws.P:
+                particle_major = ws.ftl_scratch.xb
         if c.tether_limit is not None:
             solve_tether(x, c.tether_limit, ws.tmp_tail, ws.tmp_tail2, ws.len_tail)
+            particle_major = None
         if c.max_distance is not None:
             solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
-        _collide(model, ws, x, x_prev, drive_at_t, c)
+            particle_major = None
+        _collide(model, ws, x, x_prev, drive_at_t, c, particle_major)
     if c.voxel is not None:
         # Inter-hair friction (seed 002): velocities only, after every positional constraint.
         solve_voxel_friction(x, x_prev, c.voxel)
 
 
 def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
-             sd: SubstepDrive, c: FrameCoefficients) -> None:
+             sd: SubstepDrive, c: FrameCoefficients,
+             particle_major: np.ndarray | None = None) -> None:
+    """Colliders in order. `particle_major`: a (>= P, 3, S) copy of `x` when one is at hand
+    (the FTL sweep's buffer), for the sphere broad phase's block bounds."""
     colliders = model.colliders
+    blocks = c.sphere_blocks
+    if blocks is not None and not (x.flags.c_contiguous and x_prev.flags.c_contiguous):
+        blocks = None  # the candidates are written back through flat views
+    near_d2: dict[int, np.ndarray] | None = None  # block distances per sphere, while valid
+    slack = 0.0  # how far the spheres applied since the bounds may have moved a particle
     for k, kind, friction, size, everywhere in ws.colliders:
         M = sd.collider_matrix[k]
         similar = bool(sd.collider_similarity[k])
@@ -502,8 +533,21 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             # sqrt(dot) is what np.linalg.norm computes for a vector, without its overhead.
             axis = M[:3, 0]
             radius = size * math.sqrt(float(axis.dot(axis)))
-            push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius, friction, ws)
+            if blocks is None:
+                push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius, friction,
+                                   ws)
+                continue
+            if near_d2 is None:
+                near_d2 = _sphere_distances(ws, x, sd, blocks, particle_major)
+                slack = 0.0
+            reach = radius + blocks.max_radius + slack
+            near = np.flatnonzero(near_d2[k] < reach * reach) if reach > 0.0 else ()
+            if len(near):
+                pen = push_out_candidates(x, x_prev, blocks, near, M[:3, 3], radius, friction)
+                slack += pen * (1.0 + friction)
             continue
+        near_d2 = None  # this shape moves particles by amounts we do not track
+        particle_major = None
         Minv = sd.collider_inverse[k] if sd.collider_inverse is not None else None
         if everywhere:
             xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
@@ -517,6 +561,20 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             n, dist = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
             push_out(xs, xps, n, dist, c.collision_radius[idx], friction)
             x[:, idx] = np.moveaxis(xs, -1, 0)
+
+
+def _sphere_distances(ws: Workspace, x: np.ndarray, sd: SubstepDrive, blocks: SphereBlocks,
+                      particle_major: np.ndarray | None) -> dict[int, np.ndarray]:
+    """Squared distance from every fast-path sphere's centre to every block's bounding box,
+    for the current positions (one batched test for all spheres)."""
+    if particle_major is not None:
+        block_bounds(blocks, particle_major)
+    else:
+        transpose_bounds(blocks, x)
+    spheres = [k for k, kind, _, _, everywhere in ws.colliders
+               if everywhere and kind == ColliderKind.ELLIPSOID and sd.collider_similarity[k]]
+    d2 = box_distance2(blocks, sd.collider_matrix[spheres, :3, 3])
+    return dict(zip(spheres, d2, strict=True))
 
 
 def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sphere_radius: float,
