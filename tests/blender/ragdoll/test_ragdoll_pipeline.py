@@ -98,3 +98,17 @@ def test_closing_the_generator_changes_nothing(scene, bake_api, kinematic_core):
         next(steps)
     steps.close()
     assert waft_rigs.fingerprint(scene) == before
+
+
+def test_bake_and_clear_operators_on_the_active_ragdoll(scene, kinematic_core):
+    ob = rigs.humanoid(scene)
+    other = rigs.humanoid(scene, "Other")
+    scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]
+    rigs.animate_wave(ob, FRAMES)
+    bpy.context.view_layer.objects.active = ob
+    assert bpy.ops.waft.bake(scope="ACTIVE") == {'FINISHED'}
+    assert ob.animation_data.nla_tracks.get("Waft Ragdoll") is not None
+    assert other.animation_data is None  # only the active ragdoll was baked
+    assert bpy.ops.waft.clear_bake(scope="ACTIVE") == {'FINISHED'}
+    assert ob.animation_data.nla_tracks.get("Waft Ragdoll") is None
+    assert ob.animation_data.action.name == "UserMotion"
