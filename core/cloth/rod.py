@@ -313,22 +313,31 @@ class _RodBake:
         self.reference = np.asarray(drive.reference, dtype=np.float64)
         self.ref_q = _unit(np.asarray(drive.reference_orientation, dtype=np.float64))
         self.F = self.reference.shape[0]
-        S, B = model.rods, model.segments
+        B = model.segments
         # Even/odd colours along the rods (segments j share particle j+1 with segment j+1).
         self.seg_colours = [np.arange(0, B, 2), np.arange(1, B, 2)]
         self.pair_colours = [np.arange(0, B - 1, 2), np.arange(1, B - 1, 2)]
         self.bound = np.maximum(100.0 * model.rest_length.sum(axis=1), DIVERGENCE_MIN_BOUND)
         self.lengths = model.rest_length
-        del S
+        self._coefficients: tuple[int, dict] = (-1, {})
 
     def coefficients(self, f: int) -> dict[str, np.ndarray]:
+        """Per-substep factors of frame f's settings (cached for the frame's substeps)."""
+        if self._coefficients[0] == f:
+            return self._coefficients[1]
+        c = self._coefficients_of(f)
+        self._coefficients = (f, c)
+        return c
+
+    def _coefficients_of(self, f: int) -> dict[str, np.ndarray]:
         p, h, model = self.params, self.h, self.model
         decay = np.exp(-(p["damping"][f] + p["drag"][f]) * h)  # (S,)
         accel = p["gravity"][f] + p["drag"][f][:, None] * p["wind_velocity"][f]
         axes = p["bend_stiffness_axes"][f]  # (S, 3)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # A tiny multiplier overflows to inf: that axis is free, as with 0.
             bend_at = np.where(axes > 0, p["bend_twist_compliance"][f][:, None] / axes, np.inf)
-        bend_at = bend_at / (h * h)
+            bend_at = bend_at / (h * h)
         return {
             "decay_x": decay[:, None, None] * (model.w[..., None] > 0),
             "decay_q": decay[:, None, None],
