@@ -17,18 +17,40 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bone_frames import inverse3
-
 _EPS = 1e-12
 
 
 _CONJ = np.array([1.0, -1.0, -1.0, -1.0])
-_I1, _I2 = [1, 2, 0], [2, 0, 1]
+
+
+def _bilinear(terms, n_in: int, n_out: int) -> np.ndarray:
+    """(n_in², n_out) matrix T with out = outer(a, b).reshape(n_in²) @ T for a bilinear map
+    given as (j, k, i, sign) terms: out_i += sign a_j b_k. One outer product and one small
+    matmul replace a dozen column operations (NumPy's per-call overhead dominates at N ~ 20)."""
+    T = np.zeros((n_in, n_in, n_out))
+    for j, k, i, sign in terms:
+        T[j, k, i] = sign
+    return T.reshape(n_in * n_in, n_out)
+
+
+_QMUL = _bilinear([(0, 0, 0, 1), (1, 1, 0, -1), (2, 2, 0, -1), (3, 3, 0, -1),
+                   (0, 1, 1, 1), (1, 0, 1, 1), (2, 3, 1, 1), (3, 2, 1, -1),
+                   (0, 2, 2, 1), (1, 3, 2, -1), (2, 0, 2, 1), (3, 1, 2, 1),
+                   (0, 3, 3, 1), (1, 2, 3, 1), (2, 1, 3, -1), (3, 0, 3, 1)], 4, 4)
+_CROSS = _bilinear([(1, 2, 0, 1), (2, 1, 0, -1), (2, 0, 1, 1), (0, 2, 1, -1),
+                    (0, 1, 2, 1), (1, 0, 2, -1)], 3, 3)
+# Rotation matrix entries (row-major) of a unit quaternion as quadratic forms q_j q_k.
+_Q2M = _bilinear([(0, 0, 0, 1), (1, 1, 0, 1), (2, 2, 0, -1), (3, 3, 0, -1),
+                  (1, 2, 1, 2), (0, 3, 1, -2), (1, 3, 2, 2), (0, 2, 2, 2),
+                  (1, 2, 3, 2), (0, 3, 3, 2), (0, 0, 4, 1), (1, 1, 4, -1), (2, 2, 4, 1),
+                  (3, 3, 4, -1), (2, 3, 5, 2), (0, 1, 5, -2), (1, 3, 6, 2), (0, 2, 6, -2),
+                  (2, 3, 7, 2), (0, 1, 7, 2), (0, 0, 8, 1), (1, 1, 8, -1), (2, 2, 8, -1),
+                  (3, 3, 8, 1)], 4, 9)
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cross products of (n, 3) stacks (np.cross's axis handling costs more here)."""
-    return a[:, _I1] * b[:, _I2] - a[:, _I2] * b[:, _I1]
+    """Row-wise cross products of (n, 3) stacks."""
+    return (a[:, :, None] * b[:, None, :]).reshape(len(a), 9) @ _CROSS
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -40,32 +62,28 @@ def quat_conj(q: np.ndarray) -> np.ndarray:
 
 
 def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton products of (n, 4) stacks (the same as rotations.quat_multiply, fewer calls)."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    aw, bw = a[:, :1], b[:, :1]
-    av, bv = a[:, 1:], b[:, 1:]
-    out[:, 0] = aw[:, 0] * bw[:, 0] - dot(av, bv)
-    out[:, 1:] = aw * bv + bw * av + cross(av, bv)
-    return out
+    """Hamilton products a ⊗ b of (n, 4) stacks (as rotations.quat_multiply)."""
+    if a.shape != b.shape:
+        a, b = np.broadcast_arrays(a, b)
+    return (a[:, :, None] * b[:, None, :]).reshape(len(a), 16) @ _QMUL
 
 
 def q2m(q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Rotation matrices (n, 3, 3) of unit quaternions (n, 4):
-    R = (w² - v·v) I + 2 v vᵀ + 2 w [v]×."""
-    w, v = q[:, 0], q[:, 1:]
-    R = np.multiply(v[:, :, None], 2.0 * v[:, None, :], out=out)
-    d = w * w - dot(v, v)
-    R[:, 0, 0] += d
-    R[:, 1, 1] += d
-    R[:, 2, 2] += d
-    wv = 2.0 * w[:, None] * v
-    R[:, 0, 1] -= wv[:, 2]
-    R[:, 1, 0] += wv[:, 2]
-    R[:, 0, 2] += wv[:, 1]
-    R[:, 2, 0] -= wv[:, 1]
-    R[:, 1, 2] -= wv[:, 0]
-    R[:, 2, 1] += wv[:, 0]
-    return R
+    """Rotation matrices (n, 3, 3) of unit quaternions (n, 4)."""
+    R = ((q[:, :, None] * q[:, None, :]).reshape(len(q), 16) @ _Q2M).reshape(len(q), 3, 3)
+    if out is None:
+        return R
+    out[...] = R
+    return out
+
+
+def inverse3(m: np.ndarray) -> np.ndarray:
+    """Inverses of (n, 3, 3) matrices: rows of the adjugate are cross products of rows."""
+    n = len(m)
+    a, b = m[:, [1, 2, 0]], m[:, [2, 0, 1]]
+    adj = ((a[:, :, :, None] * b[:, :, None, :]).reshape(n * 3, 9) @ _CROSS).reshape(n, 3, 3)
+    det = np.einsum("nk,nk->n", m[:, 0], adj[:, 0])
+    return np.swapaxes(adj, 1, 2) / det[:, None, None]
 
 
 def quat_exp(v: np.ndarray) -> np.ndarray:

@@ -302,7 +302,8 @@ class _Level:
                 cc = c.colours[j]
                 solve_ball(s, col, anchors[j], cc["ball"])
                 solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
-                solve_limits(s, col)
+                if it == self.iterations - 1:  # momentum exchange at limits; the final
+                    solve_limits(s, col)  # pass then clamps exactly
                 if c.any_locked and col.is_root.any():
                     # A locked root is pushed back out of colliders before its children's
                     # joints see it: otherwise they are dragged into the wall with it and
