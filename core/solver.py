@@ -405,7 +405,9 @@ class SubstepDrive:
     """The drive at one substep (end time `t`), everything `step` reads."""
 
     t: float  # time at the end of the substep, seconds from frame 0
-    reference: np.ndarray  # (3, S, Ps) reference positions at t
+    # (3, S, Ps) reference positions at t; None only when `step` does not read it (the bake's
+    # batches: roots-only pins, no max distance, no shock), the kinematic copy being in `source`.
+    reference: np.ndarray | None
     collider_matrix: np.ndarray  # (K, 4, 4) at t
     collider_inverse: np.ndarray | None  # (K, 4, 4) or None when no shape needs it
     collider_similarity: np.ndarray  # (K,) bool: sphere fast path allowed
@@ -637,6 +639,8 @@ class _Bake:
         self._previous = np.empty((3, S, Ps))  # reference before a frame's first substep
         # Reference and Verlet source of one frame's substeps (grown on demand, reused).
         self._batch = np.empty((2, 0, 3, S, Ps))
+        self._source = (np.empty((3, S, Ps)), np.empty((3, S, Ps)))  # see `_source_terms`
+        self._source_key, self._source_owner = -1, None
         colliders = model.colliders
         K = colliders.count
         kinds = colliders.kind
@@ -652,6 +656,11 @@ class _Bake:
                                   | np.any((kinds == ColliderKind.ELLIPSOID) & ~np.all(sim, 0)))
         lengths = model.tether_length[np.arange(S), np.asarray(model.count) - 1]
         self.bound = np.maximum(DIVERGENCE_FACTOR * lengths, DIVERGENCE_MIN_BOUND)
+        self.bound_squared = (self.bound**2)[:, None]
+        self._unchecked = self.kinematic | ~model.active  # (S, P): never diverged
+        self.roots_only_output = bool(np.all(self.kinematic[:, 0])
+                                      and not np.any(self.kinematic[:, 1:]))
+        self._out_scratch = np.empty((3, S, P))
 
     def coefficients(self, frame: int) -> FrameCoefficients:
         key = 0 if self.static_params else frame
@@ -717,14 +726,25 @@ class _Bake:
                 k += 1
             alphas = np.array([a for _, a in intervals[j:k]])
             g = min(f + 1, F - 1)
-            if f != self._interval:
-                self._interval = f
-                np.subtract(self.reference_soa[g], self.reference_soa[f], out=self._dref)
+            coeffs = self.coefficients(f)
             if self._batch.shape[1] < len(intervals):
                 self._batch = np.empty((2, len(intervals)) + self._dref.shape)
             ref, source = self._batch[0, j:k], self._batch[1, j:k]
-            np.multiply(self._dref[None], alphas[:, None, None, None], out=ref)
-            ref += self.reference_soa[f]
+            # source = base_h2 + pull * (ref_f + alpha * dref) = A + alpha * B with A, B fixed
+            # over the interval: two passes per substep instead of four.
+            A, B = self._source_terms(f, coeffs)
+            np.multiply(B[None], alphas[:, None, None, None], out=source)
+            source += A
+            # `step` reads the whole interpolated reference only for pinned nodes along the
+            # chain, max distance and shock propagation; otherwise it is not built.
+            needs_reference = (coeffs.max_distance is not None or coeffs.shock is not None
+                               or not coeffs.roots_only)
+            if needs_reference:
+                if f != self._interval:
+                    self._interval = f
+                    np.subtract(self.reference_soa[g], self.reference_soa[f], out=self._dref)
+                np.multiply(self._dref[None], alphas[:, None, None, None], out=ref)
+                ref += self.reference_soa[f]
             cm = self.drive.collider_matrix
             if cm.shape[1]:
                 M = cm[f][None] + alphas[:, None, None, None] * (cm[g] - cm[f])[None]
@@ -732,9 +752,6 @@ class _Bake:
                 M = np.broadcast_to(cm[f], (k - j,) + cm.shape[1:])
             Minv = np.linalg.inv(M) if self.needs_inverse else None
             similar = self.similar[f] & self.similar[g]
-            coeffs = self.coefficients(f)
-            np.multiply(coeffs.pull, ref, out=source)
-            source += coeffs.base_h2
             for t in range(k - j):
                 n = n_first + j + t
                 carry = None
@@ -745,12 +762,25 @@ class _Bake:
                     previous = (drives[-1].reference if drives
                                 else self.reference_at(n * h, self._previous))
                 drives.append(SubstepDrive(
-                    t=(n + 1) * h, reference=ref[t], collider_matrix=M[t],
+                    t=(n + 1) * h, reference=ref[t] if needs_reference else None,
+                    collider_matrix=M[t],
                     collider_inverse=None if Minv is None else Minv[t],
                     collider_similarity=similar, carry=carry, coefficients=coeffs,
                     source=source[t], previous_reference=previous))
             j = k
         return drives
+
+    def _source_terms(self, f: int, coeffs: FrameCoefficients) -> tuple[np.ndarray, np.ndarray]:
+        """`A = base_h2 + pull * ref_f`, `B = pull * (ref_g - ref_f)` of interval f (cached)."""
+        if self._source_key != f or self._source_owner is not coeffs:
+            g = min(f + 1, self.F - 1)
+            A, B = self._source
+            np.subtract(self.reference_soa[g], self.reference_soa[f], out=B)
+            B *= coeffs.pull
+            np.multiply(self.reference_soa[f], coeffs.pull, out=A)
+            A += coeffs.base_h2
+            self._source_key, self._source_owner = f, coeffs
+        return self._source
 
     def run(self) -> Iterator[tuple[int, int]]:
         model, h, F, fps = self.model, self.h, self.F, self.fps
@@ -805,10 +835,23 @@ class _Bake:
     def _output(self, positions: np.ndarray, i: int, x: np.ndarray) -> None:
         P = self.ws.P
         out = positions[i]
+        # Divergence check on the component-major state first (cheap, no transposed temporaries):
+        # squared distance to the reference against the squared bound; kinematic nodes are
+        # written as the reference below, so they never count. NaN compares False -> suspect.
+        d = self._out_scratch
+        np.subtract(x[:, :, :P], self.reference_soa[i][:, :, :P], out=d)
+        np.multiply(d, d, out=d)
+        d[0] += d[1]
+        d[0] += d[2]
+        suspect = not np.all((d[0] <= self.bound_squared) | self._unchecked)
         out[...] = np.moveaxis(x[:, :, :P], 0, -1)
         # Kinematic nodes and padding are exactly the reference at the frame time.
-        np.copyto(out, self.reference[i][:, :P], where=self.kinematic[..., None])
-        self._check(out, i)
+        if self.roots_only_output:
+            out[:, 0] = self.reference[i][:, 0]
+        else:
+            np.copyto(out, self.reference[i][:, :P], where=self.kinematic[..., None])
+        if suspect:
+            self._check(out, i)  # names the first diverged particle (raises)
 
     def _check(self, out: np.ndarray, frame: int) -> None:
         active = self.model.active
