@@ -20,27 +20,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bone_frames import inverse3
 from ..colliders import (
     ColliderKind,
     capsule_normal,
     is_similarity,
-    plane_normal,
     shape_normal,
     sphere_normal,
 )
-from .bodies import Bodies, Pairs, cross, positional, rotate, rotate_inv
+from .bodies import Bodies, Pairs, cross, inverse3, positional, rotate, rotate_inv
 
 SAMPLES = 9  # points along the segment for boxes and scaled ellipsoids
-
-
-def affine_inverse(M: np.ndarray) -> np.ndarray:
-    """Inverse of one 4x4 affine matrix without LAPACK (its per-call overhead dominates here)."""
-    inv = np.zeros((4, 4))
-    inv[:3, :3] = inverse3(M[:3, :3])
-    inv[:3, 3] = -inv[:3, :3] @ M[:3, 3]
-    inv[3, 3] = 1.0
-    return inv
 
 
 def closest_on_segment(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
@@ -80,6 +69,28 @@ def _centre_of_depth(points: np.ndarray, sd: np.ndarray, radius: np.ndarray) -> 
     return np.where((total > 0.0)[:, None], mean, deepest)
 
 
+class ColliderFrame:
+    """The colliders at one substep: matrices, inverses, plane (normal, offset), sphere flags."""
+
+    def __init__(self, M: np.ndarray, colliders):
+        self.M = M
+        K = len(M)
+        self.Minv = np.zeros_like(M)
+        if K:
+            self.Minv[:, :3, :3] = inverse3(M[:, :3, :3])
+            self.Minv[:, :3, 3] = -np.einsum("kij,kj->ki", self.Minv[:, :3, :3], M[:, :3, 3])
+            self.Minv[:, 3, 3] = 1.0
+        self.plane: dict[int, tuple[np.ndarray, float]] = {}
+        self.sphere = np.zeros(K, dtype=bool)
+        for k in range(K):  # a handful of colliders
+            kind = int(colliders.kind[k])
+            if kind == ColliderKind.PLANE:
+                n = self.Minv[k, 2, :3] / np.linalg.norm(self.Minv[k, 2, :3])
+                self.plane[k] = (n, float(n @ M[k, :3, 3]))
+            elif kind == ColliderKind.ELLIPSOID:
+                self.sphere[k] = is_similarity(M[k])
+
+
 class Contacts:
     """Contact solver of one level's bodies against the model's colliders."""
 
@@ -91,18 +102,22 @@ class Contacts:
         self.pairs = Pairs.create(np.arange(n), np.full(n, n))
         self.t = np.linspace(0.0, 1.0, SAMPLES)
 
-    def deepest(self, k: int, a: np.ndarray, b: np.ndarray, M: np.ndarray
+    def frame(self, M: np.ndarray) -> ColliderFrame:
+        """Per-substep collider data (inverses, plane normals, sphere test) computed once."""
+        return ColliderFrame(M, self.colliders)
+
+    def deepest(self, k: int, a: np.ndarray, b: np.ndarray, frame: ColliderFrame
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(point on the segment, normal, signed distance) of the deepest point per body."""
         cs = self.colliders
         kind = int(cs.kind[k])
+        M = frame.M[k]
         if kind == ColliderKind.PLANE:
-            Minv = affine_inverse(M)
-            both = np.stack((a, b))
-            nrm, sd = plane_normal(both, M, Minv)
-            return _centre_of_depth(both, sd, self.radius), np.broadcast_to(nrm[0], a.shape), \
-                sd.min(0)
-        if kind == ColliderKind.ELLIPSOID and is_similarity(M):
+            nrm, offset = frame.plane[k]
+            sd = np.stack((a @ nrm, b @ nrm)) - offset
+            return (_centre_of_depth(np.stack((a, b)), sd, self.radius),
+                    np.broadcast_to(nrm, a.shape), sd.min(0))
+        if kind == ColliderKind.ELLIPSOID and frame.sphere[k]:
             radius = float(cs.size[k]) * float(np.linalg.norm(M[:3, 0]))
             p = closest_on_segment(a, b, M[:3, 3])
             nrm, sd = sphere_normal(p, M[:3, 3], radius)
@@ -114,15 +129,14 @@ class Contacts:
             p = closest_between_segments(a, b, ca, cb)
             nrm, sd = capsule_normal(p, M, hl, float(cs.radius_a[k]), float(cs.radius_b[k]))
             return p, nrm, sd
-        Minv = affine_inverse(M)
         pts = a[:, None] + self.t[None, :, None] * (b - a)[:, None]
-        nrm, sd = shape_normal(kind, pts, M, Minv, cs, k)
+        nrm, sd = shape_normal(kind, pts, M, frame.Minv[k], cs, k)
         j = np.argmin(sd, axis=1)
         rows = np.arange(len(a))
         p = _centre_of_depth(np.swapaxes(pts, 0, 1), sd.T, self.radius)
         return p, nrm[rows, j], sd[rows, j]
 
-    def project(self, s: Bodies, M: np.ndarray, movable: np.ndarray, count: bool = True
+    def project(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, count: bool = True
                 ) -> None:
         """Translate movable bodies out of every collider (after the final pass: whatever the
         iterations and the target constraints left, no body ends a substep inside). `count`:
@@ -134,7 +148,7 @@ class Contacts:
                 continue
             x = s.x[:n]
             axis = s.R[:n, :, 1] * self.half[:, None]
-            _, nrm, sd = self.deepest(k, x - axis, x + axis, M[k])
+            _, nrm, sd = self.deepest(k, x - axis, x + axis, M)
             pen = np.maximum(np.where(allowed, self.radius - sd, 0.0), 0.0)
             if np.any(pen > 0.0):
                 x += nrm * pen[:, None]
@@ -143,7 +157,7 @@ class Contacts:
                                                            1.0 / np.maximum(s.inv_mass[:n],
                                                                             1e-300), 0.0)
 
-    def solve(self, s: Bodies, M: np.ndarray, movable: np.ndarray, first: bool = True,
+    def solve(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, first: bool = True,
               last: bool = True, translate: np.ndarray | None = None) -> None:
         """Push every movable body out of every collider it may touch. The normal impulses of
         all iterations of a substep (from `first` on) are summed; the `last` iteration
@@ -163,7 +177,7 @@ class Contacts:
                 continue
             x, R = s.x[:n], s.R[:n]
             axis = R[:, :, 1] * self.half[:, None]
-            p, nrm, sd = self.deepest(k, x - axis, x + axis, M[k])
+            p, nrm, sd = self.deepest(k, x - axis, x + axis, M)
             pen = self.radius - sd
             active = allowed & (pen > 0.0)
             if active.any():

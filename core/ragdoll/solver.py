@@ -394,13 +394,14 @@ class _Run:
         self._colliders = None
 
     def colliders_at(self, sub: _Substep):
+        """The colliders at the end of substep `sub` (interpolated matrices, cached)."""
         key = (sub.f, sub.alpha)
         if key != self._colliders_key:
             cm = self.drive.collider_matrix
             f = sub.f
             g = min(f + 1, self.drive.frames - 1)
             M = cm[f] + sub.alpha * (cm[g] - cm[f])
-            self._colliders = M
+            self._colliders = self.levels[0].contacts.frame(M) if self.levels else None
             self._colliders_key = key
         return self._colliders
 
