@@ -48,6 +48,8 @@ class VoxelCoefficients:
         self.n = n[group][:, None].astype(np.float64)
         self.n_int = n[group][:, None]
         self.offset = offset[group][:, None]
+        self.n_top = self.n - 1.0  # highest cell coordinate (a particle on the box's far face)
+        self.offset_f = self.offset.astype(np.float64)
         self.shape = (S, Ps)
 
     def any(self) -> bool:
@@ -68,10 +70,19 @@ def cell_ids(x: np.ndarray, c: VoxelCoefficients) -> np.ndarray:
             lo[:, strands, 0] = part.min(axis=1)[:, None]
             hi[:, strands, 0] = part.max(axis=1)[:, None]
     scale = c.n / np.maximum(hi - lo, 1e-9)  # (3, S or 1, 1) * (S, 1)
-    ijk = ((x - lo) * scale).astype(np.int64)
-    np.minimum(ijk, c.n_int - 1, out=ijk)
-    ids = (ijk[0] * c.n_int + ijk[1]) * c.n_int + ijk[2] + c.offset
-    return ids.reshape(-1)
+    # Cell coordinates in floating point: floor is the integer truncation of these non-negative
+    # values, and the flat id (< 2^53) is exact in float64, so only the final id array is cast
+    # to integers (one cast of (S, Ps) instead of three).
+    u = x - lo
+    u *= scale
+    np.floor(u, out=u)
+    np.minimum(u, c.n_top, out=u)
+    ids = u[0] * c.n
+    ids += u[1]
+    ids *= c.n
+    ids += u[2]
+    ids += c.offset_f
+    return ids.astype(np.int64).reshape(-1)
 
 
 def solve_voxel_friction(x: np.ndarray, x_prev: np.ndarray, c: VoxelCoefficients) -> None:
@@ -79,12 +90,14 @@ def solve_voxel_friction(x: np.ndarray, x_prev: np.ndarray, c: VoxelCoefficients
     (3, S, Ps), only `x_prev` changes."""
     ids = cell_ids(x, c)
     v = (x - x_prev).reshape(3, -1)
-    w = c.weight
-    mass = np.bincount(ids, weights=w, minlength=c.cells)
+    weighted = v * c.weight
+    mass = np.bincount(ids, weights=c.weight, minlength=c.cells)
     inv = 1.0 / np.maximum(mass, 1e-300)
     blend = np.empty_like(v)
     for k in range(3):
-        mean = np.bincount(ids, weights=w * v[k], minlength=c.cells) * inv
-        blend[k] = mean[ids] - v[k]
+        mean = np.bincount(ids, weights=weighted[k], minlength=c.cells)
+        mean *= inv
+        np.take(mean, ids, out=blend[k])
+    blend -= v
     blend *= c.factor
     x_prev -= blend.reshape(x_prev.shape)  # v_new = v + blend  <=>  x_prev_new = x_prev - blend
