@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from waft.core import SetupError
 from waft.core.cloth import (
@@ -15,6 +17,7 @@ from waft.core.cloth import (
     rest_offsets,
 )
 from waft.core.cloth._bench_cases import grid_quads, grid_rest
+from waft.core.cloth.colouring import colour_groups, colour_pairs
 
 from .conftest import still_drive
 
@@ -153,3 +156,21 @@ def test_last_row_frame_points_away_from_the_vertex_above():
     with pytest.raises(SetupError, match="above"):
         grid_frames(x, vertex=np.array([7]), below=np.array([-1]), left=np.array([6]),
                     right=np.array([8]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(2, 40).flatmap(lambda n: st.tuples(
+    st.just(n), st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)),
+                         min_size=1, max_size=120))))
+def test_colouring_of_any_graph_is_a_partition_into_disjoint_sets(case):
+    n, pairs = case
+    pairs = np.array([(a, b) for a, b in pairs if a != b] or [(0, 1)])
+    colour = colour_pairs(pairs[:, 0], pairs[:, 1], n)
+    groups = colour_groups(colour)
+    assert np.array_equal(np.sort(np.concatenate(groups)), np.arange(len(pairs)))
+    for g in groups:
+        ends = pairs[g].reshape(-1)
+        assert np.unique(ends).size == ends.size
+    # Never more colours than a greedy colouring can need: 2 * max degree - 1.
+    degree = np.bincount(pairs.reshape(-1), minlength=n).max()
+    assert len(groups) <= 2 * degree - 1
