@@ -1,0 +1,77 @@
+"""Ragdoll core benchmark: a walking humanoid ragdoll solved by `waft.core.ragdoll` only.
+
+`core.ragdoll._bench_cases.make_humanoid_case`: 17 capsule bodies (root locked, motors 0.8, arms
+on a 40 % physics blend, a ground plane), 250 frames at 30 fps, 240 Hz substeps. Prints one JSON
+line per solver configuration (the default 4 iterations, and 1 iteration per substep as Small
+Steps recommends):
+
+    {"bench": "ragdoll_core", "bodies": 17, "frames": 250, "substep_hz": 240, "fps": 30,
+     "iterations": 4, "ms_per_frame": ..., "cpu_ms_per_frame": ..., "us_per_body_substep": ...}
+
+The Blender rigid-body (Bullet) comparison with the same bodies lives in R2's benchmark, which
+imports `make_humanoid_case` / `humanoid_rest` and prints the Waft / Bullet ratio.
+
+Run: python tests/benchmarks/bench_ragdoll_core.py [--frames N] [--bodies N] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import importlib.util
+import json
+import sys
+import time
+import types
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
+def _import_ragdoll():
+    """`waft.core.ragdoll` from this checkout without the (bpy-importing) root package."""
+    if "waft" not in sys.modules:
+        module = types.ModuleType("waft")
+        module.__path__ = [str(REPO_ROOT)]
+        module.__spec__ = importlib.util.spec_from_loader("waft", loader=None, is_package=True)
+        sys.modules["waft"] = module
+    import waft.core.ragdoll as ragdoll
+    from waft.core.ragdoll import _bench_cases
+
+    return ragdoll, _bench_cases
+
+
+ragdoll, cases = _import_ragdoll()
+
+
+def measure(bodies: int, frames: int, iterations: int, repeat: int) -> dict:
+    model, drive, settings = cases.make_humanoid_case(bodies=bodies, frames=frames)
+    settings = dataclasses.replace(settings, iterations=iterations)
+    best_wall = best_cpu = float("inf")
+    for _ in range(repeat):
+        wall, cpu = time.perf_counter(), time.process_time()
+        result = ragdoll.bake_ragdoll(model, drive, settings)
+        best_wall = min(best_wall, time.perf_counter() - wall)
+        best_cpu = min(best_cpu, time.process_time() - cpu)
+    substeps = result.substeps
+    return {
+        "bench": "ragdoll_core", "bodies": model.n_bodies, "frames": frames,
+        "substep_hz": round(1.0 / settings.substep), "fps": drive.fps, "iterations": iterations,
+        "ms_per_frame": round(1000.0 * best_wall / frames, 3),
+        "cpu_ms_per_frame": round(1000.0 * best_cpu / frames, 3),
+        "us_per_body_substep": round(1e6 * best_cpu / (substeps * model.n_bodies), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bodies", type=int, default=17)
+    parser.add_argument("--frames", type=int, default=250)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    for iterations in (4, 1):
+        print(json.dumps(measure(args.bodies, args.frames, iterations, args.repeat)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
