@@ -276,12 +276,16 @@ class _Bake:
             motion = space_end @ affine_inverse(space_start)  # (C, 4, 4)
             if not np.array_equal(motion, np.broadcast_to(np.eye(4), motion.shape)):
                 offsets = self.model.vertex_offset
-                for c in range(self.model.n_cloths):  # each cloth is one contiguous block
-                    lo, hi = offsets[c], offsets[c + 1]
-                    A = motion[c, :3, :3].T - np.eye(3)
-                    t = motion[c, :3, 3]
+                if np.all(motion == motion[0]):
+                    # Usually one character space drives every cage: one block for all.
+                    blocks = [(0, offsets[-1], motion[0])]
+                else:  # each cloth is one contiguous block
+                    blocks = [(offsets[c], offsets[c + 1], motion[c])
+                              for c in range(self.model.n_cloths)]
+                for lo, hi, m in blocks:
+                    A = m[:3, :3].T - np.eye(3)
                     for buf in (x[lo:hi], x_prev[lo:hi]):
-                        buf += fr.carry[lo:hi] * (buf @ A + t)
+                        buf += fr.carry[lo:hi] * (buf @ A + m[:3, 3])
         # 2. Verlet prediction with per-second damping (contact adds its own).
         velocity = x - x_prev
         velocity *= fr.decay
