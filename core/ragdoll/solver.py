@@ -39,7 +39,13 @@ from .contacts import Contacts
 from .drive import CheckedDrive, RagdollDrive, validate_drive
 from .drives import drive_fraction, effective_limit, project_distance, velocity_drive
 from .joints import JointColour, colour_joints, damp_joints, solve_ball
-from .limits import project_limits, solve_limits
+from .limits import (
+    joint_rotation,
+    limit_correction,
+    project_limits,
+    solve_limits,
+    swing_twist,
+)
 from .model import BodyMode, RagdollModel
 from .motors import motor_alpha_tilde, motor_omega, project_rigid, solve_motor
 
@@ -147,6 +153,11 @@ class _FrameCoefficients:
             at = level.depth == d
             self.final.append(tuple(np.flatnonzero(at & m) for m in
                                     (attach, rigid, limited, self.limit_active)))
+        # For the cheap check of whether (and from which depth) the pass has work to do.
+        self.attach_all = np.flatnonzero(attach)
+        self.limited_all = np.flatnonzero(limited)
+        self.distance_all = np.flatnonzero(self.limit_active)
+        self.rigid_depth = int(level.depth[rigid].min()) if rigid.any() else 1 << 30
 
 
 class _Level:
@@ -336,7 +347,8 @@ class _Level:
         limit to the target (translation). Children then follow their corrected parents, so
         every one of these holds exactly when the substep ends."""
         s = self.state
-        for attach, rigid, limited, distance in c.final:
+        start = self.final_start(c, anchor, origin_t)
+        for attach, rigid, limited, distance in c.final[start:]:
             if len(attach):
                 # Only the drift beyond JOINT_TOLERANCE: projecting the whole residual every
                 # substep (follow-the-leader style) feeds velocity errors back into the swing.
@@ -359,6 +371,38 @@ class _Level:
                 project_distance(x, head, origin_t[distance], c.limit[distance],
                                  np.ones(len(distance), dtype=bool))
                 s.x[distance] = x
+
+    def final_start(self, c: _FrameCoefficients, anchor: np.ndarray, origin_t: np.ndarray
+                    ) -> int:
+        """The shallowest depth with anything for the final pass to correct (all bodies checked
+        at once; usually nothing is violated and the per-level pass is skipped)."""
+        s, depth = self.state, self.depth
+        start = c.rigid_depth
+        idx = c.attach_all
+        if len(idx):
+            par = self.parent[idx]
+            gap = (s.x[par] + rotate(s.R[par], anchor[idx])
+                   - s.x[idx] - rotate(s.R[idx], self.anchor_a[idx]))
+            far = np.einsum("nk,nk->n", gap, gap) > JOINT_TOLERANCE ** 2
+            if far.any():
+                start = min(start, int(depth[idx[far]].min()))
+        idx = c.limited_all
+        if len(idx) and depth[idx].min() < start:
+            d = joint_rotation(s.q[idx], s.q[self.parent[idx]], self.rest_relative[idx])
+            swing, twist = swing_twist(d)
+            fix, tfix = limit_correction(swing, twist, self.swing_limit[idx],
+                                         self.twist_limit[idx])
+            bad = (tfix != 0.0) | np.any(fix != 0.0, axis=1)
+            if bad.any():
+                start = min(start, int(depth[idx[bad]].min()))
+        idx = c.distance_all
+        if len(idx) and depth[idx].min() < start:
+            head = s.x[idx] - s.R[idx, :, 1] * self.half[idx, None]
+            gap = head - origin_t[idx]
+            bad = np.einsum("nk,nk->n", gap, gap) > c.limit[idx] ** 2
+            if bad.any():
+                start = min(start, int(depth[idx[bad]].min()))
+        return start
 
     def pose(self) -> tuple[np.ndarray, np.ndarray]:
         """(centres, orientations) of the level's bodies, copies."""
