@@ -136,6 +136,7 @@ class Bodies:
     R_prev: np.ndarray
     inv_mass: np.ndarray  # (n+1,) 0 for kinematic bodies and the world
     inv_inertia: np.ndarray  # (n+1, 3) principal, body frame; 0 for kinematic and the world
+    Iw_inv: np.ndarray | None = None  # (n+1, 3, 3) world inverse inertia, see freeze_inertia
 
     @classmethod
     def at(cls, x: np.ndarray, q: np.ndarray) -> Bodies:
@@ -149,9 +150,15 @@ class Bodies:
                    inv_mass=np.zeros(n + 1), inv_inertia=np.zeros((n + 1, 3)))
 
     def inv_inertia_times(self, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """World inverse inertia of bodies `idx` times world vectors v: R (I⁻¹ ⊙ (Rᵀ v))."""
-        R = self.R[idx]
-        return rotate(R, self.inv_inertia[idx] * rotate_inv(R, v))
+        """World inverse inertia of bodies `idx` times world vectors v (see `freeze_inertia`)."""
+        return np.einsum("nij,nj->ni", self.Iw_inv[idx], v)
+
+    def freeze_inertia(self) -> None:
+        """World inverse inertia tensors R diag(I⁻¹) Rᵀ of every body, evaluated once per
+        substep: the bodies turn little within one, and the corrections only use them to
+        share a correction between two bodies (the constraint itself is re-evaluated)."""
+        R = self.R
+        self.Iw_inv = (R * self.inv_inertia[:, None, :]) @ np.swapaxes(R, 1, 2)
 
     def rotate_bodies(self, idx: np.ndarray, dtheta: np.ndarray) -> None:
         """Rotate bodies `idx` (unique) by world rotation vectors dtheta (exponential map)."""
@@ -161,9 +168,12 @@ class Bodies:
         self.R[idx] = q2m(q)
 
     def move(self, dx: np.ndarray, dtheta: np.ndarray) -> None:
-        """Translate and rotate every body (world rotation vectors, exponential map)."""
+        """Translate and rotate every body by world rotation vectors, q += ½ [Δθ, 0] ⊗ q then
+        normalised (Müller 2020 eq. 8–9)."""
         self.x += dx
-        q = qmul(quat_exp(dtheta), self.q)
+        half = np.zeros((len(self.q), 4))
+        half[:, 1:] = 0.5 * dtheta
+        q = self.q + qmul(half, self.q)
         q /= np.sqrt(dot(q, q))[:, None]
         self.q = q
         q2m(q, out=self.R)
@@ -225,9 +235,8 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
 
 
 def world_inv_inertia(s: Bodies, idx: np.ndarray) -> np.ndarray:
-    """World inverse inertia tensors R diag(I⁻¹) Rᵀ (n, 3, 3) of bodies idx."""
-    R = s.R[idx]
-    return (R * s.inv_inertia[idx][:, None, :]) @ np.swapaxes(R, 1, 2)
+    """World inverse inertia tensors (n, 3, 3) of bodies idx (frozen for the substep)."""
+    return s.Iw_inv[idx]
 
 
 def _relative_solve(s: Bodies, p: Pairs, rhs: np.ndarray, alpha_tilde) -> tuple:

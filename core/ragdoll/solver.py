@@ -298,6 +298,7 @@ class _Level:
         x[kin] = centre_t[kin]
         s.q[:n] = q
         q2m(q, out=s.R[:n])
+        s.freeze_inertia()
         # per-colour targets of this substep
         anchors, locals_ = [], []
         anchor = self.anchor[f] + a * (self.anchor[g] - self.anchor[f])
@@ -329,6 +330,7 @@ class _Level:
         dq = qmul(s.q, quat_conj(s.q_prev))
         s.w[:] = quat_log(dq) / h
         # velocity pass: no de-penetration pop, joint damping and the motors' dampers
+        s.freeze_inertia()
         self.contacts.velocity_pass(s, c.friction, h)
         for j, col in enumerate(self.colours):
             cc = c.colours[j]
