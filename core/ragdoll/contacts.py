@@ -106,16 +106,19 @@ class Contacts:
         """Per-substep collider data (inverses, plane normals, sphere test) computed once."""
         return ColliderFrame(M, self.colliders)
 
-    def deepest(self, k: int, a: np.ndarray, b: np.ndarray, frame: ColliderFrame
+    def deepest(self, k: int, a: np.ndarray, b: np.ndarray, frame: ColliderFrame,
+                radius: np.ndarray | None = None
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(point on the segment, normal, signed distance) of the deepest point per body."""
+        """(point on the segment, normal, signed distance) of the deepest point per body
+        (segments a-b with `radius`, default: every body of the level)."""
+        radius = self.radius if radius is None else radius
         cs = self.colliders
         kind = int(cs.kind[k])
         M = frame.M[k]
         if kind == ColliderKind.PLANE:
             nrm, offset = frame.plane[k]
             sd = np.stack((a @ nrm, b @ nrm)) - offset
-            return (_centre_of_depth(np.stack((a, b)), sd, self.radius),
+            return (_centre_of_depth(np.stack((a, b)), sd, radius),
                     np.broadcast_to(nrm, a.shape), sd.min(0))
         if kind == ColliderKind.ELLIPSOID and frame.sphere[k]:
             radius = float(cs.size[k]) * float(np.linalg.norm(M[:3, 0]))
@@ -133,29 +136,31 @@ class Contacts:
         nrm, sd = shape_normal(kind, pts, M, frame.Minv[k], cs, k)
         j = np.argmin(sd, axis=1)
         rows = np.arange(len(a))
-        p = _centre_of_depth(np.swapaxes(pts, 0, 1), sd.T, self.radius)
+        p = _centre_of_depth(np.swapaxes(pts, 0, 1), sd.T, radius)
         return p, nrm[rows, j], sd[rows, j]
 
-    def project(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, count: bool = True
-                ) -> None:
+    def project(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, count: bool = True,
+                only: np.ndarray | None = None) -> None:
         """Translate movable bodies out of every collider (after the final pass: whatever the
         iterations and the target constraints left, no body ends a substep inside). `count`:
-        add the push to the substep's normal impulses (friction)."""
+        add the push to the substep's normal impulses (friction). `only`: body indices to
+        consider (default all)."""
         n = len(self.half)
+        idx = np.arange(n) if only is None else only
         for k in range(self.colliders.count):
-            allowed = self.mask[:, k] & movable
+            allowed = self.mask[idx, k] & movable[idx]
             if not allowed.any():
                 continue
-            x = s.x[:n]
-            axis = s.R[:n, :, 1] * self.half[:, None]
-            _, nrm, sd = self.deepest(k, x - axis, x + axis, M)
-            pen = np.maximum(np.where(allowed, self.radius - sd, 0.0), 0.0)
+            x = s.x[idx]
+            axis = s.R[idx, :, 1] * self.half[idx, None]
+            _, nrm, sd = self.deepest(k, x - axis, x + axis, M, self.radius[idx])
+            pen = np.maximum(np.where(allowed, self.radius[idx] - sd, 0.0), 0.0)
             if np.any(pen > 0.0):
-                x += nrm * pen[:, None]
+                s.x[idx] = x + nrm * pen[:, None]
                 if count and hasattr(self, "normal_total"):  # it counts for friction too
-                    self.normal_total[k] += pen * np.where(s.inv_mass[:n] > 0,
-                                                           1.0 / np.maximum(s.inv_mass[:n],
-                                                                            1e-300), 0.0)
+                    inv = s.inv_mass[idx]
+                    self.normal_total[k, idx] += pen * np.where(inv > 0, 1.0 / np.maximum(
+                        inv, 1e-300), 0.0)
 
     def solve(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, first: bool = True,
               last: bool = True, translate: np.ndarray | None = None) -> None:

@@ -115,6 +115,7 @@ class _FrameCoefficients:
         locked = level.is_root & P["root_lock"][f, level.ragdolls][r] & ~fallen & ~self.kinematic
         self.locked = locked
         self.any_locked = bool(locked.any())
+        self.locked_index = np.flatnonzero(locked)
         strength = P["motor_strength"][f, b]
         alpha = motor_alpha_tilde(strength, level.joint_inertia, h)
         omega = motor_omega(strength)
@@ -320,7 +321,8 @@ class _Level:
                     # A locked root is pushed back out of colliders before its children's
                     # joints see it: otherwise they are dragged into the wall with it and
                     # their contacts lever them around the joint (spurious spins).
-                    self.contacts.project(s, self.run.colliders_at(sub), c.locked, count=False)
+                    self.contacts.project(s, self.run.colliders_at(sub), c.locked, count=False,
+                                          only=c.locked_index)
             self.contacts.solve(s, self.run.colliders_at(sub), ~kin, first=it == 0,
                                 last=it == self.iterations - 1, translate=c.locked)
         self.final_pass(c, anchor, local_t, origin_t)
