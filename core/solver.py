@@ -31,6 +31,7 @@ from .constraints import (
     FtlScratch,
     JacobiScratch,
     distance_coefficients,
+    flat_jacobi_coefficients,
     jacobi_relaxation,
     set_kinematic,
     solve_distance_jacobi,
@@ -42,6 +43,7 @@ from .constraints import (
 from .constraints.distance import DistanceScratch, PairCoefficients
 from .constraints.local_shape import (
     LocalShapeCoefficients,
+    LocalShapeScratch,
     local_shape_coefficients,
     solve_local_shape,
 )
@@ -202,6 +204,7 @@ class Workspace:
         if m:
             self.bend_colour_scratch = [DistanceScratch((3, S, m, 2)) for _ in range(2)]
         self.ftl_scratch = FtlScratch(S, Ps)
+        self.local_shape_scratch = LocalShapeScratch(S, Ps)
         # Static per-collider data read every substep: (k, kind, friction, size, all strands),
         # colliders that touch no strand left out.
         colliders = model.colliders
@@ -340,8 +343,7 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
             if max(float(ba.max()), float(bb.max())) <= JACOBI_BEND_MAX_COEFFICIENT:
                 relax = jacobi_relaxation(ba, bb)
                 bend = PairCoefficients(ba * relax[:, :-2], bb * relax[:, 2:], ws.bend_rest)
-                if not bend.any():
-                    bend = None
+                bend = flat_jacobi_coefficients(bend) if bend.any() else None
             else:
                 ba, bb = ba.reshape(S, m, 4), bb.reshape(S, m, 4)
                 rest4 = ws.bend_rest.reshape(S, m, 4)
@@ -496,7 +498,7 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
                 solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)
                 _solve_colours(views.bend, c.bend_colours, ws.bend_colour_scratch)
         if c.local_shape is not None:
-            solve_local_shape(x, c.local_shape)
+            solve_local_shape(x, c.local_shape, ws.local_shape_scratch)
         particle_major = None  # a (>= P, 3, S) copy of x, when the FTL sweep leaves one
         if c.ftl is not None:
             solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)

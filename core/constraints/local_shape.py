@@ -24,16 +24,21 @@ from __future__ import annotations
 
 import numpy as np
 
+from .distance import flat_pairs
+
 OFFSETS = (2, 3)
 _EPS = 1e-12
 
 
 class LocalShapeCoefficients:
     """Per-frame factors for the skip-2 and skip-3 pairs: one (coef_a, coef_b, rest) per offset,
-    each (S, Ps - k), already relaxed."""
+    each (S, Ps - k), already relaxed; `flat` holds them in the flat layout the solve reads
+    (`distance.flat_pairs`: contiguous pair ends, zero for pairs straddling two strands)."""
 
     def __init__(self, pairs: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]]):
         self.pairs = pairs
+        self.flat = [(k, flat_pairs(ca, k), flat_pairs(cb, k), flat_pairs(rest, k))
+                     for k, ca, cb, rest in pairs]
 
 
 def local_shape_coefficients(*, fraction: np.ndarray, w: np.ndarray,
@@ -68,23 +73,54 @@ def local_shape_coefficients(*, fraction: np.ndarray, w: np.ndarray,
 PASSES = 4  # Jacobi passes per substep (TressFX runs 2-3 local shape iterations per step)
 
 
-def solve_local_shape(x: np.ndarray, c: LocalShapeCoefficients) -> None:
+class LocalShapeScratch:
+    """Preallocated temporaries for a (3, S, Ps) state, flat layout: per offset k the pair
+    vectors and a product buffer (3, S * Ps - k), per-pair scalars (S * Ps - k,)."""
+
+    def __init__(self, S: int, Ps: int):
+        sizes = {k: S * Ps - k for k in OFFSETS if Ps > k}
+        self.d = {k: np.empty((3, n)) for k, n in sizes.items()}
+        self.product = {k: np.empty((3, n)) for k, n in sizes.items()}
+        self.length = {k: np.empty(n) for k, n in sizes.items()}
+        self.error = {k: np.empty(n) for k, n in sizes.items()}
+        self.shape = (S, Ps)
+
+
+def solve_local_shape(x: np.ndarray, c: LocalShapeCoefficients,
+                      scratch: LocalShapeScratch | None = None) -> None:
     """`PASSES` Jacobi passes over every skip-2 and skip-3 pair of `x` (3, S, Ps), in place."""
+    if scratch is None or scratch.shape != x.shape[1:]:
+        scratch = LocalShapeScratch(*x.shape[1:])
+    flat = x.reshape(3, -1)
+    if not np.shares_memory(flat, x):  # pragma: no cover - the state is always contiguous
+        raise ValueError("solve_local_shape needs a C-contiguous state")
     for _ in range(PASSES):
-        _pass(x, c)
+        _pass(flat, c, scratch)
 
 
-def _pass(x: np.ndarray, c: LocalShapeCoefficients) -> None:
-    corrections = []
-    for k, ca, cb, rest in c.pairs:
-        d = x[:, :, k:] - x[:, :, :-k]
-        length = np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2])
+def _pass(x: np.ndarray, c: LocalShapeCoefficients, scratch: LocalShapeScratch) -> None:
+    """One Jacobi pass on the flat view `x` (3, S * Ps): every pair vector is taken from the same
+    positions first, then each offset's corrections are applied (in-place ufuncs on
+    preallocated contiguous buffers, no temporaries)."""
+    for k, _, _, _ in c.flat:
+        np.subtract(x[:, k:], x[:, :-k], out=scratch.d[k])
+    for k, ca, cb, rest in c.flat:
+        d, product = scratch.d[k], scratch.product[k]
+        length, error = scratch.length[k], scratch.error[k]
+        np.multiply(d, d, out=product)
+        np.add(product[0], product[1], out=length)
+        np.add(length, product[2], out=length)
+        np.sqrt(length, out=length)
         # XPBD step with lambda reset: each end moves along d by its share of (|d| - rest).
-        error = (length - rest) / np.maximum(length, _EPS)
-        corrections.append((k, d * (ca * error), d * (cb * error)))
-    for k, da, db in corrections:
-        x[:, :, :-k] += da
-        x[:, :, k:] -= db
+        np.subtract(length, rest, out=error)
+        np.maximum(length, _EPS, out=length)
+        np.divide(error, length, out=error)
+        np.multiply(ca, error, out=length)  # length is free now: the a-end factor
+        np.multiply(d, length, out=product)
+        np.add(x[:, :-k], product, out=x[:, :-k])
+        np.multiply(cb, error, out=length)
+        np.multiply(d, length, out=product)
+        np.subtract(x[:, k:], product, out=x[:, k:])
 
 
 def curl_shape_error(x: np.ndarray, reference: np.ndarray, active: np.ndarray,
