@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 EPS_LENGTH = 1e-12
-BLOCK = 8  # particles per block: small enough to cull, large enough to keep the test cheap
+BLOCK = 16  # particles per block: small enough to cull, large enough to keep the test cheap
 # Below this many particles the whole-array pass is cheaper than the broad phase's extra calls.
 MIN_PARTICLES = 4096
 
@@ -36,11 +36,16 @@ class SphereBlocks:
         S, Ps = radius.shape
         P = particles
         self.shape = (S, Ps)
-        self.blocks = [(a, min(a + BLOCK, P)) for a in range(0, P, BLOCK)]
+        # Leading particles that never move in any strand (the roots) are left out of the
+        # blocks: a root sits on the scalp, and in a block it would make that block a candidate
+        # of the head sphere in every substep.
+        movable = np.isfinite(radius[:, :P]).any(axis=0)
+        first = int(np.argmax(movable)) if movable.any() else P
+        self.blocks = [(a, min(a + BLOCK, P)) for a in range(first, P, BLOCK)]
         nb = len(self.blocks)
         # Flat particle ids of each (block, strand) cell, a short last block padded by repeating
         # its last particle (a duplicate computes and writes the same value twice).
-        p = np.minimum(np.arange(nb)[:, None] * BLOCK + np.arange(BLOCK)[None], P - 1)
+        p = np.minimum(first + np.arange(nb)[:, None] * BLOCK + np.arange(BLOCK)[None], P - 1)
         self.table = (np.arange(S)[None, :, None] * Ps + p[:, None, :]).reshape(nb * S, BLOCK)
         self.radius = np.ascontiguousarray(radius, dtype=np.float64).reshape(-1)
         finite = radius[np.isfinite(radius)]
@@ -50,7 +55,7 @@ class SphereBlocks:
         self.scratch = np.empty((Ps, 3, S))
 
     def any(self) -> bool:
-        return self.max_radius > -np.inf
+        return self.max_radius > -np.inf and bool(self.blocks)
 
 
 def block_bounds(c: SphereBlocks, particle_major: np.ndarray) -> None:
