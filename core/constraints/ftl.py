@@ -48,6 +48,9 @@ class FtlCoefficients:
         parent[:-1, 0, :] = np.where(mask[:, 1:], damping[:, None], 0.0).T
         self.damping = parent
         self.any_damping = bool(np.any(parent))
+        # The same factors for the flat view x_prev.reshape(3, -1): entry s * Ps + i is parent i
+        # of strand s (child i + 1 at the next flat index); 0 at each strand's last particle.
+        self.damping_flat = np.ascontiguousarray(parent[:, 0, :].T).reshape(-1)[:-1].copy()
         self.last = max((i for i, _ in self.rows), default=0) + 1  # particles touched: 0..last-1
 
 
@@ -60,6 +63,7 @@ class FtlScratch:
         self.d = np.empty((3, S))
         self.d2 = np.empty((3, S))
         self.length2 = np.empty(S)
+        self.before_cm = np.empty((3, S, Ps))  # the predicted state, for the DFTL correction
         self.factor = np.ones((Ps, S))  # stays 1 where a masked row is not swept
         self.rows_xb = [self.xb[i] for i in range(Ps)]
 
@@ -73,7 +77,14 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
     rows, factor, rest_squared, mask_t = scratch.rows_xb, scratch.factor, c.rest_squared, c.mask_t
     xt = x.transpose(2, 0, 1)
     np.copyto(xb[:n], xt[:n])
-    np.copyto(before[:n], xb[:n])
+    # DFTL needs the predicted positions: a plain copy of the (contiguous) state when both
+    # buffers allow the flat correction below, else the particle-major rows.
+    dftl = x_prev is not None and c.any_damping
+    flat = dftl and x.flags.c_contiguous and x_prev.flags.c_contiguous
+    if flat:
+        np.copyto(scratch.before_cm, x)
+    elif dftl:
+        np.copyto(before[:n], xb[:n])
     d0, d1, d2z = d2[0], d2[1], d2[2]
     # The loop cost is ufunc call overhead (72 calls at bench sizes): local names and positional
     # `out` arguments shave ~10 % off each call.
@@ -94,7 +105,16 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
         multiply(d, f, d)
         add(b, d, a)
     np.copyto(xt[:n], xb[:n])
-    if x_prev is not None and c.any_damping:
+    if flat:
+        # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1}, on flat contiguous
+        # views (rows past the swept ones have d = 0).
+        corr = scratch.before_cm
+        np.subtract(x, corr, out=corr)
+        child = corr.reshape(3, -1)[:, 1:]
+        np.multiply(child, c.damping_flat, out=child)
+        parent = x_prev.reshape(3, -1)[:, :-1]
+        np.add(parent, child, out=parent)
+    elif dftl:
         # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1}.
         corr = before[:n]
         np.subtract(xb[:n], corr, out=corr)
