@@ -48,19 +48,24 @@ from .limits import (
 )
 from .model import BodyMode, RagdollModel
 from .motors import motor_alpha_tilde, motor_omega, project_rigid, solve_motor
+from .self_collision import SelfCollision
 
 _TIME_EPS = 1e-9
 DIVERGENCE_BOUND = 1.0e4  # m from the target: a body further away has exploded
+SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
 JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
 
 
 @dataclass(frozen=True)
 class RagdollSettings:
-    """substep (s, fixed), position iterations per substep, pre-roll frames settled on frame 0."""
+    """substep (s, fixed), position iterations per substep, pre-roll frames settled on frame 0,
+    and whether bodies of one ragdoll collide with each other (capsule-capsule, pairs that are
+    not joint neighbours and do not overlap at bind pose)."""
 
     substep: float = 1.0 / 240.0
     iterations: int = 4
     preroll_frames: int = 0
+    self_collision: bool = True
 
     def validate(self) -> None:
         if not (math.isfinite(self.substep) and 0.0 < self.substep <= 0.1):
@@ -227,6 +232,10 @@ class _Level:
             parent=self.parent, depth=depth, half_length=self.half, rest_relative=rest_rel,
             swing_limit=model.swing_limit[b], twist_limit=model.twist_limit[b])
         self.contacts = Contacts(model, b, self.half, self.radius)
+        self.self_collision = SelfCollision(
+            ragdoll=model.ragdoll_of_body[b], parent=self.parent,
+            rest_matrix=model.rest_matrix[b], half=self.half, radius=self.radius
+        ) if settings.self_collision else None
         # Carried ragdolls: the carrier body (global index) of every body of this level.
         carrier = model.carrier[model.ragdoll_of_body[b], 1]
         self.carried = bool(np.all(carrier >= 0)) and n > 0
@@ -325,6 +334,9 @@ class _Level:
                                           only=c.locked_index)
             self.contacts.solve(s, self.run.colliders_at(sub), ~kin, first=it == 0,
                                 last=it == self.iterations - 1, translate=c.locked)
+            if self.self_collision is not None:
+                for _ in range(SELF_COLLISION_PASSES):  # Jacobi over pairs: two passes
+                    self.self_collision.solve(s, ~kin)
         self.final_pass(c, anchor, local_t, origin_t)
         self.contacts.project(s, self.run.colliders_at(sub), ~kin)
         # velocities from the position change

@@ -1,0 +1,103 @@
+"""Capsule-capsule collisions between bodies of one ragdoll."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from waft.core.ragdoll import (
+    RagdollDrive,
+    RagdollParams,
+    RagdollSettings,
+    bake_ragdoll,
+    build_ragdoll_model,
+)
+from waft.core.ragdoll._bench_cases import ground, humanoid_rest, walk_targets
+from waft.core.ragdoll.bodies import Bodies
+from waft.core.ragdoll.self_collision import SelfCollision, segment_pairs_closest
+
+from .conftest import chain_rest
+
+
+def test_pairs_skip_joint_neighbours_and_bind_pose_overlaps():
+    rest = humanoid_rest(17)
+    model = build_ragdoll_model(ragdolls=[rest])
+    sc = SelfCollision(ragdoll=model.ragdoll_of_body, parent=model.parent,
+                       rest_matrix=model.rest_matrix, half=model.length / 2, radius=model.radius)
+    pairs = {tuple(sorted(p)) for p in zip(sc.a, sc.b, strict=True)}
+    neighbours = {tuple(sorted(p)) for p in model.neighbours}
+    assert not pairs & neighbours
+    assert (1, 11) not in pairs  # spine and thigh.L overlap at bind pose (around the hips)
+    assert (7, 10) in pairs  # the two hands may collide
+    assert sc.count > 80
+
+
+def test_one_pass_separates_a_pair_and_conserves_momentum():
+    rest = chain_rest([(0, 0, 1.0), (0, 0, 0.5), (1, 0, 0.5)],
+                      [(0, 0, 0.5), (1, 0, 0.5), (1, 0, 1.0)], radius=0.1, mass=(1, 2, 3))
+    model = build_ragdoll_model(ragdolls=[rest])
+    half = model.length / 2
+    sc = SelfCollision(ragdoll=model.ragdoll_of_body, parent=model.parent,
+                       rest_matrix=model.rest_matrix, half=half, radius=model.radius)
+    assert list(zip(sc.a, sc.b, strict=True)) == [(0, 2)]
+    # Bring body 2 (vertical) to 0.15 m beside body 0 (vertical), overlapping by 0.05 m.
+    centre = model.rest_matrix[:, :3, 3] + model.rest_matrix[:, :3, 1] * half[:, None]
+    centre[2] = centre[0] + (0.15, 0.0, 0.0)
+    q = np.tile([1.0, 0, 0, 0], (3, 1))
+    q[0] = q[2] = (0.0, 1.0, 0.0, 0.0)  # both pointing down (+Y -> -Y about X: 180 deg)
+    s = Bodies.at(centre, q)
+    s.inv_mass[:3] = 1 / model.mass
+    s.inv_inertia[:3] = 1 / model.inertia
+    s.freeze_inertia()
+    before = s.x[:3].copy()
+    sc.solve(s, np.ones(3, dtype=bool))
+    a0, b0 = s.x[0] + s.R[0, :, 1] * half[0], s.x[0] - s.R[0, :, 1] * half[0]
+    a2, b2 = s.x[2] + s.R[2, :, 1] * half[2], s.x[2] - s.R[2, :, 1] * half[2]
+    p, q2 = segment_pairs_closest(a0[None], b0[None], a2[None], b2[None])
+    assert np.linalg.norm(p - q2) >= 0.2 - 1e-9
+    moved = (s.x[:3] - before) * model.mass[:, None]
+    assert np.allclose(moved.sum(axis=0), 0.0, atol=1e-12)
+
+
+def test_a_limp_ragdoll_falling_down_does_not_pass_through_itself():
+    rest = humanoid_rest(17)
+    rest = dataclasses.replace(rest, swing_limit=np.full((17, 2), np.inf),
+                               twist_limit=np.tile([-np.inf, np.inf], (17, 1)))
+    cs, M = ground(0.0)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
+    frames = 60
+    target = walk_targets(rest, frames=frames, fps=30.0, speed=0.0, scale=0.0)
+    drive = RagdollDrive(fps=30.0, target=target,
+                         collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)),
+                         params=RagdollParams.defaults(17, 1, mode=2, root_lock=False,
+                                                       joint_damping=0.5))
+    sc = SelfCollision(ragdoll=model.ragdoll_of_body, parent=model.parent,
+                       rest_matrix=model.rest_matrix, half=model.length / 2, radius=model.radius)
+
+    def worst(result):
+        P = result.physics_matrix
+        a = P[..., :3, 3]
+        b = a + P[..., :3, 1] * model.length[:, None]
+        p, q = segment_pairs_closest(a[:, sc.a].reshape(-1, 3), b[:, sc.a].reshape(-1, 3),
+                                     a[:, sc.b].reshape(-1, 3), b[:, sc.b].reshape(-1, 3))
+        return (np.tile(sc.sum_radius, frames) - np.linalg.norm(p - q, axis=1)).max()
+
+    off = worst(bake_ragdoll(model, drive, RagdollSettings(self_collision=False)))
+    on = worst(bake_ragdoll(model, drive, RagdollSettings()))
+    assert off > 0.1  # the limbs fold through the body without it
+    assert on < 0.025
+
+
+def test_segment_closest_points_match_brute_force():
+    rng = np.random.default_rng(3)
+    p1, q1, p2, q2 = (rng.normal(size=(200, 3)) for _ in range(4))
+    q2[:20] = p2[:20] + 0.7 * (q1[:20] - p1[:20])  # parallel pairs too
+    p, q = segment_pairs_closest(p1, q1, p2, q2)
+    t = np.linspace(0, 1, 401)
+    a = p1[:, None] + t[None, :, None] * (q1 - p1)[:, None]
+    b = p2[:, None] + t[None, :, None] * (q2 - p2)[:, None]
+    brute = np.linalg.norm(a[:, :, None] - b[:, None, :], axis=-1).min(axis=(1, 2))
+    found = np.linalg.norm(p - q, axis=1)
+    assert np.all(found <= brute + 1e-9)
+    assert np.all(found >= brute - 1e-2)
