@@ -102,3 +102,18 @@ def test_progress_and_shapes():
     assert result.physics_matrix.shape == (6, 5, 4, 4)
     assert list(result.fell_at) == [-1]
     assert result.substeps == 5 * 8
+
+
+def test_preroll_settles_before_frame_zero():
+    # A limp arm held out horizontally: with pre-roll it already hangs at frame 0.
+    rest = chain_rest([(0, 0, 1.0), (0, 0, 1.0)], [(0, 0, 1.2), (0.4, 0, 1.0)])
+    model = build_ragdoll_model(ragdolls=[rest])
+    drive = static_drive(model, rest.rest_matrix, 3,
+                         mode=np.array([[BodyMode.KINEMATIC, BodyMode.FREE]]),
+                         joint_damping=20.0, root_lock=False)
+    cold = bake_ragdoll(model, drive, RagdollSettings())
+    warm = bake_ragdoll(model, drive, RagdollSettings(preroll_frames=60))
+    assert np.allclose(cold.physics_matrix[0], rest.rest_matrix)
+    down = warm.physics_matrix[0, 1, :3, 1]  # the arm's axis
+    assert down[2] < -0.95
+    assert warm.substeps == cold.substeps + 60 * 8
