@@ -139,6 +139,23 @@ class Contacts:
         p = _centre_of_depth(np.swapaxes(pts, 0, 1), sd.T, radius)
         return p, nrm[rows, j], sd[rows, j]
 
+    def near(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, margin: float
+             ) -> np.ndarray:
+        """Colliders (indices) some movable body is within margin of (a broad phase once per
+        substep; the others are skipped by `solve`)."""
+        n = len(self.half)
+        x = s.x[:n]
+        axis = s.R[:n, :, 1] * self.half[:, None]
+        near = []
+        for k in range(self.colliders.count):
+            allowed = self.mask[:, k] & movable
+            if not allowed.any():
+                continue
+            _, _, sd = self.deepest(k, x - axis, x + axis, M)
+            if np.any(allowed & (sd < self.radius + margin)):
+                near.append(k)
+        return np.array(near, dtype=np.int64)
+
     def project(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, count: bool = True,
                 only: np.ndarray | None = None) -> None:
         """Translate movable bodies out of every collider (after the final pass: whatever the
@@ -163,7 +180,8 @@ class Contacts:
                         inv, 1e-300), 0.0)
 
     def solve(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, first: bool = True,
-              last: bool = True, translate: np.ndarray | None = None) -> None:
+              last: bool = True, translate: np.ndarray | None = None,
+              colliders: np.ndarray | None = None) -> None:
         """Push every movable body out of every collider it may touch. The normal impulses of
         all iterations of a substep (from `first` on) are summed; the `last` iteration
         remembers the contacts for the velocity pass (friction and no de-penetration pop).
@@ -176,7 +194,7 @@ class Contacts:
             self.normal_total = np.zeros((K, n))
         if last:
             self.recorded = []
-        for k in range(K):
+        for k in (range(K) if colliders is None else colliders):
             allowed = self.mask[:, k] & movable
             if not allowed.any():
                 continue

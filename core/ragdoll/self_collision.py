@@ -76,6 +76,20 @@ class SelfCollision:
         uses = scatter_a.sum(axis=1) + scatter_b.sum(axis=1)
         self.split_a, self.split_b = np.maximum(uses[i], 1.0), np.maximum(uses[j], 1.0)
 
+    def near(self, s: Bodies, margin: float) -> bool:
+        """Is any pair closer than its radii + margin (a broad phase once per substep)?"""
+        if not self.count:
+            return False
+        n = len(self.half)
+        x, R = s.x[:n], s.R[:n]
+        axis = R[:, :, 1] * self.half[:, None]
+        i, j = self.a, self.b
+        p, q = segment_pairs_closest(x[i] - axis[i], x[i] + axis[i], x[j] - axis[j],
+                                     x[j] + axis[j])
+        d = p - q
+        reach = self.sum_radius + margin
+        return bool(np.any(np.einsum("pk,pk->p", d, d) < reach * reach))
+
     def solve(self, s: Bodies, movable: np.ndarray) -> None:
         """One Jacobi pass over every pair (hard, both bodies move)."""
         if not self.count:

@@ -52,6 +52,7 @@ from .self_collision import SelfCollision
 
 _TIME_EPS = 1e-9
 DIVERGENCE_BOUND = 1.0e4  # m from the target: a body further away has exploded
+BROAD_MARGIN = 0.02  # m, see the broad phase in _Level.step
 SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
 JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
 
@@ -319,6 +320,14 @@ class _Level:
             anchors.append(anchor[col.index])
             locals_.append(local_t[col.index])
         lams = [np.zeros((len(col.index), 3)) for col in self.colours]
+        # Broad phase once per substep: bodies move at most ~|v| h per substep; what is
+        # further than twice that (plus BROAD_MARGIN) cannot touch within it.
+        colliders = self.run.colliders_at(sub)
+        margin = BROAD_MARGIN + 2.0 * h * float(np.sqrt(np.max(np.einsum("nk,nk->n", v, v),
+                                                               initial=0.0)))
+        near = self.contacts.near(s, colliders, ~kin, margin)
+        self_near = (self.self_collision is not None
+                     and self.self_collision.near(s, 2.0 * margin))
         for it in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
@@ -332,9 +341,10 @@ class _Level:
                     # their contacts lever them around the joint (spurious spins).
                     self.contacts.project(s, self.run.colliders_at(sub), c.locked, count=False,
                                           only=c.locked_index)
-            self.contacts.solve(s, self.run.colliders_at(sub), ~kin, first=it == 0,
-                                last=it == self.iterations - 1, translate=c.locked)
-            if self.self_collision is not None:
+            self.contacts.solve(s, colliders, ~kin, first=it == 0,
+                                last=it == self.iterations - 1, translate=c.locked,
+                                colliders=near)
+            if self_near:
                 for _ in range(SELF_COLLISION_PASSES):  # Jacobi over pairs: two passes
                     self.self_collision.solve(s, ~kin)
         self.final_pass(c, anchor, local_t, origin_t)
