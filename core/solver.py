@@ -420,6 +420,9 @@ class SubstepDrive:
     # (3, S, Ps) reference at the start of the substep, for velocity shock propagation (None:
     # not known, e.g. the first substep or a hand-driven step; the shock is then skipped).
     previous_reference: np.ndarray | None = None
+    # The shock's root motion (A, b) over this substep when already computed (the bake does a
+    # frame's substeps at once); None: `step` derives it from `previous_reference`.
+    shock_motion: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self):
         if self.source is None:
@@ -476,10 +479,13 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
     np.add(v, source, out=x)
 
     reference = drive_at_t.reference
-    if c.shock is not None and drive_at_t.previous_reference is not None:
+    shock = drive_at_t.shock_motion
+    if shock is None and c.shock is not None and drive_at_t.previous_reference is not None:
+        shock = root_motion(drive_at_t.previous_reference, reference, c.shock)
+    if c.shock is not None and shock is not None:
         # Velocity shock propagation (TressFX): carry x and x_prev with part of the root
         # segment's rigid motion over this substep, then put the kinematic nodes back.
-        A, b = root_motion(drive_at_t.previous_reference, reference, c.shock)
+        A, b = shock
         apply_carry(x, A, b, ws.tmp)
         apply_carry(x_prev, A, b, ws.tmp)
         set_kinematic(x, reference, roots_only=c.roots_only, kinematic=c.kinematic)
@@ -754,6 +760,15 @@ class _Bake:
                 M = np.broadcast_to(cm[f], (k - j,) + cm.shape[1:])
             Minv = np.linalg.inv(M) if self.needs_inverse else None
             similar = self.similar[f] & self.similar[g]
+            shock = None
+            if coeffs.shock is not None:
+                # Root motion of every substep of the group at once, from the reference
+                # before each substep (the previous substep's) to its own.
+                first = (drives[-1].reference if drives
+                         else self.reference_at((n_first + j) * h, self._previous))
+                ends = ref[..., 0:2]
+                starts = np.concatenate([first[None, ..., 0:2], ends[:-1]])
+                shock = root_motion(starts, ends, coeffs.shock)
             for t in range(k - j):
                 n = n_first + j + t
                 carry = None
@@ -761,14 +776,14 @@ class _Bake:
                     carry = self.substep_drive(n * h, (n + 1) * h, frozen=False).carry
                 previous = None
                 if coeffs.shock is not None:
-                    previous = (drives[-1].reference if drives
-                                else self.reference_at(n * h, self._previous))
+                    previous = first if t == 0 else ref[t - 1]
                 drives.append(SubstepDrive(
                     t=(n + 1) * h, reference=ref[t] if needs_reference else None,
                     collider_matrix=M[t],
                     collider_inverse=None if Minv is None else Minv[t],
                     collider_similarity=similar, carry=carry, coefficients=coeffs,
-                    source=source[t], previous_reference=previous))
+                    source=source[t], previous_reference=previous,
+                    shock_motion=None if shock is None else (shock[0][t], shock[1][t])))
             j = k
         return drives
 

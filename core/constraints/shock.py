@@ -27,17 +27,19 @@ def root_motion(reference_start: np.ndarray, reference_end: np.ndarray,
                 fraction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Affine increments `x += x @ A + b` for `fraction` (S,) of each root segment's motion.
 
-    `reference_start`, `reference_end` (3, S, Ps). Returns `A` (S, 3, 3) (transposed for row
-    vectors, as `space.apply_carry` takes them) and `b` (S, 1, 3).
+    `reference_start`, `reference_end` (..., 3, S, n >= 2): particles 0 and 1 are read, any
+    leading axes are substeps computed at once (the bake does a frame's substeps in one call).
+    Returns `A` (..., S, 3, 3) (transposed for row vectors, as `space.apply_carry` takes them)
+    and `b` (..., S, 1, 3).
     """
-    a = (reference_start[:, :, 1] - reference_start[:, :, 0]).T  # (S, 3)
-    b = (reference_end[:, :, 1] - reference_end[:, :, 0]).T
+    a = np.moveaxis(reference_start[..., 1] - reference_start[..., 0], -2, -1)  # (..., S, 3)
+    b = np.moveaxis(reference_end[..., 1] - reference_end[..., 0], -2, -1)
     a = a / np.maximum(np.linalg.norm(a, axis=-1, keepdims=True), _EPS)
     b = b / np.maximum(np.linalg.norm(b, axis=-1, keepdims=True), _EPS)
-    R = swing_matrix(a, b)  # (S, 3, 3)
-    root_old = reference_start[:, :, 0].T
-    root_new = reference_end[:, :, 0].T
-    t = root_new - np.einsum("sij,sj->si", R, root_old)
+    R = swing_matrix(a, b)  # (..., S, 3, 3)
+    root_old = np.moveaxis(reference_start[..., 0], -2, -1)
+    root_new = np.moveaxis(reference_end[..., 0], -2, -1)
+    t = root_new - np.einsum("...ij,...j->...i", R, root_old)
     c = np.asarray(fraction, dtype=np.float64)
     A = c[:, None, None] * (R - np.eye(3))
-    return np.swapaxes(A, -1, -2).copy(), (c[:, None] * t)[:, None, :].copy()
+    return np.swapaxes(A, -1, -2).copy(), (c[:, None] * t)[..., None, :].copy()
