@@ -665,10 +665,10 @@ class _Bake:
         lengths = model.tether_length[np.arange(S), np.asarray(model.count) - 1]
         self.bound = np.maximum(DIVERGENCE_FACTOR * lengths, DIVERGENCE_MIN_BOUND)
         self.bound_squared = (self.bound**2)[:, None]
-        self._unchecked = self.kinematic | ~model.active  # (S, P): never diverged
+        self._unchecked = _pad(self.kinematic | ~model.active, Ps, True)  # never diverged
         self.roots_only_output = bool(np.all(self.kinematic[:, 0])
                                       and not np.any(self.kinematic[:, 1:]))
-        self._out_scratch = np.empty((3, S, P))
+        self._out_scratch = np.empty((3, S, Ps))
 
     def coefficients(self, frame: int) -> FrameCoefficients:
         key = 0 if self.static_params else frame
@@ -855,13 +855,15 @@ class _Bake:
         # Divergence check on the component-major state first (cheap, no transposed temporaries):
         # squared distance to the reference against the squared bound; kinematic nodes are
         # written as the reference below, so they never count. NaN compares False -> suspect.
+        # Full (3, S, Ps) width: contiguous operands, padding is never checked.
         d = self._out_scratch
-        np.subtract(x[:, :, :P], self.reference_soa[i][:, :, :P], out=d)
+        np.subtract(x, self.reference_soa[i], out=d)
         np.multiply(d, d, out=d)
         d[0] += d[1]
         d[0] += d[2]
         suspect = not np.all((d[0] <= self.bound_squared) | self._unchecked)
-        out[...] = np.moveaxis(x[:, :, :P], 0, -1)
+        for c in range(3):  # one strided copy per component: ~4x faster than one moveaxis copy
+            np.copyto(out[..., c], x[c, :, :P])
         # Kinematic nodes and padding are exactly the reference at the frame time.
         if self.roots_only_output:
             out[:, 0] = self.reference[i][:, 0]
