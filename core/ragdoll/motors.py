@@ -9,7 +9,8 @@ does not depend on the bodies' masses, and unlike a per-body normalisation a sho
 the whole arm is as stiff, in frequency, as a wrist.
 
 Strength s in [0, 1] maps to the spring's natural frequency f = MOTOR_FREQUENCY · s / (1 - s)
-(1 Hz at s = 0.5, 9 Hz at 0.9, rigid at 1) with the XPBD compliance α = 1 / (ω² I_joint); XPBD
+(2 Hz at s = 0.5, 8 Hz at 0.8, 18 Hz at 0.9, rigid at 1; a head on a neck is an inverted
+pendulum that needs about 1.3 Hz to stand, so half strength keeps a posture) with the XPBD compliance α = 1 / (ω² I_joint); XPBD
 (Macklin et al. 2016) makes that stiffness independent of the substep and iteration count. The
 damper (joints.damp_joints) uses the ratio ζ = motor_damping: μ = 2 ζ ω per second, applied as
 the exact fraction 1 - exp(-μ h) per substep.
@@ -22,7 +23,7 @@ import numpy as np
 from .bodies import Bodies, angular, q2m, qmul, quat_conj, quat_log
 from .joints import JointColour
 
-MOTOR_FREQUENCY = 1.0  # Hz at strength 0.5
+MOTOR_FREQUENCY = 2.0  # Hz at strength 0.5
 
 
 def motor_omega(strength: np.ndarray) -> np.ndarray:

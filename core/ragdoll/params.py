@@ -58,7 +58,8 @@ class RagdollParams:
     """Every per-frame setting (see the module docstring for shapes, the docs for meanings).
 
     mode: BodyMode per body. motor_strength 0..1: 1 reproduces the animation's local rotation
-    exactly, below 1 a spring whose natural frequency is MOTOR_FREQUENCY * s / (1 - s) Hz.
+    exactly, below 1 a spring whose natural frequency is MOTOR_FREQUENCY * s / (1 - s) Hz
+    (MOTOR_FREQUENCY = 2 Hz).
     motor_damping: damping ratio of that spring (1 = critical). velocity_drive 0..1: fraction
     per 1/30 s of the linear velocity blended toward the one reaching the target. blend 0..1:
     local-space blend of the output toward the animation. distance_limit (m, inf = off) and
