@@ -10,10 +10,11 @@ the whole arm is as stiff, in frequency, as a wrist.
 
 Strength s in [0, 1] maps to the spring's natural frequency f = MOTOR_FREQUENCY · s / (1 - s)
 (2 Hz at s = 0.5, 8 Hz at 0.8, 18 Hz at 0.9, rigid at 1; a head on a neck is an inverted
-pendulum that needs about 1.3 Hz to stand, so half strength keeps a posture) with the XPBD compliance α = 1 / (ω² I_joint); XPBD
-(Macklin et al. 2016) makes that stiffness independent of the substep and iteration count. The
-damper (joints.damp_joints) uses the ratio ζ = motor_damping: μ = 2 ζ ω per second, applied as
-the exact fraction 1 - exp(-μ h) per substep.
+pendulum that needs about 1.3 Hz to stand, so half strength keeps a posture) with the XPBD
+compliance α = 1 / (ω² I_joint); XPBD (Macklin et al. 2016) makes that stiffness independent of
+the substep and iteration count. The damper (joints.damp_joints) uses the ratio
+ζ = motor_damping: μ = 2 ζ ω per second, applied as the exact fraction 1 - exp(-μ h) per
+substep.
 """
 
 from __future__ import annotations
