@@ -49,8 +49,8 @@ def collider_input(reads: list[RagdollRead], collider_reads: list) -> ColliderIn
         sizes.append(1.0)
         ra.append(0.0)
         rb.append(0.0)
-        friction.append(read.ground[1])
-        heights.append(read.ground[0])
+        friction.append(0.0)  # the core uses each body's own friction against colliders
+        heights.append(read.ground)
     colliders = ColliderSet.create(names=names, kind=kinds, size=sizes, radius_a=ra,
                                    radius_b=rb, friction=friction)
     n_bodies = sum(len(r.names) for r in reads)

@@ -6,7 +6,7 @@ import bpy
 from ..panels import PropertiesPanel, draw_props
 
 RAGDOLL_MAIN = ("root_lock", "fall_threshold", "gravity_factor", "default_density")
-RAGDOLL_WORLD = ("use_ground", "ground_height", "ground_friction", "collider_collection",
+RAGDOLL_WORLD = ("use_ground", "ground_height", "collider_collection", "self_collision",
                  "substep_rate", "iterations")
 BODY_SHAPE = ("radius", "use_mass", "mass", "density")
 BODY_JOINT = ("swing_limit", "twist_limit", "joint_damping")

@@ -74,9 +74,10 @@ class WaftRagdollSettings(bpy.types.PropertyGroup):
     ground_height: FloatProperty(
         name="Ground Height", default=0.0, unit='LENGTH',
         description="World height of the ground plane")
-    ground_friction: FloatProperty(
-        name="Ground Friction", default=0.6, min=0.0, soft_max=1.0,
-        description="Coulomb friction coefficient of the ground")
+    self_collision: BoolProperty(
+        name="Self Collision", default=True,
+        description="Bodies of one ragdoll collide with each other (not joint neighbours, not "
+                    "bodies that overlap at rest); on when any ragdoll baked together wants it")
     substep_rate: FloatProperty(
         name="Substep Rate", default=0.0, min=0.0, soft_max=2000.0,
         description="Simulation steps per second (Hz) for this ragdoll; 0 = the scene's. "

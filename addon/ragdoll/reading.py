@@ -22,8 +22,8 @@ from .properties import MODE_VALUES
 # A bone shorter than this in the world (metres) has no axis for its capsule.
 MIN_BONE_LENGTH = strand_reading.MIN_BONE_LENGTH
 
-RAGDOLL_FLOATS = ("fall_threshold", "gravity_factor", "ground_height", "ground_friction",
-                  "substep_rate", "default_density")
+RAGDOLL_FLOATS = ("fall_threshold", "gravity_factor", "ground_height", "substep_rate",
+                  "default_density")
 BODY_FLOATS = ("radius", "mass", "density", "motor_strength", "motor_damping", "velocity_drive",
                "blend", "distance_limit", "distance_limit_speed", "joint_damping",
                "linear_damping", "friction")
@@ -52,7 +52,8 @@ class RagdollRead:
     carrier: tuple[str, str] | None  # (carrier armature name, carrier bone name)
     substep_rate: float  # Hz, 0 = the scene's
     iterations: int  # 0 = the scene's
-    ground: tuple[float, float] | None  # (height m, friction) or None
+    ground: float | None  # ground plane height (m) or None
+    self_collision: bool
     colliders: tuple  # bpy collider empties this ragdoll touches
 
 
@@ -230,7 +231,7 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
     root = bones[0]
     ground = None
     if settings.use_ground:
-        ground = (float(settings.ground_height) * unit, float(settings.ground_friction))
+        ground = float(settings.ground_height) * unit
     return RagdollRead(
         object=ob, name=ob.name, bone_count=len(ob.pose.bones),
         names=tuple(pb.name for pb in bones),
@@ -242,6 +243,7 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
         length=length, radius=radius, mass=mass, swing_limit=swing, twist_limit=twist,
         carrier=_carrier(ob), substep_rate=float(settings.substep_rate),
         iterations=int(settings.iterations), ground=ground,
+        self_collision=bool(settings.self_collision),
         colliders=tuple(collider_objects(scene, ob)),
     )
 

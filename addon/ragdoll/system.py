@@ -119,7 +119,8 @@ def _ragdoll_settings(prepared: Prepared, settings, core):
     rate = max([1.0 / settings.substep] + [r.substep_rate for r in prepared.reads])
     iterations = max([settings.iterations] + [r.iterations for r in prepared.reads])
     return core.RagdollSettings(substep=1.0 / rate, iterations=int(iterations),
-                                preroll_frames=int(settings.preroll_frames))
+                                preroll_frames=int(settings.preroll_frames),
+                                self_collision=any(r.self_collision for r in prepared.reads))
 
 
 def _drive(prepared: Prepared, samples, core):

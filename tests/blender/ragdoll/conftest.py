@@ -36,6 +36,7 @@ class _Settings:
     substep: float = 1.0 / 240.0
     iterations: int = 4
     preroll_frames: int = 0
+    self_collision: bool = True
 
 
 class _Job:
