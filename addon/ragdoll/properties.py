@@ -138,16 +138,18 @@ class WaftRagdollBodySettings(bpy.types.PropertyGroup):
                     "the rest pose")
     motor_strength: FloatProperty(
         name="Motor Strength", default=0.8, min=0.0, max=1.0, subtype='FACTOR',
-        description="Pull of the motor toward the animation's local rotation (1 = reproduce "
-                    "it exactly); the same at any frame rate and substep")
+        description="Pull of the motor toward the animation's local rotation: a spring of "
+                    "1 Hz × s / (1 − s) (1 = reproduce it exactly); the same at any frame rate "
+                    "and substep. The root has no motor (see Lock Root)")
     motor_damping: FloatProperty(
         name="Motor Damping", default=0.5, min=0.0, soft_max=2.0,
         description="Damping ratio of the motor's spring (0 = springy, 1 = critically "
                     "damped); independent of frame rate and substep")
     velocity_drive: FloatProperty(
         name="Velocity Drive", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
-        description="Fraction T of the body's linear velocity blended toward the velocity "
-                    "that reaches its animation target this frame (seed 004's hips on the beam)")
+        description="Fraction T (per 1/30 s) of the body's linear velocity blended toward the "
+                    "velocity that reaches its animation target this frame (seed 004's hips on "
+                    "the beam)")
     blend: FloatProperty(
         name="Blend", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
         description="Local-space blend of the output toward the animation: 0 = physics "
