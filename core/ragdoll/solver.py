@@ -140,14 +140,18 @@ class _FrameCoefficients:
                 joint_damp=joint_damp[a],
                 motor_damp=motor_damp[a],
             ))
-        self.drive = np.where(driven, drive_fraction(P["velocity_drive"][f, b], h), 0.0)
+        # Velocity drive and distance limit are explicit per-body settings: they act on every
+        # simulated body (a FREE companion may keep its head near the target, seed 004's BD-1),
+        # but not after the free-fall switch.
+        simulated = ~self.kinematic & ~fallen
+        self.drive = np.where(simulated, drive_fraction(P["velocity_drive"][f, b], h), 0.0)
         self.any_drive = bool(np.any(self.drive > 0))
         self.linear_keep = np.exp(-P["linear_damping"][f, b] * h)
         self.gravity = P["gravity"][f, level.ragdolls][r]
         limit = effective_limit(P["distance_limit"][f, b], P["distance_limit_speed"][f, b],
                                 level.target_speed[f])
         self.limit = limit
-        self.limit_active = driven & np.isfinite(limit)
+        self.limit_active = simulated & np.isfinite(limit)
         self.any_limit = bool(np.any(self.limit_active))
         self.friction = P["friction"][f, b]
         # Final top-down pass, per depth level: joints re-attached (seed 004's joint projection),

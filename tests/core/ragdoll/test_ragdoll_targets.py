@@ -39,9 +39,12 @@ def test_velocity_drive_fraction_holds_a_body_against_gravity():
     assert sag[1.0] < sag[0.5] < 0.1 * sag[0.0]
 
 
-def test_velocity_drive_only_acts_on_driven_bodies():
-    rest, result = _single_body(velocity_drive=1.0, mode=BodyMode.FREE)
-    assert rest.rest_matrix[0, 2, 3] - result.physics_matrix[-1, 0, 2, 3] > 1.0
+def test_velocity_drive_acts_on_simulated_bodies_only():
+    rest, free = _single_body(velocity_drive=1.0, mode=BodyMode.FREE)
+    assert rest.rest_matrix[0, 2, 3] - free.physics_matrix[-1, 0, 2, 3] < 0.003
+    rest, kinematic = _single_body(velocity_drive=1.0, mode=BodyMode.KINEMATIC)
+    assert np.array_equal(kinematic.physics_matrix[:, 0], np.broadcast_to(rest.rest_matrix[0],
+                                                                          (16, 4, 4)))
 
 
 def _wall(y: float) -> tuple[ColliderSet, np.ndarray]:
@@ -128,6 +131,7 @@ def test_distance_limit_shrinks_with_target_speed_and_locks():
         target[:, 0, 0, 3] += speed * np.arange(frames) / 30.0
         drive = RagdollDrive(fps=30.0, target=target, collider_matrix=np.zeros((frames, 0, 4, 4)),
                              params=RagdollParams.defaults(1, 1, root_lock=False,
+                                                           mode=BodyMode.FREE,
                                                            motor_strength=0.0,
                                                            distance_limit=0.3,
                                                            distance_limit_speed=1.0))
