@@ -36,6 +36,11 @@ class CheckedDrive:
     params: dict[str, np.ndarray]
 
 
+def sign_continuous(q: np.ndarray) -> np.ndarray:
+    """rotations.make_sign_continuous over frames (axis 0), also for a single frame."""
+    return q.copy() if len(q) < 2 else make_sign_continuous(q, axis=0)
+
+
 def validate_drive(model: RagdollModel, drive: RagdollDrive) -> CheckedDrive:
     """SetupError for wrong shapes, non-finite targets, non-rotation target frames, bad fps."""
     N, K = model.n_bodies, model.colliders.count
@@ -62,7 +67,7 @@ def validate_drive(model: RagdollModel, drive: RagdollDrive) -> CheckedDrive:
                          "rotation (remove scale before handing it to the solver)")
     params = validate_params(drive.params, frames=F, n_bodies=N, n_ragdolls=model.n_ragdolls,
                              body_names=model.names, setup_names=model.setup_names)
-    quat = make_sign_continuous(quat_from_matrix(R), axis=0)
+    quat = sign_continuous(quat_from_matrix(R))
     return CheckedDrive(fps=float(drive.fps), frames=F, target=target,
                         origin=np.ascontiguousarray(target[..., :3, 3]),
                         quat=np.ascontiguousarray(quat), collider_matrix=cm, params=params)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DivergenceError, SetupError
-from ..rotations import make_sign_continuous, quat_from_matrix, quat_multiply
+from ..rotations import quat_from_matrix, quat_multiply
 from .blend import local_blend
 from .bodies import (
     Bodies,
@@ -36,7 +36,7 @@ from .bodies import (
     rotate_inv,
 )
 from .contacts import Contacts
-from .drive import CheckedDrive, RagdollDrive, validate_drive
+from .drive import CheckedDrive, RagdollDrive, sign_continuous, validate_drive
 from .drives import drive_fraction, effective_limit, project_distance, velocity_drive
 from .joints import JointColour, colour_joints, damp_joints, solve_ball
 from .limits import (
@@ -209,7 +209,7 @@ class _Level:
         self.anchor = np.where(self.is_root[:, None], self.origin, offset)  # (F, n, 3)
         rel = quat_multiply(quat_conj(self.quat[:, pp]), self.quat)
         rel = np.where(self.is_root[:, None], self.quat, rel)
-        self.local_target = make_sign_continuous(rel, axis=0)
+        self.local_target = sign_continuous(rel)
         if F > 1:
             step = quat_multiply(self.local_target[1:], quat_conj(self.local_target[:-1]))
             w = quat_log(step) * fps  # parent-frame angular velocity of the local rotation

@@ -117,3 +117,11 @@ def test_preroll_settles_before_frame_zero():
     down = warm.physics_matrix[0, 1, :3, 1]  # the arm's axis
     assert down[2] < -0.95
     assert warm.substeps == cold.substeps + 60 * 8
+
+
+def test_single_frame_bake():
+    rest, model, drive = walking_humanoid(bodies=5, frames=1)
+    result = bake_ragdoll(model, drive, RagdollSettings())
+    assert np.allclose(result.body_matrix, drive.target, atol=1e-12)
+    settled = bake_ragdoll(model, drive, RagdollSettings(preroll_frames=2))
+    assert settled.body_matrix.shape == (1, 5, 4, 4) and settled.substeps == 16
