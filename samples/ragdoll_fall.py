@@ -29,7 +29,7 @@ NAME = "ragdoll_fall"
 DESCRIPTION = "Mannequin over steps into a wall: collides, then falls free past the threshold"
 FPS = 24
 FRAMES = 84
-FALL_THRESHOLD = 0.25
+FALL_THRESHOLD = 0.2
 WALL_FRONT = -2.4  # world Y of the wall's face (the character runs toward -Y)
 SHEET_FRAMES = (1, 14, 26, 34, 40, 48, 60, 84)
 # name, head, tail, parent, capsule radius (metres; Z up, facing -Y)
@@ -152,7 +152,9 @@ def build_scene():
     stone = (0.7, 0.7, 0.72, 1.0)
     _box("Step1", (0.0, -1.0, 0.075), (0.8, 0.3, 0.075), stone)
     _box("Step2", (0.0, -1.6, 0.15), (0.8, 0.3, 0.15), stone)
-    _box("Wall", (0.0, WALL_FRONT - 0.1, 1.0), (1.2, 0.1, 1.0), (0.6, 0.65, 0.75, 1.0))
+    # A thick wall: a locked root held against a thin one may be pulled through it before the
+    # threshold is reached (the lock is a hard constraint, the contact a projection).
+    _box("Wall", (0.0, WALL_FRONT - 0.4, 1.0), (1.2, 0.4, 1.0), (0.6, 0.65, 0.75, 1.0))
     bpy.ops.mesh.primitive_plane_add(size=8.0, location=(0.0, -1.5, 0.0))
     set_color(bpy.context.active_object, (0.45, 0.47, 0.5, 1.0))
     target = Vector((0.0, -1.4, 0.7))
