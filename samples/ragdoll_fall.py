@@ -5,7 +5,7 @@ A 17-bone mannequin (capsule meshes on its bones) plays a keyed "run and fall fo
 animation that ignores the world: its feet go through two steps and its hips through a wall.
 As a ragdoll its hips are locked to the animation (all six degrees of freedom, still
 colliding) and every other body follows with strong motors: the feet land on the steps instead
-of passing through, and when the wall holds the hips back more than the fall threshold (0.25 m)
+of passing through, and when the wall holds the hips back more than the fall threshold (0.2 m)
 from their target the lock releases for good and the body falls free to the ground.
 """
 
