@@ -190,6 +190,7 @@ class Workspace:
         self.tmp = np.empty(shape)
         self.tmp_b = np.empty(shape)
         self.acc = np.empty(shape)
+        self.source = np.empty(shape)
         self.len = np.empty((S, Ps))
         self.pen = np.empty((S, Ps))
         self.tmp_tail = np.empty((3, S, Ps - 1))
@@ -417,6 +418,9 @@ class SubstepDrive:
     coefficients: FrameCoefficients
     # base_h2 + pull * reference: the constant term of the fused Verlet/shape/kinematic update.
     source: np.ndarray | None = None
+    # (A, B, alpha) with source = A + alpha * B, formed by `step` (the bake's batches); when
+    # given, `source` stays None.
+    source_terms: tuple[np.ndarray, np.ndarray, float] | None = None
     # (3, S, Ps) reference at the start of the substep, for velocity shock propagation (None:
     # not known, e.g. the first substep or a hand-driven step; the shock is then skipped).
     previous_reference: np.ndarray | None = None
@@ -425,7 +429,7 @@ class SubstepDrive:
     shock_motion: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self):
-        if self.source is None:
+        if self.source is None and self.source_terms is None:
             c = self.coefficients
             self.source = c.base_h2 + c.pull * self.reference
 
@@ -461,6 +465,11 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
     # shape pull x += k (reference - x) (TressFX global shape, seed 000) and the kinematic copy
     # (k = 1), fused into x_new = (1-k)(1+decay) x - (1-k) decay x_prev + (1-k) a h^2 + k ref.
     source = drive_at_t.source
+    if source is None:
+        A, B, alpha = drive_at_t.source_terms
+        source = ws.source
+        np.multiply(B, alpha, out=source)
+        source += A
     if c.wind is not None:
         wind = wind_at(x=np.moveaxis(x, 0, -1), t=drive_at_t.t - h,
                        wind_velocity=c.wind["wind_velocity"], turbulence=c.wind["turbulence"],
@@ -486,9 +495,16 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
         # Velocity shock propagation (TressFX): carry x and x_prev with part of the root
         # segment's rigid motion over this substep, then put the kinematic nodes back.
         A, b = shock
+        if reference is None:
+            # Roots only (the bake's batches): the fused update has just put every root exactly
+            # on its reference (pull 1, no Verlet terms), so keep them from here.
+            roots = x[:, :, 0].copy()
         apply_carry(x, A, b, ws.tmp)
         apply_carry(x_prev, A, b, ws.tmp)
-        set_kinematic(x, reference, roots_only=c.roots_only, kinematic=c.kinematic)
+        if reference is None:
+            x[:, :, 0] = roots
+        else:
+            set_kinematic(x, reference, roots_only=c.roots_only, kinematic=c.kinematic)
     for _ in range(ws.iterations):
         if c.stretch is not None:
             views = ws.views(x)
@@ -645,10 +661,12 @@ class _Bake:
         self._interval = -1
         self._dref = np.empty((3, S, Ps))
         self._previous = np.empty((3, S, Ps))  # reference before a frame's first substep
-        # Reference and Verlet source of one frame's substeps (grown on demand, reused).
-        self._batch = np.empty((2, 0, 3, S, Ps))
-        self._source = (np.empty((3, S, Ps)), np.empty((3, S, Ps)))  # see `_source_terms`
-        self._source_key, self._source_owner = -1, None
+        # Reference of one frame's substeps when step needs it (grown on demand, reused).
+        self._batch = np.empty((0, 3, S, Ps))
+        # (interval, coefficients, (A, B)) of the two latest intervals, see `_source_terms`.
+        self._sources = [(-1, None, (np.empty((3, S, Ps)), np.empty((3, S, Ps))))
+                         for _ in range(2)]
+        self._root_segment: np.ndarray | None = None  # (3, S, 2) reference after the last drive
         colliders = model.colliders
         K = colliders.count
         kinds = colliders.kind
@@ -735,19 +753,18 @@ class _Bake:
             alphas = np.array([a for _, a in intervals[j:k]])
             g = min(f + 1, F - 1)
             coeffs = self.coefficients(f)
-            if self._batch.shape[1] < len(intervals):
-                self._batch = np.empty((2, len(intervals)) + self._dref.shape)
-            ref, source = self._batch[0, j:k], self._batch[1, j:k]
             # source = base_h2 + pull * (ref_f + alpha * dref) = A + alpha * B with A, B fixed
-            # over the interval: two passes per substep instead of four.
+            # over the interval; `step` forms it when it needs it, while the state is in cache
+            # (a frame's sources built ahead were 8 MB at the bench size, memory bound).
             A, B = self._source_terms(f, coeffs)
-            np.multiply(B[None], alphas[:, None, None, None], out=source)
-            source += A
             # `step` reads the whole interpolated reference only for pinned nodes along the
-            # chain, max distance and shock propagation; otherwise it is not built.
-            needs_reference = (coeffs.max_distance is not None or coeffs.shock is not None
-                               or not coeffs.roots_only)
+            # chain and max distance; otherwise it is not built.
+            needs_reference = coeffs.max_distance is not None or not coeffs.roots_only
+            ref = None
             if needs_reference:
+                if self._batch.shape[0] < len(intervals):
+                    self._batch = np.empty((len(intervals),) + self._dref.shape)
+                ref = self._batch[j:k]
                 if f != self._interval:
                     self._interval = f
                     np.subtract(self.reference_soa[g], self.reference_soa[f], out=self._dref)
@@ -762,42 +779,46 @@ class _Bake:
             similar = self.similar[f] & self.similar[g]
             shock = None
             if coeffs.shock is not None:
-                # Root motion of every substep of the group at once, from the reference
-                # before each substep (the previous substep's) to its own.
-                first = (drives[-1].reference if drives
-                         else self.reference_at((n_first + j) * h, self._previous))
-                ends = ref[..., 0:2]
-                starts = np.concatenate([first[None, ..., 0:2], ends[:-1]])
+                # Root motion of every substep of the group at once, from the root segment's
+                # reference before each substep (the previous substep's) to its own.
+                rf = self.reference_soa[f][..., 0:2]
+                ends = (self.reference_soa[g][..., 0:2] - rf)[None] * alphas[:, None, None, None]
+                ends += rf
+                if self._root_segment is None:
+                    self._root_segment = self.reference_at((n_first + j) * h,
+                                                           self._previous)[..., 0:2].copy()
+                starts = np.concatenate([self._root_segment[None], ends[:-1]])
                 shock = root_motion(starts, ends, coeffs.shock)
+                self._root_segment = ends[-1].copy()
             for t in range(k - j):
                 n = n_first + j + t
                 carry = None
                 if coeffs.needs_carry:
                     carry = self.substep_drive(n * h, (n + 1) * h, frozen=False).carry
-                previous = None
-                if coeffs.shock is not None:
-                    previous = first if t == 0 else ref[t - 1]
                 drives.append(SubstepDrive(
-                    t=(n + 1) * h, reference=ref[t] if needs_reference else None,
+                    t=(n + 1) * h, reference=None if ref is None else ref[t],
                     collider_matrix=M[t],
                     collider_inverse=None if Minv is None else Minv[t],
                     collider_similarity=similar, carry=carry, coefficients=coeffs,
-                    source=source[t], previous_reference=previous,
+                    source_terms=(A, B, float(alphas[t])),
                     shock_motion=None if shock is None else (shock[0][t], shock[1][t])))
             j = k
         return drives
 
     def _source_terms(self, f: int, coeffs: FrameCoefficients) -> tuple[np.ndarray, np.ndarray]:
-        """`A = base_h2 + pull * ref_f`, `B = pull * (ref_g - ref_f)` of interval f (cached)."""
-        if self._source_key != f or self._source_owner is not coeffs:
-            g = min(f + 1, self.F - 1)
-            A, B = self._source
-            np.subtract(self.reference_soa[g], self.reference_soa[f], out=B)
-            B *= coeffs.pull
-            np.multiply(self.reference_soa[f], coeffs.pull, out=A)
-            A += coeffs.base_h2
-            self._source_key, self._source_owner = f, coeffs
-        return self._source
+        """`A = base_h2 + pull * ref_f`, `B = pull * (ref_g - ref_f)` of interval f, cached for
+        the two latest intervals (a frame's drives span at most two, and hold on to them)."""
+        for key, owner, terms in self._sources:
+            if key == f and owner is coeffs:
+                return terms
+        _, _, (A, B) = self._sources.pop(0)  # the older entry's buffers are free again
+        g = min(f + 1, self.F - 1)
+        np.subtract(self.reference_soa[g], self.reference_soa[f], out=B)
+        B *= coeffs.pull
+        np.multiply(self.reference_soa[f], coeffs.pull, out=A)
+        A += coeffs.base_h2
+        self._sources.append((f, coeffs, (A, B)))
+        return A, B
 
     def run(self) -> Iterator[tuple[int, int]]:
         model, h, F, fps = self.model, self.h, self.F, self.fps
