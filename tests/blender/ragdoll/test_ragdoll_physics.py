@@ -162,14 +162,15 @@ def test_30_and_60_fps_agree(scene, bake_api):
 
 
 def _walk_into(scene, ob, *, wall: bool, bake_api):
-    """Hips travel 1.5 m/s along -Y; a box wall 0.6 m ahead when ``wall``, else nothing."""
+    """Hips travel 1.5 m/s along -Y; a 0.5 m thick wall whose face is 0.7 m ahead when ``wall``,
+    else nothing."""
     ob.waft_ragdoll.root_lock = True
     ob.waft_ragdoll.fall_threshold = 0.15
     rigs.animate_wave(ob, FRAMES, travel=(0.0, -1.5 / 24.0, 0.0))
     if wall:
-        box = waft_rigs.sphere_collider(scene, "Wall", (0.0, -0.75, 1.0), 1.0)
+        box = waft_rigs.sphere_collider(scene, "Wall", (0.0, -0.95, 1.0), 1.0)
         box.empty_display_type = 'CUBE'
-        box.scale = (1.0, 0.05, 1.0)
+        box.scale = (1.0, 0.25, 1.0)
     return bake_api.bake_scene(scene).systems["ragdoll"].setups[0]
 
 
@@ -178,7 +179,7 @@ def test_root_blocked_by_a_wall_falls_free(scene, bake_api):
     report = _walk_into(scene, ob, wall=True, bake_api=bake_api)
     assert report.fell_at is not None and FRAMES[0] < report.fell_at < FRAMES[-1]
     hips = rigs.world_matrices(scene, ob, ("hips",), FRAMES)[:, 0, :3, 3]
-    assert hips[:, 1].min() > -0.75 + 0.05  # never through the wall (y = -0.75 + 0.05)
+    assert hips[:, 1].min() > -0.7 - 0.01  # never through the wall's face (y = -0.7)
 
 
 def test_root_unblocked_does_not_fall(scene, bake_api):
