@@ -135,11 +135,21 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
         # Position-based Coulomb friction, as `colliders.apply_friction`: remove the tangential
         # substep displacement up to friction * penetration.
         disp = xh - x_prev.reshape(3, -1).take(ids, axis=1)
-        normal_part = disp[0] * n[0] + disp[1] * n[1] + disp[2] * n[2]
-        tangential = disp - n * normal_part
-        t_len = np.sqrt(tangential[0] ** 2 + tangential[1] ** 2 + tangential[2] ** 2)
+        product = disp * n
+        normal_part = product[0] + product[1]
+        normal_part += product[2]
+        tangential = n * normal_part
+        np.subtract(disp, tangential, out=tangential)
+        np.multiply(tangential, tangential, out=product)
+        t_len = product[0] + product[1]
+        t_len += product[2]
+        np.sqrt(t_len, out=t_len)
         np.maximum(t_len, EPS_LENGTH, out=t_len)
-        fraction = np.minimum(friction * pen / t_len, 1.0)
-        xh -= tangential * fraction
-    xf[:, ids] = xh
+        fraction = friction * pen
+        fraction /= t_len
+        np.minimum(fraction, 1.0, out=fraction)
+        tangential *= fraction
+        xh -= tangential
+    for k in range(3):  # row by row: about half the time of one 2-D fancy assignment
+        xf[k][ids] = xh[k]
     return float(pen.max())
