@@ -61,11 +61,14 @@ def capsule_inertia(mass: np.ndarray, length: np.ndarray, radius: np.ndarray) ->
 
 def subtree_inertia(*, parent: np.ndarray, rest_matrix: np.ndarray, length: np.ndarray,
                     mass: np.ndarray, inertia: np.ndarray) -> np.ndarray:
-    """Isotropic moment of inertia (N,) of each body's subtree about its joint (the head).
+    """Moment of inertia (N,) of each body's subtree about its joint (the head) for a swing.
 
-    Σ over the subtree of (trace(I_i) / 3 + 2/3 m_i |c_i - head|²): the parallel-axis moment
-    averaged over axis directions. Motors normalise their stiffness by it so that a strength
-    means the same joint frequency for a hand and for a shoulder carrying the whole arm.
+    Σ over the subtree of (max principal moment of body i + m_i |c_i - head|²): the parallel-axis
+    moment about an axis through the joint perpendicular to the lever, the one gravity and
+    swings act about (an isotropic average would make swings softer than the nominal frequency
+    by a third, enough to let an upright head fall over). Motors normalise their stiffness by it
+    so that a strength means the same joint frequency for a hand and for a shoulder carrying the
+    whole arm; twists, about the bone axis, come out stiffer.
     """
     N = len(parent)
     centre = rest_matrix[:, :3, 3] + rest_matrix[:, :3, 1] * (0.5 * length)[:, None]
@@ -79,8 +82,8 @@ def subtree_inertia(*, parent: np.ndarray, rest_matrix: np.ndarray, length: np.n
         alive = nxt >= 0
         current = np.maximum(nxt, 0)
     d2 = np.sum((centre[None, :, :] - head[:, None, :]) ** 2, axis=-1)  # (j, i)
-    own = inertia.sum(axis=1) / 3.0
-    return np.sum(inside * (own[None, :] + (2.0 / 3.0) * mass[None, :] * d2), axis=1)
+    own = inertia.max(axis=1)
+    return np.sum(inside * (own[None, :] + mass[None, :] * d2), axis=1)
 
 
 @dataclass(frozen=True)

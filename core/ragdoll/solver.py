@@ -47,12 +47,19 @@ from .limits import (
     swing_twist,
 )
 from .model import BodyMode, RagdollModel
-from .motors import motor_alpha_tilde, motor_omega, project_rigid, solve_motor
+from .motors import (
+    motor_alpha_tilde,
+    motor_omega,
+    project_rigid,
+    solve_motor,
+    solve_motor_subtree,
+)
 from .self_collision import SelfCollision
 
 _TIME_EPS = 1e-9
 DIVERGENCE_BOUND = 1.0e4  # m from the target: a body further away has exploded
 BROAD_MARGIN = 0.02  # m, see the broad phase in _Level.step
+SUBTREE_MOTORS = True  # motors turn the child's whole subtree (motors.solve_motor_subtree)
 SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
 JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
 
@@ -138,6 +145,7 @@ class _FrameCoefficients:
                 motor=(driven[a] & ~col.is_root & (strength[a] > 0)) | locked[a],
                 alpha=np.where(locked[a], 0.0, alpha[a]),
                 joint_damp=joint_damp[a],
+                carry=level.subtree[a].T * ~self.kinematic[:, None],
                 motor_damp=motor_damp[a],
             ))
         # Velocity drive and distance limit are explicit per-body settings: they act on every
@@ -228,6 +236,15 @@ class _Level:
         rest_rel[self.is_root] = (1.0, 0.0, 0.0, 0.0)
         depth = self.depth = model.depth[b]
         self.anchor_a = np.zeros((n, 3))
+        # subtree[j, k] = 1 when body k hangs (directly or not) from body j, itself included.
+        self.subtree = np.zeros((n, n))
+        current = np.arange(n)
+        alive = np.ones(n, dtype=bool)
+        while alive.any():  # loop over tree depth
+            self.subtree[current[alive], np.flatnonzero(alive)] = 1.0
+            up = np.where(alive, self.parent[current], n)
+            alive = up < n
+            current = np.where(alive, up, 0)
         self.anchor_a[:, 1] = -self.half
         self.rest_relative = rest_rel
         self.swing_limit, self.twist_limit = model.swing_limit[b], model.twist_limit[b]
@@ -336,7 +353,12 @@ class _Level:
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
                 solve_ball(s, col, anchors[j], cc["ball"])
-                solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
+                if SUBTREE_MOTORS:
+                    solve_motor_subtree(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"],
+                                        cc["carry"], self.joint_inertia[col.index],
+                                        col.anchor_a)
+                else:
+                    solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
                 if it == self.iterations - 1:  # momentum exchange at limits; the final
                     solve_limits(s, col)  # pass then clamps exactly
                 if c.any_locked and col.is_root.any():
