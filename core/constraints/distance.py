@@ -154,9 +154,12 @@ def solve_distance_jacobi(x: np.ndarray, c: PairCoefficients, scratch: JacobiScr
     (`flat_jacobi_coefficients`); 14 ufuncs for all pairs instead of 14 per Gauss-Seidel colour
     on 4-D views.
     """
+    if not x.flags.c_contiguous:  # the solver's state always is; anything else via a copy
+        work = np.ascontiguousarray(x)
+        solve_distance_jacobi(work, c, scratch)
+        x[...] = work
+        return
     flat = x.reshape(3, -1)
-    if not np.shares_memory(flat, x):  # pragma: no cover - the state is always contiguous
-        raise ValueError("solve_distance_jacobi needs a C-contiguous state")
     a, b = flat[:, :-2], flat[:, 2:]
     d, d2, length, fa, fb = scratch.d, scratch.d2, scratch.length, scratch.fa, scratch.fb
     # Positional `out` and local names: at bench sizes the cost is per-call overhead.
