@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..colliders import apply_friction, shape_normal
+from ..colliders import ColliderKind, apply_friction, shape_normal
 from .model import bilinear, quad_normal
 
 EPS = 1e-12
@@ -198,12 +198,46 @@ def push_layers(x: np.ndarray, vertex: np.ndarray, quad: np.ndarray, uv: np.ndar
     x[vertex] += n * push[:, None]
 
 
+def may_touch(kind: int, xs: np.ndarray, M: np.ndarray, Minv: np.ndarray | None, colliders,
+              k: int, similar: bool, radius: np.ndarray) -> np.ndarray | None:
+    """Exact narrow-phase pre-test: False where vertex `xs` provably cannot touch collider `k`
+    this substep (its signed distance is at least its radius), None when the shape has no cheap
+    test. Only the rest go through `shape_normal`, so the result is the same as testing all
+    (a vertex that does not touch is neither moved nor flagged) at a fraction of the cost: the
+    frame's broad phase keeps every vertex a collider might reach over a whole frame.
+
+    Ellipsoid, uniform scale: the sphere's own distance `|x - c| - R`. Ellipsoid, general matrix:
+    with `u = Minv x` (local, unit sphere of radius `size`), `core.colliders.ellipsoid_normal`'s
+    tangent-plane distance is `(|u| - size) / |Minv^T s|` for the unit direction `s`, and
+    `|Minv^T s| <= |Minv|_F`, so `(|u| - size) / |Minv|_F` is a lower bound of it.
+    """
+    if kind != ColliderKind.ELLIPSOID:
+        return None
+    size = float(colliders.size[k])
+    tolerance = 1e-9 * (1.0 + size)  # rounding of the bound versus the exact distance
+    if similar:
+        world_radius = size * float(np.linalg.norm(M[:3, 0]))
+        return norm3(xs - M[:3, 3]) - world_radius < radius + tolerance
+    if Minv is None:
+        return None
+    A = Minv[:3, :3]
+    u = xs @ A.T
+    u += Minv[:3, 3]
+    bound = (norm3(u) - size) / float(np.sqrt(np.square(A).sum()))
+    return bound < radius + tolerance
+
+
 def collide(x: np.ndarray, x_prev: np.ndarray, index: np.ndarray, radius: np.ndarray,
             kind: int, M: np.ndarray, Minv: np.ndarray | None, colliders, k: int,
             similar: bool, friction: float, contact: np.ndarray) -> None:
     """Push vertices `index` out of collider `k` to their radius, with position-based Coulomb
     friction (`core.colliders`); flag the ones that touched in `contact` (N,)."""
     xs = x[index]
+    close = may_touch(kind, xs, M, Minv, colliders, k, similar, radius)
+    if close is not None:
+        if not close.any():
+            return
+        index, xs, radius = index[close], xs[close], radius[close]
     n, sd = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
     penetration = radius - sd
     hit = penetration > 0.0
