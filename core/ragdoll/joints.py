@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bodies import Bodies, Pairs, angular_velocity_impulse, positional, rotate
+from .bodies import Bodies, Pairs, angular_velocity_impulse, cross, inverse3, positional, rotate
 
 
 @dataclass(frozen=True)
@@ -106,3 +106,31 @@ def damp_joints(s: Bodies, col: JointColour, damping_fraction: np.ndarray,
     if motor_fraction is not None:
         dw += (relative - target_velocity) * motor_fraction[:, None]
     angular_velocity_impulse(s, p, dw)
+
+
+def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarray,
+                        target_velocity: np.ndarray, motor_fraction: np.ndarray,
+                        carry: np.ndarray, joint_inertia: np.ndarray) -> None:
+    """`damp_joints` with the child side being its whole subtree turned rigidly about the joint
+    (as motors.solve_motor_subtree): the relative angular velocity w_child - w_parent is
+    reduced by dw with an impulse P = (1 / I_joint + I_parent⁻¹)⁻¹ dw; the subtree's angular
+    and linear velocities change by -P / I_joint about the joint, the parent's by I_parent⁻¹ P."""
+    p = col.pairs
+    relative = s.w[p.a] - s.w[p.b]
+    dw = relative * damping_fraction[:, None] + (relative - target_velocity) \
+        * motor_fraction[:, None]
+    Ib = s.Iw_inv[p.b]
+    inv_joint = 1.0 / joint_inertia
+    K = Ib * p.split[:, None, None]
+    diag = inv_joint + 1e-12
+    K[:, 0, 0] += diag
+    K[:, 1, 1] += diag
+    K[:, 2, 2] += diag
+    P = np.einsum("nij,nj->ni", inverse3(K), dw)
+    spin = P * inv_joint[:, None]
+    pivot = s.x[p.a] + np.einsum("nij,nj->ni", s.R[p.a], col.anchor_a)
+    n = carry.shape[0]
+    rot = carry @ spin
+    s.w[:n] -= rot
+    s.v[:n] -= cross(rot, s.x[:n]) - carry @ cross(spin, pivot)
+    s.w[p.b_unique] += p.scatter @ np.einsum("nij,nj->ni", Ib, P)

@@ -38,7 +38,7 @@ from .bodies import (
 from .contacts import Contacts
 from .drive import CheckedDrive, RagdollDrive, sign_continuous, validate_drive
 from .drives import drive_fraction, effective_limit, project_distance, velocity_drive
-from .joints import JointColour, colour_joints, damp_joints, solve_ball
+from .joints import JointColour, colour_joints, damp_joints, damp_joints_subtree, solve_ball
 from .limits import (
     joint_rotation,
     limit_correction,
@@ -388,7 +388,11 @@ class _Level:
                 target_w = np.zeros((len(col.index), 3))
             else:
                 target_w = rotate(s.R[col.pairs.b], self.local_omega[f, col.index])
-            damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
+            if SUBTREE_MOTORS:
+                damp_joints_subtree(s, col, cc["joint_damp"], target_w, cc["motor_damp"],
+                                    cc["carry"], self.joint_inertia[col.index])
+            else:
+                damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
 
     def final_pass(self, c: _FrameCoefficients, anchor: np.ndarray, local_t: np.ndarray,
                    origin_t: np.ndarray) -> None:
