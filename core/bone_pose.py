@@ -15,6 +15,29 @@ from __future__ import annotations
 
 import numpy as np
 
+from .bone_frames import inverse3
+
+_AFFINE_ROW = np.array([0.0, 0.0, 0.0, 1.0])
+
+
+def affine_inverse(m: np.ndarray) -> np.ndarray:
+    """Inverses of stacked 4×4 matrices (…, 4, 4).
+
+    Affine ones (last row exactly 0 0 0 1, as every Blender object and bone matrix is): the
+    closed-form 3×3 inverse (``core.bone_frames.inverse3``) and ``-inv @ t``, which handle any
+    scale or shear; LAPACK's per-matrix call overhead would dominate a bake of every bone of every
+    frame (a few µs per 4×4). Anything else goes through ``np.linalg.inv``.
+    """
+    m = np.asarray(m, dtype=np.float64)
+    if not np.array_equal(m[..., 3, :], np.broadcast_to(_AFFINE_ROW, m.shape[:-1])):
+        return np.linalg.inv(m)
+    out = np.zeros_like(m)
+    inv = inverse3(m[..., :3, :3])
+    out[..., :3, :3] = inv
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv, m[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
 
 def basis_from_world(
     *,
@@ -32,12 +55,15 @@ def basis_from_world(
             for a root bone pass the armature's ``matrix_world``.
         parent_rest: ``Bone.matrix_local`` of the parent; identity for a root bone.
 
-    basis = inverse(inverse(parent_rest) @ rest) @ inverse(parent_world) @ world. General 4×4
-    inverses (object and bone matrices may carry scale).
+    basis = inverse(inverse(parent_rest) @ rest) @ inverse(parent_world) @ world
+          = (inverse(rest) @ parent_rest) @ (inverse(parent_world) @ world).
+    General affine inverses (object and bone matrices may carry scale), in closed form
+    (``affine_inverse``); the rest offset is formed on the rest matrices' own (usually per-bone,
+    not per-frame) shape, once.
     """
-    offset = np.linalg.solve(parent_rest, rest)            # inverse(parent_rest) @ rest
-    local = np.linalg.solve(parent_world, world)           # inverse(parent_world) @ world
-    return np.linalg.solve(offset, local)
+    offset_inverse = affine_inverse(rest) @ np.asarray(parent_rest, dtype=np.float64)
+    local = affine_inverse(parent_world) @ np.asarray(world, dtype=np.float64)
+    return offset_inverse @ local
 
 
 def split_basis(basis: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -50,7 +76,9 @@ def split_basis(basis: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     m = basis[..., :3, :3]
     scale = np.linalg.norm(m, axis=-2)
     rotation = m / np.maximum(scale[..., None, :], 1e-12)
-    flip = np.linalg.det(rotation) < 0.0
+    # Triple product (the closed-form determinant): np.linalg.det is a LAPACK call per 3×3.
+    flip = np.einsum("...i,...i->...", np.cross(rotation[..., :, 0], rotation[..., :, 1]),
+                     rotation[..., :, 2]) < 0.0
     scale[..., 0] = np.where(flip, -scale[..., 0], scale[..., 0])
     rotation[..., :, 0] = np.where(flip[..., None], -rotation[..., :, 0], rotation[..., :, 0])
     return location, rotation, scale

@@ -4,7 +4,7 @@ Seed 001: each cloth bone takes the frame of its grid vertex (``core.cloth.bone_
 towards the vertex below, y from the left to the right neighbour, z = x × y, at the vertex. The
 bone keeps the offset it has from that frame in the bind pose (undeformed cage, armature rest
 pose), so a bone need not sit exactly on its vertex. The wanted world matrices become
-``matrix_basis`` (``core.bone_pose.basis_from_world``'s formula, in ``pose_basis``); a parent
+``matrix_basis`` (``core.bone_pose.basis_from_world``, closed-form affine inverses); a parent
 that is itself a cloth bone contributes its *new* world matrix.
 """
 
@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ...core.bone_frames import inverse3
-from ...core.bone_pose import split_basis
+from ...core.bone_pose import basis_from_world, split_basis
 from ...core.cloth.bone_frames import bone_world, grid_frames, rest_offsets
 from ...core.rotations import make_sign_continuous, quat_from_matrix
 
@@ -37,25 +36,8 @@ def _frames(setup: ClothSetupRead, positions: np.ndarray) -> np.ndarray:
                        left=grid.left, right=grid.right)
 
 
-def affine_inverse(m: np.ndarray) -> np.ndarray:
-    """Inverses of stacked affine 4×4 matrices: closed-form 3×3 inverse and translation (the
-    LAPACK call per tiny matrix of ``np.linalg.inv`` would dominate a bake of every bone of
-    every frame)."""
-    out = np.zeros_like(m)
-    inv = inverse3(m[..., :3, :3])
-    out[..., :3, :3] = inv
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv, m[..., :3, 3])
-    out[..., 3, 3] = 1.0
-    return out
-
-
-def pose_basis(*, world: np.ndarray, rest: np.ndarray, parent_world: np.ndarray,
-               parent_rest: np.ndarray) -> np.ndarray:
-    """``core.bone_pose.basis_from_world`` for (F, B) bones with per-bone rest matrices (B, 4, 4):
-    basis = inverse(inverse(parent_rest) @ rest) @ inverse(parent_world) @ world, the constant
-    rest offset inverted once per bone, the per-frame parent in closed form."""
-    offset_inverse = np.linalg.inv(np.linalg.solve(parent_rest, rest))  # (B, 4, 4), once
-    return offset_inverse @ (affine_inverse(parent_world) @ world)
+# The cloth writer's name for the one implementation (rods and tests import it from here).
+pose_basis = basis_from_world
 
 
 def bone_keys(setup: ClothSetupRead, positions: np.ndarray, pose: np.ndarray,
@@ -75,7 +57,7 @@ def bone_keys(setup: ClothSetupRead, positions: np.ndarray, pose: np.ndarray,
     parent_world[:, posed] = armature_world[:, None] @ pose[:, setup.parent_index[posed]]
     cloth = setup.parent_cloth >= 0
     parent_world[:, cloth] = world[:, setup.parent_cloth[cloth]]
-    basis = pose_basis(world=world, rest=setup.rest_matrix, parent_world=parent_world,
+    basis = basis_from_world(world=world, rest=setup.rest_matrix, parent_world=parent_world,
                        parent_rest=setup.parent_rest)
     location, rotation, _scale = split_basis(basis)
     quats = make_sign_continuous(quat_from_matrix(rotation), axis=0)
