@@ -551,7 +551,9 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
     if blocks is not None and not (x.flags.c_contiguous and x_prev.flags.c_contiguous):
         blocks = None  # the candidates are written back through flat views
     near_d2: dict[int, np.ndarray] | None = None  # block distances per sphere, while valid
-    slack = 0.0  # how far the spheres applied since the bounds may have moved a particle
+    # Per block: how far the spheres applied since the bounds may have moved a particle of it
+    # (None while no sphere has moved any).
+    slack: np.ndarray | None = None
     for k, kind, friction, size, everywhere in ws.colliders:
         M = sd.collider_matrix[k]
         similar = bool(sd.collider_similarity[k])
@@ -565,12 +567,24 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
                 continue
             if near_d2 is None:
                 near_d2 = _sphere_distances(ws, x, sd, blocks, particle_major)
-                slack = 0.0
-            reach = radius + blocks.max_radius + slack
-            near = np.flatnonzero(near_d2[k] < reach * reach) if reach > 0.0 else ()
+                slack = None
+            reach = radius + blocks.max_radius
+            if not reach > 0.0:
+                continue
+            if slack is None:
+                near = np.flatnonzero(near_d2[k] < reach * reach)
+            else:
+                reach_b = slack + reach
+                np.multiply(reach_b, reach_b, out=reach_b)
+                near = np.flatnonzero(near_d2[k] < reach_b)
             if len(near):
-                pen = push_out_candidates(x, x_prev, blocks, near, M[:3, 3], radius, friction)
-                slack += pen * (1.0 + friction)
+                pen, touched = push_out_candidates(x, x_prev, blocks, near, M[:3, 3], radius,
+                                                   friction)
+                if touched is not None:
+                    if slack is None:
+                        slack = np.zeros(len(near_d2[k]))
+                    # Fancy += adds once per distinct block: every touched block gets it once.
+                    slack[touched] += pen * (1.0 + friction)
             continue
         near_d2 = None  # this shape moves particles by amounts we do not track
         particle_major = None

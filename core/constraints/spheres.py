@@ -10,10 +10,10 @@ gathered (`take`), projected and, where they penetrate, written back (the usual 
 broad phase; Ericson, "Real-Time Collision Detection" ch. 4-6).
 
 The result is the same projection, particle for particle, as the full pass: spheres are still
-applied one after the other, and a particle moved by an earlier sphere (by at most its
-penetration times `1 + friction`, summed as `slack`) is still found by the later ones because
-their test distance grows by that slack. Every operation is elementwise, so a gathered subset
-gives the values the full pass gives.
+applied one after the other, and a particle moved by an earlier sphere (by at most that
+sphere's largest penetration times `1 + friction`, summed per block as its `slack`) is still
+found by the later ones because their test distance to that block grows by its slack. Every
+operation is elementwise, so a gathered subset gives the values the full pass gives.
 """
 
 from __future__ import annotations
@@ -89,10 +89,12 @@ def box_distance2(c: SphereBlocks, centres: np.ndarray) -> np.ndarray:
 
 
 def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near: np.ndarray,
-                        centre: np.ndarray, sphere_radius: float, friction: float) -> float:
+                        centre: np.ndarray, sphere_radius: float,
+                        friction: float) -> tuple[float, np.ndarray | None]:
     """Project the particles of the blocks `near` (flat (block, strand) ids) out of one sphere
     and apply its friction, exactly as the full pass does; returns the largest penetration
-    (0 when nothing touched)."""
+    (0 when nothing touched) and the blocks whose particles moved (None when none did)."""
+    none = (0.0, None)
     ids = c.table.take(near, axis=0).reshape(-1)
     xf = x.reshape(3, -1)
     xs = xf.take(ids, axis=1)
@@ -105,15 +107,16 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
         # rounding), then the exact penetration test below on those few.
         reach = c.uniform_radius + sphere_radius
         if not reach > 0.0:
-            return 0.0
+            return none
         close = np.flatnonzero(length < reach * reach * (1.0 + 1e-9))
         if not close.size:
-            return 0.0
+            return none
         ids, length = ids.take(close), length.take(close)
         xs, d = xs.take(close, axis=1), d.take(close, axis=1)
         np.sqrt(length, out=length)
         pen = np.full(length.shape, c.uniform_radius)
     else:
+        close = None
         np.sqrt(length, out=length)
         pen = c.radius.take(ids)
     # Penetration of the particle sphere: radius + R - |d| (radius is -inf where immovable).
@@ -121,7 +124,9 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
     pen -= length
     hit = np.flatnonzero(pen > 0.0)
     if not hit.size:
-        return 0.0
+        return none
+    position = hit if close is None else close.take(hit)  # index into the gathered blocks
+    touched = near.take(position // BLOCK)
     ids, pen, length = ids.take(hit), pen.take(hit), length.take(hit)
     n = d.take(hit, axis=1)
     xh = xs.take(hit, axis=1)
@@ -152,4 +157,4 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
         xh -= tangential
     for k in range(3):  # row by row: about half the time of one 2-D fancy assignment
         xf[k][ids] = xh[k]
-    return float(pen.max())
+    return float(pen.max()), touched
