@@ -52,6 +52,7 @@ class FtlCoefficients:
         # of strand s (child i + 1 at the next flat index); 0 at each strand's last particle.
         self.damping_flat = np.ascontiguousarray(parent[:, 0, :].T).reshape(-1)[:-1].copy()
         self.last = max((i for i, _ in self.rows), default=0) + 1  # particles touched: 0..last-1
+        self.plan: tuple | None = None  # see `_plan`
 
 
 class FtlScratch:
@@ -71,13 +72,25 @@ class FtlScratch:
         self.tiny = np.full(S, _TINY_SQUARED)
 
 
+def _plan(c: FtlCoefficients, scratch: FtlScratch) -> list[tuple]:
+    """Per swept row: (row i, row i - 1, factor row, squared rest row, mask row or None for a
+    row swept everywhere), cached on `c` for `scratch` (at bench_core sizes the per-row
+    indexing was a tenth of the sweep)."""
+    cached = c.plan
+    if cached is None or cached[0] is not scratch:
+        rows, factor = scratch.rows_xb, scratch.factor
+        plan = [(rows[i], rows[i - 1], factor[i], c.rest_squared[i], None if full else c.mask_t[i])
+                for i, full in c.rows]
+        c.plan = cached = (scratch, plan)
+    return cached[1]
+
+
 def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
               scratch: FtlScratch) -> None:
     """FTL sweep of `x` (3, S, Ps) in place, then the DFTL correction of `x_prev` (skipped when
     None: a pure length projection, e.g. of an output frame blended between two substeps)."""
     n = c.last
     xb, before, d, d2, length2 = scratch.xb, scratch.before, scratch.d, scratch.d2, scratch.length2
-    rows, factor, rest_squared, mask_t = scratch.rows_xb, scratch.factor, c.rest_squared, c.mask_t
     xt = x.transpose(2, 0, 1)
     np.copyto(xb[:n], xt[:n])
     # DFTL needs the predicted positions: a plain copy of the (contiguous) state when both
@@ -94,17 +107,16 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
     subtract, multiply, add, maximum, divide, sqrt = (np.subtract, np.multiply, np.add,
                                                       np.maximum, np.divide, np.sqrt)
     tiny = scratch.tiny
-    for i, full in c.rows:
-        a, b, f = rows[i], rows[i - 1], factor[i]  # preallocated row views: no per-row slicing
+    for a, b, f, rest2, mask in _plan(c, scratch):  # row views built once per (frame, buffers)
         subtract(a, b, d)
         multiply(d, d, d2)
         add(d0, d1, length2)
         add(length2, d2z, length2)
         maximum(length2, tiny, length2)
-        if full:
-            divide(rest_squared[i], length2, f)
+        if mask is None:
+            divide(rest2, length2, f)
         else:
-            divide(rest_squared[i], length2, out=f, where=mask_t[i])
+            divide(rest2, length2, out=f, where=mask)
         sqrt(f, f)  # l / |p_i - p_{i-1}| (1 where not swept)
         multiply(d, f, d)
         add(b, d, a)
