@@ -80,15 +80,18 @@ def rotation_x(angle: np.ndarray) -> np.ndarray:
 
 
 def walk_targets(rest: RagdollRest, *, frames: int, fps: float, speed: float = 1.2,
-                 scale: float = 1.0) -> np.ndarray:
+                 scale: float = 1.0, swing: dict[str, tuple[float, float]] | None = None
+                 ) -> np.ndarray:
     """(F, N, 4, 4) target body frames of a procedural walk (forward kinematics of local
-    rotations about each bone's X, the root translating along -Y with a vertical bob)."""
+    rotations about each bone's X, the root translating along -Y with a vertical bob).
+    `swing`: bone -> (amplitude rad, phase cycles) of a 1 Hz swing, default `_SWING`."""
+    swing = _SWING if swing is None else swing
     t = np.arange(frames) / fps
     N = len(rest.names)
     local = np.broadcast_to(np.eye(4), (frames, N, 4, 4)).copy()
     for i, name in enumerate(rest.names):
-        if name in _SWING:
-            amp, phase = _SWING[name]
+        if name in swing:
+            amp, phase = swing[name]
             local[:, i] = rotation_x(scale * amp * np.sin(2 * np.pi * (t - phase)))
     world = np.empty((frames, N, 4, 4))
     root_move = np.broadcast_to(np.eye(4), (frames, 4, 4)).copy()

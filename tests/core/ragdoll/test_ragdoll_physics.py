@@ -148,12 +148,8 @@ def test_a_thin_chest_holds_its_motor_target_against_swinging_arms():
     volume = np.pi * radius ** 2 * rest.length + 4.0 / 3.0 * np.pi * radius ** 3
     rest = dataclasses.replace(rest, radius=radius, mass=985.0 * volume)
     model = build_ragdoll_model(ragdolls=[rest])
-    swing = cases._SWING
-    try:
-        cases._SWING = {"upper_arm.L": (0.6, 0.0), "upper_arm.R": (0.6, 0.5)}
-        target = cases.walk_targets(rest, frames=31, fps=30.0, speed=0.0)
-    finally:
-        cases._SWING = swing
+    target = cases.walk_targets(rest, frames=31, fps=30.0, speed=0.0,
+                                swing={"upper_arm.L": (0.6, 0.0), "upper_arm.R": (0.6, 0.5)})
     drive = RagdollDrive(fps=30.0, target=target, collider_matrix=np.zeros((31, 0, 4, 4)),
                          params=RagdollParams.defaults(11, 1, motor_strength=0.8))
     result = bake_ragdoll(model, drive, RagdollSettings())
