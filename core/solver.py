@@ -680,7 +680,9 @@ class _Bake:
         # (interval, coefficients, (A, B)) of the two latest intervals, see `_source_terms`.
         self._sources = [(-1, None, (np.empty((3, S, Ps)), np.empty((3, S, Ps))))
                          for _ in range(2)]
-        self._root_segment: np.ndarray | None = None  # (3, S, 2) reference after the last drive
+        # (substep n, (3, S, 2) root segment reference at its start n h) after the last drive
+        # with shock propagation, so the next one starts from it.
+        self._root_segment: tuple[int, np.ndarray] | None = None
         colliders = model.colliders
         K = colliders.count
         kinds = colliders.kind
@@ -798,12 +800,15 @@ class _Bake:
                 rf = self.reference_soa[f][..., 0:2]
                 ends = (self.reference_soa[g][..., 0:2] - rf)[None] * alphas[:, None, None, None]
                 ends += rf
-                if self._root_segment is None:
-                    self._root_segment = self.reference_at((n_first + j) * h,
-                                                           self._previous)[..., 0:2].copy()
-                starts = np.concatenate([self._root_segment[None], ends[:-1]])
+                first = n_first + j
+                if self._root_segment is None or self._root_segment[0] != first:
+                    # Not carried over from the substep before (first substep, or the shock was
+                    # off there): interpolate it.
+                    self._root_segment = (first, self.reference_at(first * h, self._previous)
+                                          [..., 0:2].copy())
+                starts = np.concatenate([self._root_segment[1][None], ends[:-1]])
                 shock = root_motion(starts, ends, coeffs.shock)
-                self._root_segment = ends[-1].copy()
+                self._root_segment = (n_first + k, ends[-1].copy())
             for t in range(k - j):
                 n = n_first + j + t
                 carry = None
@@ -822,10 +827,12 @@ class _Bake:
     def _source_terms(self, f: int, coeffs: FrameCoefficients) -> tuple[np.ndarray, np.ndarray]:
         """`A = base_h2 + pull * ref_f`, `B = pull * (ref_g - ref_f)` of interval f, cached for
         the two latest intervals (a frame's drives span at most two, and hold on to them)."""
-        for key, owner, terms in self._sources:
+        for i, (key, owner, terms) in enumerate(self._sources):
             if key == f and owner is coeffs:
+                self._sources.append(self._sources.pop(i))  # most recently used last
                 return terms
-        _, _, (A, B) = self._sources.pop(0)  # the older entry's buffers are free again
+        # Least recently used out: never the other interval of the frame being built.
+        _, _, (A, B) = self._sources.pop(0)
         g = min(f + 1, self.F - 1)
         np.subtract(self.reference_soa[g], self.reference_soa[f], out=B)
         B *= coeffs.pull
