@@ -31,37 +31,12 @@ class JointColour:
     has_limit: np.ndarray  # (n_c,) bool: any finite limit
 
 
-EDGE_COLOURING = False
-
-
-def edge_colours(parent: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Colour of each joint (child -> parent, parent == n for the world) so that no body is in
-    two joints of one colour: greedy over joints by depth (a tree's edges need as many colours as
-    its largest degree, e.g. 4 for a chest with neck, two arms and its own joint)."""
-    n = len(parent)
-    colour = np.zeros(n, dtype=np.int64)
-    used: dict[int, set[int]] = {}
-    for i in np.argsort(depth, kind="stable"):  # setup: one pass over the joints
-        taken = used.setdefault(int(i), set())
-        p = int(parent[i])
-        if p != n:
-            taken = taken | used.setdefault(p, set())
-        c = 0
-        while c in taken:
-            c += 1
-        colour[i] = c
-        used[int(i)].add(c)
-        if p != n:
-            used[p].add(c)
-    return colour
-
-
 def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndarray,
                   rest_relative: np.ndarray, swing_limit: np.ndarray, twist_limit: np.ndarray
                   ) -> tuple[JointColour, ...]:
     """Split a level's joints into the two depth-parity colours (parent == n marks the world)."""
     n = len(parent)
-    colour = edge_colours(parent, depth) if EDGE_COLOURING else depth % 2
+    colour = depth % 2
     colours = []
     for c in range(int(colour.max()) + 1 if n else 0):
         a = np.flatnonzero(colour == c)
