@@ -72,11 +72,11 @@ class Colour:
         # Component-major copies for the one-pass update: gathered as (2, 3, E), every
         # per-constraint factor broadcasts along the contiguous last axis (a (E, 3) * (E, 1)
         # broadcast runs an inner loop of length 1 and costs ~1.6x as much).
-        self.ends_by_axis = np.stack([_axis_major(self.a), _axis_major(self.b)])  # (2, 3, E)
+        self.ends_by_axis = np.stack([axis_major(self.a), axis_major(self.b)])  # (2, 3, E)
         self.factor_by_axis = np.stack([self.k_a.T, -self.k_b.T])  # (2, 1, E)
 
 
-def _axis_major(index: np.ndarray) -> np.ndarray:
+def axis_major(index: np.ndarray) -> np.ndarray:
     """Flat indices (3, E) of the x, y, z components of rows `index` of an (N, 3) array."""
     return np.asarray(index, dtype=np.int64)[None, :] * 3 + np.arange(3)[:, None]
 
@@ -127,21 +127,22 @@ class Level:
 
 
 class Sweep:
-    """Precomputed top-down sweep over levels (flat indices, one slice per level)."""
+    """Precomputed top-down sweep over levels: component-major flat indices (3, n), one slice
+    of the gathered children per level."""
 
     def __init__(self, levels: list[Level], n_vertices: int):
         self.levels = levels
         self.size = 3 * n_vertices
-        self.child_flat = flat_index(np.concatenate([lv.child for lv in levels])) \
-            if levels else np.zeros(0, np.int64)
-        self.parent_flat = flat_index(np.concatenate([lv.parent for lv in levels])) \
-            if levels else np.zeros(0, np.int64)
+        child = np.concatenate([lv.child for lv in levels]) if levels else np.zeros(0, np.int64)
+        parent = np.concatenate([lv.parent for lv in levels]) if levels else np.zeros(0, np.int64)
+        self.child_flat = axis_major(child)  # (3, n)
+        self.parent_flat = axis_major(parent)
         self.steps = []
         start = 0
         for lv in levels:
             n = lv.child.size
-            self.steps.append((slice(start, start + n), flat_index(lv.parent),
-                               flat_index(lv.child), lv.rest))
+            self.steps.append((slice(start, start + n), axis_major(lv.parent),
+                               axis_major(lv.child), np.asarray(lv.rest).reshape(-1)))
             start += n
 
     def __bool__(self) -> bool:
@@ -156,37 +157,53 @@ def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray |
     gathered once and sliced per level. With `x_prev`, the DFTL velocity correction (Mueller et
     al. 2012): each parent gets `v -= damping * d_child / h`, i.e. `x_prev_parent += damping *
     d_child`, accumulated for all levels at once; it removes the energy plain FTL injects by
-    treating every parent as infinitely heavy.
+    treating every parent as infinitely heavy. Component-major (3, n) like `solve_colour`.
     """
     if not isinstance(sweep, Sweep):
         sweep = Sweep(sweep, x.shape[0])
     if not sweep:
         return
     flat = x.reshape(-1)
-    before = flat.take(sweep.child_flat).reshape(-1, 3)
+    before = flat.take(sweep.child_flat)  # (3, n)
     for rows, parent_flat, child_flat, rest in sweep.steps:
-        top = flat.take(parent_flat).reshape(-1, 3)
-        d = before[rows] - top
-        length = norm3(d)[:, None]
+        top = flat.take(parent_flat)
+        d = before[:, rows] - top
+        square = np.square(d)
+        length = square[0] + square[1]
+        length += square[2]
+        np.sqrt(length, out=length)
         np.maximum(length, EPS, out=length)
         d *= rest / length
         d += top
-        flat[child_flat] = d.reshape(-1)
+        flat[child_flat] = d
     if x_prev is not None and damping > 0.0:
-        correction = flat.take(sweep.child_flat) - before.reshape(-1)
+        correction = flat.take(sweep.child_flat) - before
         correction *= damping
-        x_prev += np.bincount(sweep.parent_flat, weights=correction,
+        # Each parent component's children arrive in the same order as row-major: same sums.
+        x_prev += np.bincount(sweep.parent_flat.reshape(-1), weights=correction.reshape(-1),
                               minlength=sweep.size).reshape(x_prev.shape)
 
 
 def clamp_max_distance(x: np.ndarray, reference: np.ndarray, index: np.ndarray,
-                       limit: np.ndarray) -> None:
-    """`|x - reference| <= limit` for the vertices `index` (Mueller 2020 eq. 25 upper limit)."""
-    r = reference[index]
-    d = x[index] - r
-    length = norm3(d)
+                       limit: np.ndarray, *, by_axis: np.ndarray | None = None) -> None:
+    """`|x - reference| <= limit` for the vertices `index` (Mueller 2020 eq. 25 upper limit).
+
+    `by_axis`: `axis_major(index)` when the caller keeps it (the solver, per frame); x must be
+    C-contiguous (N, 3)."""
+    if by_axis is None:
+        by_axis = axis_major(index)
+    flat = x.reshape(-1)
+    r = np.ascontiguousarray(reference).reshape(-1).take(by_axis)  # (3, n)
+    d = flat.take(by_axis)
+    d -= r
+    square = np.square(d)
+    length = square[0] + square[1]
+    length += square[2]
+    np.sqrt(length, out=length)
     scale = np.minimum(limit / np.maximum(length, EPS), 1.0)
-    x[index] = r + d * scale[:, None]
+    d *= scale
+    d += r
+    flat[by_axis] = d
 
 
 def push_backstop(x: np.ndarray, reference: np.ndarray, normal: np.ndarray, index: np.ndarray,
