@@ -50,11 +50,6 @@ class SphereBlocks:
         self.radius = np.ascontiguousarray(radius, dtype=np.float64).reshape(-1)
         finite = radius[np.isfinite(radius)]
         self.max_radius = float(finite.max()) if finite.size else -np.inf
-        # One radius for every particle in the blocks (the usual case): the test compares
-        # squared distances against one squared reach, no per-particle radius gathered.
-        in_blocks = self.radius[self.table]
-        self.uniform_radius = (float(in_blocks.flat[0]) if in_blocks.size and np.isfinite(
-            in_blocks.flat[0]) and np.all(in_blocks == in_blocks.flat[0]) else None)
         self.lo = np.empty((nb, 3, S))
         self.hi = np.empty((nb, 3, S))
         self.scratch = np.empty((Ps, 3, S))
@@ -102,31 +97,26 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
     d2 = d * d
     length = d2[0] + d2[1]
     length += d2[2]
-    if c.uniform_radius is not None:
-        # Squared distances against a squared reach widened by 1e-9 (never misses a contact to
-        # rounding), then the exact penetration test below on those few.
-        reach = c.uniform_radius + sphere_radius
-        if not reach > 0.0:
-            return none
-        close = np.flatnonzero(length < reach * reach * (1.0 + 1e-9))
-        if not close.size:
-            return none
-        ids, length = ids.take(close), length.take(close)
-        xs, d = xs.take(close, axis=1), d.take(close, axis=1)
-        np.sqrt(length, out=length)
-        pen = np.full(length.shape, c.uniform_radius)
-    else:
-        close = None
-        np.sqrt(length, out=length)
-        pen = c.radius.take(ids)
+    # Squared distances against the largest reach (largest particle radius) widened by 1e-9, so
+    # no contact is missed to rounding; the exact penetration, with each particle's own radius,
+    # only for those close ones.
+    reach = c.max_radius + sphere_radius
+    if not reach > 0.0:
+        return none
+    close = np.flatnonzero(length < reach * reach * (1.0 + 1e-9))
+    if not close.size:
+        return none
+    ids, length = ids.take(close), length.take(close)
+    xs, d = xs.take(close, axis=1), d.take(close, axis=1)
+    np.sqrt(length, out=length)
     # Penetration of the particle sphere: radius + R - |d| (radius is -inf where immovable).
+    pen = c.radius.take(ids)
     pen += sphere_radius
     pen -= length
     hit = np.flatnonzero(pen > 0.0)
     if not hit.size:
         return none
-    position = hit if close is None else close.take(hit)  # index into the gathered blocks
-    touched = near.take(position // BLOCK)
+    touched = near.take(close.take(hit) // BLOCK)  # blocks whose particles move
     ids, pen, length = ids.take(hit), pen.take(hit), length.take(hit)
     n = d.take(hit, axis=1)
     xh = xs.take(hit, axis=1)
