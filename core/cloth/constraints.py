@@ -234,46 +234,61 @@ def push_layers(x: np.ndarray, vertex: np.ndarray, quad: np.ndarray, uv: np.ndar
     x[vertex] += n * push[:, None]
 
 
-def may_touch(kind: int, xs: np.ndarray, M: np.ndarray, Minv: np.ndarray | None, colliders,
-              k: int, similar: bool, radius: np.ndarray) -> np.ndarray | None:
-    """Exact narrow-phase pre-test: False where vertex `xs` provably cannot touch collider `k`
-    this substep (its signed distance is at least its radius), None when the shape has no cheap
-    test. Only the rest go through `shape_normal`, so the result is the same as testing all
-    (a vertex that does not touch is neither moved nor flagged) at a fraction of the cost: the
-    frame's broad phase keeps every vertex a collider might reach over a whole frame.
+def may_touch(kind: int, x: np.ndarray, by_axis: np.ndarray, M: np.ndarray,
+              Minv: np.ndarray | None, colliders, k: int, similar: bool,
+              radius: np.ndarray) -> np.ndarray | None:
+    """Exact narrow-phase pre-test of the vertices whose flat indices are `by_axis` (3, n):
+    False where a vertex provably cannot touch collider `k` this substep (its signed distance is
+    at least its radius), None when the shape has no cheap test. Only the rest go through
+    `shape_normal`, so the result is the same as testing all (a vertex that does not touch is
+    neither moved nor flagged) at a fraction of the cost: the frame's broad phase keeps every
+    vertex a collider might reach over a whole frame. Component-major: a (3, 3) @ (3, n) product
+    and row sums instead of (n, 3) rows.
 
     Ellipsoid, uniform scale: the sphere's own distance `|x - c| - R`. Ellipsoid, general matrix:
     with `u = Minv x` (local, unit sphere of radius `size`), `core.colliders.ellipsoid_normal`'s
     tangent-plane distance is `(|u| - size) / |Minv^T s|` for the unit direction `s`, and
     `|Minv^T s| <= |Minv|_F`, so `(|u| - size) / |Minv|_F` is a lower bound of it.
     """
-    if kind != ColliderKind.ELLIPSOID:
+    if kind != ColliderKind.ELLIPSOID or (Minv is None and not similar):
         return None
     size = float(colliders.size[k])
     tolerance = 1e-9 * (1.0 + size)  # rounding of the bound versus the exact distance
+    xs = x.reshape(-1).take(by_axis)  # (3, n)
     if similar:
-        world_radius = size * float(np.linalg.norm(M[:3, 0]))
-        return norm3(xs - M[:3, 3]) - world_radius < radius + tolerance
-    if Minv is None:
-        return None
-    A = Minv[:3, :3]
-    u = xs @ A.T
-    u += Minv[:3, 3]
-    bound = (norm3(u) - size) / float(np.sqrt(np.square(A).sum()))
-    return bound < radius + tolerance
+        xs -= M[:3, 3, None]
+        reach = size * float(np.linalg.norm(M[:3, 0]))
+        scale = 1.0
+        u = xs
+    else:
+        A = Minv[:3, :3]
+        u = A @ xs
+        u += Minv[:3, 3, None]
+        reach = size
+        scale = float(np.sqrt(np.square(A).sum()))
+    np.square(u, out=u)
+    length = u[0] + u[1]
+    length += u[2]
+    np.sqrt(length, out=length)
+    length -= reach
+    length /= scale
+    return length < radius + tolerance
 
 
 def collide(x: np.ndarray, x_prev: np.ndarray, index: np.ndarray, radius: np.ndarray,
             kind: int, M: np.ndarray, Minv: np.ndarray | None, colliders, k: int,
-            similar: bool, friction: float, contact: np.ndarray) -> None:
+            similar: bool, friction: float, contact: np.ndarray, *,
+            by_axis: np.ndarray | None = None) -> None:
     """Push vertices `index` out of collider `k` to their radius, with position-based Coulomb
-    friction (`core.colliders`); flag the ones that touched in `contact` (N,)."""
-    xs = x[index]
-    close = may_touch(kind, xs, M, Minv, colliders, k, similar, radius)
+    friction (`core.colliders`); flag the ones that touched in `contact` (N,). `by_axis`:
+    `axis_major(index)` when the caller keeps it; x must be C-contiguous (N, 3)."""
+    close = may_touch(kind, x, axis_major(index) if by_axis is None else by_axis, M, Minv,
+                      colliders, k, similar, radius)
     if close is not None:
         if not close.any():
             return
-        index, xs, radius = index[close], xs[close], radius[close]
+        index, radius = index[close], radius[close]
+    xs = x.take(index, axis=0)  # rows: 3-4x faster than x[index]
     n, sd = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
     penetration = radius - sd
     hit = penetration > 0.0
@@ -282,6 +297,6 @@ def collide(x: np.ndarray, x_prev: np.ndarray, index: np.ndarray, radius: np.nda
     np.maximum(penetration, 0.0, out=penetration)
     xs += n * penetration[:, None]
     if friction > 0.0:
-        apply_friction(xs, x_prev[index], n, penetration, friction)
+        apply_friction(xs, x_prev.take(index, axis=0), n, penetration, friction)
     x[index] = xs
     contact[index[hit]] = True

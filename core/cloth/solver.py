@@ -301,7 +301,7 @@ class _Bake:
         if wind_h2 is not None:
             x += wind_h2
         # 3. Pinned vertices copy the reference.
-        x[self.pinned_index] = ref[self.pinned_index]
+        x[self.pinned_index] = ref.take(self.pinned_index, axis=0)
         # 4. XPBD constraint colours.
         for _ in range(int(self.settings.iterations)):
             for c in fr.colours:
@@ -325,12 +325,12 @@ class _Bake:
                 self._near = self.near_colliders(x, x_prev, f, g)
                 self._near_frame, self._near_step = f, n
             Minv_all = affine_inverse(M_all) if self.needs_inverse else None  # all K at once
-            for k, kind, friction, index in self._near:
+            for k, kind, friction, index, by_axis in self._near:
                 M = M_all[k]
                 Minv = Minv_all[k] if Minv_all is not None else None
                 similar = bool(self.similar[f, k] and self.similar[g, k])
-                collide(x, x_prev, index, fr.radius[index], kind, M, Minv, model.colliders, k,
-                        similar, friction, contact)
+                collide(x, x_prev, index, fr.radius.take(index), kind, M, Minv, model.colliders, k,
+                        similar, friction, contact, by_axis=by_axis)
             contact_any |= contact
         # 7. Max distance from the reference, back stop behind its surface.
         if fr.max_index.size:
@@ -354,14 +354,14 @@ class _Bake:
             bound = max(bounding_radius(kind, cm[f, k], self.model.colliders, k),
                         bounding_radius(kind, cm[g, k], self.model.colliders, k))
             if not np.isfinite(bound):
-                near.append((k, kind, friction, index))
+                near.append((k, kind, friction, index, axis_major(index)))
                 continue
             centre = cm[f, k, :3, 3]
             travel = float(np.linalg.norm(cm[g, k, :3, 3] - centre))
             distance = np.linalg.norm(x[index] - centre, axis=1)
             close = distance < bound + travel + reach_v[index] + self.max_radius
             if close.any():
-                near.append((k, kind, friction, index[close]))
+                near.append((k, kind, friction, index[close], axis_major(index[close])))
         return near
 
     # ----------------------------------------------------------------------------------------
