@@ -671,6 +671,18 @@ class _Bake:
             np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0
             for a in drive.params.values()
         )
+        # The add-on samples every setting per frame, animated or not: per-frame coefficients
+        # (~3-5 ms at 1,000 x 32) are rebuilt only at frames whose params differ from the
+        # previous frame's (exact comparison, so the coefficients are the same either way).
+        self._param_frame = np.zeros(self.F, dtype=np.int64)
+        if not self.static_params and self.F > 1:
+            changed = np.zeros(self.F, dtype=bool)
+            changed[0] = True
+            for a in drive.params.values():
+                if np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0:
+                    continue
+                changed[1:] |= np.any((a[1:] != a[:-1]).reshape(self.F - 1, -1), axis=1)
+            self._param_frame = np.maximum.accumulate(np.where(changed, np.arange(self.F), 0))
         self._coefficients: dict[int, FrameCoefficients] = {}
         self._interval = -1
         self._dref = np.empty((3, S, Ps))
@@ -705,7 +717,7 @@ class _Bake:
         self._out_scratch = np.empty((3, S, Ps))
 
     def coefficients(self, frame: int) -> FrameCoefficients:
-        key = 0 if self.static_params else frame
+        key = int(self._param_frame[frame])  # the first frame with these params
         c = self._coefficients.get(key)
         if c is None:
             c = frame_coefficients(self.ws, self.kinematic, self.drive.params, key)

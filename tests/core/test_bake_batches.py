@@ -4,6 +4,8 @@ interpolated reference gives, also when shock propagation is switched off and on
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from waft import core
@@ -54,3 +56,42 @@ def test_batched_sources_and_root_motion_match_each_substep(rig):
     assert checked == n and 0 < shocked < checked
     # The root really moves between substeps (the comparison is not vacuous).
     assert np.abs(root_motion(start, end, np.ones(2))[1]).max() > 1e-4
+
+
+def test_coefficients_are_rebuilt_only_where_sampled_params_change(rig, monkeypatch):
+    """The add-on samples every setting per frame: unanimated ones must not rebuild the
+    per-frame coefficients, animated ones must, and the result is the same as the static run."""
+    rest = rig.vertical_chain(bones=5, length=0.1)
+    frames = 10
+    model, drive = rig.build([rest, rest + (0.2, 0.0, 0.0)], frames=frames,
+                             root_motion=lambda t: np.stack([0.2 * np.sin(4 * t), 0 * t, 0 * t],
+                                                            -1),
+                             damping=0.5, shape_stiffness=0.1, bend_compliance=0.01)
+    calls = []
+    original = core.solver.frame_coefficients
+
+    def counting(ws, kinematic, params, frame):
+        calls.append(frame)
+        return original(ws, kinematic, params, frame)
+
+    monkeypatch.setattr(core.solver, "frame_coefficients", counting)
+
+    def bake(params):
+        calls.clear()
+        d = core.Drive(fps=drive.fps, reference=drive.reference, kinematic=drive.kinematic,
+                       space=drive.space, collider_matrix=drive.collider_matrix, params=params)
+        return core.bake(model, d).positions, list(calls)
+
+    static, static_calls = bake(drive.params)
+    per_frame = {f.name: np.repeat(np.asarray(getattr(drive.params, f.name))[:1], frames, axis=0)
+                 for f in dataclasses.fields(drive.params)}
+    sampled, sampled_calls = bake(core.StrandParams(**per_frame))
+    assert np.array_equal(sampled, static)
+    assert sampled_calls == static_calls == [0]
+    animated = dict(per_frame)
+    animated["damping"] = per_frame["damping"].copy()
+    animated["damping"][5:8] = np.array([2.0, 3.0, 3.0])[:, None, None]  # keyed, 0.5 from 8
+    moved, animated_calls = bake(core.StrandParams(**animated))
+    assert animated_calls == [0, 5, 6, 8]  # frame 7 keeps frame 6's coefficients
+    assert np.array_equal(moved[:5], static[:5])  # before the keyed frames
+    assert np.abs(moved[7:] - static[7:]).max() > 1e-6
