@@ -46,17 +46,16 @@ def _import_core():
         module.__path__ = [str(REPO_ROOT)]
         module.__spec__ = importlib.util.spec_from_loader("waft", loader=None, is_package=True)
         sys.modules["waft"] = module
-    import waft.addon.cloth.pose as cloth_pose
     import waft.core.bone_pose as bone_pose
     import waft.core.cloth.bone_frames as bone_frames
     import waft.core.cloth.solver as solver
     import waft.core.rotations as rotations
     from waft.core.cloth import _bench_cases as cases
 
-    return cases, solver, bone_frames, bone_pose, cloth_pose, rotations
+    return cases, solver, bone_frames, bone_pose, rotations
 
 
-cases, cloth_solver, bone_frames, bone_pose, cloth_pose, rotations = _import_core()
+cases, cloth_solver, bone_frames, bone_pose, rotations = _import_core()
 
 
 def time_waft_core(rows: int, cols: int, frames: int) -> float:
@@ -138,8 +137,8 @@ def time_rig(rows: int, cols: int, frames: int) -> tuple[float, float, int]:
     parent_world = np.where((parent >= 0)[None, :, None, None], world[:, parent],
                             np.eye(4))
     parent_rest = np.where((parent >= 0)[:, None, None], grid_rest[parent], np.eye(4))
-    basis = cloth_pose.pose_basis(world=world, rest=grid_rest, parent_world=parent_world,
-                                  parent_rest=parent_rest)
+    basis = bone_pose.basis_from_world(world=world, rest=grid_rest, parent_world=parent_world,
+                                       parent_rest=parent_rest)
     _location, rotation, _scale = bone_pose.split_basis(basis)
     rotations.make_sign_continuous(rotations.quat_from_matrix(rotation), axis=0)
     t3 = time.perf_counter()
