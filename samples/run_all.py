@@ -43,6 +43,10 @@ class Row:
     status: str = "ok"
 
     @property
+    def ms_per_frame(self) -> float:
+        return 1e3 * self.seconds / max(self.frames, 1)
+
+    @property
     def us_per_bone_frame(self) -> float:
         return 1e6 * self.seconds / max(self.bones * self.frames, 1)
 
@@ -100,19 +104,19 @@ def run_sample(name: str, bake_api, out_dir: Path, *, render: bool) -> Row:
 
 def print_table(rows: list[Row]) -> None:
     header = (
-        f"{'setup':<34} {'bones':>6} {'particles':>9} {'frames':>6} {'seconds':>8} "
-        f"{'µs/bone-frame':>14}"
+        f"{'setup':<44} {'bones':>6} {'particles':>9} {'frames':>6} {'seconds':>8} "
+        f"{'ms/frame':>9} {'µs/bone-frame':>14}"
     )
     print()
     print(header)
     print("-" * len(header))
     for row in rows:
         if row.status != "ok":
-            print(f"{row.setup:<34} {row.status}")
+            print(f"{row.setup:<44} {row.status}")
             continue
         print(
-            f"{row.setup:<34} {row.bones:>6} {row.particles:>9} {row.frames:>6} "
-            f"{row.seconds:>8.3f} {row.us_per_bone_frame:>14.1f}"
+            f"{row.setup:<44} {row.bones:>6} {row.particles:>9} {row.frames:>6} "
+            f"{row.seconds:>8.3f} {row.ms_per_frame:>9.1f} {row.us_per_bone_frame:>14.1f}"
         )
 
 
