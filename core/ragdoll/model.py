@@ -123,7 +123,7 @@ class RagdollModel:
         return f"ragdoll '{self.setup_names[r]}' bone '{self.names[body]}'"
 
 
-def _check_rest(index: int, rest: RagdollRest) -> None:
+def _check_rest(rest: RagdollRest) -> None:
     n = len(rest.names)
     where = f"ragdoll '{rest.setup}'"
     if n == 0:
@@ -139,29 +139,31 @@ def _check_rest(index: int, rest: RagdollRest) -> None:
     for field in ("rest_matrix", "length", "radius", "mass"):
         if not np.all(np.isfinite(getattr(rest, field))):
             raise SetupError(f"{where}: '{field}' is not finite")
-    for i, name in enumerate(rest.names):
-        bone = f"{where} bone '{name}'"
-        p = int(rest.parent[i])
-        if p >= i or p < -1:
-            raise SetupError(f"{bone}: its parent (index {p}) is not a body listed before it "
-                             "(choose the parent bone too, or make this the root)")
-        if p == -1 and i != 0:
-            raise SetupError(f"{bone} has no parent body; only the first body may be the root")
-        if not rest.length[i] > 0:
-            raise SetupError(f"{bone} has zero length ({rest.length[i]:g} m)")
-        if not rest.radius[i] > 0:
-            raise SetupError(f"{bone} has radius {rest.radius[i]:g} m; it must be positive")
-        if not rest.mass[i] > 0:
-            raise SetupError(f"{bone} has mass {rest.mass[i]:g} kg; it must be positive "
-                             "(check its density)")
-        lo, hi = rest.twist_limit[i]
-        if np.isnan(lo) or np.isnan(hi) or lo > hi:
-            raise SetupError(f"{bone}: twist limit min {lo:g} > max {hi:g}")
-        if np.any(np.isnan(rest.swing_limit[i])) or np.any(rest.swing_limit[i] < 0):
-            raise SetupError(f"{bone}: swing limits {tuple(rest.swing_limit[i])} must be >= 0")
+    # Every check vectorised over the bodies; the message names the first offending bone.
+    parent = np.asarray(rest.parent)
+    index = np.arange(n)
+    twist, swing = np.asarray(rest.twist_limit, float), np.asarray(rest.swing_limit, float)
+    checks = (
+        ((parent >= index) | (parent < -1),
+         lambda i: f"its parent (index {parent[i]}) is not a body listed before it (choose the "
+                   "parent bone too, or make this the root)"),
+        ((parent == -1) & (index != 0),
+         lambda i: "has no parent body; only the first body may be the root"),
+        (~(rest.length > 0), lambda i: f"has zero length ({rest.length[i]:g} m)"),
+        (~(rest.radius > 0), lambda i: f"has radius {rest.radius[i]:g} m; it must be positive"),
+        (~(rest.mass > 0),
+         lambda i: f"has mass {rest.mass[i]:g} kg; it must be positive (check its density)"),
+        (np.isnan(twist).any(axis=1) | (twist[:, 0] > twist[:, 1]),
+         lambda i: f"twist limit min {twist[i, 0]:g} > max {twist[i, 1]:g}"),
+        (np.isnan(swing).any(axis=1) | (swing < 0).any(axis=1),
+         lambda i: f"swing limits {tuple(swing[i])} must be >= 0"),
+    )
+    for bad, message in checks:
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise SetupError(f"{where} bone '{rest.names[i]}': {message(i)}")
     if int(rest.parent[0]) != -1:
         raise SetupError(f"{where}: the first body '{rest.names[0]}' must be the root (parent -1)")
-    del index
 
 
 def _levels(ragdolls: Sequence[RagdollRest]) -> np.ndarray:
@@ -192,8 +194,8 @@ def build_ragdoll_model(*, ragdolls: Sequence[RagdollRest], colliders: ColliderS
                         collider_mask: np.ndarray | None = None) -> RagdollModel:
     """Validate and concatenate ragdolls; inertia from the capsules; joint neighbour pairs."""
     ragdolls = tuple(ragdolls)
-    for i, rest in enumerate(ragdolls):
-        _check_rest(i, rest)
+    for rest in ragdolls:
+        _check_rest(rest)
     colliders = colliders if colliders is not None else ColliderSet.empty()
     colliders.validate()
     level = _levels(ragdolls)
@@ -205,11 +207,11 @@ def build_ragdoll_model(*, ragdolls: Sequence[RagdollRest], colliders: ColliderS
     depth = np.zeros(N, dtype=np.int64)
     for r, rest in enumerate(ragdolls):
         local = np.asarray(rest.parent, dtype=np.int64)
-        glob = np.where(local >= 0, local + offset[r], -1)
-        parent[offset[r]:offset[r + 1]] = glob
-        for i in range(len(local)):  # setup only: depth of a tree listed parents first
-            if local[i] >= 0:
-                depth[offset[r] + i] = depth[offset[r] + local[i]] + 1
+        parent[offset[r]:offset[r + 1]] = np.where(local >= 0, local + offset[r], -1)
+    up = parent.copy()
+    while np.any(up >= 0):  # loop over tree depth: count the ancestors of every body
+        depth += up >= 0
+        up = np.where(up >= 0, parent[np.maximum(up, 0)], -1)
 
     def cat(field: str) -> np.ndarray:
         if not R:
