@@ -157,3 +157,33 @@ def test_a_thin_chest_holds_its_motor_target_against_swinging_arms():
                                      local_rotations(target, model.parent)))
     assert error[:, 2].max() < 1.0  # chest
     assert error.max() < 5.0
+
+
+def _motor_step(strength: float, zeta: float, substep: float = 1 / 240, frames: int = 90):
+    """A driven body whose target turns by 10° at frame 2 (no gravity, no joint damping)."""
+    from waft.core.ragdoll._bench_cases import rotation_x
+    rest = chain_rest([(0, 0, 1.2), (0, 0, 1.0)], [(0, 0, 1.0), (0, 0, 0.6)])
+    model = build_ragdoll_model(ragdolls=[rest])
+    target = np.repeat(rest.rest_matrix[None], frames, 0)
+    target[2:, 1] = rest.rest_matrix[1] @ rotation_x(np.radians(10.0))
+    drive = RagdollDrive(fps=60.0, target=target, collider_matrix=np.zeros((frames, 0, 4, 4)),
+                         params=RagdollParams.defaults(
+                             2, 1, mode=np.array([[BodyMode.KINEMATIC, BodyMode.DRIVEN]]),
+                             motor_strength=strength, motor_damping=zeta, joint_damping=0.0,
+                             gravity=np.zeros(3), root_lock=False))
+    result = bake_ragdoll(model, drive, RagdollSettings(substep=substep))
+    body = result.physics_matrix[:, 1]
+    return np.degrees(np.arctan2(body[:, 1, 1], -body[:, 2, 1])) + 10.0  # 0 = on target
+
+
+def test_motor_strength_is_a_frequency_and_damping_a_ratio():
+    for strength in (0.3, 0.5):
+        expected = 1.0 / (2.0 * strength / (1.0 - strength))  # MOTOR_FREQUENCY = 2 Hz
+        for substep in (1 / 240, 1 / 480):
+            x = _motor_step(strength, 0.0, substep)[3:]
+            k = np.flatnonzero(np.sign(x[1:]) != np.sign(x[:-1]))
+            crossings = (k + x[k] / (x[k] - x[k + 1])) / 60.0
+            assert 2 * np.mean(np.diff(crossings)) == pytest.approx(expected, rel=0.01)
+    # Damping ratio 0.2: the step response overshoots by exp(-π ζ / sqrt(1 - ζ²)) = 53 %.
+    x = _motor_step(0.5, 0.2)
+    assert (-x.min()) / 10.0 == pytest.approx(np.exp(-np.pi * 0.2 / np.sqrt(1 - 0.04)), abs=0.05)
