@@ -157,14 +157,14 @@ class Contacts:
         return np.array(near, dtype=np.int64)
 
     def project(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, count: bool = True,
-                only: np.ndarray | None = None) -> None:
+                only: np.ndarray | None = None, colliders: np.ndarray | None = None) -> None:
         """Translate movable bodies out of every collider (after the final pass: whatever the
         iterations and the target constraints left, no body ends a substep inside). `count`:
         add the push to the substep's normal impulses (friction). `only`: body indices to
-        consider (default all)."""
+        consider (default all); `colliders`: the ones to test (default all)."""
         n = len(self.half)
         idx = np.arange(n) if only is None else only
-        for k in range(self.colliders.count):
+        for k in (range(self.colliders.count) if colliders is None else colliders):
             allowed = self.mask[idx, k] & movable[idx]
             if not allowed.any():
                 continue

@@ -371,10 +371,10 @@ class _Level:
                                 last=it == self.iterations - 1, translate=c.locked,
                                 colliders=near)
             if self_near:
-                for _ in range(SELF_COLLISION_PASSES):  # Jacobi over pairs: two passes
+                for _ in range(SELF_COLLISION_PASSES):  # Jacobi over the pairs
                     self.self_collision.solve(s, ~kin)
         self.final_pass(c, anchor, local_t, origin_t)
-        self.contacts.project(s, self.run.colliders_at(sub), ~kin)
+        self.contacts.project(s, colliders, ~kin)  # every collider: nothing ends inside
         # velocities from the position change
         s.v[:] = (s.x - s.x_prev) / h
         dq = qmul(s.q, quat_conj(s.q_prev))
