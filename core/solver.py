@@ -60,6 +60,7 @@ from .constraints.voxel import VoxelCoefficients, solve_voxel_friction
 from .drive import CheckedDrive, Drive, frame_interval, validate_drive
 from .errors import DivergenceError, SetupError
 from .forces import strand_phase, tangent_response, wind_at
+from .job import FrameJob, distance_detail, first_diverged, run_job
 from .model import StrandModel
 from .params import rate_normalised, shape_strength
 from .space import apply_carry, carry_operators
@@ -929,39 +930,27 @@ class _Bake:
     def _check(self, out: np.ndarray, frame: int) -> None:
         active = self.model.active
         distance = np.linalg.norm(out - self.reference[frame][:, : self.ws.P], axis=-1)
-        bad = ~(distance <= self.bound[:, None]) & active  # NaN compares False -> bad
-        if np.any(bad):
-            s, p = (int(v) for v in np.argwhere(bad)[0])
-            value = distance[s, p]
+        first = first_diverged(distance, self.bound[:, None], active)
+        if first is not None:
+            s, p = first
             detail = (f"chain '{self.model.strand_names[s]}' particle {p} is "
-                      + ("not finite" if not np.isfinite(value)
-                         else f"{value:.3g} m from its reference"))
+                      + distance_detail(distance[s, p]))
             raise DivergenceError(self.model.setup_of(s), frame, detail)
 
 
-class BakeJob:
+class BakeJob(FrameJob):
     """Iterator over a bake, one frame per `next()`: yields (frames_done, total).
 
     When exhausted, `result` holds the `BakeResult`. A modal operator advances it in chunks and
     simply drops it to cancel; nothing is returned before the whole range is validated and solved.
     """
 
+    result: BakeResult | None
+
     def __init__(self, model: StrandModel, drive: Drive, settings: SolverSettings):
         checked = validate_drive(model, drive)
-        self._bake = _Bake(model, checked, settings)
-        self._iterator = self._bake.run()
-        self.total = checked.frames
-        self.result: BakeResult | None = None
-
-    def __iter__(self) -> BakeJob:
-        return self
-
-    def __next__(self) -> tuple[int, int]:
-        try:
-            return next(self._iterator)
-        except StopIteration:
-            self.result = self._bake.result
-            raise
+        bake = _Bake(model, checked, settings)
+        super().__init__(bake, bake.run(), checked.frames)
 
 
 def bake_steps(model: StrandModel, drive: Drive, settings: SolverSettings | None = None) -> BakeJob:
@@ -972,12 +961,7 @@ def bake_steps(model: StrandModel, drive: Drive, settings: SolverSettings | None
 def bake(model: StrandModel, drive: Drive, settings: SolverSettings | None = None, *,
          progress: Callable[[int, int], None] | None = None) -> BakeResult:
     """Bake the whole frame range; raises SetupError / DivergenceError before returning."""
-    job = bake_steps(model, drive, settings)
-    for done, total in job:
-        if progress is not None:
-            progress(done, total)
-    assert job.result is not None
-    return job.result
+    return run_job(bake_steps(model, drive, settings), progress)
 
 
 def start(model: StrandModel, drive: Drive, settings: SolverSettings | None = None, *,

@@ -37,6 +37,7 @@ import numpy as np
 
 from ..colliders import ColliderKind, ColliderSet, apply_friction, is_similarity, shape_normal
 from ..errors import DivergenceError, SetupError
+from ..job import FrameJob, run_job
 from ..solver import SolverSettings
 from .params import STANDARD_GRAVITY
 from .solver import DFTL_DAMPING, affine_inverse, frame_interval
@@ -520,24 +521,12 @@ def _sign_align(q: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return np.where(np.sum(q * reference, axis=-1, keepdims=True) < 0, -q, q)
 
 
-class RodBakeJob:
+class RodBakeJob(FrameJob):
     """Iterator over a rod bake: yields (frames_done, total); `result` once exhausted."""
 
     def __init__(self, model: RodModel, drive: RodDrive, settings: SolverSettings):
-        self._bake = _RodBake(model, drive, settings)
-        self._iterator = self._bake.run()
-        self.total = self._bake.F
-        self.result: RodResult | None = None
-
-    def __iter__(self) -> RodBakeJob:
-        return self
-
-    def __next__(self) -> tuple[int, int]:
-        try:
-            return next(self._iterator)
-        except StopIteration:
-            self.result = self._bake.result
-            raise
+        bake = _RodBake(model, drive, settings)
+        super().__init__(bake, bake.run(), bake.F)
 
 
 def bake_rods_steps(model: RodModel, drive: RodDrive,
@@ -547,8 +536,4 @@ def bake_rods_steps(model: RodModel, drive: RodDrive,
 
 def bake_rods(model: RodModel, drive: RodDrive,
               settings: SolverSettings | None = None) -> RodResult:
-    job = bake_rods_steps(model, drive, settings)
-    for _ in job:
-        pass
-    assert job.result is not None
-    return job.result
+    return run_job(bake_rods_steps(model, drive, settings))

@@ -35,6 +35,7 @@ from ..bone_frames import inverse3
 from ..colliders import ColliderKind, is_similarity
 from ..errors import DivergenceError, SetupError
 from ..forces import wind_at
+from ..job import FrameJob, distance_detail, first_diverged, run_job
 from ..params import DEFAULT_FTL_DAMPING
 from ..solver import SolverSettings
 from .constraints import (
@@ -504,13 +505,11 @@ class _Bake:
 
     def _check(self, out: np.ndarray, frame: int) -> None:
         distance = np.linalg.norm(out - self.reference[frame], axis=-1)
-        bad = ~(distance <= self.bound)  # NaN compares False -> bad
-        if np.any(bad):
-            v = int(np.flatnonzero(bad)[0])
+        first = first_diverged(distance, self.bound)
+        if first is not None:
+            (v,) = first
             setup, local = self.model.locate(v)
-            value = distance[v]
-            detail = (f"vertex {local} is " + ("not finite" if not np.isfinite(value)
-                                                 else f"{value:.3g} m from its reference"))
+            detail = f"vertex {local} is " + distance_detail(distance[v])
             raise DivergenceError(setup, frame, detail)
 
 
@@ -586,7 +585,7 @@ def frame_interval(t: float, fps: float, frames: int) -> tuple[int, float]:
     return f, u - f
 
 
-class ClothBakeJob:
+class ClothBakeJob(FrameJob):
     """Iterator over a cloth bake, one frame per `next()`: yields (frames_done, total).
 
     `result` holds the `ClothResult` once exhausted; dropping the job cancels it.
@@ -596,20 +595,8 @@ class ClothBakeJob:
         if not isinstance(settings, SolverSettings):
             raise SetupError(f"settings must be a SolverSettings, got {type(settings).__name__}")
         checked = validate_cloth_drive(model, drive)
-        self._bake = _Bake(model, checked, settings)
-        self._iterator = self._bake.run()
-        self.total = checked.frames
-        self.result: ClothResult | None = None
-
-    def __iter__(self) -> ClothBakeJob:
-        return self
-
-    def __next__(self) -> tuple[int, int]:
-        try:
-            return next(self._iterator)
-        except StopIteration:
-            self.result = self._bake.result
-            raise
+        bake = _Bake(model, checked, settings)
+        super().__init__(bake, bake.run(), checked.frames)
 
 
 def bake_cloth_steps(model: ClothModel, drive: ClothDrive,
@@ -621,9 +608,4 @@ def bake_cloth_steps(model: ClothModel, drive: ClothDrive,
 def bake_cloth(model: ClothModel, drive: ClothDrive, settings: SolverSettings | None = None, *,
                progress: Callable[[int, int], None] | None = None) -> ClothResult:
     """Bake the whole range; raises SetupError / DivergenceError before returning anything."""
-    job = bake_cloth_steps(model, drive, settings)
-    for done, total in job:
-        if progress is not None:
-            progress(done, total)
-    assert job.result is not None
-    return job.result
+    return run_job(bake_cloth_steps(model, drive, settings), progress)
