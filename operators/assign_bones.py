@@ -2,10 +2,10 @@
 
 import bpy
 
-from ..addon.compat import pose_bone_selected
+from .scope import ActiveArmature, selected_pose_bones
 
 
-class WAFT_OT_assign_bones(bpy.types.Operator):
+class WAFT_OT_assign_bones(ActiveArmature, bpy.types.Operator):
     """Simulate the selected pose bones (making the armature a Waft setup), or stop simulating"""
 
     bl_idname = "waft.assign_bones"
@@ -18,14 +18,9 @@ class WAFT_OT_assign_bones(bpy.types.Operator):
                ("REMOVE", "Remove", "Stop simulating the selected bones")),
         default="ADD")
 
-    @classmethod
-    def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'ARMATURE'
-
     def execute(self, context):
         ob = context.active_object
-        selected = [pb for pb in ob.pose.bones if pose_bone_selected(pb)]
+        selected = selected_pose_bones(ob)
         if not selected:
             self.report({'ERROR'}, f"Armature '{ob.name}': no pose bones are selected")
             return {'CANCELLED'}

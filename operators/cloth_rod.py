@@ -3,10 +3,10 @@ remove them."""
 
 import bpy
 
-from ..addon.compat import pose_bone_selected
+from .scope import ActiveArmature, selected_pose_bones
 
 
-class WAFT_OT_rod_assign(bpy.types.Operator):
+class WAFT_OT_rod_assign(ActiveArmature, bpy.types.Operator):
     """Simulate the chains starting at the selected pose bones as rods (or stop)"""
 
     bl_idname = "waft.rod_assign"
@@ -19,14 +19,9 @@ class WAFT_OT_rod_assign(bpy.types.Operator):
                ("REMOVE", "Remove", "Remove the rods that start at a selected bone")),
         default="ADD")
 
-    @classmethod
-    def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'ARMATURE'
-
     def execute(self, context):
         ob = context.active_object
-        selected = [pb for pb in ob.pose.bones if pose_bone_selected(pb)]
+        selected = selected_pose_bones(ob)
         if not selected:
             self.report({'ERROR'}, f"Armature '{ob.name}': no pose bones are selected")
             return {'CANCELLED'}

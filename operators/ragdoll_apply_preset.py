@@ -4,9 +4,10 @@ import bpy
 
 from ..addon.compat import pose_bone_selected
 from ..addon.ragdoll.presets import PRESET_ITEMS, apply_preset
+from .scope import ActiveArmature
 
 
-class WAFT_OT_ragdoll_apply_preset(bpy.types.Operator):
+class WAFT_OT_ragdoll_apply_preset(ActiveArmature, bpy.types.Operator):
     """Set the ragdoll's and its bodies' behaviour from a preset"""
 
     bl_idname = "waft.ragdoll_apply_preset"
@@ -17,11 +18,6 @@ class WAFT_OT_ragdoll_apply_preset(bpy.types.Operator):
     only_selected: bpy.props.BoolProperty(
         name="Only Selected", default=False,
         description="Apply to the selected bodies only (the armature settings still change)")
-
-    @classmethod
-    def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'ARMATURE'
 
     def execute(self, context):
         ob = context.active_object

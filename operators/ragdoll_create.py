@@ -16,9 +16,10 @@ from ..addon.ragdoll.create import (
     role_shares,
 )
 from ..core.errors import SetupError
+from .scope import ActiveArmature
 
 
-class WAFT_OT_ragdoll_create(bpy.types.Operator):
+class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
     """Make the selected pose bones rigid bodies of a Waft ragdoll, with humanoid defaults"""
 
     bl_idname = "waft.ragdoll_create"
@@ -34,11 +35,6 @@ class WAFT_OT_ragdoll_create(bpy.types.Operator):
     replace: bpy.props.BoolProperty(
         name="Replace", default=True,
         description="Bones not chosen stop being bodies")
-
-    @classmethod
-    def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'ARMATURE'
 
     def execute(self, context):
         ob = context.active_object

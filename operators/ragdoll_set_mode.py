@@ -4,9 +4,10 @@ import bpy
 
 from ..addon.compat import pose_bone_selected
 from ..addon.ragdoll.properties import MODE_ITEMS
+from .scope import ActiveArmature
 
 
-class WAFT_OT_ragdoll_set_mode(bpy.types.Operator):
+class WAFT_OT_ragdoll_set_mode(ActiveArmature, bpy.types.Operator):
     """Set the mode of the selected ragdoll bodies"""
 
     bl_idname = "waft.ragdoll_set_mode"
@@ -15,11 +16,6 @@ class WAFT_OT_ragdoll_set_mode(bpy.types.Operator):
 
     mode: bpy.props.EnumProperty(name="Mode", items=[i[:3] for i in MODE_ITEMS],
                                  default="DRIVEN")
-
-    @classmethod
-    def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'ARMATURE'
 
     def execute(self, context):
         ob = context.active_object

@@ -2,6 +2,8 @@
 
 import bpy
 
+from ..addon.compat import pose_bone_selected
+
 SCOPE_ITEMS = (
     ("ALL", "All Setups", "Every Waft setup in the scene"),
     ("ACTIVE", "Active", "Only the setups of the active object (armature, cage or guide curves)"),
@@ -17,3 +19,17 @@ def scope_objects(context, scope: str):
     if scope == "ALL":
         return None
     return [context.active_object] if context.active_object is not None else []
+
+
+class ActiveArmature:
+    """Operator mixin: runs on the active object when it is an armature."""
+
+    @classmethod
+    def poll(cls, context):
+        ob = context.active_object
+        return ob is not None and ob.type == 'ARMATURE'
+
+
+def selected_pose_bones(ob) -> list:
+    """The armature's selected pose bones, in bone order."""
+    return [pb for pb in ob.pose.bones if pose_bone_selected(pb)]
