@@ -11,7 +11,9 @@ NLA track is muted while sampling so a previous bake is never sampled as the ref
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,6 +24,7 @@ from .reading import BONE_FLOAT_SETTINGS, MIN_BONE_LENGTH, SceneRead
 
 WAFT_TRACK = "Waft"
 REST_TRACK = "Waft: rest"  # see rest_channels.py
+ORIGINAL_TRACK = "Waft: original"  # the user's action, stashed (writing.py)
 
 # Object.waft settings sampled per frame (or once): scalars, then the two non-float kinds.
 SETUP_SCALARS = (
@@ -35,58 +38,93 @@ SETUP_SCALARS = (
 SETUP_VECTORS = ("wind_direction",)
 BONE_SCALARS = ("use_overrides",) + BONE_FLOAT_SETTINGS
 
-_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.waft\.(\w+)')
-_SETUP_PATH = re.compile(r"^waft\.(\w+)")
+
+def is_strand_track(name: str) -> bool:
+    """The strand system's own tracks: its result and its rest channels."""
+    return name in (WAFT_TRACK, REST_TRACK)
 
 
-def _actions_of(anim_data):
-    if anim_data.action is not None:
-        yield anim_data.action
-    for track in anim_data.nla_tracks:
-        if track.name in (WAFT_TRACK, REST_TRACK):
-            continue
-        for strip in track.strips:
-            if strip.action is not None:
-                yield strip.action
+def is_result_or_rest_track(name: str) -> bool:
+    """Any Waft track but the stashed user action (``Waft: original`` is the user's)."""
+    return name.startswith("Waft") and name != ORIGINAL_TRACK
 
 
-def animated_paths(ob) -> set[str]:
-    """Data paths of ``ob`` targeted by any F-curve (active action or NLA) or driver."""
+def is_result_track(name: str) -> bool:
+    """A Waft result track: not the user's original, not a rest track (``…: rest``)."""
+    return is_result_or_rest_track(name) and not name.endswith(": rest")
+
+
+def animated_paths(ob, *, skip_track: Callable[[str], bool] = is_strand_track) -> set[str]:
+    """Data paths of ``ob`` targeted by any driver or F-curve of its active action or of the
+    strips of NLA tracks ``skip_track`` does not exclude (by track name)."""
     anim_data = ob.animation_data
     if anim_data is None:
         return set()
     paths = {fc.data_path for fc in anim_data.drivers}
-    for action in _actions_of(anim_data):
+    actions = [anim_data.action] if anim_data.action is not None else []
+    for track in anim_data.nla_tracks:
+        if not skip_track(track.name):
+            actions.extend(strip.action for strip in track.strips if strip.action is not None)
+    for action in actions:
         paths.update(fc.data_path for fc in compat.action_fcurves(action))
     return paths
 
 
-def animated_settings(ob) -> tuple[set[str], set[tuple[str, str]]]:
-    """(setup setting names, (bone name, setting name) pairs) that are animated on ``ob``."""
+def user_paths(ob) -> set[str]:
+    """Data paths the user animates: drivers, the active action, strips of every track that is
+    not a Waft result or rest track (the stashed ``Waft: original`` counts as the user's)."""
+    return animated_paths(ob, skip_track=is_result_or_rest_track)
+
+
+@functools.cache
+def _setting_patterns(prop: str) -> tuple[re.Pattern, re.Pattern]:
+    """(object setting, pose-bone setting) path patterns of the property group ``prop``."""
+    name = re.escape(prop)
+    return (re.compile(rf"^{name}\.(\w+)"),
+            re.compile(rf'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.{name}\.(\w+)'))
+
+
+def setting_paths(paths, prop: str = "waft") -> tuple[set[str], set[tuple[str, str]]]:
+    """Split data paths into animated (object setting names, (bone name, setting name) pairs)
+    of the property group ``prop`` (``Object.<prop>`` and ``PoseBone.<prop>``)."""
+    setup_path, bone_path = _setting_patterns(prop)
     setup, bones = set(), set()
-    for path in animated_paths(ob):
-        if m := _SETUP_PATH.match(path):
+    for path in paths:
+        if m := setup_path.match(path):
             setup.add(m.group(1))
-        elif m := _BONE_PATH.match(path):
+        elif m := bone_path.match(path):
             bones.add((m.group(1).replace('\\"', '"'), m.group(2)))
     return setup, bones
 
 
+def animated_settings(ob) -> tuple[set[str], set[tuple[str, str]]]:
+    """(setup setting names, (bone name, setting name) pairs) that are animated on ``ob``."""
+    return setting_paths(animated_paths(ob))
+
+
 @contextlib.contextmanager
-def waft_tracks_muted(objects):
-    """Mute each object's ``Waft`` NLA track for the duration; restore the mute state after."""
+def tracks_muted(objects, mute: Callable[[str], bool]):
+    """Mute the NLA tracks of ``objects`` whose name ``mute`` accepts; restore the mute flags
+    afterwards."""
     saved = []
     for ob in objects:
         anim_data = ob.animation_data
-        track = anim_data.nla_tracks.get(WAFT_TRACK) if anim_data is not None else None
-        if track is not None:
-            saved.append((track, track.mute))
-            track.mute = True
+        if anim_data is None:
+            continue
+        for track in anim_data.nla_tracks:
+            if mute(track.name):
+                saved.append((track, track.mute))
+                track.mute = True
     try:
         yield
     finally:
-        for track, mute in saved:
-            track.mute = mute
+        for track, mute_flag in saved:
+            track.mute = mute_flag
+
+
+def waft_tracks_muted(objects):
+    """Mute each object's ``Waft`` NLA track for the duration; restore the mute state after."""
+    return tracks_muted(objects, lambda name: name == WAFT_TRACK)
 
 
 @dataclass

@@ -18,9 +18,8 @@ import numpy as np
 
 from ..core.rotations import quaternion_to_axis_angle, quaternion_to_euler
 from . import compat, rest_channels
-from .sampling import WAFT_TRACK
+from .sampling import ORIGINAL_TRACK, WAFT_TRACK
 
-ORIGINAL_TRACK = "Waft: original"
 ACTION_PREFIX = "Waft|"
 
 _LINEAR = None

@@ -8,7 +8,6 @@ becomes the reference. Settings are sampled per frame only when animated.
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass
 
 import bpy
@@ -16,33 +15,18 @@ import numpy as np
 
 from ...core.errors import SetupError
 from ..progress import Progress
-from ..sampling import animated_paths
+from ..sampling import animated_paths, is_result_or_rest_track, tracks_muted
 from .reading import FLOAT_SETTINGS, VECTOR_SETTINGS, ClothRead
 
-ORIGINAL_TRACK = "Waft: original"
 # Per-frame settings; ints and bools are read once (they select structure, not strength).
 SAMPLED = FLOAT_SETTINGS + VECTOR_SETTINGS + ("cut_blend_frames", "wind_seed",
                                               "use_hard_vertical", "use_backstop")
 
 
-@contextlib.contextmanager
 def result_tracks_muted(objects):
     """Mute every ``Waft…`` NLA track (strands, cloth, ragdoll results) except the stashed
     original action, restoring the mute state afterwards."""
-    saved = []
-    for ob in {o.name: o for o in objects}.values():
-        anim_data = ob.animation_data
-        if anim_data is None:
-            continue
-        for track in anim_data.nla_tracks:
-            if track.name.startswith("Waft") and track.name != ORIGINAL_TRACK:
-                saved.append((track, track.mute))
-                track.mute = True
-    try:
-        yield
-    finally:
-        for track, mute in saved:
-            track.mute = mute
+    return tracks_muted({o.name: o for o in objects}.values(), is_result_or_rest_track)
 
 
 @dataclass

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import compat, rest_channels
 from .. import writing as strand_writing
+from ..sampling import is_result_or_rest_track, user_paths
 
 
 @dataclass(frozen=True)
@@ -79,28 +80,11 @@ def _rest_values(ob, tracks: ResultTracks) -> dict[tuple[str, int], float]:
     return values
 
 
-def user_animated_paths(ob) -> set[str]:
-    """Data paths animated by the user: drivers, the active action, NLA strips of tracks that
-    are not Waft results (the stashed ``Waft: original`` counts as the user's)."""
-    anim_data = ob.animation_data
-    if anim_data is None:
-        return set()
-    paths = {fc.data_path for fc in anim_data.drivers}
-    actions = [anim_data.action] if anim_data.action is not None else []
-    for track in anim_data.nla_tracks:
-        if track.name.startswith("Waft") and track.name != strand_writing.ORIGINAL_TRACK:
-            continue
-        actions.extend(strip.action for strip in track.strips if strip.action is not None)
-    for action in actions:
-        paths.update(fc.data_path for fc in compat.action_fcurves(action))
-    return paths
-
-
 def static_channels(ob, bone_names, tracks: ResultTracks = CLOTH
                     ) -> list[tuple[str, int, float, str]]:
     """(data_path, index, value, bone) of the driven bones' location/rotation channels that no
     user action or driver animates; read before sampling."""
-    user_paths = user_animated_paths(ob)
+    animated = user_paths(ob)
     previous = _rest_values(ob, tracks)
     channels = []
     for name in bone_names:
@@ -108,7 +92,7 @@ def static_channels(ob, bone_names, tracks: ResultTracks = CLOTH
         rotation, count = rest_channels.rotation_prop(pose_bone)
         for prop, size in (("location", 3), (rotation, count)):
             path = f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}'
-            if path in user_paths:
+            if path in animated:
                 continue
             current = getattr(pose_bone, prop)
             channels.extend((path, i, previous.get((path, i), current[i]), name)
@@ -172,7 +156,7 @@ def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np
 
 
 def _other_results(anim_data) -> bool:
-    return any(t.name.startswith("Waft") and t.name != strand_writing.ORIGINAL_TRACK
+    return any(is_result_or_rest_track(t.name)
                for t in anim_data.nla_tracks)
 
 

@@ -10,15 +10,12 @@ tracks (the user's static pose of baked channels) keep playing.
 
 from __future__ import annotations
 
-import contextlib
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
 from ...core.errors import SetupError
-from .. import compat
-from ..writing import ORIGINAL_TRACK
+from ..sampling import setting_paths, user_paths
 from .properties import MODE_VALUES
 from .reading import RagdollRead
 
@@ -29,68 +26,6 @@ RAGDOLL_SERIES = ("gravity_factor", "root_lock", "fall_threshold")
 BODY_SERIES = ("mode", "motor_strength", "motor_damping", "velocity_drive", "blend",
                "distance_limit", "distance_limit_speed", "joint_damping", "linear_damping",
                "friction")
-
-_BONE_PATH = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.waft_ragdoll\.(\w+)')
-_SETUP_PATH = re.compile(r"^waft_ragdoll\.(\w+)")
-
-
-def is_result_track(name: str) -> bool:
-    """A Waft result track (muted while sampling): not the user's original, not a rest track."""
-    return (name.startswith("Waft") and name != ORIGINAL_TRACK
-            and not name.endswith(": rest"))
-
-
-def user_actions(anim_data):
-    """The actions holding the user's animation: the active one and non-result NLA strips."""
-    if anim_data.action is not None:
-        yield anim_data.action
-    for track in anim_data.nla_tracks:
-        if track.name.startswith("Waft") and track.name != ORIGINAL_TRACK:
-            continue
-        for strip in track.strips:
-            if strip.action is not None:
-                yield strip.action
-
-
-def user_paths(ob) -> set[str]:
-    """Data paths animated by the user (F-curves of user actions, drivers)."""
-    anim_data = ob.animation_data
-    if anim_data is None:
-        return set()
-    paths = {fc.data_path for fc in anim_data.drivers}
-    for action in user_actions(anim_data):
-        paths.update(fc.data_path for fc in compat.action_fcurves(action))
-    return paths
-
-
-def animated_settings(ob) -> tuple[set[str], set[tuple[str, str]]]:
-    setup, bones = set(), set()
-    for path in user_paths(ob):
-        if m := _SETUP_PATH.match(path):
-            setup.add(m.group(1))
-        elif m := _BONE_PATH.match(path):
-            bones.add((m.group(1).replace('\\"', '"'), m.group(2)))
-    return setup, bones
-
-
-@contextlib.contextmanager
-def result_tracks_muted(objects):
-    """Mute every Waft result track of ``objects``; restore the mute flags afterwards."""
-    saved = []
-    for ob in objects:
-        anim_data = ob.animation_data
-        if anim_data is None:
-            continue
-        for track in anim_data.nla_tracks:
-            if is_result_track(track.name):
-                saved.append((track, track.mute))
-                track.mute = True
-    try:
-        yield
-    finally:
-        for track, mute in saved:
-            track.mute = mute
-
 
 @dataclass
 class Series:
@@ -139,7 +74,7 @@ class RagdollSampler:
         self._ragdoll_series, self._body_series = [], []
         for read in reads:
             ob = read.object
-            setup_animated, bone_animated = animated_settings(ob)
+            setup_animated, bone_animated = setting_paths(user_paths(ob), "waft_ragdoll")
             self._ragdoll_series.append(
                 {n: Series(ob.waft_ragdoll, n, n in setup_animated) for n in RAGDOLL_SERIES})
             self._body_series.append([

@@ -18,6 +18,7 @@ import numpy as np
 from ...core.errors import DivergenceError, SetupError
 from .. import reading as strand_reading
 from ..progress import Progress
+from ..sampling import is_result_track, tracks_muted
 from . import assemble, reading, sampling, writing
 
 NAME = "ragdoll"
@@ -178,7 +179,7 @@ def run_steps(prepared: Prepared, scene, *, settings):
     sampler = sampling.RagdollSampler(scene, reads, prepared.colliders, frames)
     frame, subframe = scene.frame_current, scene.frame_subframe
     try:
-        with sampling.result_tracks_muted(r.object for r in reads):
+        with tracks_muted((r.object for r in reads), is_result_track):
             while sampler.done < sampler.total:
                 yield Progress("sample", sampler.sample_chunk(SAMPLE_CHUNK), sampler.total,
                                system=NAME)

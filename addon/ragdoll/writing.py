@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import compat
 from .. import writing as strand_writing
-from .sampling import is_result_track, user_paths
+from ..sampling import is_result_track, user_paths
 
 TRACK = "Waft Ragdoll"
 REST_TRACK = "Waft Ragdoll: rest"
