@@ -159,3 +159,20 @@ def test_local_space_blend():
     assert full.max() > 0.05
     assert np.allclose(angle_between(half, anim), 0.5 * full, atol=0.01 * full.max() + 1e-6)
     assert np.allclose(angle_between(half, sim), 0.5 * full, atol=0.01 * full.max() + 1e-6)
+
+
+def test_switching_from_kinematic_to_free_keeps_the_animation_velocity():
+    # Released at frame 10, a body thrown by its animation flies on at the same velocity.
+    rest = chain_rest([(0, 0, 1.0)], [(0, 0, 1.3)])
+    model = build_ragdoll_model(ragdolls=[rest])
+    frames = 20
+    target = np.repeat(rest.rest_matrix[None], frames, axis=0)
+    target[:, 0, 0, 3] += 2.0 * np.arange(frames) / 30.0
+    mode = np.where(np.arange(frames) < 10, BodyMode.KINEMATIC, BodyMode.FREE)[:, None]
+    drive = RagdollDrive(fps=30.0, target=target, collider_matrix=np.zeros((frames, 0, 4, 4)),
+                         params=RagdollParams.defaults(1, 1, mode=mode, root_lock=False,
+                                                       gravity=np.zeros(3)))
+    result = bake_ragdoll(model, drive, RagdollSettings())
+    x = result.physics_matrix[:, 0, 0, 3]
+    assert np.array_equal(result.physics_matrix[:10, 0], target[:10, 0])
+    assert np.allclose(np.diff(x[10:]) * 30.0, 2.0, rtol=1e-6)
