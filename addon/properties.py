@@ -31,8 +31,34 @@ COLLIDER_SHAPES = (
 )
 
 
-def _collection_poll(_self, collection) -> bool:
+def collection_poll(_self, collection) -> bool:
+    """PointerProperty poll: only collections."""
     return isinstance(collection, bpy.types.Collection)
+
+
+def object_type_poll(kind: str):
+    """PointerProperty poll accepting objects of type ``kind`` ('ARMATURE', 'MESH', ...)."""
+    def poll(_self, ob) -> bool:
+        return ob.type == kind
+    poll.__name__ = f"{kind.lower()}_poll"
+    return poll
+
+
+def register_groups(classes, pointers) -> None:
+    """Register the property-group ``classes``, then attach each ``(owner type, attribute,
+    group)`` of ``pointers`` as a PointerProperty (e.g. ``Object.waft``)."""
+    for cls in classes:
+        bpy.utils.register_class(cls)
+    for owner, name, group in pointers:
+        setattr(owner, name, PointerProperty(type=group))
+
+
+def unregister_groups(classes, pointers) -> None:
+    """Undo ``register_groups`` in reverse order."""
+    for owner, name, _group in reversed(pointers):
+        delattr(owner, name)
+    for cls in reversed(classes):
+        bpy.utils.unregister_class(cls)
 
 
 class WaftSetupSettings(bpy.types.PropertyGroup):
@@ -138,7 +164,7 @@ class WaftSetupSettings(bpy.types.PropertyGroup):
         name="Voxel Resolution", default=32, min=1, max=256, soft_max=64,
         description="Cells per axis of the velocity grid around each setup's strands")
     collider_collection: PointerProperty(
-        name="Colliders", type=bpy.types.Collection, poll=_collection_poll,
+        name="Colliders", type=bpy.types.Collection, poll=collection_poll,
         description="Only Waft colliders in this collection touch this setup; "
                     "empty = every Waft collider in the scene")
     # Bookkeeping for the NLA layout (not user settings): the action that was active before the
@@ -205,20 +231,17 @@ class WaftColliderSettings(bpy.types.PropertyGroup):
 
 CLASSES = (WaftSetupSettings, WaftBoneSettings, WaftSceneSettings, WaftColliderSettings)
 
+POINTERS = (
+    (bpy.types.Object, "waft", WaftSetupSettings),
+    (bpy.types.PoseBone, "waft", WaftBoneSettings),
+    (bpy.types.Scene, "waft", WaftSceneSettings),
+    (bpy.types.Object, "waft_collider", WaftColliderSettings),
+)
+
 
 def register() -> None:
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-    bpy.types.Object.waft = PointerProperty(type=WaftSetupSettings)
-    bpy.types.PoseBone.waft = PointerProperty(type=WaftBoneSettings)
-    bpy.types.Scene.waft = PointerProperty(type=WaftSceneSettings)
-    bpy.types.Object.waft_collider = PointerProperty(type=WaftColliderSettings)
+    register_groups(CLASSES, POINTERS)
 
 
 def unregister() -> None:
-    del bpy.types.Object.waft_collider
-    del bpy.types.Scene.waft
-    del bpy.types.PoseBone.waft
-    del bpy.types.Object.waft
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+    unregister_groups(CLASSES, POINTERS)

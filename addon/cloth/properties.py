@@ -21,6 +21,7 @@ from bpy.props import (
 
 from ...core.cloth.params import DEFAULTS
 from ...core.cloth.rod import RodParams
+from ..properties import object_type_poll, register_groups, unregister_groups
 from .presets import FABRIC_ITEMS
 
 PIN_MODES = (
@@ -32,12 +33,8 @@ PIN_MODES = (
 )
 
 
-def _armature_poll(_self, ob) -> bool:
-    return ob.type == 'ARMATURE'
-
-
-def _mesh_poll(_self, ob) -> bool:
-    return ob.type == 'MESH'
+_armature_poll = object_type_poll('ARMATURE')
+_mesh_poll = object_type_poll('MESH')
 
 
 class WaftClothBone(bpy.types.PropertyGroup):
@@ -264,16 +261,15 @@ class WaftRodSettings(bpy.types.PropertyGroup):
 
 CLASSES = (WaftClothBone, WaftClothLayer, WaftClothSettings, WaftRodChain, WaftRodSettings)
 
+POINTERS = (
+    (bpy.types.Object, "waft_cloth", WaftClothSettings),
+    (bpy.types.Object, "waft_rod", WaftRodSettings),
+)
+
 
 def register() -> None:
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-    bpy.types.Object.waft_cloth = PointerProperty(type=WaftClothSettings)
-    bpy.types.Object.waft_rod = PointerProperty(type=WaftRodSettings)
+    register_groups(CLASSES, POINTERS)
 
 
 def unregister() -> None:
-    del bpy.types.Object.waft_rod
-    del bpy.types.Object.waft_cloth
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+    unregister_groups(CLASSES, POINTERS)

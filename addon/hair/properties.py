@@ -17,6 +17,8 @@ from bpy.props import (
     StringProperty,
 )
 
+from ..properties import object_type_poll, register_groups, unregister_groups
+
 METHOD_ITEMS = (
     ("BARYCENTRIC", "Barycentric",
      "Blend the three guides around each strand (triangles of guide roots); smooth, no bundles"),
@@ -25,12 +27,8 @@ METHOD_ITEMS = (
 )
 
 
-def _mesh_poll(_self, ob) -> bool:
-    return ob.type == 'MESH'
-
-
-def _curves_poll(_self, ob) -> bool:
-    return ob.type == 'CURVES'
+_mesh_poll = object_type_poll('MESH')
+_curves_poll = object_type_poll('CURVES')
 
 
 class WaftHairSettings(bpy.types.PropertyGroup):
@@ -89,14 +87,12 @@ class WaftHairSettings(bpy.types.PropertyGroup):
 
 CLASSES = (WaftHairSettings,)
 
+POINTERS = ((bpy.types.Object, "waft_hair", WaftHairSettings),)
+
 
 def register() -> None:
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-    bpy.types.Object.waft_hair = PointerProperty(type=WaftHairSettings)
+    register_groups(CLASSES, POINTERS)
 
 
 def unregister() -> None:
-    del bpy.types.Object.waft_hair
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+    unregister_groups(CLASSES, POINTERS)

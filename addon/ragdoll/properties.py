@@ -22,6 +22,7 @@ from bpy.props import (
     StringProperty,
 )
 
+from ..properties import collection_poll, object_type_poll, register_groups, unregister_groups
 from .presets import PRESET_ITEMS
 
 MODE_ITEMS = (
@@ -39,12 +40,7 @@ DEFAULT_TWIST = (math.radians(-45.0), math.radians(45.0))
 DENSITY_OF_BODY = 985.0  # kg/m³, the human body (slightly less than water: lungs)
 
 
-def _armature_poll(_self, ob) -> bool:
-    return ob.type == 'ARMATURE'
-
-
-def _collection_poll(_self, collection) -> bool:
-    return isinstance(collection, bpy.types.Collection)
+_armature_poll = object_type_poll('ARMATURE')
 
 
 class WaftRagdollSettings(bpy.types.PropertyGroup):
@@ -99,7 +95,7 @@ class WaftRagdollSettings(bpy.types.PropertyGroup):
         name="Carrier Bone",
         description="The carrier's body bone this ragdoll's root hangs on")
     collider_collection: PointerProperty(
-        name="Colliders", type=bpy.types.Collection, poll=_collection_poll,
+        name="Colliders", type=bpy.types.Collection, poll=collection_poll,
         description="Only Waft colliders in this collection touch this ragdoll; "
                     "empty = every Waft collider in the scene")
 
@@ -176,16 +172,15 @@ class WaftRagdollBodySettings(bpy.types.PropertyGroup):
 
 CLASSES = (WaftRagdollSettings, WaftRagdollBodySettings)
 
+POINTERS = (
+    (bpy.types.Object, "waft_ragdoll", WaftRagdollSettings),
+    (bpy.types.PoseBone, "waft_ragdoll", WaftRagdollBodySettings),
+)
+
 
 def register() -> None:
-    for cls in CLASSES:
-        bpy.utils.register_class(cls)
-    bpy.types.Object.waft_ragdoll = PointerProperty(type=WaftRagdollSettings)
-    bpy.types.PoseBone.waft_ragdoll = PointerProperty(type=WaftRagdollBodySettings)
+    register_groups(CLASSES, POINTERS)
 
 
 def unregister() -> None:
-    del bpy.types.PoseBone.waft_ragdoll
-    del bpy.types.Object.waft_ragdoll
-    for cls in reversed(CLASSES):
-        bpy.utils.unregister_class(cls)
+    unregister_groups(CLASSES, POINTERS)
