@@ -115,16 +115,20 @@ def ground(height: float = 0.0) -> tuple[ColliderSet, np.ndarray]:
     return cs, M
 
 
-def make_humanoid_case(bodies: int = 17, frames: int = 250, *, fps: float = 30.0
+def make_humanoid_case(bodies: int = 17, frames: int = 250, *, fps: float = 30.0,
+                       ragdolls: int = 1
                        ) -> tuple[RagdollModel, RagdollDrive, RagdollSettings]:
     """A driven humanoid (root locked, arms on a 40 % physics blend) walking on a ground plane,
-    solved at 240 Hz with the default iterations."""
-    rest = humanoid_rest(bodies)
+    solved at 240 Hz with the default iterations. `ragdolls` > 1 puts that many copies side by
+    side (1 m apart) into the same bake: one solve, vectorised over all their bodies."""
+    rests = [humanoid_rest(bodies, setup=f"Humanoid.{r:03d}" if ragdolls > 1 else "Humanoid",
+                           offset=(1.0 * r, 0.0, 0.0)) for r in range(ragdolls)]
     colliders, M = ground(-0.05)
-    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
-    target = walk_targets(rest, frames=frames, fps=fps)
-    blend = np.array([[0.6 if "arm" in n or "hand" in n else 0.0 for n in rest.names]])
-    params = RagdollParams.defaults(model.n_bodies, 1, motor_strength=0.8, blend=blend)
+    model = build_ragdoll_model(ragdolls=rests, colliders=colliders)
+    target = np.concatenate([walk_targets(rest, frames=frames, fps=fps) for rest in rests],
+                            axis=1)
+    blend = np.array([[0.6 if "arm" in n or "hand" in n else 0.0 for n in model.names]])
+    params = RagdollParams.defaults(model.n_bodies, ragdolls, motor_strength=0.8, blend=blend)
     drive = RagdollDrive(fps=fps, target=target,
                          collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)), params=params)
     return model, drive, RagdollSettings(substep=1.0 / 240.0, iterations=4)
