@@ -12,9 +12,8 @@ overrides the user's animation.
 from __future__ import annotations
 
 import bpy
-import numpy as np
 
-from . import compat
+from .nla import clear_held_track, held_values, remove_track, write_held_track
 from .sampling import REST_TRACK, animated_paths
 
 REST_SUFFIX = "|rest"
@@ -27,26 +26,10 @@ def rotation_prop(pose_bone) -> tuple[str, int]:
     return ROTATION_PROPS.get(pose_bone.rotation_mode, ("rotation_euler", 3))
 
 
-def _previous_values(ob) -> dict[tuple[str, int], float]:
-    """Static values kept by the previous bake's rest action (the pose may be stale now)."""
-    anim_data = ob.animation_data
-    track = anim_data.nla_tracks.get(REST_TRACK) if anim_data is not None else None
-    values = {}
-    if track is None:
-        return values
-    for strip in track.strips:
-        if strip.action is None:
-            continue
-        for fcurve in compat.action_fcurves(strip.action):
-            if len(fcurve.keyframe_points):
-                values[(fcurve.data_path, fcurve.array_index)] = fcurve.keyframe_points[0].co[1]
-    return values
-
-
 def static_channels(ob, bone_names) -> list[tuple[str, int, float, str]]:
     """(data_path, index, value, bone name) of simulated bones' unanimated rotation channels."""
     user_paths = animated_paths(ob)
-    previous = _previous_values(ob)
+    previous = held_values(ob, REST_TRACK)
     channels = []
     for name in bone_names:
         pose_bone = ob.pose.bones[name]
@@ -61,47 +44,15 @@ def static_channels(ob, bone_names) -> list[tuple[str, int, float, str]]:
 
 
 def remove_rest_track(ob) -> bool:
-    anim_data = ob.animation_data
-    track = anim_data.nla_tracks.get(REST_TRACK) if anim_data is not None else None
-    if track is None:
-        return False
-    actions = [s.action for s in track.strips if s.action is not None]
-    anim_data.nla_tracks.remove(track)
-    for action in actions:
-        if action.users == 0:
-            bpy.data.actions.remove(action)
-    return True
+    return remove_track(ob, REST_TRACK)
 
 
 def write_rest_track(ob, channels, frame: float, action_name: str) -> None:
     """A one-key-per-channel action on ``Waft: rest`` (HOLD: constant at every frame)."""
     remove_rest_track(ob)
-    if not channels:
-        return
-    action = bpy.data.actions.new(action_name + REST_SUFFIX)
-    slot, container = compat.new_fcurve_container(action, ob)
-    co = np.array([frame, 0.0], dtype=np.float32)
-    for path, index, value, group in channels:
-        fcurve = compat.new_fcurve(container, path, index, group)
-        fcurve.keyframe_points.add(1)
-        co[1] = value
-        fcurve.keyframe_points.foreach_set("co", co)
-        fcurve.update()
-    track = ob.animation_data.nla_tracks.new()
-    track.name = REST_TRACK
-    strip = track.strips.new(REST_TRACK, int(frame), action)
-    compat.assign_strip_slot(strip, slot)
-    strip.extrapolation = 'HOLD'
+    write_held_track(ob, channels, frame, action_name + REST_SUFFIX, REST_TRACK)
 
 
 def clear_rest_track(ob) -> bool:
     """Remove ``Waft: rest`` and put its static values back on the pose."""
-    values = _previous_values(ob)
-    if not remove_rest_track(ob):
-        return False
-    for (path, index), value in values.items():
-        try:
-            ob.path_resolve(path)[index] = value
-        except ValueError:  # the bone was renamed or removed since the bake
-            continue
-    return True
+    return clear_held_track(ob, REST_TRACK)

@@ -18,20 +18,10 @@ import numpy as np
 
 from ..core.rotations import quaternion_to_axis_angle, quaternion_to_euler
 from . import compat, rest_channels
-from .sampling import ORIGINAL_TRACK, WAFT_TRACK
+from .nla import add_result_track, key_channels, remove_track
+from .sampling import ORIGINAL_TRACK, WAFT_TRACK, is_result_or_rest_track
 
 ACTION_PREFIX = "Waft|"
-
-_LINEAR = None
-
-
-def _linear_value() -> int:
-    global _LINEAR
-    if _LINEAR is None:
-        items = bpy.types.Keyframe.bl_rna.properties["interpolation"].enum_items
-        _LINEAR = items["LINEAR"].value
-    return _LINEAR
-
 
 def rotation_channels(mode: str, quats: np.ndarray) -> tuple[str, np.ndarray]:
     """(property name, (F, channels) values) for one bone's (F, 4) quaternions."""
@@ -46,35 +36,12 @@ def write_fcurves(container, pose_bone, frames: np.ndarray, quats: np.ndarray) -
     """Key one bone's rotation on every frame; returns the number of F-curves written."""
     prop, values = rotation_channels(pose_bone.rotation_mode, quats)
     path = f'pose.bones["{bpy.utils.escape_identifier(pose_bone.name)}"].{prop}'
-    co = np.empty((len(frames), 2), dtype=np.float32)
-    co[:, 0] = frames
-    interpolation = np.full(len(frames), _linear_value(), dtype=np.int32)
-    for index in range(values.shape[1]):
-        fcurve = compat.new_fcurve(container, path, index, pose_bone.name)
-        fcurve.keyframe_points.add(len(frames))
-        co[:, 1] = values[:, index]
-        fcurve.keyframe_points.foreach_set("co", co.ravel())
-        fcurve.keyframe_points.foreach_set("interpolation", interpolation)
-        fcurve.update()
-    return values.shape[1]
-
-
-def _remove_track_and_orphans(anim_data, track) -> None:
-    actions = [strip.action for strip in track.strips if strip.action is not None]
-    anim_data.nla_tracks.remove(track)
-    for action in actions:
-        if action.users == 0:
-            bpy.data.actions.remove(action)
+    return key_channels(container, path, pose_bone.name, frames, values)
 
 
 def remove_waft_track(ob) -> bool:
     """Remove Waft's track and its action (when nothing else uses it)."""
-    anim_data = ob.animation_data
-    track = anim_data.nla_tracks.get(WAFT_TRACK) if anim_data is not None else None
-    if track is None:
-        return False
-    _remove_track_and_orphans(anim_data, track)
-    return True
+    return remove_track(ob, WAFT_TRACK)
 
 
 def _place_strip(track, name: str, action, start: float):
@@ -119,12 +86,7 @@ def write_setup(ob, frames: np.ndarray, bone_quats: dict[str, np.ndarray],
     fcurve_count = 0
     for name, quats in bone_quats.items():
         fcurve_count += write_fcurves(container, ob.pose.bones[name], frames, quats)
-    track = anim_data.nla_tracks.new()  # new tracks go on top
-    track.name = WAFT_TRACK
-    strip = track.strips.new(WAFT_TRACK, int(frames[0]), action)
-    compat.assign_strip_slot(strip, slot)
-    strip.blend_type = 'REPLACE'
-    strip.extrapolation = 'NOTHING'  # outside the baked range the original motion shows
+    add_result_track(anim_data, WAFT_TRACK, action, slot, frames[0])
     return action, fcurve_count
 
 
@@ -135,14 +97,25 @@ def clear_setup(ob) -> bool:
         return False
     removed = remove_waft_track(ob)
     removed = rest_channels.clear_rest_track(ob) or removed
+    return restore_original_action(ob) or removed
+
+
+def results_left(anim_data) -> bool:
+    """Whether any Waft result or rest track (strands, cloth, rods, ragdoll) is still on it."""
+    return any(is_result_or_rest_track(t.name) for t in anim_data.nla_tracks)
+
+
+def restore_original_action(ob) -> bool:
+    """Undo ``stash_original_action``: remove ``Waft: original`` and make the user's action
+    active again (unless another action is active); whether the track was there."""
+    anim_data = ob.animation_data
     original = ob.waft.original_action
     track = anim_data.nla_tracks.get(ORIGINAL_TRACK)
     if track is not None:
         anim_data.nla_tracks.remove(track)
-        removed = True
     if original is not None and anim_data.action is None:
         anim_data.action = original
         compat.restore_active_slot(anim_data, original, ob.waft.original_slot)
     ob.waft.original_action = None
     ob.waft.original_slot = ""
-    return removed
+    return track is not None

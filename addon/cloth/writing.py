@@ -15,7 +15,15 @@ import numpy as np
 
 from .. import compat, rest_channels
 from .. import writing as strand_writing
-from ..sampling import is_result_or_rest_track, user_paths
+from ..nla import (
+    add_result_track,
+    clear_held_track,
+    held_values,
+    key_channels,
+    remove_track,
+    write_held_track,
+)
+from ..sampling import user_paths
 
 
 @dataclass(frozen=True)
@@ -42,42 +50,7 @@ CAGE_SUFFIX = " Waft"
 def write_location(container, pose_bone, frames: np.ndarray, location: np.ndarray) -> int:
     """Key one bone's location on every frame (bulk ``foreach_set``, LINEAR)."""
     path = f'pose.bones["{bpy.utils.escape_identifier(pose_bone.name)}"].location'
-    return _write_channels(container, path, pose_bone.name, frames, location)
-
-
-def _write_channels(container, path: str, group: str, frames, values) -> int:
-    co = np.empty((len(frames), 2), dtype=np.float32)
-    co[:, 0] = frames
-    interpolation = np.full(len(frames), strand_writing._linear_value(), dtype=np.int32)
-    for index in range(values.shape[1]):
-        fcurve = compat.new_fcurve(container, path, index, group)
-        fcurve.keyframe_points.add(len(frames))
-        co[:, 1] = values[:, index]
-        fcurve.keyframe_points.foreach_set("co", co.ravel())
-        fcurve.keyframe_points.foreach_set("interpolation", interpolation)
-        fcurve.update()
-    return values.shape[1]
-
-
-def remove_track(ob, name: str = TRACK) -> bool:
-    anim_data = ob.animation_data
-    track = anim_data.nla_tracks.get(name) if anim_data is not None else None
-    if track is None:
-        return False
-    strand_writing._remove_track_and_orphans(anim_data, track)
-    return True
-
-
-def _rest_values(ob, tracks: ResultTracks) -> dict[tuple[str, int], float]:
-    """The static values the previous bake's rest track holds (the pose itself may be stale)."""
-    anim_data = ob.animation_data
-    track = anim_data.nla_tracks.get(tracks.rest) if anim_data is not None else None
-    values = {}
-    for strip in (track.strips if track is not None else ()):
-        for fcurve in compat.action_fcurves(strip.action) if strip.action else ():
-            if len(fcurve.keyframe_points):
-                values[(fcurve.data_path, fcurve.array_index)] = fcurve.keyframe_points[0].co[1]
-    return values
+    return key_channels(container, path, pose_bone.name, frames, location)
 
 
 def static_channels(ob, bone_names, tracks: ResultTracks = CLOTH
@@ -85,7 +58,7 @@ def static_channels(ob, bone_names, tracks: ResultTracks = CLOTH
     """(data_path, index, value, bone) of the driven bones' location/rotation channels that no
     user action or driver animates; read before sampling."""
     animated = user_paths(ob)
-    previous = _rest_values(ob, tracks)
+    previous = held_values(ob, tracks.rest)
     channels = []
     for name in bone_names:
         pose_bone = ob.pose.bones[name]
@@ -100,36 +73,6 @@ def static_channels(ob, bone_names, tracks: ResultTracks = CLOTH
     return channels
 
 
-def _write_rest(ob, channels, frame: float, tracks: ResultTracks) -> None:
-    if not channels:
-        return
-    action = bpy.data.actions.new(tracks.prefix + ob.name + rest_channels.REST_SUFFIX)
-    slot, container = compat.new_fcurve_container(action, ob)
-    co = np.array([frame, 0.0], dtype=np.float32)
-    for path, index, value, group in channels:
-        fcurve = compat.new_fcurve(container, path, index, group)
-        fcurve.keyframe_points.add(1)
-        co[1] = value
-        fcurve.keyframe_points.foreach_set("co", co)
-        fcurve.update()
-    track = ob.animation_data.nla_tracks.new()
-    track.name = tracks.rest
-    strip = track.strips.new(tracks.rest, int(frame), action)
-    compat.assign_strip_slot(strip, slot)
-    strip.extrapolation = 'HOLD'
-
-
-def _clear_rest(ob, tracks: ResultTracks) -> None:
-    values = _rest_values(ob, tracks)
-    if not remove_track(ob, tracks.rest):
-        return
-    for (path, index), value in values.items():
-        try:
-            ob.path_resolve(path)[index] = value
-        except ValueError:  # the bone was renamed or removed since the bake
-            continue
-
-
 def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np.ndarray]],
                    static=(), tracks: ResultTracks = CLOTH):
     """Replace the system's result on armature ``ob``; ``bones``: name → (location (F, 3),
@@ -138,7 +81,8 @@ def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np
     remove_track(ob, tracks.track)
     remove_track(ob, tracks.rest)
     strand_writing.stash_original_action(ob)
-    _write_rest(ob, static, float(frames[0]), tracks)
+    write_held_track(ob, static, float(frames[0]),
+                     tracks.prefix + ob.name + rest_channels.REST_SUFFIX, tracks.rest)
     action = bpy.data.actions.new(tracks.prefix + ob.name)
     slot, container = compat.new_fcurve_container(action, ob)
     count = 0
@@ -146,18 +90,8 @@ def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np
         pose_bone = ob.pose.bones[name]
         count += write_location(container, pose_bone, frames, location)
         count += strand_writing.write_fcurves(container, pose_bone, frames, quats)
-    track = anim_data.nla_tracks.new()  # new tracks go on top
-    track.name = tracks.track
-    strip = track.strips.new(tracks.track, int(frames[0]), action)
-    compat.assign_strip_slot(strip, slot)
-    strip.blend_type = 'REPLACE'
-    strip.extrapolation = 'NOTHING'
+    add_result_track(anim_data, tracks.track, action, slot, frames[0])
     return action, count
-
-
-def _other_results(anim_data) -> bool:
-    return any(is_result_or_rest_track(t.name)
-               for t in anim_data.nla_tracks)
 
 
 def clear_armature(ob, tracks: ResultTracks = CLOTH) -> bool:
@@ -167,18 +101,10 @@ def clear_armature(ob, tracks: ResultTracks = CLOTH) -> bool:
     if anim_data is None:
         return False
     removed = remove_track(ob, tracks.track)
-    _clear_rest(ob, tracks)
-    if not removed or _other_results(anim_data):
+    clear_held_track(ob, tracks.rest)
+    if not removed or strand_writing.results_left(anim_data):
         return removed
-    original = ob.waft.original_action
-    track = anim_data.nla_tracks.get(strand_writing.ORIGINAL_TRACK)
-    if track is not None:
-        anim_data.nla_tracks.remove(track)
-    if original is not None and anim_data.action is None:
-        anim_data.action = original
-        compat.restore_active_slot(anim_data, original, ob.waft.original_slot)
-    ob.waft.original_action = None
-    ob.waft.original_slot = ""
+    strand_writing.restore_original_action(ob)
     return True
 
 
@@ -221,7 +147,7 @@ def write_cage_output(cage, frames: np.ndarray, positions: np.ndarray):
     for frame in frames:
         keys = np.array([[frame - 1, 0.0], [frame, 1.0], [frame + 1, 0.0]])
         path = f'key_blocks["Frame {int(frame)}"].value'
-        _write_channels(container, path, "Waft Cloth", keys[:, 0], keys[:, 1:])
+        key_channels(container, path, "Waft Cloth", keys[:, 0], keys[:, 1:])
     anim_data.action = action
     if slot is not None and hasattr(anim_data, "action_slot"):
         anim_data.action_slot = slot

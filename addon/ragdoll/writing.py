@@ -16,7 +16,15 @@ import numpy as np
 
 from .. import compat
 from .. import writing as strand_writing
-from ..sampling import is_result_track, user_paths
+from ..nla import (
+    add_result_track,
+    clear_held_track,
+    held_values,
+    key_channels,
+    remove_track,
+    write_held_track,
+)
+from ..sampling import user_paths
 
 TRACK = "Waft Ragdoll"
 REST_TRACK = "Waft Ragdoll: rest"
@@ -40,25 +48,11 @@ def _channels(ob, names, root: str) -> list[tuple[str, str, int]]:
     return out
 
 
-def _held_values(ob) -> dict[tuple[str, int], float]:
-    """Static values kept on the previous bake's rest track (the pose may be stale now)."""
-    anim_data = ob.animation_data
-    track = anim_data.nla_tracks.get(REST_TRACK) if anim_data is not None else None
-    values = {}
-    if track is None:
-        return values
-    for strip in track.strips:
-        for fcurve in compat.action_fcurves(strip.action) if strip.action else ():
-            if len(fcurve.keyframe_points):
-                values[(fcurve.data_path, fcurve.array_index)] = fcurve.keyframe_points[0].co[1]
-    return values
-
-
 def static_channels(ob, names, root: str) -> list[tuple[str, int, float, str]]:
     """(data path, index, value, bone) of keyed channels no user action animates; read before
     sampling (the values are the user's static pose)."""
     animated = user_paths(ob)
-    held = _held_values(ob)
+    held = held_values(ob, REST_TRACK)
     out = []
     for bone, path, count in _channels(ob, names, root):
         if path in animated:
@@ -69,60 +63,15 @@ def static_channels(ob, names, root: str) -> list[tuple[str, int, float, str]]:
     return out
 
 
-def _remove_track(ob, name: str) -> bool:
-    anim_data = ob.animation_data
-    track = anim_data.nla_tracks.get(name) if anim_data is not None else None
-    if track is None:
-        return False
-    actions = [s.action for s in track.strips if s.action is not None]
-    anim_data.nla_tracks.remove(track)
-    for action in actions:
-        if action.users == 0:
-            bpy.data.actions.remove(action)
-    return True
-
-
-def _key_values(container, path: str, group: str, frames: np.ndarray, values: np.ndarray) -> int:
-    """One LINEAR F-curve per column of ``values`` (F, C), bulk path (blender-api.md §1)."""
-    co = np.empty((len(frames), 2), dtype=np.float32)
-    co[:, 0] = frames
-    interpolation = np.full(len(frames), strand_writing._linear_value(), dtype=np.int32)
-    for index in range(values.shape[1]):
-        fcurve = compat.new_fcurve(container, path, index, group)
-        fcurve.keyframe_points.add(len(frames))
-        co[:, 1] = values[:, index]
-        fcurve.keyframe_points.foreach_set("co", co.ravel())
-        fcurve.keyframe_points.foreach_set("interpolation", interpolation)
-        fcurve.update()
-    return values.shape[1]
-
-
-def _write_rest_track(ob, channels, frame: float) -> None:
-    if not channels:
-        return
-    action = bpy.data.actions.new(ACTION_PREFIX + ob.name + "|rest")
-    slot, container = compat.new_fcurve_container(action, ob)
-    for path, index, value, group in channels:
-        fcurve = compat.new_fcurve(container, path, index, group)
-        fcurve.keyframe_points.add(1)
-        fcurve.keyframe_points.foreach_set("co", np.array([frame, value], dtype=np.float32))
-        fcurve.update()
-    track = ob.animation_data.nla_tracks.new()
-    track.name = REST_TRACK
-    strip = track.strips.new(REST_TRACK, int(frame), action)
-    compat.assign_strip_slot(strip, slot)
-    strip.extrapolation = 'HOLD'
-
-
 def write_ragdoll(ob, frames: np.ndarray, names, rotation: np.ndarray,
                   root_location: np.ndarray, static) -> tuple:
     """Replace the ragdoll result of ``ob``; ``rotation`` (F, N, 4) quaternions per body in
     ``names`` order (the root first), ``root_location`` (F, 3). Returns (action, F-curves)."""
     anim_data = ob.animation_data or ob.animation_data_create()
-    _remove_track(ob, TRACK)
-    _remove_track(ob, REST_TRACK)
+    remove_track(ob, TRACK)
+    remove_track(ob, REST_TRACK)
     strand_writing.stash_original_action(ob)
-    _write_rest_track(ob, static, float(frames[0]))
+    write_held_track(ob, static, float(frames[0]), ACTION_PREFIX + ob.name + "|rest", REST_TRACK)
     action = bpy.data.actions.new(ACTION_PREFIX + ob.name)
     slot, container = compat.new_fcurve_container(action, ob)
     count = 0
@@ -130,13 +79,8 @@ def write_ragdoll(ob, frames: np.ndarray, names, rotation: np.ndarray,
         count += strand_writing.write_fcurves(container, ob.pose.bones[name], frames,
                                               rotation[:, b])
     root = ob.pose.bones[names[0]]
-    count += _key_values(container, _path(root, "location"), root.name, frames, root_location)
-    track = anim_data.nla_tracks.new()  # new tracks go on top
-    track.name = TRACK
-    strip = track.strips.new(TRACK, int(frames[0]), action)
-    compat.assign_strip_slot(strip, slot)
-    strip.blend_type = 'REPLACE'
-    strip.extrapolation = 'NOTHING'  # outside the baked range the user's animation shows
+    count += key_channels(container, _path(root, "location"), root.name, frames, root_location)
+    add_result_track(anim_data, TRACK, action, slot, frames[0])
     return action, count
 
 
@@ -146,28 +90,12 @@ def clear_ragdoll(ob) -> bool:
     anim_data = ob.animation_data
     if anim_data is None:
         return False
-    held = _held_values(ob)
-    removed = _remove_track(ob, TRACK)
-    if _remove_track(ob, REST_TRACK):
+    removed = remove_track(ob, TRACK)
+    if clear_held_track(ob, REST_TRACK):
         removed = True
-        for (path, index), value in held.items():
-            try:
-                ob.path_resolve(path)[index] = value
-            except ValueError:  # the bone was renamed or removed since the bake
-                continue
     if not removed:
         return False
-    others = [t for t in anim_data.nla_tracks if is_result_track(t.name)
-              or (t.name.startswith("Waft") and t.name.endswith(": rest"))]
-    if others:
+    if strand_writing.results_left(anim_data):
         return True
-    track = anim_data.nla_tracks.get(strand_writing.ORIGINAL_TRACK)
-    if track is not None:
-        anim_data.nla_tracks.remove(track)
-    original = ob.waft.original_action
-    if original is not None and anim_data.action is None:
-        anim_data.action = original
-        compat.restore_active_slot(anim_data, original, ob.waft.original_slot)
-    ob.waft.original_action = None
-    ob.waft.original_slot = ""
+    strand_writing.restore_original_action(ob)
     return True
