@@ -20,7 +20,7 @@ from ..core.errors import DivergenceError, SetupError
 from . import reading, rest_channels, systems, writing
 from .assemble import SolverInput, solver_input
 from .progress import Progress
-from .sampling import Sampler, waft_tracks_muted
+from .sampling import Sampler, sample_steps, waft_tracks_muted
 
 # Frames sampled per modal step: small enough to keep the UI responsive.
 SAMPLE_CHUNK = 10
@@ -194,15 +194,9 @@ def _strand_steps(scene, read, settings, report, sample_chunk) -> Iterator[Progr
                for module in systems.strand_output_modules()]
     outputs = [(module, prepared) for module, prepared in outputs if prepared is not None]
     t0 = time.perf_counter()
-    sampler = Sampler(scene, read)
-    frame, subframe = scene.frame_current, scene.frame_subframe
-    try:
-        with waft_tracks_muted(s.object for s in read.setups):
-            while sampler.done < sampler.total:
-                yield Progress("sample", sampler.sample_chunk(sample_chunk), sampler.total)
-    finally:
-        scene.frame_set(frame, subframe=subframe)
-    samples = sampler.result()
+    samples = yield from sample_steps(
+        scene, Sampler(scene, read), chunk=sample_chunk,
+        muted=waft_tracks_muted(s.object for s in read.setups))
     inputs = solver_input(read, samples)
     t1 = time.perf_counter()
     result = yield from _solve_steps(inputs, settings, read)

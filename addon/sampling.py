@@ -20,6 +20,7 @@ import numpy as np
 
 from ..core.errors import SetupError
 from . import compat
+from .progress import Progress
 from .reading import BONE_FLOAT_SETTINGS, MIN_BONE_LENGTH, SceneRead
 
 WAFT_TRACK = "Waft"
@@ -120,6 +121,27 @@ def tracks_muted(objects, mute: Callable[[str], bool]):
     finally:
         for track, mute_flag in saved:
             track.mute = mute_flag
+
+
+@contextlib.contextmanager
+def frame_kept(scene):
+    """Put the scene back on its current frame (and subframe) however the block ends, also
+    when a sampling generator is closed early (a cancelled bake)."""
+    frame, subframe = scene.frame_current, scene.frame_subframe
+    try:
+        yield
+    finally:
+        scene.frame_set(frame, subframe=subframe)
+
+
+def sample_steps(scene, sampler, *, chunk: int, muted, system: str = "strands"):
+    """Generator: run ``sampler`` (``done``/``total``/``sample_chunk``/``result``) over its
+    frames ``chunk`` at a time inside the context ``muted`` (the result tracks muted), yielding
+    ``Progress``; the current frame is restored, then ``sampler.result()`` returned."""
+    with frame_kept(scene), muted:
+        while sampler.done < sampler.total:
+            yield Progress("sample", sampler.sample_chunk(chunk), sampler.total, system=system)
+    return sampler.result()
 
 
 def waft_tracks_muted(objects):
@@ -306,11 +328,7 @@ def _check_scale_series(matrices: np.ndarray, frames: np.ndarray, what: str) -> 
 def sample_scene(scene, read: SceneRead, *, chunk: int = 1 << 30) -> Samples:
     """Sample the whole range synchronously; restores the current frame and Waft's track mute."""
     sampler = Sampler(scene, read)
-    frame, subframe = scene.frame_current, scene.frame_subframe
-    try:
-        with waft_tracks_muted(s.object for s in read.setups):
-            while sampler.done < sampler.total:
-                sampler.sample_chunk(chunk)
-    finally:
-        scene.frame_set(frame, subframe=subframe)
+    with frame_kept(scene), waft_tracks_muted(s.object for s in read.setups):
+        while sampler.done < sampler.total:
+            sampler.sample_chunk(chunk)
     return sampler.result()

@@ -23,7 +23,7 @@ from ...core.rotations import (
 )
 from .. import reading as strand_reading
 from ..progress import Progress
-from ..sampling import animated_paths
+from ..sampling import animated_paths, frame_kept
 from .pose import pose_basis
 from .sampling import result_tracks_muted
 
@@ -181,25 +181,21 @@ def sample_rods(scene, read: RodRead, *, chunk: int = 1 << 30, system: str = "ro
     animated = [{p.split(".", 1)[1] for p in animated_paths(a.object)
                  if p.startswith("waft_rod.")} for a in read.armatures]
     settings = [{name: [] for name in names} for _ in read.armatures]
-    frame, subframe = scene.frame_current, scene.frame_subframe
-    try:
-        with result_tracks_muted(a.object for a in read.armatures):
-            for i, f in enumerate(frames):
-                scene.frame_set(int(f))
-                for a, armature in enumerate(read.armatures):
-                    ob = armature.object
-                    ob.pose.bones.foreach_get("matrix", pose[a][i])
-                    world[i, a] = np.array(ob.matrix_world)
-                    for name, values in settings[a].items():
-                        if i == 0 or name in animated[a]:
-                            value = getattr(ob.waft_rod, name)
-                            values.append(tuple(value) if name in VECTOR_SETTINGS else value)
-                for k, c in enumerate(read.colliders):
-                    collider[i, k] = np.array(c.object.matrix_world)
-                if (i + 1) % chunk == 0 or i + 1 == n:
-                    yield Progress("sample", i + 1, n, system=system)
-    finally:
-        scene.frame_set(frame, subframe=subframe)
+    with frame_kept(scene), result_tracks_muted(a.object for a in read.armatures):
+        for i, f in enumerate(frames):
+            scene.frame_set(int(f))
+            for a, armature in enumerate(read.armatures):
+                ob = armature.object
+                ob.pose.bones.foreach_get("matrix", pose[a][i])
+                world[i, a] = np.array(ob.matrix_world)
+                for name, values in settings[a].items():
+                    if i == 0 or name in animated[a]:
+                        value = getattr(ob.waft_rod, name)
+                        values.append(tuple(value) if name in VECTOR_SETTINGS else value)
+            for k, c in enumerate(read.colliders):
+                collider[i, k] = np.array(c.object.matrix_world)
+            if (i + 1) % chunk == 0 or i + 1 == n:
+                yield Progress("sample", i + 1, n, system=system)
     scale = np.diag([read.unit_scale] * 3 + [1.0])
     samples = RodSamples(
         frames=frames,

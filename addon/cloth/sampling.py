@@ -14,8 +14,7 @@ import bpy
 import numpy as np
 
 from ...core.errors import SetupError
-from ..progress import Progress
-from ..sampling import animated_paths, is_result_or_rest_track, tracks_muted
+from ..sampling import animated_paths, is_result_or_rest_track, sample_steps, tracks_muted
 from .reading import FLOAT_SETTINGS, VECTOR_SETTINGS, ClothRead
 
 # Per-frame settings; ints and bools are read once (they select structure, not strength).
@@ -159,13 +158,6 @@ def sample_cloth(scene, read: ClothRead, *, chunk: int = 1 << 30, system: str = 
     """Generator: sample every frame, yielding ``Progress``; returns ``ClothSamples``. The
     current frame and the tracks' mute state are restored however it ends (also when closed
     early: a cancelled bake)."""
-    sampler = ClothSampler(scene, read)
-    frame, subframe = scene.frame_current, scene.frame_subframe
-    try:
-        with result_tracks_muted(s.armature for s in read.setups):
-            while sampler.done < sampler.total:
-                done = sampler.sample_chunk(chunk)
-                yield Progress("sample", done, sampler.total, system=system)
-    finally:
-        scene.frame_set(frame, subframe=subframe)
-    return sampler.result()
+    return (yield from sample_steps(
+        scene, ClothSampler(scene, read), chunk=chunk,
+        muted=result_tracks_muted(s.armature for s in read.setups), system=system))

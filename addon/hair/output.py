@@ -18,7 +18,7 @@ import numpy as np
 from ...core.errors import SetupError
 from ...core.hair import bind_strands, evaluate_roots, interpolate_strands, resample_bspline
 from ...core.hair import scatter_roots as core_scatter
-from ..sampling import waft_tracks_muted
+from ..sampling import frame_kept, waft_tracks_muted
 from . import curves
 
 
@@ -165,26 +165,22 @@ def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamp
     verts = [np.empty((F, t.scalp.vertices, 3)) for t in targets]
     clump = [np.empty(F) for _ in targets]
     randomness = [np.empty(F) for _ in targets]
-    current = scene.frame_current, scene.frame_subframe
-    try:
-        with waft_tracks_muted(muted):
-            for i, frame in enumerate(frames):
-                scene.frame_set(int(frame))
-                for t, target in enumerate(targets):
-                    owner = scene.objects[target.setup]
-                    clump[t][i] = owner.waft_hair.clump
-                    randomness[t][i] = owner.waft_hair.randomness
-                    ob = scene.objects[target.scalp.name]
-                    mesh = _evaluated_mesh(ob)
-                    if len(mesh.vertices) != target.scalp.vertices:
-                        raise SetupError(f"Scalp '{ob.name}' changes its vertex count at frame "
-                                         f"{int(frame)}; render strands need a fixed topology")
-                    co = np.empty(target.scalp.vertices * 3, dtype=np.float32)
-                    mesh.vertices.foreach_get("co", co)
-                    matrix = np.array(ob.matrix_world, dtype=np.float64)
-                    verts[t][i] = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
-    finally:
-        scene.frame_set(current[0], subframe=current[1])
+    with frame_kept(scene), waft_tracks_muted(muted):
+        for i, frame in enumerate(frames):
+            scene.frame_set(int(frame))
+            for t, target in enumerate(targets):
+                owner = scene.objects[target.setup]
+                clump[t][i] = owner.waft_hair.clump
+                randomness[t][i] = owner.waft_hair.randomness
+                ob = scene.objects[target.scalp.name]
+                mesh = _evaluated_mesh(ob)
+                if len(mesh.vertices) != target.scalp.vertices:
+                    raise SetupError(f"Scalp '{ob.name}' changes its vertex count at frame "
+                                     f"{int(frame)}; render strands need a fixed topology")
+                co = np.empty(target.scalp.vertices * 3, dtype=np.float32)
+                mesh.vertices.foreach_get("co", co)
+                matrix = np.array(ob.matrix_world, dtype=np.float64)
+                verts[t][i] = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
     for target, c, r in zip(targets, clump, randomness, strict=True):
         if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r)) and np.all(r >= 0.0)):
             raise SetupError(f"'{target.setup}': animated Clump or Randomness is not finite "

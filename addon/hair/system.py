@@ -28,7 +28,7 @@ from ...core.solver import bake_steps
 from .. import reading
 from ..assemble import hair_fields
 from ..progress import Progress
-from ..sampling import SETUP_SCALARS, SETUP_VECTORS
+from ..sampling import SETUP_SCALARS, SETUP_VECTORS, frame_kept
 from . import curves, output
 
 NAME = "hair"
@@ -259,15 +259,12 @@ def run_steps(prepared: Prepared, scene, *, settings):
     F = len(frames)
     samples = _Samples(prepared, F)
     t0 = time.perf_counter()
-    current = scene.frame_current, scene.frame_subframe
-    try:
+    with frame_kept(scene):
         for i, frame in enumerate(frames):
             scene.frame_set(int(frame))
             _sample(scene, prepared, samples, i)
             if i % 10 == 9 or i == F - 1:
                 yield Progress("sample", i + 1, F)
-    finally:
-        scene.frame_set(current[0], subframe=current[1])
     unit = prepared.unit
     chains, references, sizes = [], [], []
     for s, setup in enumerate(prepared.setups):

@@ -18,7 +18,7 @@ import numpy as np
 from ...core.errors import DivergenceError, SetupError
 from .. import reading as strand_reading
 from ..progress import Progress
-from ..sampling import is_result_track, tracks_muted
+from ..sampling import is_result_track, sample_steps, tracks_muted
 from . import assemble, reading, sampling, writing
 
 NAME = "ragdoll"
@@ -176,16 +176,10 @@ def run_steps(prepared: Prepared, scene, *, settings):
     frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
     static = [writing.static_channels(r.object, r.names, r.names[0]) for r in reads]
     t0 = time.perf_counter()
-    sampler = sampling.RagdollSampler(scene, reads, prepared.colliders, frames)
-    frame, subframe = scene.frame_current, scene.frame_subframe
-    try:
-        with tracks_muted((r.object for r in reads), is_result_track):
-            while sampler.done < sampler.total:
-                yield Progress("sample", sampler.sample_chunk(SAMPLE_CHUNK), sampler.total,
-                               system=NAME)
-    finally:
-        scene.frame_set(frame, subframe=subframe)
-    samples = sampler.result()
+    samples = yield from sample_steps(
+        scene, sampling.RagdollSampler(scene, reads, prepared.colliders, frames),
+        chunk=SAMPLE_CHUNK, muted=tracks_muted((r.object for r in reads), is_result_track),
+        system=NAME)
     drive = _drive(prepared, samples, core)
     t1 = time.perf_counter()
     try:
