@@ -16,10 +16,10 @@ import numpy as np
 
 from ..core import solver
 from ..core.bone_frames import chain_pose_rotations
-from ..core.errors import DivergenceError, SetupError
+from ..core.errors import SetupError
 from . import reading, rest_channels, systems, writing
 from .assemble import SolverInput, solver_input
-from .progress import Progress
+from .progress import Progress, solve_steps
 from .sampling import Sampler, sample_steps, waft_tracks_muted
 
 # Frames sampled per modal step: small enough to keep the UI responsive.
@@ -104,22 +104,6 @@ def _report_for(read: reading.SceneRead, settings: solver.SolverSettings) -> Bak
     return report
 
 
-def _scene_frame_error(error: DivergenceError, read: reading.SceneRead) -> DivergenceError:
-    """Core counts frames from 0 at the first baked frame; users see scene frame numbers."""
-    return DivergenceError(error.setup, read.frame_start + error.frame, error.detail)
-
-
-def _solve_steps(inputs: SolverInput, settings, read) -> Iterator[Progress]:
-    """Run core's ``bake_steps`` job; its ``result`` is set once it is exhausted."""
-    try:
-        job = solver.bake_steps(inputs.model, inputs.drive, settings)
-        for done, total in job:
-            yield Progress("solve", done, total)
-    except DivergenceError as error:
-        raise _scene_frame_error(error, read) from error
-    return job.result
-
-
 def _static_channels(read: reading.SceneRead) -> list:
     """Per setup, the simulated bones' unanimated rotation channels (read before sampling)."""
     return [rest_channels.static_channels(
@@ -199,7 +183,8 @@ def _strand_steps(scene, read, settings, report, sample_chunk) -> Iterator[Progr
         muted=waft_tracks_muted(s.object for s in read.setups))
     inputs = solver_input(read, samples)
     t1 = time.perf_counter()
-    result = yield from _solve_steps(inputs, settings, read)
+    result = yield from solve_steps(
+        lambda: solver.bake_steps(inputs.model, inputs.drive, settings), read.frame_start)
     report.sample_s, report.solve_s = t1 - t0, time.perf_counter() - t1
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
     positions = {}

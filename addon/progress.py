@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.errors import DivergenceError
+
 # Where each phase sits on the progress bar (start, span): sampling drives Blender frame by
 # frame and dominates, the solve is NumPy, the write is bulk foreach_set.
 PHASE_SPAN = {"sample": (0.0, 0.4), "solve": (0.4, 0.55), "write": (0.95, 0.05)}
@@ -22,3 +24,16 @@ class Progress:
     def fraction(self) -> float:
         start, span = PHASE_SPAN[self.phase]
         return start + span * (self.done / max(self.total, 1))
+
+
+def solve_steps(make_job, frame_start: int, *, system: str = "strands"):
+    """Generator: run the core bake job ``make_job()`` frame by frame, yielding 'solve'
+    ``Progress``; returns the job's result. Core counts frames from 0 at the first baked frame,
+    so a ``DivergenceError`` is raised again with the scene frame users see."""
+    try:
+        job = make_job()
+        for done, total in job:
+            yield Progress("solve", done, total, system=system)
+    except DivergenceError as error:
+        raise DivergenceError(error.setup, frame_start + error.frame, error.detail) from error
+    return job.result

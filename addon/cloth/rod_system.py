@@ -16,7 +16,7 @@ import numpy as np
 from ...core.cloth.rod import bake_rods_steps, build_rod_model
 from ...core.errors import DivergenceError
 from ..assemble import collider_set
-from ..progress import Progress
+from ..progress import solve_steps
 from . import rods, writing
 
 NAME = "rod"
@@ -68,14 +68,8 @@ def run_steps(prepared: rods.RodRead, scene, *, settings, sample_chunk: int = SA
                             collider_mask=read.collider_mask)
     drive = rods.rod_drive(read, samples)
     t1 = time.perf_counter()
-    try:
-        job = bake_rods_steps(model, drive, settings)
-        for done, total in job:
-            yield Progress("solve", done, total, system=NAME)
-    except DivergenceError as error:
-        raise DivergenceError(error.setup, read.frame_start + error.frame,
-                              error.detail) from error
-    result = job.result
+    result = yield from solve_steps(lambda: bake_rods_steps(model, drive, settings),
+                                    read.frame_start, system=NAME)
     t2 = time.perf_counter()
     report = RodReport(frames=len(samples.frames), sample_s=t1 - t0, solve_s=t2 - t1)
     per_armature: dict[str, dict] = {a.name: {} for a in read.armatures}

@@ -14,7 +14,7 @@ import numpy as np
 
 from ...core.cloth.solver import bake_cloth_steps
 from ...core.errors import DivergenceError
-from ..progress import Progress
+from ..progress import solve_steps
 from . import assemble, pose, reading, sampling, writing
 
 NAME = "cloth"
@@ -62,17 +62,6 @@ def prepare(scene, *, objects, frame_start, frame_end) -> reading.ClothRead | No
     return reading.read_cloth(scene, objects, frame_start, frame_end)
 
 
-def _solve(inputs: assemble.ClothInput, settings, read: reading.ClothRead):
-    try:
-        job = bake_cloth_steps(inputs.model, inputs.drive, settings)
-        for done, total in job:
-            yield Progress("solve", done, total, system=NAME)
-    except DivergenceError as error:
-        raise DivergenceError(error.setup, read.frame_start + error.frame,
-                              error.detail) from error
-    return job.result
-
-
 def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
     read = prepared
     t0 = time.perf_counter()
@@ -83,7 +72,9 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
     samples = yield from sampling.sample_cloth(scene, read, chunk=sample_chunk, system=NAME)
     inputs = assemble.cloth_input(read, samples)
     t1 = time.perf_counter()
-    result = yield from _solve(inputs, settings, read)
+    result = yield from solve_steps(
+        lambda: bake_cloth_steps(inputs.model, inputs.drive, settings), read.frame_start,
+        system=NAME)
     t2 = time.perf_counter()
     frames = samples.frames.astype(np.float64)
     offsets = inputs.model.vertex_offset

@@ -20,14 +20,14 @@ import numpy as np
 
 from ...core.colliders import ColliderSet
 from ...core.drive import Drive
-from ...core.errors import DivergenceError, SetupError
+from ...core.errors import SetupError
 from ...core.hair import closest_on_mesh, evaluate_roots
 from ...core.model import MIN_SEGMENT_LENGTH, ChainRest, build_strand_model
 from ...core.params import StrandParams
 from ...core.solver import bake_steps
 from .. import reading
 from ..assemble import hair_fields
-from ..progress import Progress
+from ..progress import Progress, solve_steps
 from ..sampling import SETUP_SCALARS, SETUP_VECTORS, frame_kept
 from . import curves, output
 
@@ -303,14 +303,9 @@ def run_steps(prepared: Prepared, scene, *, settings):
                   kinematic=kinematic, space=space, collider_matrix=scale @ samples.collider,
                   params=_params(prepared, samples, sizes, P))
     t1 = time.perf_counter()
-    try:
-        job = bake_steps(model, drive, settings)
-        for done, total in job:
-            yield Progress("solve", done, total)
-    except DivergenceError as error:
-        raise DivergenceError(error.setup, prepared.frame_start + error.frame,
-                              error.detail) from error
-    positions = job.result.positions / unit  # (F, S, P, 3) Blender units
+    result = yield from solve_steps(lambda: bake_steps(model, drive, settings),
+                                    prepared.frame_start)
+    positions = result.positions / unit  # (F, S, P, 3) Blender units
     t2 = time.perf_counter()
     report = HairReport(frames=F, sample_s=t1 - t0, solve_s=t2 - t1)
     guides, animations = [], []

@@ -15,9 +15,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from ...core.errors import DivergenceError, SetupError
+from ...core.errors import SetupError
 from .. import reading as strand_reading
-from ..progress import Progress
+from ..progress import solve_steps
 from ..sampling import is_result_track, sample_steps, tracks_muted
 from . import assemble, reading, sampling, writing
 
@@ -182,15 +182,10 @@ def run_steps(prepared: Prepared, scene, *, settings):
         system=NAME)
     drive = _drive(prepared, samples, core)
     t1 = time.perf_counter()
-    try:
-        job = core.bake_ragdoll_steps(prepared.model, drive,
-                                      _ragdoll_settings(prepared, settings, core))
-        for done, total in job:
-            yield Progress("solve", done, total, system=NAME)
-    except DivergenceError as error:
-        raise DivergenceError(error.setup, prepared.frame_start + error.frame,
-                              error.detail) from error
-    result = job.result
+    result = yield from solve_steps(
+        lambda: core.bake_ragdoll_steps(prepared.model, drive,
+                                        _ragdoll_settings(prepared, settings, core)),
+        prepared.frame_start, system=NAME)
     t2 = time.perf_counter()
     keys = _pose_keys(prepared, samples, np.asarray(result.body_matrix))
     report.sample_s, report.solve_s = t1 - t0, t2 - t1
