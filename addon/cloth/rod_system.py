@@ -17,6 +17,7 @@ from ...core.cloth.rod import bake_rods_steps, build_rod_model
 from ...core.errors import DivergenceError
 from ..assemble import collider_set
 from ..progress import solve_steps
+from ..report import SystemReport, timings
 from . import rods, writing
 
 NAME = "rod"
@@ -32,21 +33,13 @@ class RodChainReport:
 
 
 @dataclass
-class RodReport:
+class RodReport(SystemReport):
     name: str = NAME
-    setups: list = field(default_factory=list)
-    bones: int = 0
-    particles: int = 0
-    frames: int = 0
-    sample_s: float = 0.0
-    solve_s: float = 0.0
-    write_s: float = 0.0
     positions: dict = field(default_factory=dict)  # chain → (F, B + 1, 3) world, Blender units
 
     def summary(self) -> str:
         return (f"Waft rods baked {len(self.setups)} chain(s), {self.bones} bones, "
-                f"{self.frames} frames (sample {self.sample_s:.2f} s, solve {self.solve_s:.2f} s,"
-                f" write {self.write_s:.2f} s)")
+                f"{self.frames} frames ({timings(self)})")
 
 
 def claims(ob) -> bool:

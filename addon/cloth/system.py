@@ -15,6 +15,7 @@ import numpy as np
 from ...core.cloth.solver import bake_cloth_steps
 from ...core.errors import DivergenceError
 from ..progress import solve_steps
+from ..report import SystemReport, timings
 from . import assemble, pose, reading, sampling, writing
 
 NAME = "cloth"
@@ -33,15 +34,8 @@ class ClothSetupReport:
 
 
 @dataclass
-class ClothReport:
+class ClothReport(SystemReport):
     name: str = NAME
-    setups: list = field(default_factory=list)
-    bones: int = 0
-    particles: int = 0
-    frames: int = 0
-    sample_s: float = 0.0
-    solve_s: float = 0.0
-    write_s: float = 0.0
     # Per setup (F, N, 3), world, Blender units (for tests and callers): the simulated cage and
     # the reference it follows (skinned cage; pinned vertices as driven).
     positions: dict = field(default_factory=dict)
@@ -50,8 +44,7 @@ class ClothReport:
     def summary(self) -> str:
         names = ", ".join(s.name for s in self.setups)
         return (f"Waft cloth baked {names}: {self.bones} bones from {self.particles} cage "
-                f"vertices, {self.frames} frames (sample {self.sample_s:.2f} s, solve "
-                f"{self.solve_s:.2f} s, write {self.write_s:.2f} s)")
+                f"vertices, {self.frames} frames ({timings(self)})")
 
 
 def claims(ob) -> bool:

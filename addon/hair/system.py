@@ -13,7 +13,7 @@ follow the simulated guides), and the render strands are written as for guide ar
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import bpy
 import numpy as np
@@ -28,6 +28,7 @@ from ...core.solver import bake_steps
 from .. import reading
 from ..assemble import hair_fields
 from ..progress import Progress, solve_steps
+from ..report import SystemReport, timings
 from ..sampling import SETUP_SCALARS, SETUP_VECTORS, frame_kept
 from . import curves, output
 
@@ -66,23 +67,15 @@ class SetupReport:
 
 
 @dataclass
-class HairReport:
+class HairReport(SystemReport):
     name: str = NAME
-    setups: list = field(default_factory=list)
-    bones: int = 0
-    particles: int = 0
-    frames: int = 0
-    sample_s: float = 0.0
-    solve_s: float = 0.0
-    write_s: float = 0.0
 
     def summary(self) -> str:
         names = ", ".join(s.name for s in self.setups)
         guides = sum(s.guides for s in self.setups)
         strands = sum(s.strands for s in self.setups)
         return (f"Waft hair baked {names}: {guides} guides, {strands} render strands, "
-                f"{self.frames} frames (sample {self.sample_s:.2f} s, solve {self.solve_s:.2f} "
-                f"s, write {self.write_s:.2f} s)")
+                f"{self.frames} frames ({timings(self)})")
 
 
 def read_guides(ob) -> np.ndarray:

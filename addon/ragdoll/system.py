@@ -18,6 +18,7 @@ import numpy as np
 from ...core.errors import SetupError
 from .. import reading as strand_reading
 from ..progress import solve_steps
+from ..report import timings
 from ..sampling import is_result_track, sample_steps, tracks_muted
 from . import assemble, reading, sampling, writing
 
@@ -70,8 +71,7 @@ class RagdollReport:
         names = ", ".join(s.name for s in self.setups)
         fell = [f"{s.name} fell at frame {s.fell_at}" for s in self.setups
                 if s.fell_at is not None]
-        text = (f"Waft ragdoll {names}: {self.bones} bodies, {self.frames} frames (sample "
-                f"{self.sample_s:.2f} s, solve {self.solve_s:.2f} s, write {self.write_s:.2f} s)")
+        text = f"Waft ragdoll {names}: {self.bones} bodies, {self.frames} frames ({timings(self)})"
         return text + (f"; {', '.join(fell)}" if fell else "")
 
 
