@@ -12,9 +12,15 @@ SETUP_HAIR = ("local_stiffness", "shape_range", "shock_propagation", "voxel_fric
               "voxel_resolution")
 
 
-def _armature(context):
+def active_of_type(context, *types):
+    """``context.object`` when its type is one of ``types`` ('ARMATURE', 'MESH', ...)."""
     ob = context.object
-    return ob if ob is not None and ob.type == 'ARMATURE' else None
+    return ob if ob is not None and ob.type in types else None
+
+
+def armature_of(context):
+    """The active object if it is an armature, else None."""
+    return active_of_type(context, 'ARMATURE')
 
 
 def draw_props(layout, data, names) -> None:
@@ -25,11 +31,16 @@ def draw_props(layout, data, names) -> None:
         col.prop(data, name)
 
 
-def draw_preset(layout, ob) -> None:
+def draw_apply_row(layout, settings, prop: str, operator: str) -> None:
+    """The enum ``prop`` of ``settings`` (a preset, a fabric) and an Apply button running
+    ``operator`` with the chosen value."""
     row = layout.row(align=True)
-    row.prop(ob.waft, "preset", text="")
-    op = row.operator("waft.apply_preset", text="Apply")
-    op.preset = ob.waft.preset
+    row.prop(settings, prop, text="")
+    setattr(row.operator(operator, text="Apply"), prop, getattr(settings, prop))
+
+
+def draw_preset(layout, ob) -> None:
+    draw_apply_row(layout, ob.waft, "preset", "waft.apply_preset")
 
 
 class PropertiesPanel:
@@ -39,13 +50,32 @@ class PropertiesPanel:
     bl_region_type = 'WINDOW'
 
 
+class SidebarPanel:
+    """Mixin: a panel of the 3D view's sidebar tab "Waft"."""
+
+    bl_space_type = 'VIEW_3D'
+    bl_region_type = 'UI'
+    bl_category = "Waft"
+
+
+def settings_subpanel(ident: str, label: str, parent: str, group: str, names):
+    """A closed sub-panel ``ident`` of the Object tab under ``parent`` that draws the settings
+    ``names`` of ``context.object.<group>`` (e.g. ``waft_cloth``)."""
+    def draw(self, context):
+        draw_props(self.layout, getattr(context.object, group), names)
+
+    return type(ident, (PropertiesPanel, bpy.types.Panel), {
+        "bl_label": label, "bl_context": "object", "bl_parent_id": parent,
+        "bl_options": {'DEFAULT_CLOSED'}, "draw": draw})
+
+
 class WAFT_PT_setup(PropertiesPanel, bpy.types.Panel):
     bl_label = "Waft"
     bl_context = "object"
 
     @classmethod
     def poll(cls, context):
-        return _armature(context) is not None
+        return armature_of(context) is not None
 
     def draw_header(self, context):
         self.layout.prop(context.object.waft, "enabled", text="")
@@ -62,34 +92,12 @@ class WAFT_PT_setup(PropertiesPanel, bpy.types.Panel):
         row.operator("waft.assign_bones", text="Remove Bones").action = "REMOVE"
 
 
-class WAFT_PT_setup_constraints(PropertiesPanel, bpy.types.Panel):
-    bl_label = "Constraints"
-    bl_context = "object"
-    bl_parent_id = "WAFT_PT_setup"
-    bl_options = {'DEFAULT_CLOSED'}
-
-    def draw(self, context):
-        draw_props(self.layout, context.object.waft, SETUP_CONSTRAINTS)
-
-
-class WAFT_PT_setup_wind(PropertiesPanel, bpy.types.Panel):
-    bl_label = "Wind and Drag"
-    bl_context = "object"
-    bl_parent_id = "WAFT_PT_setup"
-    bl_options = {'DEFAULT_CLOSED'}
-
-    def draw(self, context):
-        draw_props(self.layout, context.object.waft, SETUP_WIND)
-
-
-class WAFT_PT_setup_hair(PropertiesPanel, bpy.types.Panel):
-    bl_label = "Hair Shape and Friction"
-    bl_context = "object"
-    bl_parent_id = "WAFT_PT_setup"
-    bl_options = {'DEFAULT_CLOSED'}
-
-    def draw(self, context):
-        draw_props(self.layout, context.object.waft, SETUP_HAIR)
+WAFT_PT_setup_constraints = settings_subpanel(
+    "WAFT_PT_setup_constraints", "Constraints", "WAFT_PT_setup", "waft", SETUP_CONSTRAINTS)
+WAFT_PT_setup_wind = settings_subpanel(
+    "WAFT_PT_setup_wind", "Wind and Drag", "WAFT_PT_setup", "waft", SETUP_WIND)
+WAFT_PT_setup_hair = settings_subpanel(
+    "WAFT_PT_setup_hair", "Hair Shape and Friction", "WAFT_PT_setup", "waft", SETUP_HAIR)
 
 
 class WAFT_PT_collider(PropertiesPanel, bpy.types.Panel):
@@ -119,7 +127,7 @@ class WAFT_PT_bone(PropertiesPanel, bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        return _armature(context) is not None and context.active_pose_bone is not None
+        return armature_of(context) is not None and context.active_pose_bone is not None
 
     def draw_header(self, context):
         self.layout.prop(context.active_pose_bone.waft, "simulate", text="")
@@ -150,18 +158,15 @@ def draw_bake_buttons(layout) -> None:
     layout.operator("waft.clear_bake", text="Clear Bake", icon='X').scope = "ALL"
 
 
-class WAFT_PT_sidebar(bpy.types.Panel):
+class WAFT_PT_sidebar(SidebarPanel, bpy.types.Panel):
     bl_label = "Waft"
-    bl_space_type = 'VIEW_3D'
-    bl_region_type = 'UI'
-    bl_category = "Waft"
 
     def draw(self, context):
         layout = self.layout
         draw_bake_buttons(layout)
         draw_props(layout, context.scene.waft, ("substep_rate", "preroll"))
         layout.operator("waft.add_collider", icon='SPHERE')
-        ob = _armature(context)
+        ob = armature_of(context)
         if ob is None:
             return
         layout.separator()

@@ -2,7 +2,15 @@
 
 import bpy
 
-from ..panels import PropertiesPanel, draw_props
+from ..panels import (
+    PropertiesPanel,
+    SidebarPanel,
+    active_of_type,
+    armature_of,
+    draw_apply_row,
+    draw_props,
+    settings_subpanel,
+)
 
 MAIN = ("damping", "gravity", "radius", "world_motion_fraction")
 STIFFNESS = ("use_hard_vertical", "stretch_compliance", "horizontal_compliance",
@@ -15,14 +23,11 @@ CUTS = ("cut_threshold", "cut_blend_frames", "reset_frames", "layer_thickness")
 
 
 def _cage(context):
-    ob = context.object
-    return ob if ob is not None and ob.type == 'MESH' else None
+    return active_of_type(context, 'MESH')
 
 
 def draw_fabric(layout, settings) -> None:
-    row = layout.row(align=True)
-    row.prop(settings, "fabric", text="")
-    row.operator("waft.cloth_apply_fabric", text="Apply").fabric = settings.fabric
+    draw_apply_row(layout, settings, "fabric", "waft.cloth_apply_fabric")
 
 
 def draw_setup(layout, ob) -> None:
@@ -75,12 +80,7 @@ class WAFT_PT_cloth(PropertiesPanel, bpy.types.Panel):
 
 
 def _sub_panel(label: str, names: tuple[str, ...], ident: str):
-    def draw(self, context):
-        draw_props(self.layout, context.object.waft_cloth, names)
-
-    return type(ident, (PropertiesPanel, bpy.types.Panel), {
-        "bl_label": label, "bl_context": "object", "bl_parent_id": "WAFT_PT_cloth",
-        "bl_options": {'DEFAULT_CLOSED'}, "draw": draw})
+    return settings_subpanel(ident, label, "WAFT_PT_cloth", "waft_cloth", names)
 
 
 WAFT_PT_cloth_stiffness = _sub_panel("Stiffness", STIFFNESS, "WAFT_PT_cloth_stiffness")
@@ -106,11 +106,8 @@ class WAFT_PT_cloth_bones(PropertiesPanel, bpy.types.Panel):
             layers.prop_search(item, "group", context.object, "vertex_groups", text="")
 
 
-class WAFT_PT_cloth_sidebar(bpy.types.Panel):
+class WAFT_PT_cloth_sidebar(SidebarPanel, bpy.types.Panel):
     bl_label = "Waft Cloth"
-    bl_space_type = 'VIEW_3D'
-    bl_region_type = 'UI'
-    bl_category = "Waft"
 
     @classmethod
     def poll(cls, context):
@@ -137,8 +134,7 @@ class WAFT_PT_rod(PropertiesPanel, bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        ob = context.object
-        return ob is not None and ob.type == 'ARMATURE'
+        return armature_of(context) is not None
 
     def draw_header(self, context):
         self.layout.prop(context.object.waft_rod, "enabled", text="")

@@ -2,15 +2,22 @@
 
 import bpy
 
-from ..panels import SETUP_CONSTRAINTS, SETUP_MAIN, SETUP_WIND, PropertiesPanel, draw_props
+from ..panels import (
+    SETUP_CONSTRAINTS,
+    SETUP_MAIN,
+    SETUP_WIND,
+    PropertiesPanel,
+    SidebarPanel,
+    active_of_type,
+    draw_props,
+)
 
 STRANDS = ("scalp", "count", "points", "method", "clump", "randomness", "seed", "root_radius",
            "tip_radius", "output", "alembic_path")
 
 
 def _hair_object(context):
-    ob = context.object
-    return ob if ob is not None and ob.type in {'ARMATURE', 'CURVES'} else None
+    return active_of_type(context, 'ARMATURE', 'CURVES')
 
 
 def _draw(layout, ob) -> None:
@@ -56,8 +63,7 @@ class WAFT_PT_hair_guides(PropertiesPanel, bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        ob = context.object
-        return ob is not None and ob.type == 'CURVES'
+        return active_of_type(context, 'CURVES') is not None
 
     def draw(self, context):
         ob = context.object
@@ -66,11 +72,8 @@ class WAFT_PT_hair_guides(PropertiesPanel, bpy.types.Panel):
         self.layout.prop(ob.waft, "collider_collection")
 
 
-class WAFT_PT_hair_sidebar(bpy.types.Panel):
+class WAFT_PT_hair_sidebar(SidebarPanel, bpy.types.Panel):
     bl_label = "Hair Strands"
-    bl_space_type = 'VIEW_3D'
-    bl_region_type = 'UI'
-    bl_category = "Waft"
     bl_options = {'DEFAULT_CLOSED'}
 
     @classmethod

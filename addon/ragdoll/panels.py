@@ -3,7 +3,14 @@ a section in the 3D view's Waft sidebar tab."""
 
 import bpy
 
-from ..panels import PropertiesPanel, draw_props
+from ..panels import (
+    PropertiesPanel,
+    SidebarPanel,
+    armature_of,
+    draw_apply_row,
+    draw_props,
+    settings_subpanel,
+)
 
 RAGDOLL_MAIN = ("root_lock", "fall_threshold", "gravity_factor", "default_density")
 RAGDOLL_WORLD = ("use_ground", "ground_height", "collider_collection", "self_collision",
@@ -14,16 +21,8 @@ BODY_DRIVE = ("motor_strength", "motor_damping", "velocity_drive", "blend", "dis
               "distance_limit_speed", "linear_damping", "friction")
 
 
-def _armature(context):
-    ob = context.object
-    return ob if ob is not None and ob.type == 'ARMATURE' else None
-
-
 def draw_preset(layout, ob) -> None:
-    row = layout.row(align=True)
-    row.prop(ob.waft_ragdoll, "preset", text="")
-    op = row.operator("waft.ragdoll_apply_preset", text="Apply")
-    op.preset = ob.waft_ragdoll.preset
+    draw_apply_row(layout, ob.waft_ragdoll, "preset", "waft.ragdoll_apply_preset")
 
 
 def draw_create_buttons(layout) -> None:
@@ -38,7 +37,7 @@ class WAFT_PT_ragdoll(PropertiesPanel, bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        return _armature(context) is not None
+        return armature_of(context) is not None
 
     def draw_header(self, context):
         self.layout.prop(context.object.waft_ragdoll, "enabled", text="")
@@ -55,14 +54,9 @@ class WAFT_PT_ragdoll(PropertiesPanel, bpy.types.Panel):
         layout.label(text=f"{bodies} bodies", icon='MESH_CAPSULE')
 
 
-class WAFT_PT_ragdoll_world(PropertiesPanel, bpy.types.Panel):
-    bl_label = "Ground, Colliders, Quality"
-    bl_context = "object"
-    bl_parent_id = "WAFT_PT_ragdoll"
-    bl_options = {'DEFAULT_CLOSED'}
-
-    def draw(self, context):
-        draw_props(self.layout, context.object.waft_ragdoll, RAGDOLL_WORLD)
+WAFT_PT_ragdoll_world = settings_subpanel(
+    "WAFT_PT_ragdoll_world", "Ground, Colliders, Quality", "WAFT_PT_ragdoll", "waft_ragdoll",
+    RAGDOLL_WORLD)
 
 
 class WAFT_PT_ragdoll_carrier(PropertiesPanel, bpy.types.Panel):
@@ -88,7 +82,7 @@ class WAFT_PT_ragdoll_body(PropertiesPanel, bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        return _armature(context) is not None and context.active_pose_bone is not None
+        return armature_of(context) is not None and context.active_pose_bone is not None
 
     def draw_header(self, context):
         self.layout.prop(context.active_pose_bone.waft_ragdoll, "body", text="")
@@ -106,16 +100,13 @@ class WAFT_PT_ragdoll_body(PropertiesPanel, bpy.types.Panel):
         draw_props(layout, body, BODY_DRIVE)
 
 
-class WAFT_PT_ragdoll_sidebar(bpy.types.Panel):
+class WAFT_PT_ragdoll_sidebar(SidebarPanel, bpy.types.Panel):
     bl_label = "Ragdoll"
-    bl_space_type = 'VIEW_3D'
-    bl_region_type = 'UI'
-    bl_category = "Waft"
     bl_parent_id = "WAFT_PT_sidebar"
 
     @classmethod
     def poll(cls, context):
-        return _armature(context) is not None
+        return armature_of(context) is not None
 
     def draw(self, context):
         ob = context.object
