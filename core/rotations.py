@@ -40,20 +40,6 @@ def quat_multiply(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     )
 
 
-def quat_to_matrix(q: np.ndarray) -> np.ndarray:
-    """Rotation matrices (..., 3, 3) of quaternions (..., 4) (w, x, y, z); normalised first."""
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = np.moveaxis(q, -1, 0)
-    return np.stack(
-        (
-            np.stack((1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)), -1),
-            np.stack((2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)), -1),
-            np.stack((2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)), -1),
-        ),
-        axis=-2,
-    )
-
-
 def quat_from_matrix(m: np.ndarray) -> np.ndarray:
     """Unit quaternions from rotation matrices (..., 3, 3), w ≥ 0.
 
@@ -149,7 +135,8 @@ def make_sign_continuous(q: np.ndarray, *, axis: int = 0) -> np.ndarray:
     q = np.moveaxis(q, axis, 0)
     flips = np.sign(np.sum(q[1:] * q[:-1], axis=-1, keepdims=True))
     flips[flips == 0] = 1.0
-    signs = np.concatenate((np.ones_like(flips[:1]), np.cumprod(flips, axis=0)), axis=0)
+    # The first sample keeps its sign (built from q itself so a single frame works too).
+    signs = np.concatenate((np.ones_like(q[:1, ..., :1]), np.cumprod(flips, axis=0)), axis=0)
     return np.moveaxis(q * signs, 0, axis)
 
 

@@ -17,8 +17,8 @@ from ...core.cloth.rod import RodDrive, RodParams, RodRest
 from ...core.errors import SetupError
 from ...core.rotations import (
     make_sign_continuous,
+    matrix_from_quat,
     quat_from_matrix,
-    quat_to_matrix,
     swing_matrix,
 )
 from .. import reading as strand_reading
@@ -293,7 +293,7 @@ def chain_keys(read: RodRead, samples: RodSamples, chain: RodChainRead, position
     rest_segment = np.diff(_particles(rest_world, chain.length), axis=0)
     along = np.einsum("bji,bj->bi", rest_rotation, rest_segment)  # segment in the bone frame
     along /= np.linalg.norm(along, axis=-1, keepdims=True)
-    rotation = quat_to_matrix(orientation[:, :n])  # (F, B, 3, 3)
+    rotation = matrix_from_quat(orientation[:, :n])  # (F, B, 3, 3)
     segment = np.diff(positions[:, :n + 1], axis=1)
     segment /= np.maximum(np.linalg.norm(segment, axis=-1, keepdims=True), 1e-12)
     current = np.einsum("fbij,bj->fbi", rotation, along)

@@ -3,14 +3,14 @@
 import numpy as np
 
 from waft.core.bone_pose import basis_from_world, split_basis
-from waft.core.rotations import quat_to_matrix
+from waft.core.rotations import matrix_from_quat
 
 
 def _random_transform(rng, n, *, scale=False):
     m = np.tile(np.eye(4), (n, 1, 1))
     q = rng.normal(size=(n, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
-    m[:, :3, :3] = quat_to_matrix(q)
+    m[:, :3, :3] = matrix_from_quat(q)
     if scale:
         m[:, :3, :3] *= rng.uniform(0.5, 2.0, size=(n, 1, 3))
     m[:, :3, 3] = rng.normal(size=(n, 3))
@@ -49,11 +49,20 @@ def test_split_basis_separates_scale_and_keeps_rotation_proper():
     assert scale[3, 0] < 0.0
 
 
-def test_quat_to_matrix_inverts_quat_from_matrix():
+def test_matrix_from_quat_inverts_quat_from_matrix():
     from waft.core.rotations import quat_from_matrix
 
     rng = np.random.default_rng(11)
     q = rng.normal(size=(100, 4))
     q /= np.linalg.norm(q, axis=1, keepdims=True)
     q *= np.sign(q[:, :1])  # quat_from_matrix returns w >= 0
-    np.testing.assert_allclose(quat_from_matrix(quat_to_matrix(q)), q, atol=1e-12)
+    np.testing.assert_allclose(quat_from_matrix(matrix_from_quat(q)), q, atol=1e-12)
+
+
+def test_sign_continuity_keeps_a_single_frame():
+    from waft.core.rotations import make_sign_continuous
+
+    q = np.array([[[0.0, 0.0, 0.0, -1.0]]])  # (F=1, B=1, 4)
+    np.testing.assert_array_equal(make_sign_continuous(q, axis=0), q)
+    flipped = np.array([[1.0, 0, 0, 0], [-1.0, 0, 0, 0]])
+    np.testing.assert_array_equal(make_sign_continuous(flipped, axis=0), [[1, 0, 0, 0]] * 2)
