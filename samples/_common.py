@@ -93,6 +93,41 @@ def parent_to_bone(ob, rig, bone_name: str) -> None:
     ob.matrix_world = world
 
 
+def stick_armature_in_edit_mode(name: str):
+    """A new armature object ``name`` (stick display), active and selected, in Edit Mode;
+    returns (object, its edit bones)."""
+    rig = new_object(name, bpy.data.armatures.new(name))
+    rig.data.display_type = "STICK"
+    bpy.context.view_layer.objects.active = rig
+    rig.select_set(True)
+    bpy.ops.object.mode_set(mode="EDIT")
+    return rig, rig.data.edit_bones
+
+
+def add_bone_chain(edit_bones, names, points, parent):
+    """Connected edit bones ``names[k]`` from ``points[k]`` to ``points[k + 1]``, the first one
+    parented (not connected) to ``parent``; returns the last bone."""
+    for k, name in enumerate(names):
+        bone = edit_bones.new(name)
+        bone.head, bone.tail = points[k], points[k + 1]
+        bone.parent = parent
+        bone.use_connect = k > 0
+        parent = bone
+    return parent
+
+
+def sphere_collider(name: str, rig, bone: str, *, center, radius: float):
+    """A Waft sphere collider empty of ``radius`` at world ``center``, following ``bone``."""
+    empty = new_object(name, None)
+    empty.empty_display_type = "SPHERE"
+    empty.empty_display_size = radius
+    empty.location = center
+    bpy.context.view_layer.update()
+    parent_to_bone(empty, rig, bone)
+    empty.waft_collider.enabled = True
+    return empty
+
+
 def add_camera_and_light(
     *, location, target, lens: float = 50.0, sun_rotation=(0.9, 0.2, 0.6)
 ):

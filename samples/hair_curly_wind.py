@@ -15,12 +15,15 @@ import bpy
 from mathutils import Matrix, Vector
 
 from _common import (
+    add_bone_chain,
     add_camera_and_light,
     key_bone,
     new_object,
     parent_to_bone,
     set_color,
     setup_workbench,
+    sphere_collider,
+    stick_armature_in_edit_mode,
     tube_mesh,
     uv_sphere_mesh,
 )
@@ -63,12 +66,7 @@ def curl_points(chain: int, chains: int, bones: int, segment: float):
 
 
 def build_head_rig(*, chains=CHAINS, bones=BONES, segment=SEGMENT, points_of=curl_points):
-    rig = new_object("Rig", bpy.data.armatures.new("Rig"))
-    rig.data.display_type = "STICK"
-    bpy.context.view_layer.objects.active = rig
-    rig.select_set(True)
-    bpy.ops.object.mode_set(mode="EDIT")
-    edit = rig.data.edit_bones
+    rig, edit = stick_armature_in_edit_mode("Rig")
     root = edit.new("Root")
     root.head, root.tail = (0.0, 0.0, 0.95), (0.0, 0.0, 1.35)
     head = edit.new("Head")
@@ -77,13 +75,7 @@ def build_head_rig(*, chains=CHAINS, bones=BONES, segment=SEGMENT, points_of=cur
     all_points = []
     for c in range(chains):
         points = points_of(c, chains, bones, segment)
-        parent = head
-        for k in range(bones):
-            bone = edit.new(hair_bone(c, k))
-            bone.head, bone.tail = points[k], points[k + 1]
-            bone.parent = parent
-            bone.use_connect = k > 0
-            parent = bone
+        add_bone_chain(edit, [hair_bone(c, k) for k in range(bones)], points, head)
         all_points.append(points)
     bpy.ops.object.mode_set(mode="OBJECT")
     for c in range(chains):
@@ -119,13 +111,7 @@ def add_colliders(rig) -> None:
         ("Collider.Shoulder.L", (0.17, 0.0, 1.40), 0.1, "Root"),
         ("Collider.Shoulder.R", (-0.17, 0.0, 1.40), 0.1, "Root"),
     ):
-        empty = new_object(name, None)
-        empty.empty_display_type = "SPHERE"
-        empty.empty_display_size = radius
-        empty.location = center
-        bpy.context.view_layer.update()
-        parent_to_bone(empty, rig, bone)
-        empty.waft_collider.enabled = True
+        sphere_collider(name, rig, bone, center=center, radius=radius)
 
 
 def animate_head(rig) -> None:

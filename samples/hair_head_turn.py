@@ -25,6 +25,8 @@ from _common import (
     set_color,
     setup_workbench,
     smooth_mesh,
+    sphere_collider,
+    stick_armature_in_edit_mode,
     uv_sphere_mesh,
 )
 
@@ -83,13 +85,7 @@ def _guide_roots():
 
 
 def _build_rig():
-    rig = new_object("HairRig", bpy.data.armatures.new("HairRig"))
-    rig.data.display_type = "STICK"
-    view_layer = bpy.context.view_layer
-    view_layer.objects.active = rig
-    rig.select_set(True)
-    bpy.ops.object.mode_set(mode="EDIT")
-    bones = rig.data.edit_bones
+    rig, bones = stick_armature_in_edit_mode("HairRig")
     root = bones.new("Root")
     root.head, root.tail = (0.0, 0.0, 0.95), (0.0, 0.0, 1.4)
     head = bones.new("Head")
@@ -168,13 +164,7 @@ def _add_colliders(rig) -> None:
         ("Collider.Shoulder.R", (-0.16, 0.02, 1.40), 0.1, "Root"),
         ("Collider.Back", (0.0, 0.05, 1.28), 0.13, "Root"),
     ):
-        empty = new_object(name, None)
-        empty.empty_display_type = "SPHERE"
-        empty.empty_display_size = radius
-        empty.location = center
-        bpy.context.view_layer.update()
-        parent_to_bone(empty, rig, bone)
-        empty.waft_collider.enabled = True
+        sphere_collider(name, rig, bone, center=center, radius=radius)
 
 
 def build_scene():

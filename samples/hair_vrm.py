@@ -31,7 +31,12 @@ from pathlib import Path
 import bpy
 from mathutils import Vector
 
-from _common import add_camera_and_light, key_bone, new_object, parent_to_bone, setup_workbench
+from _common import (
+    add_camera_and_light,
+    key_bone,
+    setup_workbench,
+    sphere_collider,
+)
 
 NAME = "hair_vrm"
 DESCRIPTION = "Godette VRM: spring-bone hair chains and colliders from the VRM extension"
@@ -139,13 +144,8 @@ def add_colliders(rig, colliders) -> list[str]:
             x = -x
         local = Vector((x, -z, y))  # glTF Y-up -> Blender Z-up (the importer's conversion)
         head = rig.matrix_world @ rig.data.bones[node].head_local
-        empty = new_object(f"Collider.{node}.{i}", None)
-        empty.empty_display_type = "SPHERE"
-        empty.empty_display_size = radius
-        empty.location = head + local
-        bpy.context.view_layer.update()
-        parent_to_bone(empty, rig, node)
-        empty.waft_collider.enabled = True
+        empty = sphere_collider(f"Collider.{node}.{i}", rig, node, center=head + local,
+                                radius=radius)
         names.append(empty.name)
     return names
 

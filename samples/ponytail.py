@@ -12,12 +12,15 @@ import bpy
 from mathutils import Matrix, Vector
 
 from _common import (
+    add_bone_chain,
     add_camera_and_light,
     key_bone,
     new_object,
     parent_to_bone,
     set_color,
     setup_workbench,
+    sphere_collider,
+    stick_armature_in_edit_mode,
     tube_mesh,
     uv_sphere_mesh,
 )
@@ -46,13 +49,7 @@ def _hair_bone(chain: int, index: int) -> str:
 
 
 def _build_rig():
-    rig = new_object("Rig", bpy.data.armatures.new("Rig"))
-    rig.data.display_type = "STICK"
-    view_layer = bpy.context.view_layer
-    view_layer.objects.active = rig
-    rig.select_set(True)
-    bpy.ops.object.mode_set(mode="EDIT")
-    bones = rig.data.edit_bones
+    rig, bones = stick_armature_in_edit_mode("Rig")
     root = bones.new("Root")  # the body: hips to chest
     root.head, root.tail = (0.0, 0.0, 0.95), (0.0, 0.0, 1.35)
     head = bones.new("Head")  # pivots at the neck
@@ -64,13 +61,7 @@ def _build_rig():
         start = HAIR_TIE + Vector((spread, 0.0, 0.0))
         direction = Vector((spread * 2.0, 0.55, -1.0)).normalized()
         points = [start + direction * (SEGMENT * k) for k in range(BONES_PER_CHAIN + 1)]
-        parent = head
-        for k in range(BONES_PER_CHAIN):
-            bone = bones.new(_hair_bone(c, k))
-            bone.head, bone.tail = points[k], points[k + 1]
-            bone.parent = parent
-            bone.use_connect = k > 0
-            parent = bone
+        add_bone_chain(bones, [_hair_bone(c, k) for k in range(BONES_PER_CHAIN)], points, head)
         chain_points.append(points)
     bpy.ops.object.mode_set(mode="OBJECT")
     return rig, chain_points
@@ -134,13 +125,7 @@ def _add_colliders(rig) -> None:
         ("Collider.Shoulder.R", (-0.17, 0.02, 1.40), 0.1, "Root"),
         ("Collider.Back", (0.0, 0.04, 1.30), 0.13, "Root"),
     ):
-        empty = new_object(name, None)
-        empty.empty_display_type = "SPHERE"
-        empty.empty_display_size = radius
-        empty.location = center
-        bpy.context.view_layer.update()
-        parent_to_bone(empty, rig, bone)
-        empty.waft_collider.enabled = True
+        sphere_collider(name, rig, bone, center=center, radius=radius)
 
 
 def build_scene():
