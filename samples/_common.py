@@ -93,15 +93,31 @@ def parent_to_bone(ob, rig, bone_name: str) -> None:
     ob.matrix_world = world
 
 
-def stick_armature_in_edit_mode(name: str):
-    """A new armature object ``name`` (stick display), active and selected, in Edit Mode;
-    returns (object, its edit bones)."""
+def armature_in_edit_mode(name: str, *, display_type: str | None = "STICK"):
+    """A new armature object ``name`` (``display_type`` unless None), active and selected, in
+    Edit Mode; returns (object, its edit bones)."""
     rig = new_object(name, bpy.data.armatures.new(name))
-    rig.data.display_type = "STICK"
+    if display_type is not None:
+        rig.data.display_type = display_type
     bpy.context.view_layer.objects.active = rig
     rig.select_set(True)
     bpy.ops.object.mode_set(mode="EDIT")
     return rig, rig.data.edit_bones
+
+
+def armature_from_bones(name: str, bones):
+    """A new armature object ``name`` from (bone, head, tail, parent bone or None) rows, in
+    parent-first order; a bone whose head is its parent's tail is connected. Ends in Object
+    Mode."""
+    rig, edit_bones = armature_in_edit_mode(name, display_type=None)
+    for bone_name, head, tail, parent in bones:
+        bone = edit_bones.new(bone_name)
+        bone.head, bone.tail = head, tail
+        if parent:
+            bone.parent = edit_bones[parent]
+            bone.use_connect = Vector(head) == edit_bones[parent].tail
+    bpy.ops.object.mode_set(mode="OBJECT")
+    return rig
 
 
 def add_bone_chain(edit_bones, names, points, parent):

@@ -17,13 +17,13 @@ from mathutils import Matrix, Vector
 from _common import (
     add_bone_chain,
     add_camera_and_light,
+    armature_in_edit_mode,
     key_bone,
     new_object,
     parent_to_bone,
     set_color,
     setup_workbench,
     sphere_collider,
-    stick_armature_in_edit_mode,
     tube_mesh,
     uv_sphere_mesh,
 )
@@ -66,7 +66,7 @@ def curl_points(chain: int, chains: int, bones: int, segment: float):
 
 
 def build_head_rig(*, chains=CHAINS, bones=BONES, segment=SEGMENT, points_of=curl_points):
-    rig, edit = stick_armature_in_edit_mode("Rig")
+    rig, edit = armature_in_edit_mode("Rig")
     root = edit.new("Root")
     root.head, root.tail = (0.0, 0.0, 0.95), (0.0, 0.0, 1.35)
     head = edit.new("Head")

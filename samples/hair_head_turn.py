@@ -19,6 +19,7 @@ from mathutils import Matrix, Vector
 
 from _common import (
     add_camera_and_light,
+    armature_in_edit_mode,
     key_bone,
     new_object,
     parent_to_bone,
@@ -26,7 +27,6 @@ from _common import (
     setup_workbench,
     smooth_mesh,
     sphere_collider,
-    stick_armature_in_edit_mode,
     uv_sphere_mesh,
 )
 
@@ -85,7 +85,7 @@ def _guide_roots():
 
 
 def _build_rig():
-    rig, bones = stick_armature_in_edit_mode("HairRig")
+    rig, bones = armature_in_edit_mode("HairRig")
     root = bones.new("Root")
     root.head, root.tail = (0.0, 0.0, 0.95), (0.0, 0.0, 1.4)
     head = bones.new("Head")

@@ -14,13 +14,13 @@ from mathutils import Matrix, Vector
 from _common import (
     add_bone_chain,
     add_camera_and_light,
+    armature_in_edit_mode,
     key_bone,
     new_object,
     parent_to_bone,
     set_color,
     setup_workbench,
     sphere_collider,
-    stick_armature_in_edit_mode,
     tube_mesh,
     uv_sphere_mesh,
 )
@@ -49,7 +49,7 @@ def _hair_bone(chain: int, index: int) -> str:
 
 
 def _build_rig():
-    rig, bones = stick_armature_in_edit_mode("Rig")
+    rig, bones = armature_in_edit_mode("Rig")
     root = bones.new("Root")  # the body: hips to chest
     root.head, root.tail = (0.0, 0.0, 0.95), (0.0, 0.0, 1.35)
     head = bones.new("Head")  # pivots at the neck

@@ -19,6 +19,7 @@ from ragdoll_walk import ASSET, FPS, import_walker
 
 from _common import (
     add_camera_and_light,
+    armature_from_bones,
     new_object,
     parent_to_bone,
     setup_workbench,
@@ -48,18 +49,7 @@ def missing_assets() -> str | None:
 
 
 def _companion_armature(scene, walker):
-    data = bpy.data.armatures.new("Companion")
-    ob = new_object("Companion", data)
-    bpy.context.view_layer.objects.active = ob
-    ob.select_set(True)
-    bpy.ops.object.mode_set(mode="EDIT")
-    for name, head, tail, parent in BONES:
-        bone = data.edit_bones.new(name)
-        bone.head, bone.tail = head, tail
-        if parent:
-            bone.parent = data.edit_bones[parent]
-            bone.use_connect = Vector(head) == data.edit_bones[parent].tail
-    bpy.ops.object.mode_set(mode="OBJECT")
+    ob = armature_from_bones("Companion", BONES)
     # On the walker's back: behind the upper chest (the walker faces -Y), facing away.
     scene.frame_set(scene.frame_start)
     chest = walker.matrix_world @ walker.pose.bones[CARRIER_BONE].head

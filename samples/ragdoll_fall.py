@@ -18,6 +18,7 @@ from mathutils import Matrix, Vector
 
 from _common import (
     add_camera_and_light,
+    armature_from_bones,
     new_object,
     parent_to_bone,
     set_color,
@@ -55,18 +56,7 @@ BONES = (
 
 
 def _mannequin(scene):
-    data = bpy.data.armatures.new("Mannequin")
-    rig = new_object("Mannequin", data)
-    bpy.context.view_layer.objects.active = rig
-    rig.select_set(True)
-    bpy.ops.object.mode_set(mode="EDIT")
-    for name, head, tail, parent, _ in BONES:
-        bone = data.edit_bones.new(name)
-        bone.head, bone.tail = head, tail
-        if parent:
-            bone.parent = data.edit_bones[parent]
-            bone.use_connect = Vector(head) == data.edit_bones[parent].tail
-    bpy.ops.object.mode_set(mode="OBJECT")
+    rig = armature_from_bones("Mannequin", (row[:4] for row in BONES))
     bpy.context.view_layer.update()
     for name, head, tail, _, radius in BONES:
         mesh = tube_mesh(f"Mannequin {name}", [(0.0, 0.0, 0.0), tuple(Vector(tail) - Vector(head))],
