@@ -14,7 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bodies import Bodies, Pairs, angular_velocity_impulse, cross, inverse3, positional, rotate
+from .bodies import (
+    Bodies,
+    FrozenPairs,
+    Pairs,
+    angular_velocity_impulse,
+    cross,
+    inverse3,
+    positional,
+    rotate,
+)
 
 
 @dataclass(frozen=True)
@@ -56,17 +65,19 @@ def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndar
     return tuple(colours)
 
 
-def solve_ball(s: Bodies, col: JointColour, anchor_b: np.ndarray, active: np.ndarray) -> None:
+def solve_ball(s: Bodies, col: JointColour, anchor_b: np.ndarray, active: np.ndarray,
+               frozen: FrozenPairs | None = None) -> None:
     """Hard positional constraint joining the child's head to the parent's anchor.
 
     anchor_b: (n_c, 3) the anchor in the parent's body frame from its centre (for the world:
     the root's target head position in world). Müller 2020 eq. (2)-(9) with α = 0.
+    `frozen`: `FrozenPairs.of(s, col.pairs)` of this substep, if already gathered.
     """
     p = col.pairs
     ra = rotate(s.R[p.a], col.anchor_a)
     rb = rotate(s.R[p.b], anchor_b)
     delta = (s.x[p.a] + ra) - (s.x[p.b] + rb)
-    positional(s, p, ra, rb, delta, active=active)
+    positional(s, p, ra, rb, delta, active=active, frozen=frozen)
 
 
 def damp_joints(s: Bodies, col: JointColour, damping_fraction: np.ndarray,

@@ -17,6 +17,7 @@ import numpy as np
 from ..rotations import quat_from_matrix, quat_multiply
 from .bodies import (
     Bodies,
+    FrozenPairs,
     cross,
     nlerp,
     q2m,
@@ -42,6 +43,7 @@ from .model import BodyMode, RagdollModel
 from .motors import (
     motor_alpha_tilde,
     motor_omega,
+    motor_subtree_inverse,
     project_rigid,
     solve_motor,
     solve_motor_subtree,
@@ -294,38 +296,49 @@ class Level:
             anchors.append(anchor[col.index])
             locals_.append(local_t[col.index])
         lams = [np.zeros((len(col.index), 3)) for col in self.colours]
+        # Inverse masses, world inverse inertias and the motors' 3x3 blocks do not change
+        # within the iterations: gathered / inverted once per substep.
+        frozen = [FrozenPairs.of(s, col.pairs) for col in self.colours]
+        motor_inv = [motor_subtree_inverse(fz.Ib, col.pairs.split, cc["alpha"],
+                                           self.joint_inertia[col.index])
+                     for fz, col, cc in zip(frozen, self.colours, c.colours, strict=True)]
         # Broad phase once per substep: bodies move at most ~|v| h per substep; what is
         # further than twice that (plus BROAD_MARGIN) cannot touch within it.
         colliders = self.run.colliders_at(sub)
         margin = BROAD_MARGIN + 2.0 * h * float(np.sqrt(np.max(np.einsum("nk,nk->n", v, v),
                                                                initial=0.0)))
         near = self.contacts.near(s, colliders, ~kin, margin)
+        # Colliders near a locked root (usually none: the iterations' root pushes are skipped).
+        root_near = (self.contacts.near(s, colliders, c.locked, margin) if c.any_locked
+                     else near[:0])
         self_near = (self.self_collision is not None
                      and self.self_collision.near(s, 2.0 * margin))
         for it in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
-                solve_ball(s, col, anchors[j], cc["ball"])
+                solve_ball(s, col, anchors[j], cc["ball"], frozen[j])
                 if SUBTREE_MOTORS:
                     solve_motor_subtree(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"],
                                         cc["carry"], self.joint_inertia[col.index],
-                                        col.anchor_a)
+                                        col.anchor_a, K_inv=motor_inv[j], Ib=frozen[j].Ib)
                 else:
                     solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
                 if it == self.iterations - 1:  # momentum exchange at limits; the final
                     solve_limits(s, col)  # pass then clamps exactly
-                if c.any_locked and col.is_root.any():
+                if len(root_near) and col.is_root.any():
                     # A locked root is pushed back out of colliders before its children's
                     # joints see it: otherwise they are dragged into the wall with it and
                     # their contacts lever them around the joint (spurious spins).
-                    self.contacts.project(s, self.run.colliders_at(sub), c.locked, count=False,
-                                          only=c.locked_index)
+                    # (Only the colliders of the broad phase, as `contacts.solve`.)
+                    self.contacts.project(s, colliders, c.locked, count=False,
+                                          only=c.locked_index, colliders=root_near)
             self.contacts.solve(s, colliders, ~kin, first=it == 0,
                                 last=it == self.iterations - 1, translate=c.locked,
                                 colliders=near)
             if self_near:
                 for _ in range(SELF_COLLISION_PASSES):  # Jacobi over the pairs
-                    self.self_collision.solve(s, ~kin)
+                    if not self.self_collision.solve(s, ~kin):
+                        break  # nothing penetrated: another pass would change nothing
         self.final_pass(c, anchor, local_t, origin_t)
         self.contacts.project(s, colliders, ~kin)  # every collider: nothing ends inside
         # velocities from the position change

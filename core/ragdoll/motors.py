@@ -69,9 +69,22 @@ def project_rigid(s: Bodies, idx: np.ndarray, parent: np.ndarray, anchor: np.nda
     s.x[idx] = head - np.einsum("nij,nj->ni", R, anchor_a)
 
 
+def motor_subtree_inverse(Ib: np.ndarray, split: np.ndarray, alpha_tilde: np.ndarray,
+                          joint_inertia: np.ndarray) -> np.ndarray:
+    """(1 / I_joint + α̃ + k I_parent⁻¹)⁻¹ (n, 3, 3), the motor's 3-DOF block of
+    `solve_motor_subtree`: constant within a substep (inertias frozen), so inverted once."""
+    K = Ib * split[:, None, None]
+    diag = 1.0 / joint_inertia + alpha_tilde + 1e-12
+    K[:, 0, 0] += diag
+    K[:, 1, 1] += diag
+    K[:, 2, 2] += diag
+    return inverse3(K)
+
+
 def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
                         alpha_tilde: np.ndarray, lam: np.ndarray, active: np.ndarray,
-                        carry: np.ndarray, joint_inertia: np.ndarray, anchor_a: np.ndarray
+                        carry: np.ndarray, joint_inertia: np.ndarray, anchor_a: np.ndarray,
+                        K_inv: np.ndarray | None = None, Ib: np.ndarray | None = None
                         ) -> None:
     """Motor correction applied to the child's whole subtree, rotated rigidly about the joint.
 
@@ -84,18 +97,18 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     keeps the joints below it together; the parent takes the reaction with its own inertia.
 
     carry: (n, n_c) 1 where body k is in the subtree of the colour's joint j and may move.
+    K_inv, Ib: `motor_subtree_inverse` and the parents' world inverse inertias of this
+    substep, if already computed.
     """
     p = col.pairs
     desired = qmul(s.q[p.b], local_target)
     dtheta = quat_log(qmul(desired, quat_conj(s.q[p.a])))
-    Ib = s.Iw_inv[p.b]
+    if Ib is None:
+        Ib = s.Iw_inv[p.b]
     inv_joint = 1.0 / joint_inertia
-    K = Ib * p.split[:, None, None]
-    diag = inv_joint + alpha_tilde + 1e-12
-    K[:, 0, 0] += diag
-    K[:, 1, 1] += diag
-    K[:, 2, 2] += diag
-    P = np.einsum("nij,nj->ni", inverse3(K), dtheta - alpha_tilde[:, None] * lam)
+    if K_inv is None:
+        K_inv = motor_subtree_inverse(Ib, p.split, alpha_tilde, joint_inertia)
+    P = np.einsum("nij,nj->ni", K_inv, dtheta - alpha_tilde[:, None] * lam)
     P = np.where(active[:, None], P, 0.0)
     lam += P
     spin = P * inv_joint[:, None]  # rotation of each child's subtree about its joint

@@ -86,10 +86,11 @@ class SelfCollision:
         reach = self.sum_radius + margin
         return bool(np.any(np.einsum("pk,pk->p", d, d) < reach * reach))
 
-    def solve(self, s: Bodies, movable: np.ndarray) -> None:
-        """One Jacobi pass over every pair (hard, both bodies move)."""
+    def solve(self, s: Bodies, movable: np.ndarray) -> bool:
+        """One Jacobi pass over every pair (hard, both bodies move). False when no pair
+        penetrated (nothing moved, so a further pass would find the same)."""
         if not self.count:
-            return
+            return False
         n = len(self.half)
         x, R = s.x[:n], s.R[:n]
         axis = R[:, :, 1] * self.half[:, None]
@@ -101,7 +102,7 @@ class SelfCollision:
         pen = self.sum_radius - dist
         active = (pen > 0.0) & (movable[i] | movable[j])
         if not active.any():
-            return
+            return False
         nrm = d / np.maximum(dist, 1e-12)[:, None]
         ra, rb = p - x[i], q - x[j]
         ca, cb = cross(ra, nrm), cross(rb, nrm)
@@ -119,3 +120,4 @@ class SelfCollision:
                   - self.scatter_b @ (impulse * s.inv_mass[j, None]))
         dth[:n] = self.scatter_a @ (lam[:, None] * ia) - self.scatter_b @ (lam[:, None] * ib)
         s.move(dx, dth)
+        return True
