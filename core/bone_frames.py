@@ -47,6 +47,18 @@ def inverse3(m: np.ndarray) -> np.ndarray:
     return out
 
 
+def inverse_affine(m: np.ndarray) -> np.ndarray:
+    """Inverses of stacked affine 4×4 matrices (…, 4, 4) whose last row is 0 0 0 1 (not
+    checked): ``inverse3`` of the 3×3 part and ``-inv @ t``, without LAPACK's per-call
+    overhead."""
+    out = np.zeros_like(m)
+    inv = inverse3(m[..., :3, :3])
+    out[..., :3, :3] = inv
+    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv, m[..., :3, 3])
+    out[..., 3, 3] = 1.0
+    return out
+
+
 def _rotation_part(m: np.ndarray) -> np.ndarray:
     """Columns of a 3×3 scaled rotation normalised (bones carry scale, we key rotation only)."""
     return m / np.maximum(np.linalg.norm(m, axis=-2, keepdims=True), 1e-12)

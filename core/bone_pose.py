@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bone_frames import inverse3
+from .bone_frames import inverse_affine
 
 _AFFINE_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 
@@ -31,12 +31,7 @@ def affine_inverse(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=np.float64)
     if not np.array_equal(m[..., 3, :], np.broadcast_to(_AFFINE_ROW, m.shape[:-1])):
         return np.linalg.inv(m)
-    out = np.zeros_like(m)
-    inv = inverse3(m[..., :3, :3])
-    out[..., :3, :3] = inv
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv, m[..., :3, 3])
-    out[..., 3, 3] = 1.0
-    return out
+    return inverse_affine(m)
 
 
 def basis_from_world(

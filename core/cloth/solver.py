@@ -31,8 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bone_frames import inverse3
+from ..bone_frames import inverse_affine as affine_inverse
 from ..colliders import ColliderKind, is_similarity
+from ..drive import frame_interval
 from ..errors import DivergenceError, SetupError
 from ..forces import wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
@@ -559,30 +560,6 @@ def bounding_radius(kind: int, M: np.ndarray, colliders, k: int) -> float:
     if kind == ColliderKind.BOX:
         return size * float(axes.sum())
     return np.inf
-
-
-def affine_inverse(m: np.ndarray) -> np.ndarray:
-    """Inverse of affine 4x4 matrices (..., 4, 4) (last row 0 0 0 1), without LAPACK's
-    per-call overhead (`core.bone_frames.inverse3` for the 3x3 part)."""
-    out = np.zeros_like(m)
-    inv = inverse3(m[..., :3, :3])
-    out[..., :3, :3] = inv
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", inv, m[..., :3, 3])
-    out[..., 3, 3] = 1.0
-    return out
-
-
-def frame_interval(t: float, fps: float, frames: int) -> tuple[int, float]:
-    """Frame interval `[f, f + 1]` holding time `t` and the blend (clamped at the ends)."""
-    if frames < 2:
-        return 0, 0.0
-    u = t * fps
-    if u <= 0.0:
-        return 0, 0.0
-    if u >= frames - 1:
-        return frames - 2, 1.0
-    f = min(math.floor(u), frames - 2)
-    return f, u - f
 
 
 class ClothBakeJob(FrameJob):
