@@ -231,11 +231,7 @@ def validate_params(
             mask = np.broadcast_to(np.asarray(active, dtype=bool)[None], target)
         else:
             mask = np.ones(target, dtype=bool)
-        bad = np.isnan(values) | (np.isinf(values) & (not allow_inf))
-        if lo is not None:
-            bad |= values < lo
-        if hi is not None:
-            bad |= values > hi
+        bad = out_of_range(values, allow_inf=allow_inf, low=lo, high=hi)
         bad &= mask
         if np.any(bad):
             index = tuple(int(i) for i in np.argwhere(bad)[0])
@@ -253,6 +249,17 @@ def validate_params(
             )
         out[name] = full
     return out
+
+
+def out_of_range(values: np.ndarray, *, allow_inf: bool, low=None, high=None) -> np.ndarray:
+    """Where a setting is invalid: NaN, infinite (unless ``allow_inf``), below ``low`` or above
+    ``high`` (either may be None)."""
+    bad = np.isnan(values) | (np.isinf(values) & (not allow_inf))
+    if low is not None:
+        bad |= values < low
+    if high is not None:
+        bad |= values > high
+    return bad
 
 
 def _describe(index: tuple[int, ...], kind: str, strand_setup, setup_names) -> str:

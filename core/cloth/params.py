@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SetupError
+from ..params import out_of_range
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 
@@ -167,11 +168,8 @@ def validate_params(params: ClothParams, *, frames: int,
             raise SetupError(f"cloth setting '{name}' has shape {np.shape(value)}, not "
                              f"broadcastable to {shape} (frames, cloths)") from exc
         if kind in ("cloth", "vector"):
-            bad = np.isnan(array) | (np.isinf(array) & (not allow_inf or kind == "vector"))
-            if low is not None:
-                bad |= array < low
-            if high is not None:
-                bad |= array > high
+            bad = out_of_range(array, allow_inf=allow_inf and kind != "vector", low=low,
+                               high=high)
             if bad.any():
                 index = tuple(int(i) for i in np.argwhere(bad)[0])
                 f, c = index[0], index[1]

@@ -38,6 +38,7 @@ import numpy as np
 from ..colliders import ColliderKind, ColliderSet, apply_friction, is_similarity, shape_normal
 from ..errors import DivergenceError, SetupError
 from ..job import FrameJob, run_job
+from ..params import out_of_range
 from ..solver import SolverSettings
 from .params import STANDARD_GRAVITY
 from .solver import DFTL_DAMPING, affine_inverse, frame_interval
@@ -291,11 +292,7 @@ def _validate(model: RodModel, drive: RodDrive) -> tuple[float, dict[str, np.nda
                                     shape)
         except ValueError as exc:
             raise SetupError(f"rod setting '{name}' is not broadcastable to {shape}") from exc
-        bad = np.isnan(array) | (np.isinf(array) & (not allow_inf))
-        if low is not None:
-            bad |= array < low
-        if high is not None:
-            bad |= array > high
+        bad = out_of_range(array, allow_inf=allow_inf, low=low, high=high)
         if bad.any():
             index = tuple(int(i) for i in np.argwhere(bad)[0])
             raise SetupError(f"rod '{model.setup_names[index[1]]}': setting '{name}' is "
