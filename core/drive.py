@@ -55,7 +55,6 @@ class CheckedDrive:
 def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
     """Check shapes and values; raise `SetupError` naming the setup, chain or collider."""
     S, P = model.strands, model.particles
-    K = model.colliders.count
     try:
         fps = float(drive.fps)
     except (TypeError, ValueError) as exc:
@@ -99,25 +98,33 @@ def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
         raise SetupError(f"setup '{model.setup_of(s)}': object matrix at frame index {f} has a "
                          f"zero or negative scale (determinant {space_det[f, s]:.3g})")
 
-    colliders = np.asarray(drive.collider_matrix, dtype=np.float64)
-    if colliders.shape != (F, K, 4, 4):
-        raise SetupError(f"collider_matrix has shape {colliders.shape}, expected {(F, K, 4, 4)}")
-    if K:
-        finite_c = np.all(np.isfinite(colliders), axis=(2, 3))
-        if not np.all(finite_c):
-            f, k = (int(i) for i in np.argwhere(~finite_c)[0])
-            raise SetupError(f"collider '{model.colliders.names[k]}': matrix at frame index {f} "
-                             "is not finite")
-        det = np.linalg.det(colliders[..., :3, :3])
-        if np.any(det <= MIN_DETERMINANT):
-            f, k = (int(i) for i in np.argwhere(det <= MIN_DETERMINANT)[0])
-            raise SetupError(f"collider '{model.colliders.names[k]}' has a zero or negative "
-                             f"scale at frame index {f} (determinant {det[f, k]:.3g})")
+    colliders = check_collider_matrix(drive.collider_matrix, F, model.colliders.names)
 
     params = validate_params(drive.params, frames=F, strands=S, particles=P, active=active,
                              strand_setup=model.strand_setup, setup_names=model.setup_names)
     return CheckedDrive(fps=fps, reference=reference, kinematic=kinematic, space=space,
                         collider_matrix=colliders, params=params)
+
+
+def check_collider_matrix(collider_matrix, frames: int, names) -> np.ndarray:
+    """The colliders' (F, K, 4, 4) world matrices as float64, checked: shape, finite, and a
+    positive scale (a mirrored or collapsed collider has no inside)."""
+    K = len(names)
+    colliders = np.asarray(collider_matrix, dtype=np.float64)
+    if colliders.shape != (frames, K, 4, 4):
+        raise SetupError(f"collider_matrix has shape {colliders.shape}, expected "
+                         f"{(frames, K, 4, 4)}")
+    if K:
+        finite = np.all(np.isfinite(colliders), axis=(2, 3))
+        if not np.all(finite):
+            f, k = (int(i) for i in np.argwhere(~finite)[0])
+            raise SetupError(f"collider '{names[k]}': matrix at frame index {f} is not finite")
+        det = np.linalg.det(colliders[..., :3, :3])
+        if np.any(det <= MIN_DETERMINANT):
+            f, k = (int(i) for i in np.argwhere(det <= MIN_DETERMINANT)[0])
+            raise SetupError(f"collider '{names[k]}' has a zero or negative "
+                             f"scale at frame index {f} (determinant {det[f, k]:.3g})")
+    return colliders
 
 
 def frame_interval(t: float, fps: float, frames: int) -> tuple[int, float]:

@@ -11,11 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..drive import MIN_DETERMINANT, check_collider_matrix
 from ..errors import SetupError
 from .model import ClothModel
 from .params import ClothParams, validate_params
-
-MIN_DETERMINANT = 1e-12
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class CheckedClothDrive:
 
 def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDrive:
     """Check shapes and values; `SetupError` names the setup, vertex, collider or setting."""
-    N, C, K = model.n_vertices, model.n_cloths, model.colliders.count
+    N, C = model.n_vertices, model.n_cloths
     try:
         fps = float(drive.fps)
     except (TypeError, ValueError) as exc:
@@ -80,20 +79,7 @@ def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDr
         f, c = (int(i) for i in np.argwhere(det <= MIN_DETERMINANT)[0])
         raise SetupError(f"cloth '{model.setup_names[c]}': space matrix at frame index {f} has "
                          f"a zero or negative scale (determinant {det[f, c]:.3g})")
-    colliders = np.asarray(drive.collider_matrix, dtype=np.float64)
-    if colliders.shape != (F, K, 4, 4):
-        raise SetupError(f"collider_matrix has shape {colliders.shape}, expected {(F, K, 4, 4)}")
-    if K:
-        ok = np.all(np.isfinite(colliders), axis=(2, 3))
-        if not ok.all():
-            f, k = (int(i) for i in np.argwhere(~ok)[0])
-            raise SetupError(f"collider '{model.colliders.names[k]}': matrix at frame index {f} "
-                             "is not finite")
-        det = np.linalg.det(colliders[..., :3, :3])
-        if np.any(det <= MIN_DETERMINANT):
-            f, k = (int(i) for i in np.argwhere(det <= MIN_DETERMINANT)[0])
-            raise SetupError(f"collider '{model.colliders.names[k]}' has a zero or negative "
-                             f"scale at frame index {f} (determinant {det[f, k]:.3g})")
+    colliders = check_collider_matrix(drive.collider_matrix, F, model.colliders.names)
     resets = set()
     for r in drive.reset_frames:
         if int(r) != r or not 0 <= int(r) < F:
