@@ -179,14 +179,43 @@ class Samples:
     bone_settings: list  # per chain: {name: (F or 1, B) array}
 
 
-class Sampler:
+class FrameSampler:
+    """Steps the scene through ``frames`` in chunks (a modal bake steps it; ``sample_steps``
+    runs it); subclasses read everything of one frame in ``_sample_frame(i)``."""
+
+    def __init__(self, scene, frames):
+        self.scene = scene
+        self.frames = frames
+        self.done = 0
+
+    @property
+    def total(self) -> int:
+        return len(self.frames)
+
+    def sample_chunk(self, count: int) -> int:
+        """Sample up to ``count`` more frames; returns how many frames are done."""
+        stop = min(self.done + count, self.total)
+        scene = self.scene
+        for i in range(self.done, stop):
+            scene.frame_set(int(self.frames[i]))
+            self._sample_frame(i)
+        self.done = stop
+        return self.done
+
+    def _sample_frame(self, i: int) -> None:
+        raise NotImplementedError
+
+    def _check_finished(self) -> None:
+        if self.done != self.total:
+            raise RuntimeError("sampling is not finished")
+
+
+class Sampler(FrameSampler):
     """Samples a frame range in chunks (the modal operator steps it; ``sample_all`` runs it)."""
 
     def __init__(self, scene, read: SceneRead):
-        self.scene = scene
+        super().__init__(scene, np.arange(read.frame_start, read.frame_end + 1))
         self.read = read
-        self.frames = np.arange(read.frame_start, read.frame_end + 1)
-        self.done = 0
         n_frames = len(self.frames)
         self._pose = [np.empty((n_frames, s.bone_count * 16), np.float32) for s in read.setups]
         self._object = np.empty((n_frames, len(read.setups), 4, 4))
@@ -214,10 +243,6 @@ class Sampler:
                            for n in BONE_SCALARS})
         return series
 
-    @property
-    def total(self) -> int:
-        return len(self.frames)
-
     def _all_series(self):
         for per_setup in self._setup_series:
             yield from per_setup.values()
@@ -225,17 +250,7 @@ class Sampler:
             for per_bone in chain:
                 yield from per_bone.values()
 
-    def sample_chunk(self, count: int) -> int:
-        """Sample up to ``count`` more frames; returns how many frames are done."""
-        stop = min(self.done + count, self.total)
-        scene = self.scene
-        for i in range(self.done, stop):
-            scene.frame_set(int(self.frames[i]))
-            self._sample_frame(i, first=(i == 0))
-        self.done = stop
-        return self.done
-
-    def _sample_frame(self, i: int, *, first: bool) -> None:
+    def _sample_frame(self, i: int) -> None:
         for s, setup in enumerate(self.read.setups):
             ob = setup.object
             ob.pose.bones.foreach_get("matrix", self._pose[s][i])
@@ -244,12 +259,11 @@ class Sampler:
             self._collider[i, k] = np.array(collider.object.matrix_world)
         scene = self.scene
         self._gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
-        for series in (self._all_series() if first else self._animated):
+        for series in (self._all_series() if i == 0 else self._animated):
             series.sample()
 
     def result(self) -> Samples:
-        if self.done != self.total:
-            raise RuntimeError("sampling is not finished")
+        self._check_finished()
         n_frames = self.total
         scale = np.diag([self.read.unit_scale] * 3 + [1.0])
         pose = [buf.reshape(n_frames, -1, 4, 4).transpose(0, 1, 3, 2).astype(np.float64)

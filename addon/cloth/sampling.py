@@ -14,7 +14,13 @@ import bpy
 import numpy as np
 
 from ...core.errors import SetupError
-from ..sampling import animated_paths, is_result_or_rest_track, sample_steps, tracks_muted
+from ..sampling import (
+    FrameSampler,
+    animated_paths,
+    is_result_or_rest_track,
+    sample_steps,
+    tracks_muted,
+)
 from .reading import FLOAT_SETTINGS, VECTOR_SETTINGS, ClothRead
 
 # Per-frame settings; ints and bools are read once (they select structure, not strength).
@@ -40,14 +46,12 @@ class ClothSamples:
     settings: list  # per setup {name: (F or 1, ...) array}
 
 
-class ClothSampler:
+class ClothSampler(FrameSampler):
     """Samples the frame range in chunks (``sample_chunk``), like the strands' Sampler."""
 
     def __init__(self, scene, read: ClothRead):
-        self.scene = scene
+        super().__init__(scene, np.arange(read.frame_start, read.frame_end + 1))
         self.read = read
-        self.frames = np.arange(read.frame_start, read.frame_end + 1)
-        self.done = 0
         n = len(self.frames)
         self._cage = [np.empty((n, s.n_vertices * 3), np.float32) for s in read.setups]
         self._cage_world = np.empty((n, len(read.setups), 4, 4))
@@ -60,18 +64,6 @@ class ClothSampler:
         self._animated = [{p.split(".", 1)[1] for p in animated_paths(s.object)
                            if p.startswith("waft_cloth.")} for s in read.setups]
         self._settings = [{name: [] for name in SAMPLED} for _ in read.setups]
-
-    @property
-    def total(self) -> int:
-        return len(self.frames)
-
-    def sample_chunk(self, count: int) -> int:
-        stop = min(self.done + count, self.total)
-        for i in range(self.done, stop):
-            self.scene.frame_set(int(self.frames[i]))
-            self._sample_frame(i)
-        self.done = stop
-        return self.done
 
     def _sample_frame(self, i: int) -> None:
         depsgraph = bpy.context.evaluated_depsgraph_get()
@@ -107,8 +99,7 @@ class ClothSampler:
         self._body_world[i, s] = np.array(body.matrix_world)
 
     def result(self) -> ClothSamples:
-        if self.done != self.total:
-            raise RuntimeError("sampling is not finished")
+        self._check_finished()
         unit = self.read.unit_scale
         cage, body = [], []
         for s in range(len(self.read.setups)):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import SetupError
-from ..sampling import setting_paths, user_paths
+from ..sampling import FrameSampler, setting_paths, user_paths
 from .properties import MODE_VALUES
 from .reading import RagdollRead
 
@@ -57,15 +57,13 @@ class RagdollSamples:
     body_settings: list  # per ragdoll {name: (F or 1, N)}
 
 
-class RagdollSampler:
+class RagdollSampler(FrameSampler):
     """Steps the frame range in chunks (``sample_chunk``), then ``result()``."""
 
     def __init__(self, scene, reads: list[RagdollRead], colliders: list, frames: np.ndarray):
-        self.scene = scene
+        super().__init__(scene, np.asarray(frames))
         self.reads = reads
         self.colliders = colliders
-        self.frames = np.asarray(frames)
-        self.done = 0
         n = len(self.frames)
         self._pose = [np.empty((n, r.bone_count * 16), np.float32) for r in reads]
         self._object = np.empty((n, len(reads), 4, 4))
@@ -82,24 +80,12 @@ class RagdollSampler:
                  for n in BODY_SERIES} for b in read.names])
         self._animated = [s for s in self._all_series() if s.animated]
 
-    @property
-    def total(self) -> int:
-        return len(self.frames)
-
     def _all_series(self):
         for per_ragdoll in self._ragdoll_series:
             yield from per_ragdoll.values()
         for bodies in self._body_series:
             for per_body in bodies:
                 yield from per_body.values()
-
-    def sample_chunk(self, count: int) -> int:
-        stop = min(self.done + count, self.total)
-        for i in range(self.done, stop):
-            self.scene.frame_set(int(self.frames[i]))
-            self._sample_frame(i)
-        self.done = stop
-        return self.done
 
     def _sample_frame(self, i: int) -> None:
         for r, read in enumerate(self.reads):
@@ -114,8 +100,7 @@ class RagdollSampler:
             series.sample()
 
     def result(self) -> RagdollSamples:
-        if self.done != self.total:
-            raise RuntimeError("sampling is not finished")
+        self._check_finished()
         n = self.total
         pose = [buf.reshape(n, -1, 4, 4).transpose(0, 1, 3, 2).astype(np.float64)
                 for buf in self._pose]
