@@ -117,6 +117,27 @@ def _per_particle(read: SceneRead, samples: Samples, name: str, n_particles: int
     return out * unit
 
 
+def setup_fields(strand: Callable[[str], np.ndarray], particle: Callable[[np.ndarray], np.ndarray],
+                 unit: float) -> dict[str, np.ndarray]:
+    """The StrandParams fields that bone chains and hair Curves guides map the same way from
+    sampled ``Object.waft`` settings: ``strand(name)`` gives (F or 1, S), ``particle`` spreads
+    an (F, S) array over the particles; lengths × ``unit`` → metres, 0 / off → no limit."""
+    max_distance = strand("max_distance") * unit
+    return {
+        "shape_decay": strand("shape_decay"),
+        "stretch_compliance": particle(strand("stretch_compliance")),
+        "bend_compliance": particle(np.where(strand("use_bending") > 0.5,
+                                             strand("bend_compliance"), np.inf)),
+        "use_tether": strand("use_tether") > 0.5,
+        "max_distance": particle(np.where(max_distance > 0.0, max_distance, np.inf)),
+        "world_motion_fraction": strand("world_motion_fraction"),
+        "wind_turbulence": strand("wind_turbulence"),
+        "wind_gust": strand("wind_gust"),
+        "wind_seed": strand("wind_seed").astype(np.int64),
+        "drag": particle(strand("drag")),
+    }
+
+
 def hair_fields(strand: Callable[[str], np.ndarray], n_particles: int) -> dict[str, np.ndarray]:
     """The strand-hair StrandParams fields from sampled ``Object.waft`` settings.
 
@@ -148,9 +169,6 @@ def strand_params(read: SceneRead, samples: Samples, n_particles: int) -> Strand
     def particle(value: np.ndarray) -> np.ndarray:
         return value[:, :, None]
 
-    bend = np.where(strand("use_bending") > 0.5, strand("bend_compliance"), np.inf)
-    max_distance = strand("max_distance") * unit
-    max_distance = np.where(max_distance > 0.0, max_distance, np.inf)
     gravity = _per_strand(read, [samples.gravity * d["gravity_factor"][:, None]
                                  for d in settings])
     direction = strand("wind_direction")
@@ -160,19 +178,10 @@ def strand_params(read: SceneRead, samples: Samples, n_particles: int) -> Strand
     return StrandParams(
         damping=_per_particle(read, samples, "damping", n_particles),
         shape_stiffness=_per_particle(read, samples, "shape_stiffness", n_particles),
-        shape_decay=strand("shape_decay"),
-        stretch_compliance=particle(strand("stretch_compliance")),
-        bend_compliance=particle(bend),
-        use_tether=strand("use_tether") > 0.5,
-        max_distance=particle(max_distance),
         radius=_per_particle(read, samples, "radius", n_particles, unit),
         gravity=gravity,
-        world_motion_fraction=strand("world_motion_fraction"),
         wind_velocity=wind,
-        wind_turbulence=strand("wind_turbulence"),
-        wind_gust=strand("wind_gust"),
-        wind_seed=strand("wind_seed").astype(np.int64),
-        drag=particle(strand("drag")),
+        **setup_fields(strand, particle, unit),
         **hair_fields(strand, n_particles),
     )
 

@@ -26,7 +26,7 @@ from ...core.model import MIN_SEGMENT_LENGTH, ChainRest, build_strand_model
 from ...core.params import StrandParams
 from ...core.solver import bake_steps
 from .. import reading
-from ..assemble import hair_fields
+from ..assemble import hair_fields, setup_fields
 from ..progress import Progress, solve_steps
 from ..report import SystemReport, timings
 from ..sampling import SETUP_SCALARS, SETUP_VECTORS, frame_kept
@@ -223,25 +223,14 @@ def _params(prepared: Prepared, samples: _Samples, sizes: list[int], P: int) -> 
     gravity = np.concatenate([np.repeat((samples.gravity * unit * d["gravity_factor"][:, None])
                                         [:, None], n, axis=1)
                               for d, n in zip(samples.settings, sizes, strict=True)], axis=1)
-    max_distance = strand("max_distance") * unit
     return StrandParams.defaults(
         sum(sizes), P,
         damping=particle(strand("damping")),
         shape_stiffness=particle(strand("shape_stiffness")),
-        shape_decay=strand("shape_decay"),
-        stretch_compliance=particle(strand("stretch_compliance")),
-        bend_compliance=particle(np.where(strand("use_bending") > 0.5,
-                                          strand("bend_compliance"), np.inf)),
-        use_tether=strand("use_tether") > 0.5,
-        max_distance=particle(np.where(max_distance > 0.0, max_distance, np.inf)),
         radius=particle(strand("radius") * unit),
         gravity=gravity,
-        world_motion_fraction=strand("world_motion_fraction"),
         wind_velocity=wind,
-        wind_turbulence=strand("wind_turbulence"),
-        wind_gust=strand("wind_gust"),
-        wind_seed=strand("wind_seed").astype(np.int64),
-        drag=particle(strand("drag")),
+        **setup_fields(strand, particle, unit),
         **hair_fields(strand, P),
     )
 
