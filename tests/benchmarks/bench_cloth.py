@@ -17,15 +17,14 @@ Prints JSON lines.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import sys
 import time
-import types
 from pathlib import Path
 
 import numpy as np
+from _waft import use_checkout
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT / "tools"))
@@ -41,11 +40,7 @@ SWING = 0.3  # metres
 
 def _import_core():
     """``waft.core`` from this checkout without the (bpy-registering) root package code."""
-    if "waft" not in sys.modules:
-        module = types.ModuleType("waft")
-        module.__path__ = [str(REPO_ROOT)]
-        module.__spec__ = importlib.util.spec_from_loader("waft", loader=None, is_package=True)
-        sys.modules["waft"] = module
+    use_checkout()
     import waft.core.bone_pose as bone_pose
     import waft.core.cloth.bone_frames as bone_frames
     import waft.core.cloth.solver as solver

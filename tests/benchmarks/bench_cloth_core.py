@@ -18,21 +18,13 @@ because the machine may be shared. Prints JSON lines:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import sys
 import time
-import types
-from pathlib import Path
 
 import numpy as np
+from _waft import use_checkout
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-if "waft" not in sys.modules:
-    _module = types.ModuleType("waft")
-    _module.__path__ = [str(REPO_ROOT)]
-    _module.__spec__ = importlib.util.spec_from_loader("waft", loader=None, is_package=True)
-    sys.modules["waft"] = _module
+use_checkout()
 
 from waft.core import ColliderKind, ColliderSet, SolverSettings
 from waft.core.cloth import ClothDrive, ClothParams, bake_cloth, build_cloth_model

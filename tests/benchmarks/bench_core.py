@@ -12,25 +12,16 @@ Run: python tests/benchmarks/bench_core.py [--repeat N]
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-import sys
 import time
-import types
-from pathlib import Path
 
 import numpy as np
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from _waft import use_checkout
 
 
 def _import_core():
     """`waft.core` from this checkout without running the (bpy-importing) root register code."""
-    if "waft" not in sys.modules:
-        module = types.ModuleType("waft")
-        module.__path__ = [str(REPO_ROOT)]
-        module.__spec__ = importlib.util.spec_from_loader("waft", loader=None, is_package=True)
-        sys.modules["waft"] = module
+    use_checkout()
     import waft.core as core
 
     return core

@@ -19,25 +19,17 @@ Prints one JSON line each. Run: python tests/benchmarks/bench_hair.py [--frames 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import sys
 import time
-import types
-from pathlib import Path
 
 import numpy as np
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
+from _waft import use_checkout
 
 
 def _import_core():
-    if "waft" not in sys.modules:
-        module = types.ModuleType("waft")
-        module.__path__ = [str(REPO_ROOT)]
-        module.__spec__ = importlib.util.spec_from_loader("waft", loader=None, is_package=True)
-        sys.modules["waft"] = module
+    use_checkout()
     import waft.core as core
 
     return core

@@ -15,21 +15,14 @@ Run: python tests/benchmarks/bench_hair_render.py
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 import time
-import types
-from pathlib import Path
 
 import numpy as np
+from _waft import use_checkout
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-if "waft" not in sys.modules:
-    _module = types.ModuleType("waft")
-    _module.__path__ = [str(REPO_ROOT)]
-    _module.__spec__ = importlib.util.spec_from_loader("waft", loader=None, is_package=True)
-    sys.modules["waft"] = _module
+use_checkout()
 
 from waft.core.hair import bind_strands, resample_bspline, scatter_roots  # noqa: E402
 from waft.core.hair._bench import bench_render_frame, hemisphere  # noqa: E402
