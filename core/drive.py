@@ -55,12 +55,7 @@ class CheckedDrive:
 def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
     """Check shapes and values; raise `SetupError` naming the setup, chain or collider."""
     S, P = model.strands, model.particles
-    try:
-        fps = float(drive.fps)
-    except (TypeError, ValueError) as exc:
-        raise SetupError(f"fps {drive.fps!r} is not a number") from exc
-    if not np.isfinite(fps) or fps <= 0:
-        raise SetupError(f"fps must be positive and finite, got {drive.fps!r}")
+    fps = check_fps(drive.fps)
     reference = np.asarray(drive.reference, dtype=np.float64)
     if reference.ndim != 4 or reference.shape[1:] != (S, P, 3) or reference.shape[0] < 1:
         raise SetupError(f"reference has shape {reference.shape}, expected (F, {S}, {P}, 3)")
@@ -104,6 +99,17 @@ def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
                              strand_setup=model.strand_setup, setup_names=model.setup_names)
     return CheckedDrive(fps=fps, reference=reference, kinematic=kinematic, space=space,
                         collider_matrix=colliders, params=params)
+
+
+def check_fps(value) -> float:
+    """The drive's frame rate as a float; SetupError unless a positive finite number."""
+    try:
+        fps = float(value)
+    except (TypeError, ValueError) as exc:
+        raise SetupError(f"fps {value!r} is not a number") from exc
+    if not np.isfinite(fps) or fps <= 0:
+        raise SetupError(f"fps must be positive and finite, got {value!r}")
+    return fps
 
 
 def check_collider_matrix(collider_matrix, frames: int, names) -> np.ndarray:

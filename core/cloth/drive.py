@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..drive import MIN_DETERMINANT, check_collider_matrix
+from ..drive import MIN_DETERMINANT, check_collider_matrix, check_fps
 from ..errors import SetupError
 from .model import ClothModel
 from .params import ClothParams, validate_params
@@ -50,12 +50,7 @@ class CheckedClothDrive:
 def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDrive:
     """Check shapes and values; `SetupError` names the setup, vertex, collider or setting."""
     N, C = model.n_vertices, model.n_cloths
-    try:
-        fps = float(drive.fps)
-    except (TypeError, ValueError) as exc:
-        raise SetupError(f"fps {drive.fps!r} is not a number") from exc
-    if not np.isfinite(fps) or fps <= 0:
-        raise SetupError(f"fps must be positive and finite, got {drive.fps!r}")
+    fps = check_fps(drive.fps)
     reference = np.asarray(drive.reference, dtype=np.float64)
     if reference.ndim != 3 or reference.shape[1:] != (N, 3) or reference.shape[0] < 1:
         raise SetupError(f"reference has shape {reference.shape}, expected (F, {N}, 3)")
