@@ -61,6 +61,18 @@ def unregister_groups(classes, pointers) -> None:
         bpy.utils.unregister_class(cls)
 
 
+def groups_registration(classes, pointers):
+    """(register, unregister) functions for a module's property groups (as Blender's
+    ``register_classes_factory`` makes them for classes)."""
+    def register() -> None:
+        register_groups(classes, pointers)
+
+    def unregister() -> None:
+        unregister_groups(classes, pointers)
+
+    return register, unregister
+
+
 class WaftSetupSettings(bpy.types.PropertyGroup):
     """Settings of one armature made into a Waft setup (``Object.waft``)."""
 
@@ -238,10 +250,4 @@ POINTERS = (
     (bpy.types.Object, "waft_collider", WaftColliderSettings),
 )
 
-
-def register() -> None:
-    register_groups(CLASSES, POINTERS)
-
-
-def unregister() -> None:
-    unregister_groups(CLASSES, POINTERS)
+register, unregister = groups_registration(CLASSES, POINTERS)

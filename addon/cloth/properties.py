@@ -21,7 +21,7 @@ from bpy.props import (
 
 from ...core.cloth.params import DEFAULTS
 from ...core.cloth.rod import RodParams
-from ..properties import object_type_poll, register_groups, unregister_groups
+from ..properties import groups_registration, object_type_poll
 from .presets import FABRIC_ITEMS
 
 PIN_MODES = (
@@ -266,10 +266,4 @@ POINTERS = (
     (bpy.types.Object, "waft_rod", WaftRodSettings),
 )
 
-
-def register() -> None:
-    register_groups(CLASSES, POINTERS)
-
-
-def unregister() -> None:
-    unregister_groups(CLASSES, POINTERS)
+register, unregister = groups_registration(CLASSES, POINTERS)

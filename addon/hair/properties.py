@@ -17,7 +17,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..properties import object_type_poll, register_groups, unregister_groups
+from ..properties import groups_registration, object_type_poll
 
 METHOD_ITEMS = (
     ("BARYCENTRIC", "Barycentric",
@@ -89,10 +89,4 @@ CLASSES = (WaftHairSettings,)
 
 POINTERS = ((bpy.types.Object, "waft_hair", WaftHairSettings),)
 
-
-def register() -> None:
-    register_groups(CLASSES, POINTERS)
-
-
-def unregister() -> None:
-    unregister_groups(CLASSES, POINTERS)
+register, unregister = groups_registration(CLASSES, POINTERS)

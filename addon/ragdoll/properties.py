@@ -22,7 +22,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..properties import collection_poll, object_type_poll, register_groups, unregister_groups
+from ..properties import collection_poll, groups_registration, object_type_poll
 from .presets import PRESET_ITEMS
 
 MODE_ITEMS = (
@@ -177,10 +177,4 @@ POINTERS = (
     (bpy.types.PoseBone, "waft_ragdoll", WaftRagdollBodySettings),
 )
 
-
-def register() -> None:
-    register_groups(CLASSES, POINTERS)
-
-
-def unregister() -> None:
-    unregister_groups(CLASSES, POINTERS)
+register, unregister = groups_registration(CLASSES, POINTERS)
