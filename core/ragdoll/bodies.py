@@ -183,15 +183,18 @@ class Bodies:
 class Pairs:
     """A batch of constraints between bodies `a` (unique within the batch) and `b` (may repeat:
     a parent with several children, or the world). Corrections on `b` are summed through the
-    dense scatter matrix `scatter` (unique b × batch); the constraint sees b's inverse mass
-    multiplied by `split` (how many constraints of the batch share it), which is mass splitting
-    (Tonge et al. 2012): the summed correction then equals the average of the split copies'."""
+    dense scatter matrix `scatter` (unique b × batch); a body may also be the a of one
+    constraint and the b of others (all joints of a tree in one batch). Each constraint sees a's
+    and b's inverse masses multiplied by how many constraints of the batch use that body
+    (`split_a`, `split`), which is mass splitting (Tonge et al. 2012): the summed correction
+    then equals the average of the split copies'."""
 
     a: np.ndarray
     b: np.ndarray
     b_unique: np.ndarray
     scatter: np.ndarray  # (len(b_unique), len(a))
-    split: np.ndarray  # (len(a),)
+    split: np.ndarray  # (len(a),) constraints of the batch using b
+    split_a: np.ndarray  # (len(a),) constraints of the batch using a
 
     @classmethod
     def create(cls, a: np.ndarray, b: np.ndarray) -> Pairs:
@@ -200,8 +203,11 @@ class Pairs:
         b_unique, inverse, counts = np.unique(b, return_inverse=True, return_counts=True)
         scatter = np.zeros((len(b_unique), len(a)))
         scatter[inverse, np.arange(len(a))] = 1.0
+        uses = np.zeros(max(int(a.max(initial=-1)), int(b.max(initial=-1))) + 1)
+        np.add.at(uses, a, 1.0)
+        np.add.at(uses, b, 1.0)
         return cls(a=a, b=b, b_unique=b_unique, scatter=scatter,
-                   split=counts[inverse].astype(np.float64))
+                   split=uses[b], split_a=uses[a])
 
 
 @dataclass(frozen=True)
@@ -237,7 +243,7 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
     ca, cb = cross(ra, n), cross(rb, n)
     ia = np.einsum("nij,nj->ni", fz.Ia, ca)
     ib = np.einsum("nij,nj->ni", fz.Ib, cb)
-    wa = fz.inv_mass_a + np.einsum("nk,nk->n", ca, ia)
+    wa = (fz.inv_mass_a + np.einsum("nk,nk->n", ca, ia)) * p.split_a
     wb = (fz.inv_mass_b + np.einsum("nk,nk->n", cb, ib)) * p.split
     denom = wa + wb + alpha_tilde
     lam = np.where(denom > _EPS, -c / np.maximum(denom, _EPS), 0.0)
@@ -268,7 +274,7 @@ def _relative_solve(s: Bodies, p: Pairs, rhs: np.ndarray, alpha_tilde) -> tuple:
     mostly spins it about its own axis); the 3x3 solve removes that coupling per constraint.
     """
     Ia, Ib = world_inv_inertia(s, p.a), world_inv_inertia(s, p.b)
-    K = Ia + Ib * p.split[:, None, None]
+    K = Ia * p.split_a[:, None, None] + Ib * p.split[:, None, None]
     diag = np.asarray(alpha_tilde, dtype=np.float64) + 1e-12
     K[:, 0, 0] += diag
     K[:, 1, 1] += diag

@@ -1,11 +1,23 @@
-"""Ball joints at bone heads, solved in two colours, and joint damping (Müller et al. 2020).
+"""Ball joints at bone heads, solved all at once (Jacobi) or in two colours, and joint damping
+(Müller et al. 2020).
 
 Every body has one joint: to its parent body, or for a root to the static world (that one is the
-root target constraint and is only active while the root is locked). The joint tree is coloured
-by depth parity: a joint whose child is at even depth never shares a body with another joint of
-its colour except the parent, which several children may share; mass splitting (bodies.Pairs)
-handles that. Each iteration solves colour 0 then colour 1: Gauss-Seidel along chains,
-vectorised across all bodies of one colour (no Python loop per body).
+root target constraint and is only active while the root is locked).
+
+By default (TWO_COLOURS = False) all joints of the tree are one batch, solved as a Jacobi pass
+with mass splitting (Tonge et al. 2012; bodies.Pairs): a body is the child of one joint and the
+parent of its children's, and each constraint sees its inverse mass times that count, so the
+summed corrections are their average. At ~20 bodies the cost of a pass is NumPy's per-call
+overhead, not its size: one pass instead of two halves the joint work per iteration (17-body
+benchmark 24.3 -> 17.5 ms per frame). It converges more slowly than Gauss-Seidel: the thin-chest
+test ends 0.52° off its motor target instead of 0.12° (limit 1°), the swinging arms 4.3° instead
+of 3.0° (limit 5°); 6 Jacobi iterations match 4 coloured ones. The final top-down pass
+(level.Level.final_pass) still makes limits, rigid motors and joint drift exact.
+
+With TWO_COLOURS the tree is coloured by depth parity: a joint whose child is at even depth never
+shares a body with another joint of its colour except the parent, which several children may
+share; each iteration solves colour 0 then colour 1 (Gauss-Seidel along chains). Either way the
+joints of a batch are vectorised (no Python loop per body).
 """
 
 from __future__ import annotations
@@ -25,6 +37,8 @@ from .bodies import (
     rotate,
 )
 
+TWO_COLOURS = False  # see the module docstring: one Jacobi batch of every joint by default
+
 
 @dataclass(frozen=True)
 class JointColour:
@@ -43,9 +57,10 @@ class JointColour:
 def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndarray,
                   rest_relative: np.ndarray, swing_limit: np.ndarray, twist_limit: np.ndarray
                   ) -> tuple[JointColour, ...]:
-    """Split a level's joints into the two depth-parity colours (parent == n marks the world)."""
+    """A level's joints as one batch, or split into the two depth-parity colours with
+    TWO_COLOURS (parent == n marks the world)."""
     n = len(parent)
-    colour = depth % 2
+    colour = depth % 2 if TWO_COLOURS else np.zeros_like(depth)
     colours = []
     for c in range(int(colour.max()) + 1 if n else 0):
         a = np.flatnonzero(colour == c)
