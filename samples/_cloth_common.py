@@ -16,7 +16,7 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
-from _common import add_camera_and_light, new_object, set_color, smooth_mesh
+from _common import add_camera_and_light, new_object, set_color, setup_workbench, smooth_mesh
 
 HUMANOID = (Path(__file__).resolve().parents[2] / "shared" / "assets" / "godot_skel_bone_2025"
             / "skel_bone_2025.glb")
@@ -290,3 +290,22 @@ def add_floor(size: float = 40.0):
     floor = new_object("Floor", mesh)
     set_color(floor, (0.55, 0.57, 0.6, 1.0))
     return floor
+
+
+def garment(name: str, verts, rig, cage, columns: int, *, closed: bool, color):
+    """The rendered garment: a smooth surface through the cage rows ``verts``, skinned to the
+    cage's cloth bones, in ``color``."""
+    surface, coords = grid_surface(name, verts, closed=closed, subdivide=3)
+    skin_to_cloth_bones(surface, rig, cage, coords, columns, closed=closed)
+    set_color(surface, color)
+    return surface
+
+
+def finish_scene(scene, rig, **camera):
+    """Floor, a camera following ``rig`` (``follow_camera`` arguments), Workbench, first frame;
+    returns the scene."""
+    add_floor()
+    follow_camera(scene, rig, **camera)
+    setup_workbench()
+    scene.frame_set(scene.frame_start)
+    return scene

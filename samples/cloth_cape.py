@@ -13,19 +13,17 @@ from __future__ import annotations
 import numpy as np
 from _cloth_common import (
     add_cloth_setup,
-    add_floor,
     capsule_collider,
     ellipsoid_collider,
-    follow_camera,
-    grid_surface,
+    finish_scene,
+    garment,
     import_humanoid,
     missing_humanoid,
     skin_cage,
-    skin_to_cloth_bones,
     style_humanoid,
 )
 
-from _common import new_object, set_color, setup_workbench
+from _common import new_object, set_color
 
 NAME = "cloth_cape"
 DESCRIPTION = "cape (28 bones) and two ribbon rods in gusty wind on a walking humanoid"
@@ -133,14 +131,8 @@ def build_scene():
     for side in ("l", "r"):
         ellipsoid_collider(f"Thigh.{side}", rig, f"upper_leg_{side}", radii=(0.08, 0.09, 0.2))
     _ribbons(rig)
-    cape, coords = grid_surface("Cape", verts, closed=False, subdivide=3)
-    skin_to_cloth_bones(cape, rig, cage, coords, COLUMNS, closed=False)
-    set_color(cape, CAPE)
-    add_floor()
-    follow_camera(scene, rig, offset=(2.4, 1.4, 0.6), height=0.95, lens=40.0)
-    setup_workbench()
-    scene.frame_set(scene.frame_start)
-    return scene
+    garment("Cape", verts, rig, cage, COLUMNS, closed=False, color=CAPE)
+    return finish_scene(scene, rig, offset=(2.4, 1.4, 0.6), height=0.95, lens=40.0)
 
 
 def check(scene, report) -> None:

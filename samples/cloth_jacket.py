@@ -15,19 +15,15 @@ import math
 import numpy as np
 from _cloth_common import (
     add_cloth_setup,
-    add_floor,
     ellipsoid_collider,
-    follow_camera,
-    grid_surface,
+    finish_scene,
+    garment,
     import_humanoid,
     missing_humanoid,
     ring_cage,
     skin_cage,
-    skin_to_cloth_bones,
     style_humanoid,
 )
-
-from _common import set_color, setup_workbench
 
 NAME = "cloth_jacket"
 DESCRIPTION = "open jacket hem (35 bones) around ellipsoid thighs on a running humanoid"
@@ -59,14 +55,8 @@ def build_scene():
     settings.world_motion_fraction = 0.25
     for side in ("l", "r"):
         ellipsoid_collider(f"Thigh.{side}", rig, f"upper_leg_{side}", radii=(0.08, 0.09, 0.2))
-    jacket, coords = grid_surface("Jacket", verts, closed=False, subdivide=3)
-    skin_to_cloth_bones(jacket, rig, cage, coords, COLUMNS, closed=False)
-    set_color(jacket, TWEED)
-    add_floor()
-    follow_camera(scene, rig, offset=(2.0, 1.2, 0.4), height=0.75, lens=40.0)
-    setup_workbench()
-    scene.frame_set(scene.frame_start)
-    return scene
+    garment("Jacket", verts, rig, cage, COLUMNS, closed=False, color=TWEED)
+    return finish_scene(scene, rig, offset=(2.0, 1.2, 0.4), height=0.75, lens=40.0)
 
 
 def check(scene, report) -> None:

@@ -16,19 +16,15 @@ from __future__ import annotations
 import numpy as np
 from _cloth_common import (
     add_cloth_setup,
-    add_floor,
     capsule_collider,
-    follow_camera,
-    grid_surface,
+    finish_scene,
+    garment,
     import_humanoid,
     missing_humanoid,
     ring_cage,
     skin_cage,
-    skin_to_cloth_bones,
     style_humanoid,
 )
-
-from _common import set_color, setup_workbench
 
 NAME = "cloth_skirt"
 DESCRIPTION = "skirt cage driving 40 bones on a walking then running humanoid"
@@ -64,14 +60,8 @@ def build_scene():
                          radius_b=0.065)
         capsule_collider(f"Shin.{side}", rig, f"lower_leg_{side}", radius_a=0.055,
                          radius_b=0.045, shorten=0.03)
-    skirt, coords = grid_surface("Skirt", verts, closed=True, subdivide=3)
-    skin_to_cloth_bones(skirt, rig, cage, coords, COLUMNS, closed=True)
-    set_color(skirt, SKIRT)
-    add_floor()
-    follow_camera(scene, rig, offset=(2.2, -1.6, 0.35), height=0.7, lens=40.0)
-    setup_workbench()
-    scene.frame_set(scene.frame_start)
-    return scene
+    garment("Skirt", verts, rig, cage, COLUMNS, closed=True, color=SKIRT)
+    return finish_scene(scene, rig, offset=(2.2, -1.6, 0.35), height=0.7, lens=40.0)
 
 
 def check(scene, report) -> None:
