@@ -285,8 +285,20 @@ class Sampler(FrameSampler):
         return samples
 
 
-def _first_bad_frame(frames, bad_per_frame) -> int:
+def first_bad_frame(frames, bad_per_frame) -> int:
+    """The scene frame of the first True in ``bad_per_frame`` ((F,), or (1,) for a setting
+    read once: the first frame)."""
     return int(frames[int(np.argmax(bad_per_frame))]) if len(frames) > 1 else int(frames[0])
+
+
+def check_settings_finite(where: str, settings: dict, frames) -> None:
+    """SetupError naming ``where``, the setting and the frame when a sampled setting ((F or 1,
+    …) per name) is NaN or infinite (e.g. keyed or driven to NaN)."""
+    for name, values in settings.items():
+        bad = ~np.isfinite(values).reshape(len(values), -1).all(axis=1)
+        if bad.any():
+            raise SetupError(f"{where}: setting '{name}' is not finite at frame "
+                             f"{first_bad_frame(frames, bad)}")
 
 
 def check_samples(read: SceneRead, samples: Samples) -> None:
@@ -294,11 +306,7 @@ def check_samples(read: SceneRead, samples: Samples) -> None:
     frames = samples.frames
     for s, setup in enumerate(read.setups):
         _check_scale_series(samples.object_matrix[:, s], frames, f"Armature '{setup.name}'")
-        for name, values in samples.setup_settings[s].items():
-            bad = ~np.isfinite(values).reshape(len(values), -1).all(axis=1)
-            if bad.any():
-                raise SetupError(f"Armature '{setup.name}': setting '{name}' is not finite at "
-                                 f"frame {_first_bad_frame(frames, bad)}")
+        check_settings_finite(f"Armature '{setup.name}'", samples.setup_settings[s], frames)
         if not np.all(np.isfinite(samples.pose_matrix[s])):
             raise SetupError(f"Armature '{setup.name}': evaluated pose is not finite")
     for chain in read.chains:
@@ -332,11 +340,11 @@ def _check_scale_series(matrices: np.ndarray, frames: np.ndarray, what: str) -> 
     finite = np.isfinite(matrices).reshape(len(matrices), -1).all(axis=1)
     if not finite.all():
         raise SetupError(f"{what}: world matrix is not finite at frame "
-                         f"{_first_bad_frame(frames, ~finite)}")
+                         f"{first_bad_frame(frames, ~finite)}")
     det = np.linalg.det(matrices[:, :3, :3])
     if np.any(det <= 0.0):
         raise SetupError(f"{what}: world scale is zero or negative at frame "
-                         f"{_first_bad_frame(frames, det <= 0.0)}")
+                         f"{first_bad_frame(frames, det <= 0.0)}")
 
 
 def sample_scene(scene, read: SceneRead, *, chunk: int = 1 << 30) -> Samples:

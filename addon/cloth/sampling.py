@@ -17,6 +17,7 @@ from ...core.errors import SetupError
 from ..sampling import (
     FrameSampler,
     animated_paths,
+    check_settings_finite,
     is_result_or_rest_track,
     sample_steps,
     tracks_muted,
@@ -138,11 +139,7 @@ def check_samples(read: ClothRead, samples: ClothSamples) -> None:
                              f"frame {int(frames[f])}")
         if not np.isfinite(samples.pose[s]).all():
             raise SetupError(f"Armature '{setup.armature.name}': evaluated pose is not finite")
-        for name, values in samples.settings[s].items():
-            finite = np.isfinite(values).reshape(len(values), -1).all(axis=1)
-            if not finite.all():
-                frame = int(frames[int(np.argmax(~finite))]) if len(values) > 1 else frames[0]
-                raise SetupError(f"{where}: setting '{name}' is not finite at frame {frame}")
+        check_settings_finite(where, samples.settings[s], frames)
 
 
 def sample_cloth(scene, read: ClothRead, *, chunk: int = 1 << 30, system: str = "cloth"):

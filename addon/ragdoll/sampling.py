@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import SetupError
-from ..sampling import FrameSampler, setting_paths, user_paths
+from ..sampling import FrameSampler, first_bad_frame, setting_paths, user_paths
 from .properties import MODE_VALUES
 from .reading import RagdollRead
 
@@ -120,23 +120,19 @@ class RagdollSampler(FrameSampler):
 def check_samples(reads: list[RagdollRead], samples: RagdollSamples) -> None:
     """Settings keyed to NaN and bones scaled to nothing, named with the frame."""
     frames = samples.frames
-
-    def frame_of(bad) -> int:
-        return int(frames[int(np.argmax(bad))]) if len(bad) > 1 else int(frames[0])
-
     for r, read in enumerate(reads):
         where = f"Armature '{read.name}'"
         for name, values in samples.ragdoll_settings[r].items():
             bad = ~np.isfinite(values)
             if bad.any():
                 raise SetupError(f"{where}: ragdoll setting '{name}' is not finite at frame "
-                                 f"{frame_of(bad)}")
+                                 f"{first_bad_frame(frames, bad)}")
         for name, values in samples.body_settings[r].items():
             bad = ~np.isfinite(values)
             if bad.any():
                 body = int(np.argwhere(bad)[0][1])
                 raise SetupError(f"{where}, bone '{read.names[body]}': setting '{name}' is not "
-                                 f"finite at frame {frame_of(bad.any(axis=1))}")
+                                 f"finite at frame {first_bad_frame(frames, bad.any(axis=1))}")
         pose = samples.pose[r][:, read.bone_index]
         world = np.einsum("fij,fnjk->fnik", samples.object_matrix[:, r], pose)
         # A bone scaled to nothing along any axis has no frame to simulate.
