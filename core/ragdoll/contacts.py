@@ -107,10 +107,12 @@ class Contacts:
         return ColliderFrame(M, self.colliders)
 
     def deepest(self, k: int, a: np.ndarray, b: np.ndarray, frame: ColliderFrame,
-                radius: np.ndarray | None = None
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                radius: np.ndarray | None = None, point: bool = True
+                ) -> tuple[np.ndarray | None, np.ndarray, np.ndarray]:
         """(point on the segment, normal, signed distance) of the deepest point per body
-        (segments a-b with `radius`, default: every body of the level)."""
+        (segments a-b with `radius`, default: every body of the level). Without `point` the
+        contact point of planes, boxes and ellipsoids is not computed (None): the broad phase
+        and the projection only need the normal and the distance."""
         radius = self.radius if radius is None else radius
         cs = self.colliders
         kind = int(cs.kind[k])
@@ -118,7 +120,7 @@ class Contacts:
         if kind == ColliderKind.PLANE:
             nrm, offset = frame.plane[k]
             sd = np.stack((a @ nrm, b @ nrm)) - offset
-            return (_centre_of_depth(np.stack((a, b)), sd, radius),
+            return (_centre_of_depth(np.stack((a, b)), sd, radius) if point else None,
                     np.broadcast_to(nrm, a.shape), sd.min(0))
         if kind == ColliderKind.ELLIPSOID and frame.sphere[k]:
             radius = float(cs.size[k]) * float(np.linalg.norm(M[:3, 0]))
@@ -136,25 +138,32 @@ class Contacts:
         nrm, sd = shape_normal(kind, pts, M, frame.Minv[k], cs, k)
         j = np.argmin(sd, axis=1)
         rows = np.arange(len(a))
-        p = _centre_of_depth(np.swapaxes(pts, 0, 1), sd.T, radius)
+        p = _centre_of_depth(np.swapaxes(pts, 0, 1), sd.T, radius) if point else None
         return p, nrm[rows, j], sd[rows, j]
 
     def near(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, margin: float
              ) -> np.ndarray:
         """Colliders (indices) some movable body is within margin of (a broad phase once per
         substep; the others are skipped by `solve`)."""
+        return self.near_each(s, M, (movable,), margin)[0]
+
+    def near_each(self, s: Bodies, M: ColliderFrame, masks: tuple[np.ndarray, ...],
+                  margin: float) -> list[np.ndarray]:
+        """`near` for several body masks at once (one distance test per collider)."""
         n = len(self.half)
         x = s.x[:n]
         axis = s.R[:n, :, 1] * self.half[:, None]
-        near = []
+        near = [[] for _ in masks]
         for k in range(self.colliders.count):
-            allowed = self.mask[:, k] & movable
-            if not allowed.any():
+            allowed = [self.mask[:, k] & m for m in masks]
+            if not any(a.any() for a in allowed):
                 continue
-            _, _, sd = self.deepest(k, x - axis, x + axis, M)
-            if np.any(allowed & (sd < self.radius + margin)):
-                near.append(k)
-        return np.array(near, dtype=np.int64)
+            _, _, sd = self.deepest(k, x - axis, x + axis, M, point=False)
+            close = sd < self.radius + margin
+            for out, a in zip(near, allowed, strict=True):
+                if np.any(a & close):
+                    out.append(k)
+        return [np.array(k, dtype=np.int64) for k in near]
 
     def project(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, count: bool = True,
                 only: np.ndarray | None = None, colliders: np.ndarray | None = None) -> None:
@@ -170,7 +179,7 @@ class Contacts:
                 continue
             x = s.x[idx]
             axis = s.R[idx, :, 1] * self.half[idx, None]
-            _, nrm, sd = self.deepest(k, x - axis, x + axis, M, self.radius[idx])
+            _, nrm, sd = self.deepest(k, x - axis, x + axis, M, self.radius[idx], point=False)
             pen = np.maximum(np.where(allowed, self.radius[idx] - sd, 0.0), 0.0)
             if np.any(pen > 0.0):
                 s.x[idx] = x + nrm * pen[:, None]

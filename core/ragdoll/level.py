@@ -307,10 +307,9 @@ class Level:
         colliders = self.run.colliders_at(sub)
         margin = BROAD_MARGIN + 2.0 * h * float(np.sqrt(np.max(np.einsum("nk,nk->n", v, v),
                                                                initial=0.0)))
-        near = self.contacts.near(s, colliders, ~kin, margin)
-        # Colliders near a locked root (usually none: the iterations' root pushes are skipped).
-        root_near = (self.contacts.near(s, colliders, c.locked, margin) if c.any_locked
-                     else near[:0])
+        # ... and the colliders near a locked root (usually none: the iterations' root pushes
+        # are skipped).
+        near, root_near = self.contacts.near_each(s, colliders, (~kin, c.locked), margin)
         self_near = (self.self_collision is not None
                      and self.self_collision.near(s, 2.0 * margin))
         for it in range(self.iterations):

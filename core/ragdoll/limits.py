@@ -27,11 +27,14 @@ def joint_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.
 
 def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, R_child: np.ndarray,
                    rest_relative: np.ndarray, swing_limit: np.ndarray, twist_limit: np.ndarray
-                   ) -> np.ndarray:
+                   ) -> np.ndarray | None:
     """World rotation vector (n, 3) of the child (relative to its parent) that brings the joint
-    back inside its swing ellipse and twist range (zero where it is inside)."""
+    back inside its swing ellipse and twist range (zero where it is inside); None when every
+    joint is inside."""
     swing, twist = swing_twist(joint_rotation(q_child, q_parent, rest_relative))
     swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit)
+    if not (np.any(swing_fix) or np.any(twist_fix)):
+        return None  # every joint inside its limits (the usual case)
     # The swing acts in the joint frame J = parent ⊗ rest; the twist about the child's own Y.
     joint_frame = qmul(q_parent, rest_relative)
     return rotate(q2m(joint_frame), swing_fix) + R_child[:, :, 1] * twist_fix[:, None]
@@ -71,7 +74,8 @@ def solve_limits(s: Bodies, col: JointColour) -> None:
     p = col.pairs
     dtheta = limit_rotation(s.q[p.a], s.q[p.b], s.R[p.a], col.rest_relative, col.swing_limit,
                             col.twist_limit)
-    angular(s, p, dtheta, active=col.has_limit)
+    if dtheta is not None:  # (a zero rotation would only renormalise the quaternions)
+        angular(s, p, dtheta, active=col.has_limit)
 
 
 def project_limits(s: Bodies, idx: np.ndarray, parent: np.ndarray, rest_relative: np.ndarray,

@@ -20,26 +20,32 @@ from .bodies import Bodies, cross
 REST_MARGIN = 0.005  # m: pairs closer than this at bind pose never collide
 
 
+def _unit(x: np.ndarray) -> np.ndarray:
+    """x clamped to [0, 1]: two ufunc calls (np.clip's Python wrapper costs more than the
+    clamp itself on a few dozen pairs, and this runs several times per substep)."""
+    return np.minimum(np.maximum(x, 0.0), 1.0)
+
+
 def segment_pairs_closest(p1, q1, p2, q2) -> tuple[np.ndarray, np.ndarray]:
     """Closest points (P, 3) on segments p1q1 and p2q2 (all (P, 3))."""
     d1, d2, r = q1 - p1, q2 - p2, p1 - p2
     # All dot products in one call: G[i, j] = v_i . v_j for v = (d1, d2, r).
-    G = np.einsum("ipk,jpk->ijp", np.stack((d1, d2, r)), np.stack((d1, d2, r)))
+    v = np.stack((d1, d2, r))
+    G = np.einsum("ipk,jpk->ijp", v, v)
     a, e, b, c, f = G[0, 0], G[1, 1], G[0, 1], G[0, 2], G[1, 2]
     denom = a * e - b * b
     inv_a, inv_e = 1.0 / np.maximum(a, 1e-300), 1.0 / np.maximum(e, 1e-300)
     # (Nearly) parallel segments: the middle of the overlap of their projections, so a
     # correction there does not turn them (Ericson's s = 0 would pick an end).
     t0, t1 = -c * inv_a, (b - c) * inv_a
-    parallel_s = 0.5 * (np.clip(np.minimum(t0, t1), 0.0, 1.0)
-                        + np.clip(np.maximum(t0, t1), 0.0, 1.0))
+    parallel_s = 0.5 * (_unit(np.minimum(t0, t1)) + _unit(np.maximum(t0, t1)))
     general = denom > 1e-9 * np.maximum(a * e, 1e-300)
-    s = np.where(general, np.clip((b * f - c * e) / np.where(general, denom, 1.0), 0.0, 1.0),
+    s = np.where(general, _unit((b * f - c * e) / np.where(general, denom, 1.0)),
                  parallel_s)
     t = (b * s + f) * inv_e
-    s = np.where(t < 0.0, np.clip(-c * inv_a, 0.0, 1.0),
-                 np.where(t > 1.0, np.clip((b - c) * inv_a, 0.0, 1.0), s))
-    t = np.clip(t, 0.0, 1.0)
+    s = np.where(t < 0.0, _unit(-c * inv_a),
+                 np.where(t > 1.0, _unit((b - c) * inv_a), s))
+    t = _unit(t)
     return p1 + s[:, None] * d1, p2 + t[:, None] * d2
 
 

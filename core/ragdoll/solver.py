@@ -88,10 +88,14 @@ class _Run:
         self.records: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in self.levels]
         self._colliders_key = None
         self._colliders = None
+        # Colliders that never move (a ground, walls) give the same ColliderFrame every
+        # substep: built once.
+        cm = drive.collider_matrix
+        self._static_colliders = bool(np.all(cm == cm[:1]))
 
     def colliders_at(self, sub: Substep):
         """The colliders at the end of substep `sub` (interpolated matrices, cached)."""
-        key = (sub.f, sub.alpha)
+        key = (sub.f, sub.alpha) if not self._static_colliders else "static"
         if key != self._colliders_key:
             cm = self.drive.collider_matrix
             f = sub.f
