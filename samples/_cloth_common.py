@@ -16,7 +16,14 @@ import bpy
 import numpy as np
 from mathutils import Matrix, Vector
 
-from _common import add_camera_and_light, new_object, set_color, setup_workbench, smooth_mesh
+from _common import (
+    add_camera_and_light,
+    missing_asset,
+    new_object,
+    set_color,
+    setup_workbench,
+    smooth_mesh,
+)
 
 HUMANOID = (Path(__file__).resolve().parents[2] / "shared" / "assets" / "godot_skel_bone_2025"
             / "skel_bone_2025.glb")
@@ -24,9 +31,7 @@ FPS = 24
 
 
 def missing_humanoid() -> str | None:
-    if not HUMANOID.is_file():
-        return f"{HUMANOID} not found (the shared assets folder must sit next to the repository)"
-    return None
+    return missing_asset(HUMANOID)
 
 
 def _action_fcurves(action):

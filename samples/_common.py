@@ -8,6 +8,13 @@ import bpy
 from mathutils import Matrix, Vector
 
 
+def missing_asset(path) -> str | None:
+    """Why a sample cannot run when its asset file ``path`` is absent (None when present)."""
+    if not path.is_file():
+        return f"{path} not found (the shared assets folder must sit next to the repository)"
+    return None
+
+
 def new_object(name: str, data, *, collection=None):
     ob = bpy.data.objects.new(name, data)
     (collection or bpy.context.scene.collection).objects.link(ob)

@@ -16,7 +16,7 @@ from pathlib import Path
 import bpy
 from mathutils import Vector
 
-from _common import add_camera_and_light, new_object, setup_workbench
+from _common import add_camera_and_light, missing_asset, new_object, setup_workbench
 
 NAME = "fox_tail"
 DESCRIPTION = "glTF Fox running, tail chain baked"
@@ -30,9 +30,7 @@ RIG_SCALE = 0.01
 
 
 def missing_assets() -> str | None:
-    if not ASSET.is_file():
-        return f"{ASSET} not found (the shared assets folder must sit next to the repository)"
-    return None
+    return missing_asset(ASSET)
 
 
 def _loop_action(rig, action_name: str, repeats: int) -> int:

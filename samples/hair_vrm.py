@@ -34,6 +34,7 @@ from mathutils import Vector
 from _common import (
     add_camera_and_light,
     key_bone,
+    missing_asset,
     setup_workbench,
     sphere_collider,
 )
@@ -51,9 +52,7 @@ HEAD_BONE = "head_Armature"
 
 
 def missing_assets() -> str | None:
-    if not ASSET.is_file():
-        return f"{ASSET} not found (the shared assets folder must sit next to the repository)"
-    return None
+    return missing_asset(ASSET)
 
 
 def read_vrm_json(path: Path) -> dict:

@@ -20,6 +20,7 @@ from ragdoll_walk import ASSET, FPS, import_walker
 from _common import (
     add_camera_and_light,
     armature_from_bones,
+    missing_asset,
     new_object,
     parent_to_bone,
     setup_workbench,
@@ -43,9 +44,7 @@ RADII = {"base": 0.04, "torso": 0.05, "head": 0.05, "arm.L": 0.02, "arm.R": 0.02
 
 
 def missing_assets() -> str | None:
-    if not ASSET.is_file():
-        return f"{ASSET} not found (the shared assets folder must sit next to the repository)"
-    return None
+    return missing_asset(ASSET)
 
 
 def _companion_armature(scene, walker):

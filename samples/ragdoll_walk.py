@@ -20,7 +20,7 @@ from pathlib import Path
 import bpy
 from mathutils import Vector
 
-from _common import add_camera_and_light, setup_workbench
+from _common import add_camera_and_light, missing_asset, setup_workbench
 
 NAME = "ragdoll_walk"
 DESCRIPTION = "Godot humanoid walk, ragdoll arms on a 40 % local blend"
@@ -36,9 +36,7 @@ SHEET_FRAMES = (1, 10, 19, 28, 37, 46, 55, 64)
 
 
 def missing_assets() -> str | None:
-    if not ASSET.is_file():
-        return f"{ASSET} not found (the shared assets folder must sit next to the repository)"
-    return None
+    return missing_asset(ASSET)
 
 
 def _is_arm(name: str) -> bool:
