@@ -73,8 +73,9 @@ def spaces(read: ClothRead, samples: ClothSamples) -> np.ndarray:
     return out
 
 
-def _stack(values: list[np.ndarray]) -> np.ndarray:
-    """Per-setup (F or 1, ...) arrays → (F or 1, C, ...)."""
+def stack_setups(values: list[np.ndarray]) -> np.ndarray:
+    """Per-setup (F or 1, ...) arrays → (F or 1, C, ...) (a setting read once stays 1 long
+    unless another setup's is animated)."""
     n = max(len(v) for v in values)
     return np.stack([np.broadcast_to(v, (n,) + v.shape[1:]) for v in values], axis=1)
 
@@ -83,7 +84,7 @@ def cloth_params(read: ClothRead, samples: ClothSamples) -> ClothParams:
     unit = read.unit_scale
     values = {}
     for name, (kind, _, _, _) in FIELDS.items():
-        stacked = _stack([settings[name] for settings in samples.settings])
+        stacked = stack_setups([settings[name] for settings in samples.settings])
         if name in LENGTH_SETTINGS:
             stacked = stacked * unit
         if kind == "flag":
@@ -91,7 +92,7 @@ def cloth_params(read: ClothRead, samples: ClothSamples) -> ClothParams:
         elif kind == "int":
             stacked = np.rint(stacked).astype(np.int64)
         values[name] = stacked
-    use_backstop = _stack([settings["use_backstop"] for settings in samples.settings]) > 0.5
+    use_backstop = stack_setups([settings["use_backstop"] for settings in samples.settings]) > 0.5
     values["backstop_distance"] = np.where(use_backstop, values["backstop_distance"], np.inf)
     return ClothParams(**values)
 

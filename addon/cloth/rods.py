@@ -24,6 +24,7 @@ from ...core.rotations import (
 from .. import reading as strand_reading
 from ..progress import Progress
 from ..sampling import animated_paths, frame_kept
+from .assemble import stack_setups
 from .pose import pose_basis
 from .sampling import result_tracks_muted
 
@@ -241,11 +242,6 @@ def rod_rests(read: RodRead) -> list[RodRest]:
     return out
 
 
-def _stack(values: list[np.ndarray]) -> np.ndarray:
-    n = max(len(v) for v in values)
-    return np.stack([np.broadcast_to(v, (n,) + v.shape[1:]) for v in values], axis=1)
-
-
 def rod_drive(read: RodRead, samples: RodSamples) -> RodDrive:
     F, S = len(samples.frames), len(read.chains)
     B = max(len(c.bone_names) for c in read.chains)
@@ -268,7 +264,7 @@ def rod_drive(read: RodRead, samples: RodSamples) -> RodDrive:
         space[:, s] = m
     values = {}
     for name in FLOAT_SETTINGS + VECTOR_SETTINGS:
-        stacked = _stack([samples.settings[c.armature][name] for c in read.chains])
+        stacked = stack_setups([samples.settings[c.armature][name] for c in read.chains])
         values[name] = stacked * read.unit_scale if name in LENGTH_SETTINGS else stacked
     return RodDrive(fps=read.fps, reference=reference, reference_orientation=orientation,
                     space=space, collider_matrix=samples.collider_matrix,
