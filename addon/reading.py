@@ -279,12 +279,30 @@ def read_collider(ob) -> ColliderRead:
                         friction=float(settings.friction))
 
 
+def enabled_colliders(scene, collection) -> list:
+    """The Waft collider empties of ``collection``; every one in ``scene`` when it is None."""
+    if collection is None:
+        return [ob for ob in scene.objects if ob.waft_collider.enabled]
+    return [ob for ob in collection.all_objects if ob.waft_collider.enabled]
+
+
+def collider_union(per_owner: list[list]) -> tuple[tuple[ColliderRead, ...], np.ndarray]:
+    """Read every collider empty any owner (setup, cage, rod armature) collides with, once and
+    sorted by name, and the (K, owners) bool mask of which owner collides with which."""
+    found = sorted({ob.name: ob for obs in per_owner for ob in obs}.values(),
+                   key=lambda ob: ob.name)
+    colliders = tuple(read_collider(ob) for ob in found)
+    mask = np.array([[any(c.object is ob for ob in obs) for obs in per_owner]
+                     for c in colliders], dtype=bool).reshape(len(colliders), len(per_owner))
+    return colliders, mask
+
+
 def setup_collider_objects(scene, setup_ob) -> list:
     """The collider empties one setup collides with."""
     collection = setup_ob.waft.collider_collection
     if collection is None:
-        return [ob for ob in scene.objects if ob.waft_collider.enabled]
-    members = [ob for ob in collection.all_objects if ob.waft_collider.enabled]
+        return enabled_colliders(scene, None)
+    members = enabled_colliders(scene, collection)
     if not members:
         raise SetupError(
             f"Armature '{setup_ob.name}': collider collection '{collection.name}' holds no "
@@ -312,13 +330,8 @@ def read_scene(scene, *, objects=None, frame_start=None, frame_end=None) -> Scen
     fps = scene_fps(scene)
     setups = tuple(read_setup(ob, i, scale) for i, ob in enumerate(find_setups(scene, objects)))
     chains = tuple(chain for setup in setups for chain in setup.chains)
-    per_setup = [setup_collider_objects(scene, s.object) for s in setups]
-    collider_obs = sorted({ob.name: ob for obs in per_setup for ob in obs}.values(),
-                          key=lambda ob: ob.name)
-    colliders = tuple(read_collider(ob) for ob in collider_obs)
-    mask = np.zeros((len(colliders), len(chains)), dtype=bool)
-    for k, collider in enumerate(colliders):
-        for s, chain in enumerate(chains):
-            mask[k, s] = any(ob is collider.object for ob in per_setup[chain.setup_index])
+    colliders, by_setup = collider_union(
+        [setup_collider_objects(scene, s.object) for s in setups])
+    mask = by_setup[:, [chain.setup_index for chain in chains]]
     return SceneRead(setups=setups, chains=chains, colliders=colliders, collider_mask=mask,
                      unit_scale=scale, frame_start=start, frame_end=end, fps=fps)

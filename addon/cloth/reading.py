@@ -317,9 +317,9 @@ def read_cage(scene, ob, depsgraph) -> ClothSetupRead:
 
 def collider_objects(scene, ob) -> list:
     collection = ob.waft_cloth.collider_collection
+    members = strand_reading.enabled_colliders(scene, collection)
     if collection is None:
-        return [c for c in scene.objects if c.waft_collider.enabled]
-    members = [c for c in collection.all_objects if c.waft_collider.enabled]
+        return members
     for c in members:
         if scene.objects.get(c.name) is not c:
             raise SetupError(f"{_where(ob)}: collider '{c.name}' is not in scene '{scene.name}'")
@@ -345,10 +345,7 @@ def read_cloth(scene, objects, frame_start: int, frame_end: int) -> ClothRead | 
                     if both:
                         raise SetupError(f"{_where(s.object)}, bone '{sorted(both)[0]}': also "
                                          f"driven by cage '{other.name}'")
-    per_setup = [collider_objects(scene, s.object) for s in setups]
-    found = sorted({c.name: c for obs in per_setup for c in obs}.values(), key=lambda c: c.name)
-    colliders = tuple(strand_reading.read_collider(c) for c in found)
-    mask = np.array([[any(c.object is o for o in obs) for obs in per_setup] for c in colliders],
-                    dtype=bool).reshape(len(colliders), len(setups))
+    colliders, mask = strand_reading.collider_union(
+        [collider_objects(scene, s.object) for s in setups])
     return ClothRead(setups=setups, colliders=colliders, collider_mask=mask, unit_scale=scale,
                      frame_start=frame_start, frame_end=frame_end, fps=fps)

@@ -143,23 +143,13 @@ def read_rods(scene, objects, frame_start: int, frame_end: int) -> RodRead | Non
         armature, read = _read_armature(scene, ob, index, unit, seen)
         armatures.append(armature)
         chains.extend(read)
-    per_armature = [_colliders(scene, a.object) for a in armatures]
-    every = sorted({c.name: c for obs in per_armature for c in obs}.values(),
-                   key=lambda c: c.name)
-    colliders = tuple(strand_reading.read_collider(c) for c in every)
-    mask = np.array([[any(c.object is o for o in per_armature[chain.armature])
-                      for chain in chains] for c in colliders],
-                    dtype=bool).reshape(len(colliders), len(chains))
+    colliders, by_armature = strand_reading.collider_union(
+        [strand_reading.enabled_colliders(scene, a.object.waft_rod.collider_collection)
+         for a in armatures])
+    mask = by_armature[:, [chain.armature for chain in chains]]
     return RodRead(armatures=tuple(armatures), chains=tuple(chains), colliders=colliders,
                    collider_mask=mask, unit_scale=unit, frame_start=frame_start,
                    frame_end=frame_end, fps=strand_reading.scene_fps(scene))
-
-
-def _colliders(scene, ob) -> list:
-    collection = ob.waft_rod.collider_collection
-    if collection is None:
-        return [c for c in scene.objects if c.waft_collider.enabled]
-    return [c for c in collection.all_objects if c.waft_collider.enabled]
 
 
 @dataclass

@@ -251,10 +251,9 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
 def collider_objects(scene, ob) -> list:
     """The Waft collider empties this ragdoll collides with (its collection, else all)."""
     collection = ob.waft_ragdoll.collider_collection
+    members = strand_reading.enabled_colliders(scene, collection)
     if collection is None:
-        return sorted((o for o in scene.objects if o.waft_collider.enabled),
-                      key=lambda o: o.name)
-    members = [o for o in collection.all_objects if o.waft_collider.enabled]
+        return sorted(members, key=lambda o: o.name)
     if not members:
         raise SetupError(f"{_where(ob)}: collider collection '{collection.name}' holds no Waft "
                          f"collider; add one or clear the collection")
