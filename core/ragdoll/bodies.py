@@ -37,6 +37,8 @@ _QMUL = _bilinear([(0, 0, 0, 1), (1, 1, 0, -1), (2, 2, 0, -1), (3, 3, 0, -1),
                    (0, 1, 1, 1), (1, 0, 1, 1), (2, 3, 1, 1), (3, 2, 1, -1),
                    (0, 2, 2, 1), (1, 3, 2, -1), (2, 0, 2, 1), (3, 1, 2, 1),
                    (0, 3, 3, 1), (1, 2, 3, 1), (2, 1, 3, -1), (3, 0, 3, 1)], 4, 4)
+# ½ [v, 0] ⊗ q for a 3-vector v: the rows of _QMUL whose first factor is a vector part.
+_HALF_VQMUL = 0.5 * _QMUL.reshape(4, 4, 4)[1:].reshape(12, 4)
 _CROSS = _bilinear([(1, 2, 0, 1), (2, 1, 0, -1), (2, 0, 1, 1), (0, 2, 1, -1),
                     (0, 1, 2, 1), (1, 0, 2, -1)], 3, 3)
 # Rotation matrix entries (row-major) of a unit quaternion as quadratic forms q_j q_k.
@@ -69,11 +71,16 @@ def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def q2m(q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Rotation matrices (n, 3, 3) of unit quaternions (n, 4)."""
-    R = ((q[:, :, None] * q[:, None, :]).reshape(len(q), 16) @ _Q2M).reshape(len(q), 3, 3)
+    """Rotation matrices (n, 3, 3) of unit quaternions (n, 4); `out` (contiguous) is filled
+    in place."""
+    n = len(q)
+    qq = (q[:, :, None] * q[:, None, :]).reshape(n, 16)
     if out is None:
-        return R
-    out[...] = R
+        return (qq @ _Q2M).reshape(n, 3, 3)
+    if out.flags.c_contiguous:  # (its (n, 9) reshape is a view)
+        np.matmul(qq, _Q2M, out=out.reshape(n, 9))
+    else:
+        out[...] = (qq @ _Q2M).reshape(n, 3, 3)
     return out
 
 
@@ -171,9 +178,9 @@ class Bodies:
         """Translate and rotate every body by world rotation vectors, q += ½ [Δθ, 0] ⊗ q then
         normalised (Müller 2020 eq. 8–9)."""
         self.x += dx
-        half = np.zeros((len(self.q), 4))
-        half[:, 1:] = 0.5 * dtheta
-        q = self.q + qmul(half, self.q)
+        n = len(self.q)
+        # [Δθ, 0] ⊗ q as one outer product and a (12, 4) matmul (_HALF_VQMUL)
+        q = self.q + (dtheta[:, :, None] * self.q[:, None, :]).reshape(n, 12) @ _HALF_VQMUL
         q /= np.sqrt(dot(q, q))[:, None]
         self.q = q
         q2m(q, out=self.R)
