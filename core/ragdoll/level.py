@@ -2,7 +2,8 @@
 
 A `Level` holds the bodies of the ragdolls of one carrier level (all of them when nothing is
 carried) and advances them by one substep: velocity drive and damping, integration, kinematic
-bodies on their targets, the iterations (joint colours with ball joints, motors and limits; the
+bodies on their targets, the iterations (the joint batches with ball joints, motors and limits:
+one Jacobi batch of every joint, or two depth-parity colours with joints.TWO_COLOURS; the
 contacts; self-collision), the top-down final pass, velocities and the velocity pass.
 `FrameCoefficients` turns one frame's settings into what the substeps need.
 """
