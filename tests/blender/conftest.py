@@ -20,14 +20,20 @@ bpy = pytest.importorskip("bpy", reason="the Blender tests need the bpy wheel")
 import blender_env  # noqa: E402  (tools/ is put on sys.path by tests/conftest.py)
 
 HERE = Path(__file__).resolve().parent
+# Whole systems that also run on bpy 4.2 LTS in tools/test.sh (`-m compat`), beside the tests
+# marked one by one: cloth-bones, ragdolls and the strand-hair guide tests (about 10 s there).
+COMPAT_ON_42 = ("cloth", "ragdoll", "test_hair_guides.py")
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     # tryfirst: the marker must be there before `-m` selection runs.
     for item in items:
-        if Path(item.path).resolve().is_relative_to(HERE):
+        path = Path(item.path).resolve()
+        if path.is_relative_to(HERE):
             item.add_marker(pytest.mark.blender)
+            if any(path.is_relative_to(HERE / part) for part in COMPAT_ON_42):
+                item.add_marker(pytest.mark.compat)
 
 
 @pytest.fixture(scope="session")
