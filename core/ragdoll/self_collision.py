@@ -77,9 +77,19 @@ class SelfCollision:
         self.scatter_a, self.scatter_b = scatter_a, scatter_b  # pair -> body sums
         uses = scatter_a.sum(axis=1) + scatter_b.sum(axis=1)
         self.split_a, self.split_b = np.maximum(uses[i], 1.0), np.maximum(uses[j], 1.0)
+        self.candidates = self._subset(np.arange(len(i)))  # the pairs `solve` looks at
+
+    def _subset(self, k: np.ndarray) -> tuple[np.ndarray, ...]:
+        """(a, b, sum of radii, split_a, split_b, scatter_a, scatter_b) of pairs k. The mass
+        splitting counts stay those of all pairs (a subset only leaves out pairs that cannot
+        touch within the substep, which would add nothing)."""
+        return (self.a[k], self.b[k], self.sum_radius[k], self.split_a[k], self.split_b[k],
+                self.scatter_a[:, k], self.scatter_b[:, k])
 
     def near(self, s: Bodies, margin: float) -> bool:
-        """Is any pair closer than its radii + margin (a broad phase once per substep)?"""
+        """Is any pair closer than its radii + margin (a broad phase once per substep)? The
+        following `solve` calls only look at those pairs (with many characters in one bake
+        most pairs are far apart, and the dense scatter products shrink with them)."""
         if not self.count:
             return False
         n = len(self.half)
@@ -90,22 +100,28 @@ class SelfCollision:
                                      x[j] + axis[j])
         d = p - q
         reach = self.sum_radius + margin
-        return bool(np.any(np.einsum("pk,pk->p", d, d) < reach * reach))
+        close = np.flatnonzero(np.einsum("pk,pk->p", d, d) < reach * reach)
+        if len(close) == self.count:
+            self.candidates = self._subset(np.arange(self.count))
+        elif len(close):
+            self.candidates = self._subset(close)
+        return bool(len(close))
 
     def solve(self, s: Bodies, movable: np.ndarray) -> bool:
-        """One Jacobi pass over every pair (hard, both bodies move). False when no pair
-        penetrated (nothing moved, so a further pass would find the same)."""
+        """One Jacobi pass over every pair (hard, both bodies move); after `near`, over the
+        pairs it found close. False when no pair penetrated (nothing moved, so a further pass
+        would find the same)."""
         if not self.count:
             return False
         n = len(self.half)
         x, R = s.x[:n], s.R[:n]
         axis = R[:, :, 1] * self.half[:, None]
-        i, j = self.a, self.b
+        i, j, sum_radius, split_a, split_b, scatter_a, scatter_b = self.candidates
         p, q = segment_pairs_closest(x[i] - axis[i], x[i] + axis[i], x[j] - axis[j],
                                      x[j] + axis[j])
         d = p - q
         dist = np.sqrt(np.einsum("pk,pk->p", d, d))
-        pen = self.sum_radius - dist
+        pen = sum_radius - dist
         active = (pen > 0.0) & (movable[i] | movable[j])
         if not active.any():
             return False
@@ -114,16 +130,16 @@ class SelfCollision:
         ca, cb = cross(ra, nrm), cross(rb, nrm)
         ia = s.inv_inertia_times(i, ca)
         ib = s.inv_inertia_times(j, cb)
-        wa = (s.inv_mass[i] + np.einsum("pk,pk->p", ca, ia)) * self.split_a
-        wb = (s.inv_mass[j] + np.einsum("pk,pk->p", cb, ib)) * self.split_b
+        wa = (s.inv_mass[i] + np.einsum("pk,pk->p", ca, ia)) * split_a
+        wb = (s.inv_mass[j] + np.einsum("pk,pk->p", cb, ib)) * split_b
         denom = wa + wb
         lam = np.where(active & (denom > 1e-12), pen / np.maximum(denom, 1e-12), 0.0)
         # impulse lam * nrm on a (pushed along +nrm, away from b), the opposite on b
         impulse = lam[:, None] * nrm
         dx = np.zeros_like(s.x)
         dth = np.zeros_like(s.x)
-        dx[:n] = (self.scatter_a @ (impulse * s.inv_mass[i, None])
-                  - self.scatter_b @ (impulse * s.inv_mass[j, None]))
-        dth[:n] = self.scatter_a @ (lam[:, None] * ia) - self.scatter_b @ (lam[:, None] * ib)
+        dx[:n] = (scatter_a @ (impulse * s.inv_mass[i, None])
+                  - scatter_b @ (impulse * s.inv_mass[j, None]))
+        dth[:n] = scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib)
         s.move(dx, dth)
         return True
