@@ -257,8 +257,8 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
     if active is not None:
         lam = np.where(active, lam, 0.0)
     # impulse on a is lam * n; b receives the opposite one
-    dx = np.zeros_like(s.x)
-    dth = np.zeros_like(s.x)
+    dx = np.zeros(s.x.shape)
+    dth = np.zeros(s.x.shape)
     dx[p.a] = (lam * fz.inv_mass_a)[:, None] * n
     dx[p.b_unique] -= p.scatter @ ((lam * fz.inv_mass_b)[:, None] * n)
     dth[p.a] = lam[:, None] * ia
@@ -308,7 +308,7 @@ def angular(s: Bodies, p: Pairs, dtheta: np.ndarray, *, alpha_tilde: np.ndarray 
         P = np.where(active[:, None], P, 0.0)
     if lam_total is not None:
         lam_total += P
-    dth = np.zeros_like(s.x)
+    dth = np.zeros(s.x.shape)
     dth[p.a] = np.einsum("nij,nj->ni", Ia, P)
     dth[p.b_unique] -= p.scatter @ np.einsum("nij,nj->ni", Ib, P)
     s.move(0.0, dth)

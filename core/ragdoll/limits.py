@@ -44,7 +44,7 @@ def swing_twist(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(swing rotation vector (n, 3) with y = 0, twist angle (n,)) of joint rotations d."""
     twist = 2.0 * np.arctan2(d[:, 2], d[:, 0])
     twist = (twist + np.pi) % (2.0 * np.pi) - np.pi
-    tq = np.zeros_like(d)
+    tq = np.zeros(d.shape)
     tq[:, 0], tq[:, 2] = d[:, 0], d[:, 2]
     norm = np.linalg.norm(tq, axis=1)
     tq = np.where(norm[:, None] > 1e-12, tq / np.maximum(norm, 1e-12)[:, None],

@@ -115,8 +115,8 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     pivot = s.x[p.a] + np.einsum("nij,nj->ni", s.R[p.a], anchor_a)
     n = carry.shape[0]
     rot = carry @ spin
-    dx = np.zeros_like(s.x)
-    dth = np.zeros_like(s.x)
+    dx = np.zeros(s.x.shape)
+    dth = np.zeros(s.x.shape)
     dx[:n] = cross(rot, s.x[:n]) - carry @ cross(spin, pivot)
     dth[:n] = rot
     dth[p.b_unique] -= p.scatter @ np.einsum("nij,nj->ni", Ib, P)

@@ -136,8 +136,8 @@ class SelfCollision:
         lam = np.where(active & (denom > 1e-12), pen / np.maximum(denom, 1e-12), 0.0)
         # impulse lam * nrm on a (pushed along +nrm, away from b), the opposite on b
         impulse = lam[:, None] * nrm
-        dx = np.zeros_like(s.x)
-        dth = np.zeros_like(s.x)
+        dx = np.zeros(s.x.shape)
+        dth = np.zeros(s.x.shape)
         dx[:n] = (scatter_a @ (impulse * s.inv_mass[i, None])
                   - scatter_b @ (impulse * s.inv_mass[j, None]))
         dth[:n] = scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib)
