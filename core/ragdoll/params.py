@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SetupError
+from ..params import out_of_range
 from .model import BodyMode
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
@@ -147,13 +148,7 @@ def validate_params(params: RagdollParams, *, frames: int, n_bodies: int, n_ragd
             out[name] = full.astype(np.int64, copy=False)
             continue
         full = full.astype(np.float64, copy=False)
-        bad = np.isnan(full)
-        if not allow_inf:
-            bad |= np.isinf(full)
-        if lo is not None:
-            bad |= full < lo
-        if hi is not None:
-            bad |= full > hi
+        bad = out_of_range(full, allow_inf=allow_inf, low=lo, high=hi)
         if np.any(bad):
             index = tuple(int(v) for v in np.argwhere(bad)[0])
             names = body_names if kind == "body" else setup_names

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..drive import frame_interval
 from ..errors import DivergenceError, SetupError
+from ..job import FrameJob, run_job
 from .blend import local_blend
 from .bodies import nlerp, q2m, qmul, quat_conj, rotate
 from .drive import CheckedDrive, RagdollDrive, validate_drive
@@ -55,18 +57,6 @@ class RagdollResult:
     physics_matrix: np.ndarray  # (F, N, 4, 4) before the blend
     fell_at: np.ndarray  # (R,) frame the root lock released, -1 = never
     substeps: int
-
-
-def _interval(t: float, fps: float, frames: int) -> tuple[int, float]:
-    if frames < 2:
-        return 0, 0.0
-    u = t * fps
-    if u <= 0.0:
-        return 0, 0.0
-    if u >= frames - 1:
-        return frames - 2, 1.0
-    f = min(math.floor(u), frames - 2)
-    return f, u - f
 
 
 class _Run:
@@ -164,7 +154,7 @@ class _Run:
             n_stop = n
             while n_stop * h < T - _TIME_EPS:
                 n_stop += 1
-            subs = [Substep(*_interval((m + 1) * h, fps, F), False) for m in range(n, n_stop)]
+            subs = [Substep(*frame_interval((m + 1) * h, fps, F), False) for m in range(n, n_stop)]
             poses = self.chunk(subs, T, n)
             substeps += len(subs)
             n = n_stop
@@ -246,27 +236,15 @@ class _Run:
                              fell_at=self.fell_at.copy(), substeps=substeps)
 
 
-class RagdollJob:
+class RagdollJob(FrameJob):
     """Iterator over a bake, one frame per `next()`: yields (frames_done, total); afterwards
     `result` holds the `RagdollResult`. Dropping it cancels (nothing is returned early)."""
 
     def __init__(self, model: RagdollModel, drive: RagdollDrive, settings: RagdollSettings):
         settings.validate()
         checked = validate_drive(model, drive)
-        self._run = _Run(model, checked, settings)
-        self._iterator = self._run.frames()
-        self.total = checked.frames
-        self.result: RagdollResult | None = None
-
-    def __iter__(self) -> RagdollJob:
-        return self
-
-    def __next__(self) -> tuple[int, int]:
-        try:
-            return next(self._iterator)
-        except StopIteration:
-            self.result = self._run.result
-            raise
+        run = _Run(model, checked, settings)
+        super().__init__(run, run.frames(), checked.frames)
 
 
 def bake_ragdoll_steps(model: RagdollModel, drive: RagdollDrive,
@@ -278,9 +256,4 @@ def bake_ragdoll_steps(model: RagdollModel, drive: RagdollDrive,
 def bake_ragdoll(model: RagdollModel, drive: RagdollDrive, settings: RagdollSettings | None = None,
                  *, progress: Callable[[int, int], None] | None = None) -> RagdollResult:
     """Bake the whole range; raises SetupError / DivergenceError before returning anything."""
-    job = bake_ragdoll_steps(model, drive, settings)
-    for done, total in job:
-        if progress is not None:
-            progress(done, total)
-    assert job.result is not None
-    return job.result
+    return run_job(bake_ragdoll_steps(model, drive, settings), progress)
