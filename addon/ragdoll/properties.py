@@ -135,7 +135,7 @@ class WaftRagdollBodySettings(bpy.types.PropertyGroup):
     motor_strength: FloatProperty(
         name="Motor Strength", default=0.8, min=0.0, max=1.0, subtype='FACTOR',
         description="Pull of the motor toward the animation's local rotation: a spring of "
-                    "1 Hz × s / (1 − s) (1 = reproduce it exactly); the same at any frame rate "
+                    "2 Hz × s / (1 − s) (1 = reproduce it exactly); the same at any frame rate "
                     "and substep. The root has no motor (see Lock Root)")
     motor_damping: FloatProperty(
         name="Motor Damping", default=0.5, min=0.0, soft_max=2.0,
