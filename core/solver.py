@@ -5,8 +5,10 @@ substep and small fixed substeps ("Small Steps in Physics Simulation", Macklin e
 
     x_new = x + (x - x_prev) * exp(-(damping + drag) * h) + (gravity + drag * wind) * h^2
 
-then kinematic nodes, global shape, stretch (even/odd colours), bending (skip-one pairs, two
-colours), tether, max distance and colliders. The substep `h` is fixed whatever the scene frame
+with the global shape pull and the kinematic copy fused into that update, then (see `step`) shock
+propagation, XPBD stretch of compliant segments (even/odd colours), bending (skip-one pairs,
+Jacobi; two colours when stiff), local shape, the FTL/DFTL sweep of rigid segments, tether, max
+distance and colliders, and voxel friction last. The substep `h` is fixed whatever the scene frame
 rate; frame `i` is output at time `i / fps` by linear interpolation between the two bracketing
 substep states (exact when fps divides 1/h). Everything is float64 NumPy with no threading and no
 global random state, so the same input gives bit-identical output.
