@@ -86,7 +86,9 @@ class RagdollParams:
 
     @classmethod
     def defaults(cls, n_bodies: int, n_ragdolls: int, **overrides: Any) -> RagdollParams:
-        """Add-on defaults, not animated; keyword overrides replace fields (broadcast)."""
+        """`DEFAULTS`, not animated; keyword overrides replace fields (broadcast). These are
+        the core's defaults: the add-on's properties start at motor strength 0.8 and a 0.3 m
+        fall threshold."""
         N, R = int(n_bodies), int(n_ragdolls)
         values: dict[str, Any] = {}
         for name, (kind, _, _, _) in _FIELDS.items():
