@@ -77,7 +77,8 @@ class WaftClothSettings(bpy.types.PropertyGroup):
     max_distance: FloatProperty(
         name="Max Distance", default=0.0, min=0.0, soft_max=1.0, unit='LENGTH',
         description="Each vertex stays within this distance of its skinned position, "
-                    "times its Max Distance Group weight; 0 = no limit")
+                    "times its Max Distance Group weight; 0 = no limit. Read once per bake: "
+                    "key Max Distance Scale to animate it")
     max_distance_group: StringProperty(
         name="Max Distance Group",
         description="Vertex group scaling Max Distance per vertex (paint it larger at the hem); "
@@ -168,7 +169,8 @@ class WaftClothSettings(bpy.types.PropertyGroup):
         description="Damping multiplier on edge vertices (fewer than 4 neighbours, seed 001)")
     edge_wind_scale: FloatProperty(
         name="Edge Wind", default=DEFAULTS['edge_wind_scale'], min=0.0, soft_max=4.0,
-        description="Wind multiplier on edge vertices")
+        description="Air drag multiplier on edge vertices, so the wind pushes them harder "
+                    "(and still air slows them more)")
     edge_world_motion_scale: FloatProperty(
         name="Edge World Motion", default=DEFAULTS['edge_world_motion_scale'],
         min=0.0, soft_max=4.0,
