@@ -9,7 +9,7 @@ with mass splitting (Tonge et al. 2012; bodies.Pairs): a body is the child of on
 parent of its children's, and each constraint sees its inverse mass times that count, so the
 summed corrections are their average. At ~20 bodies the cost of a pass is NumPy's per-call
 overhead, not its size: one pass instead of two halves the joint work per iteration (17-body
-benchmark 24.3 -> 17.5 ms per frame). It converges more slowly than Gauss-Seidel: the thin-chest
+benchmark 24.3 -> 17.0 CPU ms per frame). It converges more slowly than Gauss-Seidel: the thin-chest
 test ends 0.52° off its motor target instead of 0.12° (limit 1°), the swinging arms 4.3° instead
 of 3.0° (limit 5°); 6 Jacobi iterations match 4 coloured ones. The final top-down pass
 (level.Level.final_pass) still makes limits, rigid motors and joint drift exact.

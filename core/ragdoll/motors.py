@@ -91,7 +91,7 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     A two-body angular correction turns the child about its own centre with its own (small)
     inertia, and the bodies hanging from it (a chest's arms and head) only follow through their
     ball joints, one colour and one iteration later: the Gauss-Seidel sweep then converges very
-    slowly (a chest twisted 40° off its motor target after 4 iterations). Here the child side
+    slowly (a thin chest ended 30° off its motor target after 4 iterations). Here the child side
     of the constraint is the subtree with its inertia about the joint (`joint_inertia`, the
     same the compliance is normalised by), so one correction moves what the joint carries and
     keeps the joints below it together; the parent takes the reaction with its own inertia.
