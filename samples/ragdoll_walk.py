@@ -9,8 +9,8 @@ continuous.
 Every humanoid bone but the toes becomes a body (hips, spine, chest, upper chest, neck, head,
 shoulders, arms, hands, legs, feet: 20 bodies) with the humanoid limits and radii. The hips are
 the root, locked to the animation; legs and torso follow with strong motors; the arms have weak
-motors and a 40 % local blend toward the animation (seed 004's locomotion setting), so they lag
-and swing with inertia on top of the walk.
+motors and a 40 % local blend toward the animation (60 % physics; seed 004 kept 40–50 %), so
+they lag and swing with inertia on top of the walk.
 """
 
 from __future__ import annotations

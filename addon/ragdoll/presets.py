@@ -3,7 +3,8 @@
 A preset sets the per-body behaviour (mode, motors, blend, limits to the target) on every body
 (or the selected ones) and a few armature settings; shapes and joint limits stay as they are
 (they come from the humanoid defaults or the user). Values follow seed 004 (Jedi: Fallen Order):
-weak motors plus a 40–50 % local blend for locomotion, strong motors with a locked root for a
+weak motors plus a local blend toward the animation for locomotion (seed 004 kept 40–50 %
+physics; this preset's 0.4 keeps 60 %), strong motors with a locked root for a
 character that must match its animation but collide, no motors and no limits for a companion.
 """
 

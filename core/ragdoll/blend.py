@@ -1,4 +1,5 @@
-"""Local-space blend of the simulated pose toward the animation (seed 004: 40-50 %).
+"""Local-space blend of the simulated pose toward the animation (seed 004 kept 40-50 %
+physics, i.e. a blend of 0.5-0.6).
 
 Each body's transform relative to its parent body is blended (rotation by nlerp, offset by lerp)
 between the simulation and the animation, then the world pose is rebuilt from the roots down one
