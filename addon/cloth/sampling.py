@@ -24,7 +24,10 @@ from ..sampling import (
 )
 from .reading import FLOAT_SETTINGS, VECTOR_SETTINGS, ClothRead
 
-# Per-frame settings; ints and bools are read once (they select structure, not strength).
+# Per-frame settings: every ClothParams field, ints and bools included (an animated one is
+# sampled per frame like the floats), plus use_backstop. max_distance is sampled with the
+# floats but unused: its per-vertex limit is read once when the bake starts
+# (reading._max_distance); max_distance_scale is the animated one.
 SAMPLED = FLOAT_SETTINGS + VECTOR_SETTINGS + ("cut_blend_frames", "wind_seed",
                                               "use_hard_vertical", "use_backstop")
 
