@@ -4,11 +4,13 @@ import bpy
 
 from ..panels import (
     SETUP_CONSTRAINTS,
+    SETUP_HAIR,
     SETUP_MAIN,
     SETUP_WIND,
     PropertiesPanel,
     SidebarPanel,
     active_of_type,
+    draw_preset,
     draw_props,
 )
 
@@ -68,7 +70,8 @@ class WAFT_PT_hair_guides(PropertiesPanel, bpy.types.Panel):
     def draw(self, context):
         ob = context.object
         self.layout.active = ob.waft_hair.enabled
-        draw_props(self.layout, ob.waft, SETUP_MAIN + SETUP_CONSTRAINTS + SETUP_WIND)
+        draw_preset(self.layout, ob)  # the hair presets work on Curves guides too
+        draw_props(self.layout, ob.waft, SETUP_MAIN + SETUP_HAIR + SETUP_CONSTRAINTS + SETUP_WIND)
         self.layout.prop(ob.waft, "collider_collection")
 
 

@@ -51,6 +51,10 @@ def test_export_alembic_operator_exports_the_output(scene, bake_api, tmp_path):
     assert path.is_file() and path.stat().st_size > 0
 
 
+class _OperatorProperties:
+    """Stands in for the operator properties ``layout.operator`` returns (buttons set them)."""
+
+
 class _Layout:
     """Records what a panel draws; every ``prop`` must name a real property of its data."""
 
@@ -77,6 +81,7 @@ class _Layout:
         category, name = idname.split(".")
         assert hasattr(getattr(bpy.ops, category), name), idname
         self.log.append(idname)
+        return _OperatorProperties()
 
 
 class _Panel:
@@ -102,4 +107,5 @@ def test_panels_draw_real_properties_for_armatures_and_grooms(scene):
     assert {"scalp", "density_group", "count", "clump", "points", "render_strands"} <= set(log)
     groom, _scalp2, _head = hair_rigs.curves_head(scene, guides=4, points=4)
     log = _draw_all(groom)
-    assert {"enabled", "shape_stiffness", "collider_collection", "scalp"} <= set(log)
+    assert {"enabled", "shape_stiffness", "collider_collection", "scalp", "preset",
+            "local_stiffness", "shock_propagation", "voxel_friction"} <= set(log)
