@@ -80,7 +80,11 @@ def cell_ids(x: np.ndarray, c: VoxelCoefficients) -> np.ndarray:
     u = x - lo
     u *= scale
     np.floor(u, out=u)
-    np.minimum(u, n_top, out=u)
+    # Clamp the far face (u == n) to the last cell. Only those few values change, so a compare
+    # and a masked copy (~2x faster than np.minimum, whose NaN handling is slow) give the same
+    # array.
+    far = u > n_top
+    np.copyto(u, n_top, where=far)
     ids = u[0] * n
     ids += u[1]
     ids *= n
@@ -97,12 +101,15 @@ def solve_voxel_friction(x: np.ndarray, x_prev: np.ndarray, c: VoxelCoefficients
     v = (x - x_prev).reshape(3, -1)
     weighted = v * c.weight
     mass = np.bincount(ids, weights=c.weight, minlength=c.cells)
-    inv = 1.0 / np.maximum(mass, 1e-300)
+    np.copyto(mass, 1e-300, where=mass < 1e-300)  # empty cells: = np.maximum(mass, 1e-300)
+    inv = 1.0 / mass
     blend = np.empty_like(v)
     for k in range(3):
         mean = np.bincount(ids, weights=weighted[k], minlength=c.cells)
         mean *= inv
-        np.take(mean, ids, out=blend[k])
+        # mode='clip': `take` with `out` buffers the result under the default mode='raise'
+        # (about 2x slower); every id is a valid cell by construction, so nothing is clipped.
+        np.take(mean, ids, out=blend[k], mode="clip")
     blend -= v
     blend *= c.factor
     x_prev -= blend.reshape(x_prev.shape)  # v_new = v + blend  <=>  x_prev_new = x_prev - blend
