@@ -53,6 +53,7 @@ class SphereBlocks:
         self.lo = np.empty((nb, 3, S))
         self.hi = np.empty((nb, 3, S))
         self.scratch = np.empty((Ps, 3, S))
+        self.gather = np.empty(3 * self.table.size)  # candidate positions, (3, n) views of it
 
     def any(self) -> bool:
         return self.max_radius > -np.inf and bool(self.blocks)
@@ -92,7 +93,10 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
     none = (0.0, None)
     ids = c.table.take(near, axis=0).reshape(-1)
     xf = x.reshape(3, -1)
-    xs = xf.take(ids, axis=1)
+    # Into a preallocated buffer with mode='clip' (ids are valid): `take` with `out` under the
+    # default mode='raise' buffers, and without `out` it allocates (~25 % slower either way).
+    xs = c.gather[: 3 * len(ids)].reshape(3, -1)
+    xf.take(ids, axis=1, out=xs, mode="clip")
     d = xs - centre[:, None]
     d2 = d * d
     length = d2[0] + d2[1]
@@ -107,7 +111,6 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
     if not close.size:
         return none
     ids, length = ids.take(close), length.take(close)
-    xs, d = xs.take(close, axis=1), d.take(close, axis=1)
     np.sqrt(length, out=length)
     # Penetration of the particle sphere: radius + R - |d| (radius is -inf where immovable).
     pen = c.radius.take(ids)
@@ -116,10 +119,12 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
     hit = np.flatnonzero(pen > 0.0)
     if not hit.size:
         return none
-    touched = near.take(close.take(hit) // BLOCK)  # blocks whose particles move
+    # The (3, n) rows are gathered once, for the contacts (not first for the close ones).
+    selected = close.take(hit)
+    touched = near.take(selected // BLOCK)  # blocks whose particles move
     ids, pen, length = ids.take(hit), pen.take(hit), length.take(hit)
-    n = d.take(hit, axis=1)
-    xh = xs.take(hit, axis=1)
+    n = d.take(selected, axis=1)
+    xh = xs.take(selected, axis=1)
     degenerate = length < EPS_LENGTH
     np.maximum(length, EPS_LENGTH, out=length)
     n /= length  # outward unit normal
