@@ -4,20 +4,24 @@
 their own imports, so importing this package needs bpy but registers nothing by itself.
 """
 
-from . import cloth, hair, panels, properties, ragdoll
+from importlib import import_module
+
+# Every system's property groups, then its panels (panels draw the groups); unregistered in
+# reverse. The system packages only name their parts here, so importing one (e.g. the NumPy-only
+# helpers of addon.cloth) defines no Blender class.
+PARTS = (
+    "properties", "panels",
+    "hair.properties", "hair.panels",
+    "ragdoll.properties", "ragdoll.panels",
+    "cloth.properties", "cloth.panels",
+)
 
 
 def register() -> None:
-    properties.register()
-    panels.register()
-    hair.register()
-    ragdoll.register()
-    cloth.register()
+    for name in PARTS:
+        import_module(f".{name}", __name__).register()
 
 
 def unregister() -> None:
-    cloth.unregister()
-    hair.unregister()
-    ragdoll.unregister()
-    panels.unregister()
-    properties.unregister()
+    for name in reversed(PARTS):
+        import_module(f".{name}", __name__).unregister()

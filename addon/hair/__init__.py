@@ -1,19 +1,7 @@
 """Hair render strands (issue 3, seeds 000/002): a Curves object of render strands driven by the
 solved guides, packed into a geometry-nodes bake that plays without Waft. See docs/hair-render.md.
 
-``register()`` adds ``Object.waft_hair`` and the panels; the bake reaches the render strands of
-guide armatures through ``addon/systems.py`` ``STRAND_OUTPUTS`` (``hair.output``) and hair
-Curves guide objects through ``SYSTEMS`` (``hair.system``).
+``addon.register()`` (its ``PARTS``) adds ``Object.waft_hair`` and the panels; the bake reaches
+the render strands of guide armatures through ``addon/systems.py`` ``STRAND_OUTPUTS``
+(``hair.output``) and hair Curves guide objects through ``SYSTEMS`` (``hair.system``).
 """
-
-from . import panels, properties
-
-
-def register() -> None:
-    properties.register()
-    panels.register()
-
-
-def unregister() -> None:
-    panels.unregister()
-    properties.unregister()

@@ -1,18 +1,6 @@
 """Ragdoll system (issue 5, seed 004): rigid bodies on an armature's bones that follow its
 animation with motors, limits and a root lock, baked to keyframes. See docs/ragdoll.md.
 
-``register()`` adds ``Object.waft_ragdoll`` / ``PoseBone.waft_ragdoll`` and the panels; the
-bake reaches the system through ``addon/systems.py`` (``ragdoll.system``).
+``addon.register()`` (its ``PARTS``) adds ``Object.waft_ragdoll`` / ``PoseBone.waft_ragdoll``
+and the panels; the bake reaches the system through ``addon/systems.py`` (``ragdoll.system``).
 """
-
-from . import panels, properties
-
-
-def register() -> None:
-    properties.register()
-    panels.register()
-
-
-def unregister() -> None:
-    panels.unregister()
-    properties.unregister()
