@@ -11,6 +11,7 @@ from importlib import import_module
 # helpers of addon.cloth) defines no Blender class.
 PARTS = (
     "properties", "panels",
+    "strands.properties", "strands.panels",
     "hair.properties", "hair.panels",
     "ragdoll.properties", "ragdoll.panels",
     "cloth.properties", "cloth.panels",

@@ -5,20 +5,15 @@ Names and defaults follow docs/internals.md ("Blender-side names"). Every float 
 'LENGTH' unit so they display in the scene's units; the reader converts to metres.
 """
 
-import math
 
 import bpy
 from bpy.props import (
     BoolProperty,
     EnumProperty,
     FloatProperty,
-    FloatVectorProperty,
     IntProperty,
     PointerProperty,
-    StringProperty,
 )
-
-from .presets import PRESET_ITEMS
 
 COLLIDER_SHAPES = (
     ("AUTO", "Auto", "From the empty's display type: Sphere → ellipsoid, Cube → box, "
@@ -73,142 +68,6 @@ def groups_registration(classes, pointers):
     return register, unregister
 
 
-class WaftSetupSettings(bpy.types.PropertyGroup):
-    """Settings of one armature made into a Waft setup (``Object.waft``)."""
-
-    enabled: BoolProperty(
-        name="Waft Setup", default=False,
-        description="Simulate this armature's flagged bone chains when baking")
-    preset: EnumProperty(
-        name="Preset", items=PRESET_ITEMS, default="PONYTAIL",
-        description="Starting point for the settings; applied with Apply Preset")
-    shape_stiffness: FloatProperty(
-        name="Shape Stiffness", default=0.1, min=0.0, max=1.0,
-        description="Pull toward the animated pose: fraction of the gap closed per 1/60 s "
-                    "(0 = free, 1 = follows the animation)")
-    shape_decay: FloatProperty(
-        name="Shape Decay", default=1.0, min=0.0, soft_max=5.0,
-        description="Root-to-tip falloff of Shape Stiffness: particle i gets "
-                    "stiffness^(1 + decay·(i−1)), so tips move more freely")
-    damping: FloatProperty(
-        name="Damping", default=1.0, min=0.0, soft_max=20.0, unit='NONE',
-        description="Velocity decays as exp(−damping·t), per second (1/s); "
-                    "the same at any frame rate")
-    stretch_compliance: FloatProperty(
-        name="Stretch Compliance", default=0.0, min=0.0, soft_max=0.01, precision=5,
-        description="XPBD compliance of each segment's length in m/N; 0 = inextensible")
-    bend_compliance: FloatProperty(
-        name="Bend Compliance", default=0.01, min=0.0, soft_max=1.0, precision=4,
-        description="XPBD compliance of the skip-one (anti-bend) spring in m/N; 0 = rigid")
-    use_bending: BoolProperty(
-        name="Bending", default=True,
-        description="Resist bending with a spring across every second particle")
-    use_tether: BoolProperty(
-        name="Tether", default=True,
-        description="Keep each particle within its rest length along the chain from the root "
-                    "(long-range attachment; stops the chain from stretching under load)")
-    max_distance: FloatProperty(
-        name="Max Distance", default=0.0, min=0.0, soft_max=1.0, unit='LENGTH',
-        description="Each particle stays within this distance of its animated position; "
-                    "0 = no limit")
-    radius: FloatProperty(
-        name="Radius", default=0.01, min=0.0, soft_max=0.2, unit='LENGTH',
-        description="Collision radius of each particle")
-    gravity_factor: FloatProperty(
-        name="Gravity", default=1.0, soft_min=0.0, soft_max=2.0,
-        description="Multiplier of the scene gravity")
-    world_motion_fraction: FloatProperty(
-        name="World Motion", default=1.0, min=0.0, max=1.0, subtype='FACTOR',
-        description="How much of the character's motion through the world the strands feel "
-                    "(1 = all, 0 = carried along rigidly; 0.1–0.3 tames fast travel)")
-    wind_direction: FloatVectorProperty(
-        name="Wind Direction", default=(1.0, 0.0, 0.0), size=3, subtype='DIRECTION',
-        description="Direction the wind blows toward (normalised when baking)")
-    wind_speed: FloatProperty(
-        name="Wind Speed", default=0.0, min=0.0, soft_max=30.0, unit='VELOCITY',
-        description="Mean wind speed")
-    wind_turbulence: FloatProperty(
-        name="Turbulence", default=0.3, min=0.0, max=1.0, subtype='FACTOR',
-        description="Fast seeded noise on the wind, relative to the wind speed")
-    wind_gust: FloatProperty(
-        name="Gusts", default=0.3, min=0.0, max=1.0, subtype='FACTOR',
-        description="Slow seeded gusts, relative to the wind speed")
-    wind_seed: IntProperty(
-        name="Seed", default=0, min=0,
-        description="Noise seed; the same seed gives the same wind")
-    drag: FloatProperty(
-        name="Drag", default=0.5, min=0.0, soft_max=10.0,
-        description="Air drag toward the wind velocity, per second (1/s)")
-    wind_direction_variation: FloatProperty(
-        name="Direction Variation", default=0.0, min=0.0, max=math.pi, subtype='ANGLE',
-        description="Half-angle of the cone the wind direction wanders in over time")
-    wind_tangent_response: FloatProperty(
-        name="Tangent Response", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
-        description="How much of the wind along a strand is ignored: 1 = only the part "
-                    "perpendicular to the strand pushes it, so strands lying differently move "
-                    "differently")
-    wind_strand_variation: FloatProperty(
-        name="Strand Variation", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
-        description="Per-strand phase of the gusts and direction changes: 0 = every strand in "
-                    "step, 1 = strands move out of step")
-    ftl_damping: FloatProperty(
-        name="FTL Damping", default=0.9, min=0.0, max=1.0, subtype='FACTOR',
-        description="Velocity correction of inextensible strands (DFTL, Müller 2012): 0 = plain "
-                    "follow-the-leader (stiff whip), 1 = strongest correction (calmer tips)")
-    local_stiffness: FloatProperty(
-        name="Local Shape", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
-        description="Keep each segment's rest direction relative to its parent segment, so "
-                    "curls and bangs keep their shape while the strand swings (fraction of the "
-                    "error removed per 1/60 s; 0 = off)")
-    shape_range: FloatProperty(
-        name="Shape Range", default=1.0, min=0.0, max=1.0, subtype='FACTOR',
-        description="Part of each strand, from the root, on which Shape Stiffness acts "
-                    "(1 = whole strand; low values keep only the scalp part of the shape)")
-    shock_propagation: FloatProperty(
-        name="Shock Propagation", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
-        description="Carry this fraction of the root's sudden motion (per 1/60 s) down the "
-                    "whole strand, so fast head turns do not leave the hair behind (TressFX)")
-    voxel_friction: FloatProperty(
-        name="Hair Friction", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
-        description="Inter-hair friction and cohesion: blend each particle's velocity toward "
-                    "the mean velocity of its voxel cell (fraction per 1/60 s; 0 = off)")
-    voxel_resolution: IntProperty(
-        name="Voxel Resolution", default=32, min=1, max=256, soft_max=64,
-        description="Cells per axis of the velocity grid around each setup's strands")
-    collider_collection: PointerProperty(
-        name="Colliders", type=bpy.types.Collection, poll=collection_poll,
-        description="Only Waft colliders in this collection touch this setup; "
-                    "empty = every Waft collider in the scene")
-    # Bookkeeping for the NLA layout (not user settings): the action that was active before the
-    # first bake, so Clear Bake can make it active again. The pointer also keeps it a user.
-    original_action: PointerProperty(type=bpy.types.Action, options={'HIDDEN'})
-    original_slot: StringProperty(options={'HIDDEN'})
-
-
-class WaftBoneSettings(bpy.types.PropertyGroup):
-    """Per pose bone (``PoseBone.waft``): chain membership and overrides."""
-
-    simulate: BoolProperty(
-        name="Simulate", default=False,
-        description="This bone is part of a simulated chain (chains are runs of such bones)")
-    pinned: BoolProperty(
-        name="Pinned", default=False,
-        description="Follow the animation exactly (kinematic) instead of being simulated")
-    use_overrides: BoolProperty(
-        name="Override", default=False,
-        description="Use this bone's own stiffness, damping and radius")
-    shape_stiffness: FloatProperty(
-        name="Shape Stiffness", default=0.1, min=0.0, max=1.0,
-        description="Pull of this bone's tail toward its animated position, "
-                    "fraction of the gap closed per 1/60 s")
-    damping: FloatProperty(
-        name="Damping", default=1.0, min=0.0, soft_max=20.0,
-        description="Velocity decay of this bone's tail per second (1/s)")
-    radius: FloatProperty(
-        name="Radius", default=0.01, min=0.0, soft_max=0.2, unit='LENGTH',
-        description="Collision radius of this bone's tail")
-
-
 class WaftSceneSettings(bpy.types.PropertyGroup):
     """Bake settings of the scene (``Scene.waft``)."""
 
@@ -241,11 +100,9 @@ class WaftColliderSettings(bpy.types.PropertyGroup):
         description="Coulomb friction coefficient of contacts with this collider")
 
 
-CLASSES = (WaftSetupSettings, WaftBoneSettings, WaftSceneSettings, WaftColliderSettings)
+CLASSES = (WaftSceneSettings, WaftColliderSettings)
 
 POINTERS = (
-    (bpy.types.Object, "waft", WaftSetupSettings),
-    (bpy.types.PoseBone, "waft", WaftBoneSettings),
     (bpy.types.Scene, "waft", WaftSceneSettings),
     (bpy.types.Object, "waft_collider", WaftColliderSettings),
 )

@@ -1,4 +1,4 @@
-"""The systems the one Bake button reaches, beside the built-in bone-chain strands.
+"""The systems the one Bake button reaches: bone chains, hair, ragdolls, cloth-bones and rods.
 
 Each entry names a module under ``addon/`` (imported lazily, relative to this package) that
 exposes the system protocol (docs/internals.md, "Systems"):
@@ -7,8 +7,8 @@ exposes the system protocol (docs/internals.md, "Systems"):
 - ``claims(ob) -> bool``: ``ob`` is one of this system's (enabled) setups;
 - ``prepare(scene, *, objects, frame_start, frame_end) -> prepared | None``: read and validate
   (raise ``SetupError`` naming the object and why), never modify the file;
-- ``run_steps(prepared, scene, *, settings)``: generator yielding ``Progress``, returning a
-  ``commit()`` closure that writes and returns the system's report;
+- ``run_steps(prepared, scene, *, settings, sample_chunk)``: generator yielding ``Progress``,
+  returning a ``commit()`` closure that writes and returns the system's report;
 - ``clear(scene, *, objects=None) -> list[str]``.
 
 ``STRAND_OUTPUTS`` name modules that turn solved strand (guide) positions into more output
@@ -22,6 +22,7 @@ from __future__ import annotations
 import importlib
 
 SYSTEMS: tuple[str, ...] = (
+    "strands.system",
     "hair.system",
     "ragdoll.system",
     "cloth.system",

@@ -17,9 +17,9 @@ import bpy
 import numpy as np
 
 from ..core.rotations import quaternion_to_axis_angle, quaternion_to_euler
-from . import compat, rest_channels
-from .nla import add_result_track, key_channels, remove_track
-from .sampling import ORIGINAL_TRACK, WAFT_TRACK, is_result_or_rest_track
+from . import compat
+from .nla import key_channels
+from .sampling import ORIGINAL_TRACK, is_result_or_rest_track
 
 ACTION_PREFIX = "Waft|"
 
@@ -37,11 +37,6 @@ def write_fcurves(container, pose_bone, frames: np.ndarray, quats: np.ndarray) -
     prop, values = rotation_channels(pose_bone.rotation_mode, quats)
     path = f'pose.bones["{bpy.utils.escape_identifier(pose_bone.name)}"].{prop}'
     return key_channels(container, path, pose_bone.name, frames, values)
-
-
-def remove_waft_track(ob) -> bool:
-    """Remove Waft's track and its action (when nothing else uses it)."""
-    return remove_track(ob, WAFT_TRACK)
 
 
 def _place_strip(track, name: str, action, start: float):
@@ -68,36 +63,6 @@ def stash_original_action(ob) -> None:
     ob.waft.original_action = action
     ob.waft.original_slot = slot.identifier if slot is not None else ""
     anim_data.action = None
-
-
-def write_setup(ob, frames: np.ndarray, bone_quats: dict[str, np.ndarray],
-                static_channels=()) -> tuple:
-    """Replace Waft's result on ``ob`` by a new action; ``bone_quats``: name → (F, 4).
-
-    ``static_channels`` (from ``rest_channels.static_channels``, read before sampling) go on
-    the ``Waft: rest`` track under ``Waft``.
-    """
-    anim_data = ob.animation_data or ob.animation_data_create()
-    remove_waft_track(ob)
-    stash_original_action(ob)
-    rest_channels.write_rest_track(ob, static_channels, float(frames[0]), ACTION_PREFIX + ob.name)
-    action = bpy.data.actions.new(ACTION_PREFIX + ob.name)
-    slot, container = compat.new_fcurve_container(action, ob)
-    fcurve_count = 0
-    for name, quats in bone_quats.items():
-        fcurve_count += write_fcurves(container, ob.pose.bones[name], frames, quats)
-    add_result_track(anim_data, WAFT_TRACK, action, slot, frames[0])
-    return action, fcurve_count
-
-
-def clear_setup(ob) -> bool:
-    """Remove Waft's track and action; the original action becomes active again."""
-    anim_data = ob.animation_data
-    if anim_data is None:
-        return False
-    removed = remove_waft_track(ob)
-    removed = rest_channels.clear_rest_track(ob) or removed
-    return restore_original_action(ob) or removed
 
 
 def results_left(anim_data) -> bool:

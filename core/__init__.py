@@ -1,7 +1,10 @@
 """Waft's solver core: pure NumPy, importable without Blender.
 
-Bone chains (and later hair, cloth-bone and ragdolls) become strands of particles; a bake runs a
-fixed-substep XPBD simulation over per-frame inputs and returns world positions per frame.
+One package per system (``strands`` for bone chains and hair guides, ``hair`` for render
+strands, ``cloth`` for cloth-bone grids and rods, ``ragdoll`` for physical animation) beside the
+kernels two or more of them share (colliders, rotations, affine inverses, time stepping, the
+frame-job loop, errors, space carrying, forces, range checks). The bone-chain names are
+re-exported here, so a pipeline script can bake chains with one import.
 Usage from a studio pipeline, no Blender needed::
 
     import numpy as np
@@ -17,21 +20,37 @@ Usage from a studio pipeline, no Blender needed::
     positions = bake(model, drive, SolverSettings(substep=1 / 240)).positions  # (F, S, P, 3)
 """
 
+import sys as _sys
+
+from . import strands
 from .colliders import ColliderKind, ColliderSet
-from .drive import Drive, validate_drive
 from .errors import DivergenceError, SetupError, WaftError
-from .model import ChainRest, StrandModel, build_strand_model
-from .params import StrandParams, rate_normalised, shape_strength, validate_params
-from .solver import (
+from .strands import (
     BakeJob,
     BakeResult,
-    SolverSettings,
+    ChainRest,
+    Drive,
     State,
+    StrandModel,
+    StrandParams,
     SubstepDrive,
     bake,
     bake_steps,
+    build_strand_model,
+    rate_normalised,
+    shape_strength,
     step,
+    validate_drive,
+    validate_params,
 )
+from .timestep import SolverSettings
+
+# Scripts written before the bone-chain system moved into ``core.strands`` import its modules as
+# ``waft.core.solver`` and so on; the module table keeps those paths working (same objects).
+for _old in ("bone_frames", "drive", "model", "params", "solver"):
+    _sys.modules.setdefault(f"{__name__}.{_old}", getattr(strands, _old))
+_sys.modules.setdefault(f"{__name__}.constraints", strands.constraints)
+del _old
 
 __all__ = [
     "BakeJob",

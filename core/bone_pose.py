@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bone_frames import inverse_affine
+from .affine import inverse_affine
 
 _AFFINE_ROW = np.array([0.0, 0.0, 0.0, 1.0])
 

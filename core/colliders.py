@@ -308,3 +308,28 @@ def apply_friction(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, penetration
     np.maximum(t_len, _EPS, out=t_len)
     fraction = np.minimum(friction * penetration / t_len, 1.0)
     x -= tangential * fraction[..., None]
+
+
+# A collider matrix whose 3×3 determinant is at or below this has no inside (mirrored or collapsed).
+MIN_DETERMINANT = 1e-12
+
+
+def check_collider_matrix(collider_matrix, frames: int, names) -> np.ndarray:
+    """The colliders' (F, K, 4, 4) world matrices as float64, checked: shape, finite, and a
+    positive scale (a mirrored or collapsed collider has no inside)."""
+    K = len(names)
+    colliders = np.asarray(collider_matrix, dtype=np.float64)
+    if colliders.shape != (frames, K, 4, 4):
+        raise SetupError(f"collider_matrix has shape {colliders.shape}, expected "
+                         f"{(frames, K, 4, 4)}")
+    if K:
+        finite = np.all(np.isfinite(colliders), axis=(2, 3))
+        if not np.all(finite):
+            f, k = (int(i) for i in np.argwhere(~finite)[0])
+            raise SetupError(f"collider '{names[k]}': matrix at frame index {f} is not finite")
+        det = np.linalg.det(colliders[..., :3, :3])
+        if np.any(det <= MIN_DETERMINANT):
+            f, k = (int(i) for i in np.argwhere(det <= MIN_DETERMINANT)[0])
+            raise SetupError(f"collider '{names[k]}' has a zero or negative "
+                             f"scale at frame index {f} (determinant {det[f, k]:.3g})")
+    return colliders

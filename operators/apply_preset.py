@@ -2,7 +2,7 @@
 
 import bpy
 
-from ..addon.presets import PRESET_ITEMS, apply_preset
+from ..addon.strands.presets import PRESET_ITEMS, apply_preset
 
 
 class WAFT_OT_apply_preset(bpy.types.Operator):

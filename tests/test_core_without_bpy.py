@@ -139,6 +139,29 @@ def test_the_import_checker_catches_offenders(tmp_path):
     assert found == ["bpy", "mathutils", "...addon (outside core/)"]
 
 
+def test_module_paths_from_before_the_strands_package_still_import():
+    """Scripts written before bone chains moved into ``core.strands`` keep working: the old
+    module paths give the same objects as the new ones."""
+    code = BLOCK_BLENDER + LOAD_CHECKOUT_AS_WAFT + (
+        "import waft.core as c\n"
+        "from waft.core.solver import SolverSettings, bake\n"
+        "from waft.core.drive import Drive\n"
+        "from waft.core.model import ChainRest, build_strand_model\n"
+        "from waft.core.params import StrandParams\n"
+        "from waft.core.bone_frames import chain_pose_rotations\n"
+        "from waft.core.constraints.distance import project_pair\n"
+        "import waft.core.strands.bone_frames as bf, waft.core.strands.constraints.distance as d\n"
+        "assert (SolverSettings, bake, Drive, ChainRest, build_strand_model, StrandParams) == ("
+        "c.SolverSettings, c.bake, c.Drive, c.ChainRest, c.build_strand_model, c.StrandParams)\n"
+        "assert chain_pose_rotations is bf.chain_pose_rotations\n"
+        "assert project_pair is d.project_pair\n"
+        "print('OLD_PATHS_OK')\n"
+    )
+    proc = run_python(code, str(REPO_ROOT))
+    assert proc.returncode == 0, proc.stderr
+    assert "OLD_PATHS_OK" in proc.stdout
+
+
 def test_pyproject_lists_every_core_package():
     with open(REPO_ROOT / "pyproject.toml", "rb") as f:
         listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])

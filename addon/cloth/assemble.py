@@ -13,7 +13,7 @@ import numpy as np
 from ...core.cloth.drive import ClothDrive
 from ...core.cloth.model import ClothModel, ClothRest, build_cloth_model
 from ...core.cloth.params import FIELDS, ClothParams
-from ..assemble import collider_set
+from ..reading import collider_set
 from . import topology
 from .reading import LENGTH_SETTINGS, ClothRead
 from .sampling import ClothSamples
@@ -104,7 +104,7 @@ def reset_indices(read: ClothRead) -> tuple[int, ...]:
 
 
 def cloth_input(read: ClothRead, samples: ClothSamples) -> ClothInput:
-    model = build_cloth_model(cloths=cloth_rests(read), colliders=collider_set(read),
+    model = build_cloth_model(cloths=cloth_rests(read), colliders=collider_set(read.colliders),
                               collider_mask=read.collider_mask)
     reference = references(read, samples)
     drive = ClothDrive(fps=read.fps, reference=np.concatenate(reference, axis=1),

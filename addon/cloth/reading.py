@@ -13,7 +13,7 @@ import bpy
 import numpy as np
 
 from ...core.errors import SetupError
-from .. import reading as strand_reading
+from .. import reading as shared_reading
 from . import topology
 
 # Plain float settings of Object.waft_cloth; each must be finite (lengths in scene units).
@@ -114,7 +114,7 @@ def claims(ob) -> bool:
 
 def check_settings(ob) -> None:
     settings = ob.waft_cloth
-    strand_reading.check_finite_settings(settings, FLOAT_SETTINGS, _where(ob))
+    shared_reading.check_finite_settings(settings, FLOAT_SETTINGS, _where(ob))
     for name in VECTOR_SETTINGS:
         if not all(math.isfinite(v) for v in getattr(settings, name)):
             raise SetupError(f"{_where(ob)}: setting '{name}' is not finite")
@@ -214,7 +214,7 @@ def _armature(scene, ob):
     if scene.objects.get(armature.name) is not armature:
         raise SetupError(f"{_where(ob)}: armature '{armature.name}' is not in scene "
                          f"'{scene.name}'")
-    strand_reading.check_world_scale(armature, "Armature")
+    shared_reading.check_world_scale(armature, "Armature")
     if armature.animation_data is not None and armature.animation_data.use_tweak_mode:
         raise SetupError(f"Armature '{armature.name}': leave NLA tweak mode before baking")
     return armature
@@ -265,7 +265,7 @@ def _hierarchy(armature, names) -> tuple[np.ndarray, ...]:
 def read_cage(scene, ob, depsgraph) -> ClothSetupRead:
     where = _where(ob)
     check_settings(ob)
-    strand_reading.check_world_scale(ob, "Cloth cage")
+    shared_reading.check_world_scale(ob, "Cloth cage")
     armature = _armature(scene, ob)
     co, sizes, loop_vertices = mesh_arrays(ob)
     n = len(co)
@@ -317,7 +317,7 @@ def read_cage(scene, ob, depsgraph) -> ClothSetupRead:
 
 def collider_objects(scene, ob) -> list:
     collection = ob.waft_cloth.collider_collection
-    members = strand_reading.enabled_colliders(scene, collection)
+    members = shared_reading.enabled_colliders(scene, collection)
     if collection is None:
         return members
     for c in members:
@@ -331,8 +331,8 @@ def read_cloth(scene, objects, frame_start: int, frame_end: int) -> ClothRead | 
     cages = find_cages(scene, objects)
     if not cages:
         return None
-    scale = strand_reading.unit_scale(scene)
-    fps = strand_reading.scene_fps(scene)
+    scale = shared_reading.unit_scale(scene)
+    fps = shared_reading.scene_fps(scene)
     depsgraph = bpy.context.evaluated_depsgraph_get()
     setups = tuple(read_cage(scene, ob, depsgraph) for ob in cages)
     armatures = [s.armature.name for s in setups]
@@ -345,7 +345,7 @@ def read_cloth(scene, objects, frame_start: int, frame_end: int) -> ClothRead | 
                     if both:
                         raise SetupError(f"{_where(s.object)}, bone '{sorted(both)[0]}': also "
                                          f"driven by cage '{other.name}'")
-    colliders, mask = strand_reading.collider_union(
+    colliders, mask = shared_reading.collider_union(
         [collider_objects(scene, s.object) for s in setups])
     return ClothRead(setups=setups, colliders=colliders, collider_mask=mask, unit_scale=scale,
                      frame_start=frame_start, frame_end=frame_end, fps=fps)

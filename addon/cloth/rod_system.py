@@ -15,8 +15,8 @@ import numpy as np
 
 from ...core.cloth.rod import bake_rods_steps, build_rod_model
 from ...core.errors import DivergenceError
-from ..assemble import collider_set
 from ..progress import solve_steps
+from ..reading import collider_set
 from ..report import SystemReport, timings
 from . import rods, writing
 
@@ -57,7 +57,7 @@ def run_steps(prepared: rods.RodRead, scene, *, settings, sample_chunk: int = SA
         a.object, [n for c in read.chains if c.armature == i for n in c.bone_names],
         writing.ROD) for i, a in enumerate(read.armatures)}
     samples = yield from rods.sample_rods(scene, read, chunk=sample_chunk, system=NAME)
-    model = build_rod_model(rods=rods.rod_rests(read), colliders=collider_set(read),
+    model = build_rod_model(rods=rods.rod_rests(read), colliders=collider_set(read.colliders),
                             collider_mask=read.collider_mask)
     drive = rods.rod_drive(read, samples)
     t1 = time.perf_counter()

@@ -21,7 +21,7 @@ from ...core.rotations import (
     quat_from_matrix,
     swing_matrix,
 )
-from .. import reading as strand_reading
+from .. import reading as shared_reading
 from ..progress import Progress
 from ..sampling import animated_paths, frame_kept
 from .assemble import stack_setups
@@ -86,9 +86,9 @@ def _chain(ob, root: str) -> list:
 
 
 def _read_armature(scene, ob, index: int, unit: float, seen: set) -> tuple:
-    strand_reading.check_world_scale(ob, "Armature")
+    shared_reading.check_world_scale(ob, "Armature")
     settings = ob.waft_rod
-    strand_reading.check_finite_settings(settings, FLOAT_SETTINGS, _where(ob))
+    shared_reading.check_finite_settings(settings, FLOAT_SETTINGS, _where(ob))
     for name in VECTOR_SETTINGS:
         if not np.all(np.isfinite(tuple(getattr(settings, name)))):
             raise SetupError(f"{_where(ob)}: rod setting '{name}' is not finite")
@@ -110,7 +110,7 @@ def _read_armature(scene, ob, index: int, unit: float, seen: set) -> tuple:
             if (ob.name, pb.name) in seen:
                 raise SetupError(f"{_where(ob)}, bone '{pb.name}': in two rod chains")
             seen.add((ob.name, pb.name))
-            if not pb.bone.length * metres > strand_reading.MIN_BONE_LENGTH:
+            if not pb.bone.length * metres > shared_reading.MIN_BONE_LENGTH:
                 raise SetupError(f"{_where(ob)}, bone '{pb.name}': bone has zero length")
         parent = run[0].parent
         rest = np.array([np.array(pb.bone.matrix_local) for pb in run])
@@ -137,19 +137,19 @@ def read_rods(scene, objects, frame_start: int, frame_end: int) -> RodRead | Non
     if not found:
         return None
     found.sort(key=lambda ob: ob.name)
-    unit = strand_reading.unit_scale(scene)
+    unit = shared_reading.unit_scale(scene)
     armatures, chains, seen = [], [], set()
     for index, ob in enumerate(found):
         armature, read = _read_armature(scene, ob, index, unit, seen)
         armatures.append(armature)
         chains.extend(read)
-    colliders, by_armature = strand_reading.collider_union(
-        [strand_reading.enabled_colliders(scene, a.object.waft_rod.collider_collection)
+    colliders, by_armature = shared_reading.collider_union(
+        [shared_reading.enabled_colliders(scene, a.object.waft_rod.collider_collection)
          for a in armatures])
     mask = by_armature[:, [chain.armature for chain in chains]]
     return RodRead(armatures=tuple(armatures), chains=tuple(chains), colliders=colliders,
                    collider_mask=mask, unit_scale=unit, frame_start=frame_start,
-                   frame_end=frame_end, fps=strand_reading.scene_fps(scene))
+                   frame_end=frame_end, fps=shared_reading.scene_fps(scene))
 
 
 @dataclass

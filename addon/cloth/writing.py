@@ -14,7 +14,7 @@ import bpy
 import numpy as np
 
 from .. import compat, rest_channels
-from .. import writing as strand_writing
+from .. import writing as shared_writing
 from ..nla import (
     add_result_track,
     clear_held_track,
@@ -80,7 +80,7 @@ def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np
     anim_data = ob.animation_data or ob.animation_data_create()
     remove_track(ob, tracks.track)
     remove_track(ob, tracks.rest)
-    strand_writing.stash_original_action(ob)
+    shared_writing.stash_original_action(ob)
     write_held_track(ob, static, float(frames[0]),
                      tracks.prefix + ob.name + rest_channels.REST_SUFFIX, tracks.rest)
     action = bpy.data.actions.new(tracks.prefix + ob.name)
@@ -89,7 +89,7 @@ def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np
     for name, (location, quats) in bones.items():
         pose_bone = ob.pose.bones[name]
         count += write_location(container, pose_bone, frames, location)
-        count += strand_writing.write_fcurves(container, pose_bone, frames, quats)
+        count += shared_writing.write_fcurves(container, pose_bone, frames, quats)
     add_result_track(anim_data, tracks.track, action, slot, frames[0])
     return action, count
 
@@ -102,9 +102,9 @@ def clear_armature(ob, tracks: ResultTracks = CLOTH) -> bool:
         return False
     removed = remove_track(ob, tracks.track)
     clear_held_track(ob, tracks.rest)
-    if not removed or strand_writing.results_left(anim_data):
+    if not removed or shared_writing.results_left(anim_data):
         return removed
-    strand_writing.restore_original_action(ob)
+    shared_writing.restore_original_action(ob)
     return True
 
 

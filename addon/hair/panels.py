@@ -2,17 +2,8 @@
 
 import bpy
 
-from ..panels import (
-    SETUP_CONSTRAINTS,
-    SETUP_HAIR,
-    SETUP_MAIN,
-    SETUP_WIND,
-    PropertiesPanel,
-    SidebarPanel,
-    active_of_type,
-    draw_preset,
-    draw_props,
-)
+from ..panels import PropertiesPanel, SidebarPanel, active_of_type, draw_props
+from ..strands.panels import SETUP_CONSTRAINTS, SETUP_HAIR, SETUP_MAIN, SETUP_WIND, draw_preset
 
 STRANDS = ("scalp", "count", "points", "method", "clump", "randomness", "seed", "root_radius",
            "tip_radius", "output", "alembic_path")

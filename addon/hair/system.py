@@ -19,17 +19,19 @@ import bpy
 import numpy as np
 
 from ...core.colliders import ColliderSet
-from ...core.drive import Drive
 from ...core.errors import SetupError
 from ...core.hair import closest_on_mesh, evaluate_roots
-from ...core.model import MIN_SEGMENT_LENGTH, ChainRest, build_strand_model
-from ...core.params import StrandParams
-from ...core.solver import bake_steps
+from ...core.strands.drive import Drive
+from ...core.strands.model import MIN_SEGMENT_LENGTH, ChainRest, build_strand_model
+from ...core.strands.params import StrandParams
+from ...core.strands.solver import bake_steps
 from .. import reading
-from ..assemble import hair_fields, setup_fields
 from ..progress import Progress, solve_steps
 from ..report import SystemReport, timings
-from ..sampling import SETUP_SCALARS, SETUP_VECTORS, frame_kept
+from ..sampling import frame_kept
+from ..strands.assemble import hair_fields, setup_fields
+from ..strands.reading import SETUP_FLOAT_SETTINGS
+from ..strands.sampling import SETUP_SCALARS, SETUP_VECTORS
 from . import curves, output
 
 NAME = "hair"
@@ -111,7 +113,7 @@ def read_guides(ob) -> np.ndarray:
 
 def _read_setup(scene, ob) -> GuideSetup:
     reading.check_world_scale(ob, "Curves")
-    reading.check_finite_settings(ob.waft, reading.SETUP_FLOAT_SETTINGS, f"Curves '{ob.name}'")
+    reading.check_finite_settings(ob.waft, SETUP_FLOAT_SETTINGS, f"Curves '{ob.name}'")
     rest = read_guides(ob)
     surface = None
     if ob.data.surface is not None:
@@ -235,7 +237,9 @@ def _params(prepared: Prepared, samples: _Samples, sizes: list[int], P: int) -> 
     )
 
 
-def run_steps(prepared: Prepared, scene, *, settings):
+def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = 10):
+    # Hair guides sample every frame in one pass (``_sample``); ``sample_chunk`` is accepted
+    # for the protocol's sake.
     """Sample, solve, bind render strands; return the commit closure."""
     frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
     F = len(frames)

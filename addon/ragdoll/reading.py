@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import SetupError
-from .. import reading as strand_reading
+from .. import reading as shared_reading
 from .properties import MODE_VALUES
 
 # A bone shorter than this in the world (metres) has no axis for its capsule.
-MIN_BONE_LENGTH = strand_reading.MIN_BONE_LENGTH
+MIN_BONE_LENGTH = shared_reading.MIN_BONE_LENGTH
 
 RAGDOLL_FLOATS = ("fall_threshold", "gravity_factor", "ground_height", "substep_rate",
                   "default_density")
@@ -185,7 +185,7 @@ def _carrier(ob) -> tuple[str, str] | None:
 
 
 def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
-    strand_reading.check_world_scale(ob, "Armature")
+    shared_reading.check_world_scale(ob, "Armature")
     _check_settings(ob)
     if ob.animation_data is not None and ob.animation_data.use_tweak_mode:
         raise SetupError(f"{_where(ob)}: leave NLA tweak mode before baking")
@@ -251,7 +251,7 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
 def collider_objects(scene, ob) -> list:
     """The Waft collider empties this ragdoll collides with (its collection, else all)."""
     collection = ob.waft_ragdoll.collider_collection
-    members = strand_reading.enabled_colliders(scene, collection)
+    members = shared_reading.enabled_colliders(scene, collection)
     if collection is None:
         return sorted(members, key=lambda o: o.name)
     if not members:

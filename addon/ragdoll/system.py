@@ -16,9 +16,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from ...core.errors import SetupError
-from .. import reading as strand_reading
+from .. import reading as shared_reading
 from ..progress import solve_steps
-from ..report import timings
+from ..report import SystemReport, timings
 from ..sampling import is_result_track, sample_steps, tracks_muted
 from . import assemble, reading, sampling, writing
 
@@ -49,23 +49,12 @@ class RagdollSetupReport:
 
 
 @dataclass
-class RagdollReport:
+class RagdollReport(SystemReport):
+    """``bones`` and ``particles`` both count the bodies."""
+
     name: str = NAME
-    setups: list = field(default_factory=list)
-    frames: int = 0
-    sample_s: float = 0.0
-    solve_s: float = 0.0
-    write_s: float = 0.0
     # Solved world body frames per armature (F, N, 4, 4), metres, for checks and samples.
     body_matrix: dict = field(default_factory=dict)
-
-    @property
-    def bones(self) -> int:
-        return sum(s.bodies for s in self.setups)
-
-    @property
-    def particles(self) -> int:  # bodies
-        return self.bones
 
     def summary(self) -> str:
         names = ", ".join(s.name for s in self.setups)
@@ -95,14 +84,14 @@ def prepare(scene, *, objects=None, frame_start=None, frame_end=None) -> Prepare
     obs = reading.find_ragdolls(scene, objects)
     if not obs:
         return None
-    start, end = strand_reading.frame_range(scene, frame_start, frame_end)
-    unit = strand_reading.unit_scale(scene)
-    fps = strand_reading.scene_fps(scene)
+    start, end = shared_reading.frame_range(scene, frame_start, frame_end)
+    unit = shared_reading.unit_scale(scene)
+    fps = shared_reading.scene_fps(scene)
     reads = [reading.read_ragdoll(scene, ob, unit) for ob in obs]
     carriers = reading.carrier_indices(reads, scene)
     collider_obs = sorted({c.name: c for r in reads for c in r.colliders}.values(),
                           key=lambda c: c.name)
-    colliders = assemble.collider_input(reads, [strand_reading.read_collider(c)
+    colliders = assemble.collider_input(reads, [shared_reading.read_collider(c)
                                                 for c in collider_obs])
     core = _core()
     rests = [core.RagdollRest(
@@ -169,7 +158,7 @@ def _playback_object_matrix(prepared, i, object_matrix, worlds, sampled):
     return object_matrix
 
 
-def run_steps(prepared: Prepared, scene, *, settings):
+def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
     core = _core()
     report = RagdollReport()
     reads = prepared.reads
@@ -178,7 +167,7 @@ def run_steps(prepared: Prepared, scene, *, settings):
     t0 = time.perf_counter()
     samples = yield from sample_steps(
         scene, sampling.RagdollSampler(scene, reads, prepared.colliders, frames),
-        chunk=SAMPLE_CHUNK, muted=tracks_muted((r.object for r in reads), is_result_track),
+        chunk=sample_chunk, muted=tracks_muted((r.object for r in reads), is_result_track),
         system=NAME)
     drive = _drive(prepared, samples, core)
     t1 = time.perf_counter()
@@ -199,6 +188,7 @@ def run_steps(prepared: Prepared, scene, *, settings):
             fell_at=prepared.frame_start + fell if fell >= 0 else None))
         report.body_matrix[read.name] = np.asarray(
             result.body_matrix)[:, offsets[i]:offsets[i + 1]].copy()
+    report.bones = report.particles = sum(s.bodies for s in report.setups)
 
     def commit() -> RagdollReport:
         t3 = time.perf_counter()

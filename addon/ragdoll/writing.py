@@ -15,7 +15,7 @@ import bpy
 import numpy as np
 
 from .. import compat
-from .. import writing as strand_writing
+from .. import writing as shared_writing
 from ..nla import (
     add_result_track,
     clear_held_track,
@@ -70,13 +70,13 @@ def write_ragdoll(ob, frames: np.ndarray, names, rotation: np.ndarray,
     anim_data = ob.animation_data or ob.animation_data_create()
     remove_track(ob, TRACK)
     remove_track(ob, REST_TRACK)
-    strand_writing.stash_original_action(ob)
+    shared_writing.stash_original_action(ob)
     write_held_track(ob, static, float(frames[0]), ACTION_PREFIX + ob.name + "|rest", REST_TRACK)
     action = bpy.data.actions.new(ACTION_PREFIX + ob.name)
     slot, container = compat.new_fcurve_container(action, ob)
     count = 0
     for b, name in enumerate(names):
-        count += strand_writing.write_fcurves(container, ob.pose.bones[name], frames,
+        count += shared_writing.write_fcurves(container, ob.pose.bones[name], frames,
                                               rotation[:, b])
     root = ob.pose.bones[names[0]]
     count += key_channels(container, _path(root, "location"), root.name, frames, root_location)
@@ -86,7 +86,7 @@ def write_ragdoll(ob, frames: np.ndarray, names, rotation: np.ndarray,
 
 def clear_ragdoll(ob) -> bool:
     """Remove the ragdoll result; put the static pose back; when no other Waft result is left,
-    make the user's original action active again (as ``addon.writing.clear_setup`` does)."""
+    make the user's original action active again (as ``addon.strands.writing.clear_setup`` does)."""
     anim_data = ob.animation_data
     if anim_data is None:
         return False
@@ -95,7 +95,7 @@ def clear_ragdoll(ob) -> bool:
         removed = True
     if not removed:
         return False
-    if strand_writing.results_left(anim_data):
+    if shared_writing.results_left(anim_data):
         return True
-    strand_writing.restore_original_action(ob)
+    shared_writing.restore_original_action(ob)
     return True

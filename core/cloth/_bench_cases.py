@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..solver import SolverSettings
+from ..timestep import SolverSettings
 from .drive import ClothDrive
 from .model import ClothModel, ClothRest, build_cloth_model
 from .params import ClothParams

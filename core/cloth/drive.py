@@ -11,8 +11,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..drive import MIN_DETERMINANT, check_collider_matrix, check_fps
+from ..colliders import MIN_DETERMINANT, check_collider_matrix
 from ..errors import SetupError
+from ..timestep import check_fps
 from .model import ClothModel
 from .params import ClothParams, validate_params
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SetupError
-from ..params import out_of_range
+from ..validation import out_of_range
 
 STANDARD_GRAVITY = (0.0, 0.0, -9.81)
 

@@ -38,8 +38,8 @@ import numpy as np
 from ..colliders import ColliderKind, ColliderSet, apply_friction, is_similarity, shape_normal
 from ..errors import DivergenceError, SetupError
 from ..job import FrameJob, run_job
-from ..params import out_of_range
-from ..solver import SolverSettings
+from ..timestep import SolverSettings
+from ..validation import out_of_range
 from .params import STANDARD_GRAVITY
 from .solver import DFTL_DAMPING, affine_inverse, frame_interval
 

@@ -31,14 +31,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..bone_frames import inverse_affine as affine_inverse
+from ..affine import inverse_affine as affine_inverse
 from ..colliders import ColliderKind, is_similarity
-from ..drive import frame_interval
 from ..errors import DivergenceError, SetupError
 from ..forces import wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
-from ..params import DEFAULT_FTL_DAMPING
-from ..solver import SolverSettings
+from ..timestep import SolverSettings, frame_interval
 from .constraints import (
     Colour,
     Level,
@@ -59,7 +57,7 @@ DIVERGENCE_FACTOR = 100.0  # a vertex further than 100 cloth sizes from its refe
 DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
 # DFTL velocity correction of the hard vertical sweep (Mueller et al. 2012; the strand solver's
 # default, Unity Hair uses 0.8).
-DFTL_DAMPING = DEFAULT_FTL_DAMPING
+DFTL_DAMPING = 0.9  # the strands' default ftl_damping too (DFTL, Müller et al. 2012)
 # Hz: turbulent wind is re-sampled at this fixed simulated rate (frame-rate independent). Its
 # eddies are 0.5 m (core.forces), so even a 10 m/s gale carries one past a vertex in 0.05 s:
 # 30 Hz gives 1.5 samples per eddy there and many more at cape-in-the-wind speeds.

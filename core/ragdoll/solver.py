@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..drive import frame_interval
 from ..errors import DivergenceError, SetupError
 from ..job import FrameJob, run_job
+from ..timestep import frame_interval
 from .blend import local_blend
 from .bodies import nlerp, q2m, qmul, quat_conj, rotate
 from .drive import CheckedDrive, RagdollDrive, validate_drive

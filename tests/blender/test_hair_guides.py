@@ -76,7 +76,7 @@ def head_rig(scene):
 def test_hair_preset_sets_the_hair_settings(scene, waft):
     ob, _ = head_rig(scene)
     bpy.context.view_layer.objects.active = ob
-    presets = sys.modules[waft.__name__ + ".addon.presets"].PRESETS
+    presets = sys.modules[waft.__name__ + ".addon.strands.presets"].PRESETS
     assert bpy.ops.waft.apply_preset(preset='HAIR_UNDERWATER') == {'FINISHED'}
     for name, value in presets["HAIR_UNDERWATER"].items():
         assert getattr(ob.waft, name) == pytest.approx(value), name

@@ -56,7 +56,7 @@ def test_bake_active_scope_leaves_other_setups_alone(scene):
 
 def test_apply_preset_sets_the_table_values(scene, waft):
     ob = rigs.chain_rig(scene, count=2)
-    presets = sys.modules[waft.__name__ + ".addon.presets"].PRESETS
+    presets = sys.modules[waft.__name__ + ".addon.strands.presets"].PRESETS
     bpy.context.view_layer.objects.active = ob
     assert bpy.ops.waft.apply_preset(preset='STIFF') == {'FINISHED'}
     assert ob.waft.preset == 'STIFF'

@@ -1,4 +1,5 @@
-"""The bake prepares a frame's substeps in batches (core/solver.py `_Bake.frame_drives`): the
+"""The bake prepares a frame's substeps in batches (core/strands/solver.py
+`_Bake.frame_drives`): the
 Verlet source terms and the shock propagation's root motion must be what each substep's own
 interpolated reference gives, also when shock propagation is switched off and on again."""
 
@@ -9,8 +10,8 @@ import dataclasses
 import numpy as np
 
 from waft import core
-from waft.core.constraints.shock import root_motion
-from waft.core.drive import validate_drive
+from waft.core.strands.constraints.shock import root_motion
+from waft.core.strands.drive import validate_drive
 
 
 def test_batched_sources_and_root_motion_match_each_substep(rig):
@@ -30,7 +31,7 @@ def test_batched_sources_and_root_motion_match_each_substep(rig):
     drive = core.Drive(fps=fps, reference=reference, kinematic=drive.kinematic,
                        space=drive.space, collider_matrix=drive.collider_matrix,
                        params=drive.params)
-    bake = core.solver._Bake(model, validate_drive(model, drive), core.SolverSettings())
+    bake = core.strands.solver._Bake(model, validate_drive(model, drive), core.SolverSettings())
     h = bake.h
     start, end = np.empty_like(bake.ws.reference), np.empty_like(bake.ws.reference)
     n, checked, shocked = 0, 0, 0
@@ -68,13 +69,13 @@ def test_coefficients_are_rebuilt_only_where_sampled_params_change(rig, monkeypa
                                                             -1),
                              damping=0.5, shape_stiffness=0.1, bend_compliance=0.01)
     calls = []
-    original = core.solver.frame_coefficients
+    original = core.strands.solver.frame_coefficients
 
     def counting(ws, kinematic, params, frame):
         calls.append(frame)
         return original(ws, kinematic, params, frame)
 
-    monkeypatch.setattr(core.solver, "frame_coefficients", counting)
+    monkeypatch.setattr(core.strands.solver, "frame_coefficients", counting)
 
     def bake(params):
         calls.clear()

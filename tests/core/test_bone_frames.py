@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from waft.core.bone_frames import chain_pose_rotations
 from waft.core.rotations import (
     EULER_ORDERS,
     euler_to_matrix,
@@ -17,6 +16,7 @@ from waft.core.rotations import (
     quaternion_to_euler,
     swing_matrix,
 )
+from waft.core.strands.bone_frames import chain_pose_rotations
 
 RNG = np.random.default_rng(7)
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from waft import core
-from waft.core.constraints.distance import project_pair
+from waft.core.strands.constraints.distance import project_pair
 
 G = 9.81
 
@@ -104,7 +104,7 @@ def test_kinematic_particles_equal_the_interpolated_reference_inside_a_substep(r
     motion = lambda t: np.stack([np.sin(7 * t), 0 * t, 0 * t], axis=-1)  # noqa: E731
     model, drive = rig.build([rest], frames=10, fps=24, root_motion=motion, kinematic=[kin])
     h = 1 / 240
-    state, substep = core.solver.start(model, drive, core.SolverSettings(substep=h),
+    state, substep = core.strands.solver.start(model, drive, core.SolverSettings(substep=h),
                                        t_start=0.0625, t_end=0.0625 + h)
     core.step(model, state, substep, h)
     u = (0.0625 + h) * 24  # between frames 1 and 2

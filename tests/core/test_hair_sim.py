@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from waft import core
-from waft.core.constraints.local_shape import curl_shape_error
-from waft.core.constraints.voxel import VoxelCoefficients, solve_voxel_friction
+from waft.core.strands.constraints.local_shape import curl_shape_error
+from waft.core.strands.constraints.voxel import VoxelCoefficients, solve_voxel_friction
 
 FPS = 24
 

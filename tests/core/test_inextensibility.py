@@ -86,7 +86,7 @@ def test_pinned_middle_node_stays_exact_and_lengths_hold(rig):
     assert np.max(stretch[:, 2]) < 0.05
     # ... also inside a substep, where step() is driven by hand.
     h = 1 / 240
-    state, substep = core.solver.start(model, drive, core.SolverSettings(substep=h),
+    state, substep = core.strands.solver.start(model, drive, core.SolverSettings(substep=h),
                                        t_start=0.1, t_end=0.1 + h)
     core.step(model, state, substep, h)
     got = state.positions(model)[0]
@@ -119,7 +119,8 @@ def test_ftl_damping_defaults_and_validation(rig):
     rest = rig.vertical_chain(bones=3, length=0.1)
     model, drive = rig.build([rest], frames=4)
     params = drive.params
-    assert float(np.asarray(params.ftl_damping).ravel()[0]) == core.params.DEFAULT_FTL_DAMPING
+    default = core.strands.params.DEFAULT_FTL_DAMPING
+    assert float(np.asarray(params.ftl_damping).ravel()[0]) == default
     # A StrandParams built without the new field (old callers) still bakes.
     legacy = params.replace(ftl_damping=None)
     core.bake(model, core.Drive(fps=drive.fps, reference=drive.reference,

@@ -28,7 +28,7 @@ def test_free_fall_is_exact(rig, fps):
 def test_free_fall_with_initial_velocity_by_step(rig):
     model, drive = _free_particle(rig, frames=2, fps=24)
     h = 1 / 240
-    state, substep = core.solver.start(model, drive, core.SolverSettings(substep=h))
+    state, substep = core.strands.solver.start(model, drive, core.SolverSettings(substep=h))
     x0, v0, g = np.array([0.3, 0.0, 2.0]), np.array([1.0, -2.0, 3.0]), np.array([0, 0, -G])
     state.positions(model)[0, 1] = x0
     state.previous(model)[0, 1] = x0 - v0 * h + 0.5 * g * h * h

@@ -1,4 +1,5 @@
-"""The sphere-collider broad phase (core/constraints/spheres.py) changes the cost, not the result:
+"""The sphere-collider broad phase (core/strands/constraints/spheres.py) changes the cost, not
+the result:
 a large head of hair baked with it equals the whole-array pass, also with overlapping spheres
 (a particle pushed by one sphere into the next), friction, a capsule between the spheres, and
 strands pinned along their length."""
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from waft import core
-from waft.core.constraints import spheres
+from waft.core.strands.constraints import spheres
 
 FPS = 24
 CENTRE = np.array([0.0, 0.0, 1.6])
@@ -86,11 +87,11 @@ def test_broad_phase_equals_the_whole_array_pass(monkeypatch, shapes, extra):
         hits.append(original(*args, **kwargs))
         return hits[-1]
 
-    monkeypatch.setattr(core.solver, "push_out_candidates", counting)
+    monkeypatch.setattr(core.strands.solver, "push_out_candidates", counting)
     fast = _bake(rest, shapes, radius=0.01, **extra)
     candidates = np.array(calls)
     monkeypatch.setattr(spheres, "MIN_PARTICLES", 10**9)
-    monkeypatch.setattr(core.solver, "MIN_PARTICLES", 10**9)
+    monkeypatch.setattr(core.strands.solver, "MIN_PARTICLES", 10**9)
     calls.clear()
     full = _bake(rest, shapes, radius=0.01, **extra)
     assert not calls  # the reference run really used the whole-array pass
@@ -116,17 +117,17 @@ def test_a_particle_pushed_into_a_later_sphere_is_still_found(monkeypatch, rig, 
     M[:, 2, :3, 3] = (1.4, 0.0, 0.0)  # B's surface at x = 0.4
     chain = np.array([[0.0, 0.0, 5.0]] + [[0.3, 0.0, 0.0]] * 8)  # root far away, block at 0.3
     chain[1:, 1] = 1e-4 * np.arange(8)  # distinct particles, all inside A
-    monkeypatch.setattr(core.solver, "MIN_PARTICLES", 0)
+    monkeypatch.setattr(core.strands.solver, "MIN_PARTICLES", 0)
     model, drive = rig.build([chain, chain + (0.0, 0.0, 2e-4)], frames=2, colliders=colliders,
                              collider_matrix=M, radius=0.01)
-    state, substep = core.solver.start(model, drive)
+    state, substep = core.strands.solver.start(model, drive)
     c = substep.coefficients
     assert c.sphere_blocks is not None
-    ws = core.solver.Workspace(model, 1 / 240)
+    ws = core.strands.solver.Workspace(model, 1 / 240)
     x, x_prev = state.x.copy(), state.x_prev.copy()
-    core.solver._collide(model, ws, x, x_prev, substep, c)
+    core.strands.solver._collide(model, ws, x, x_prev, substep, c)
     full = state.x.copy()
-    core.solver._collide(model, ws, full, state.x_prev.copy(), substep,
+    core.strands.solver._collide(model, ws, full, state.x_prev.copy(), substep,
                          dataclasses.replace(c, sphere_blocks=None))
     assert np.allclose(full[0, :, 1:9], 0.39, atol=1e-6)  # A moved them into B, B out again
     assert np.abs(x - full).max() <= 1e-12

@@ -1,4 +1,5 @@
-"""Voxel cell ids (core/constraints/voxel.py) against a direct per-group transcription: one grid
+"""Voxel cell ids (core/strands/constraints/voxel.py) against a direct per-group transcription:
+one grid
 per setup spanning its particles' bounding box, resolution per setup, ids offset per grid."""
 
 from __future__ import annotations
@@ -6,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from waft.core.constraints.voxel import VoxelCoefficients, cell_ids
+from waft.core.strands.constraints.voxel import VoxelCoefficients, cell_ids
 
 
 def _direct(x: np.ndarray, group: np.ndarray, resolution: dict[int, int]) -> np.ndarray:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..rotations import swing_matrix
+from ...rotations import swing_matrix
 
 _EPS = 1e-12
 

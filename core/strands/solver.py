@@ -26,8 +26,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .colliders import ColliderKind, is_similarity, push_out, shape_normal
-from .colliders import apply_friction as _friction
+from ..colliders import ColliderKind, is_similarity, push_out, shape_normal
+from ..colliders import apply_friction as _friction
+from ..errors import DivergenceError
+from ..forces import strand_phase, tangent_response, wind_at
+from ..job import FrameJob, distance_detail, first_diverged, run_job
+from ..space import apply_carry, carry_operators
+from ..timestep import SolverSettings, frame_interval
 from .constraints import (
     FtlCoefficients,
     FtlScratch,
@@ -59,13 +64,9 @@ from .constraints.spheres import (
     transpose_bounds,
 )
 from .constraints.voxel import VoxelCoefficients, solve_voxel_friction
-from .drive import CheckedDrive, Drive, frame_interval, validate_drive
-from .errors import DivergenceError, SetupError
-from .forces import strand_phase, tangent_response, wind_at
-from .job import FrameJob, distance_detail, first_diverged, run_job
+from .drive import CheckedDrive, Drive, validate_drive
 from .model import StrandModel
 from .params import rate_normalised, shape_strength
-from .space import apply_carry, carry_operators
 
 _TIME_EPS = 1e-9  # seconds; frame times closer than this to the substep grid are "on" it
 DIVERGENCE_FACTOR = 100.0  # a particle further than 100 chain lengths from its reference ...
@@ -73,23 +74,6 @@ DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
 # Bending pairs whose XPBD step factor w / (w_a + w_b + alpha/h^2) stays below this are solved
 # by Jacobi (add-on default: compliance 0.01 at 240 Hz gives 0.0017).
 JACOBI_BEND_MAX_COEFFICIENT = 0.05
-
-
-@dataclass(frozen=True)
-class SolverSettings:
-    substep: float = 1 / 240  # seconds; fixed whatever the fps
-    iterations: int = 1  # constraint passes per substep (Small Steps: substeps beat iterations)
-    preroll_frames: int = 0  # frames of settling on the first frame's pose before frame 0
-
-    def __post_init__(self):
-        h = self.substep
-        if not isinstance(h, (int, float)) or not math.isfinite(h) or not (0 < h <= 0.1):
-            raise SetupError(f"substep must be a finite time in (0, 0.1] s, got {h!r}")
-        if not isinstance(self.iterations, int) or self.iterations < 1:
-            raise SetupError(f"iterations must be an integer >= 1, got {self.iterations!r}")
-        if not isinstance(self.preroll_frames, int) or self.preroll_frames < 0:
-            raise SetupError(f"preroll_frames must be an integer >= 0, got "
-                             f"{self.preroll_frames!r}")
 
 
 @dataclass

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import SetupError
+from ..errors import SetupError
+from ..validation import out_of_range
 
 # field -> (kind, allow_inf, minimum, maximum). kind: "particle" (F,S,P), "strand" (F,S),
 # "vector" (F,S,3), "flag" (F,S) bool, "seed" (F,S) int, "count" (F,S) int within [min, max].
@@ -249,17 +250,6 @@ def validate_params(
             )
         out[name] = full
     return out
-
-
-def out_of_range(values: np.ndarray, *, allow_inf: bool, low=None, high=None) -> np.ndarray:
-    """Where a setting is invalid: NaN, infinite (unless ``allow_inf``), below ``low`` or above
-    ``high`` (either may be None)."""
-    bad = np.isnan(values) | (np.isinf(values) & (not allow_inf))
-    if low is not None:
-        bad |= values < low
-    if high is not None:
-        bad |= values > high
-    return bad
 
 
 def _describe(index: tuple[int, ...], kind: str, strand_setup, setup_names) -> str:

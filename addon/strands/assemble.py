@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.colliders import ColliderSet
-from ..core.drive import Drive
-from ..core.model import ChainRest, StrandModel, build_strand_model
-from ..core.params import StrandParams
+from ...core.strands.drive import Drive
+from ...core.strands.model import ChainRest, StrandModel, build_strand_model
+from ...core.strands.params import StrandParams
+from ..reading import collider_set
 from .reading import SceneRead
 from .sampling import Samples
 
@@ -186,17 +186,10 @@ def strand_params(read: SceneRead, samples: Samples, n_particles: int) -> Strand
     )
 
 
-def collider_set(read: SceneRead) -> ColliderSet:
-    c = read.colliders
-    return ColliderSet.create(
-        names=[x.name for x in c], kind=[x.kind for x in c], size=[x.size for x in c],
-        radius_a=[x.radius_a for x in c], radius_b=[x.radius_b for x in c],
-        friction=[x.friction for x in c])
-
-
 def solver_input(read: SceneRead, samples: Samples) -> SolverInput:
     frames, reference = chain_frames(read, samples)
-    model = build_strand_model(chains=chain_rests(read, samples), colliders=collider_set(read),
+    model = build_strand_model(chains=chain_rests(read, samples),
+                               colliders=collider_set(read.colliders),
                                collider_mask=read.collider_mask)
     n_particles = reference.shape[2]
     kinematic = np.zeros((len(read.chains), n_particles), dtype=bool)

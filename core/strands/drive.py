@@ -8,16 +8,15 @@ substeps of a frame instead of jumping once per frame (which is what stops tunne
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import SetupError
+from ..colliders import MIN_DETERMINANT, check_collider_matrix
+from ..errors import SetupError
+from ..timestep import check_fps
 from .model import StrandModel
 from .params import StrandParams, validate_params
-
-MIN_DETERMINANT = 1e-12
 
 
 @dataclass(frozen=True)
@@ -99,61 +98,3 @@ def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
                              strand_setup=model.strand_setup, setup_names=model.setup_names)
     return CheckedDrive(fps=fps, reference=reference, kinematic=kinematic, space=space,
                         collider_matrix=colliders, params=params)
-
-
-def check_fps(value) -> float:
-    """The drive's frame rate as a float; SetupError unless a positive finite number."""
-    try:
-        fps = float(value)
-    except (TypeError, ValueError) as exc:
-        raise SetupError(f"fps {value!r} is not a number") from exc
-    if not np.isfinite(fps) or fps <= 0:
-        raise SetupError(f"fps must be positive and finite, got {value!r}")
-    return fps
-
-
-def check_collider_matrix(collider_matrix, frames: int, names) -> np.ndarray:
-    """The colliders' (F, K, 4, 4) world matrices as float64, checked: shape, finite, and a
-    positive scale (a mirrored or collapsed collider has no inside)."""
-    K = len(names)
-    colliders = np.asarray(collider_matrix, dtype=np.float64)
-    if colliders.shape != (frames, K, 4, 4):
-        raise SetupError(f"collider_matrix has shape {colliders.shape}, expected "
-                         f"{(frames, K, 4, 4)}")
-    if K:
-        finite = np.all(np.isfinite(colliders), axis=(2, 3))
-        if not np.all(finite):
-            f, k = (int(i) for i in np.argwhere(~finite)[0])
-            raise SetupError(f"collider '{names[k]}': matrix at frame index {f} is not finite")
-        det = np.linalg.det(colliders[..., :3, :3])
-        if np.any(det <= MIN_DETERMINANT):
-            f, k = (int(i) for i in np.argwhere(det <= MIN_DETERMINANT)[0])
-            raise SetupError(f"collider '{names[k]}' has a zero or negative "
-                             f"scale at frame index {f} (determinant {det[f, k]:.3g})")
-    return colliders
-
-
-def frame_interval(t: float, fps: float, frames: int) -> tuple[int, float]:
-    """The frame interval `[f, f + 1]` holding time `t` (seconds from frame 0) and the blend.
-
-    Times before frame 0 or after the last frame clamp to the ends (constant extrapolation).
-    Returns `(f, alpha)` with the drive at `t` = (1 - alpha) * drive[f] + alpha * drive[f + 1].
-    """
-    if frames < 2:
-        return 0, 0.0
-    u = t * fps
-    if u <= 0.0:
-        return 0, 0.0
-    if u >= frames - 1:
-        return frames - 2, 1.0
-    f = math.floor(u)  # u is finite here; math.floor skips NumPy's scalar overhead
-    f = min(f, frames - 2)
-    return f, u - f
-
-
-def lerp_matrices(matrices: np.ndarray, f: int, alpha: np.ndarray) -> np.ndarray:
-    """Matrices (F, N, 4, 4) at blends `alpha` (T,) inside interval f -> (T, N, 4, 4)."""
-    a = matrices[f]
-    b = matrices[min(f + 1, matrices.shape[0] - 1)]
-    alpha = np.asarray(alpha, dtype=np.float64)[:, None, None, None]
-    return a[None] + alpha * (b - a)[None]

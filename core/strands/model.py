@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .colliders import ColliderSet
-from .errors import SetupError
+from ..colliders import ColliderSet
+from ..errors import SetupError
 
 MIN_SEGMENT_LENGTH = 1e-6  # metres; shorter segments have no direction
 

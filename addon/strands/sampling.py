@@ -1,0 +1,203 @@
+"""Sample once: the bone-chain setups' per-frame inputs (reference pose, armature space,
+collider matrices, animated settings) as ``(F, …)`` arrays, with ``FrameSampler`` stepping the
+scene (addon/sampling.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...core.errors import SetupError
+from ..reading import MIN_BONE_LENGTH
+from ..sampling import (
+    FrameSampler,
+    animated_paths,
+    check_settings_finite,
+    first_bad_frame,
+    frame_kept,
+    setting_paths,
+    waft_tracks_muted,
+)
+from .reading import BONE_FLOAT_SETTINGS, SceneRead
+
+# Object.waft settings sampled per frame (or once): scalars, then the two non-float kinds.
+SETUP_SCALARS = (
+    "shape_stiffness", "shape_decay", "damping", "stretch_compliance", "bend_compliance",
+    "use_bending", "use_tether", "max_distance", "radius", "gravity_factor",
+    "world_motion_fraction", "wind_speed", "wind_turbulence", "wind_gust", "wind_seed", "drag",
+    # Strand hair (docs/hair.md).
+    "wind_direction_variation", "wind_tangent_response", "wind_strand_variation", "ftl_damping",
+    "local_stiffness", "shape_range", "shock_propagation", "voxel_friction", "voxel_resolution",
+)
+
+
+SETUP_VECTORS = ("wind_direction",)
+
+
+BONE_SCALARS = ("use_overrides",) + BONE_FLOAT_SETTINGS
+
+
+def animated_settings(ob) -> tuple[set[str], set[tuple[str, str]]]:
+    """(setup setting names, (bone name, setting name) pairs) that are animated on ``ob``."""
+    return setting_paths(animated_paths(ob))
+
+
+@dataclass
+class Samples:
+    """Everything sampled, frame-major. Matrices in metres (unit scale applied)."""
+
+    frames: np.ndarray  # (F,) scene frame numbers
+    pose_matrix: list  # per setup (F, bones, 4, 4), armature space, Blender units
+    object_matrix: np.ndarray  # (F, n_setups, 4, 4) world, metres
+    collider_matrix: np.ndarray  # (F, K, 4, 4) world, metres
+    gravity: np.ndarray  # (F, 3) scene gravity, m/s²
+    setup_settings: list  # per setup: {name: (F or 1, …) array}
+    bone_settings: list  # per chain: {name: (F or 1, B) array}
+
+
+class Sampler(FrameSampler):
+    """Samples a frame range in chunks (the modal operator steps it; ``sample_all`` runs it)."""
+
+    def __init__(self, scene, read: SceneRead):
+        super().__init__(scene, np.arange(read.frame_start, read.frame_end + 1))
+        self.read = read
+        n_frames = len(self.frames)
+        self._pose = [np.empty((n_frames, s.bone_count * 16), np.float32) for s in read.setups]
+        self._object = np.empty((n_frames, len(read.setups), 4, 4))
+        self._collider = np.empty((n_frames, len(read.colliders), 4, 4))
+        self._gravity = np.empty((n_frames, 3))
+        # Which settings are animated, once per setup (walks every F-curve of its actions).
+        self._animated_settings = [animated_settings(s.object) for s in read.setups]
+        self._setup_series = [self._setup_series_for(i, s.object)
+                              for i, s in enumerate(read.setups)]
+        self._bone_series = [self._bone_series_for(c) for c in read.chains]
+        self._animated = [s for s in self._all_series() if s.animated]
+
+    def _setup_series_for(self, index: int, ob) -> dict:
+        animated, _ = self._animated_settings[index]
+        names = SETUP_SCALARS + SETUP_VECTORS
+        return {n: SettingSeries(ob.waft, n, n in animated) for n in names}
+
+    def _bone_series_for(self, chain) -> list:
+        ob = self.read.setups[chain.setup_index].object
+        _, animated = self._animated_settings[chain.setup_index]
+        series = []
+        for name in chain.bone_names:
+            settings = ob.pose.bones[name].waft
+            series.append({n: SettingSeries(settings, n, (name, n) in animated)
+                           for n in BONE_SCALARS})
+        return series
+
+    def _all_series(self):
+        for per_setup in self._setup_series:
+            yield from per_setup.values()
+        for chain in self._bone_series:
+            for per_bone in chain:
+                yield from per_bone.values()
+
+    def _sample_frame(self, i: int) -> None:
+        for s, setup in enumerate(self.read.setups):
+            ob = setup.object
+            ob.pose.bones.foreach_get("matrix", self._pose[s][i])
+            self._object[i, s] = np.array(ob.matrix_world)
+        for k, collider in enumerate(self.read.colliders):
+            self._collider[i, k] = np.array(collider.object.matrix_world)
+        scene = self.scene
+        self._gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
+        for series in (self._all_series() if i == 0 else self._animated):
+            series.sample()
+
+    def result(self) -> Samples:
+        self._check_finished()
+        n_frames = self.total
+        scale = np.diag([self.read.unit_scale] * 3 + [1.0])
+        pose = [buf.reshape(n_frames, -1, 4, 4).transpose(0, 1, 3, 2).astype(np.float64)
+                for buf in self._pose]
+        samples = Samples(
+            frames=self.frames,
+            pose_matrix=pose,
+            object_matrix=scale @ self._object,
+            collider_matrix=scale @ self._collider,
+            gravity=self._gravity * self.read.unit_scale,
+            setup_settings=[{n: s.array() for n, s in d.items()} for d in self._setup_series],
+            bone_settings=[
+                {n: np.stack(np.broadcast_arrays(*(b[n].array() for b in chain)), axis=-1)
+                 for n in BONE_SCALARS}
+                for chain in self._bone_series
+            ],
+        )
+        check_samples(self.read, samples)
+        return samples
+
+
+def check_samples(read: SceneRead, samples: Samples) -> None:
+    """Per-frame checks: scales that animate to zero or negative, settings keyed to NaN."""
+    frames = samples.frames
+    for s, setup in enumerate(read.setups):
+        _check_scale_series(samples.object_matrix[:, s], frames, f"Armature '{setup.name}'")
+        check_settings_finite(f"Armature '{setup.name}'", samples.setup_settings[s], frames)
+        if not np.all(np.isfinite(samples.pose_matrix[s])):
+            raise SetupError(f"Armature '{setup.name}': evaluated pose is not finite")
+    for chain in read.chains:
+        _check_bone_lengths(read, samples, chain)
+    for chain, settings in zip(read.chains, samples.bone_settings, strict=True):
+        for name, values in settings.items():
+            bad = ~np.isfinite(values)
+            if bad.any():
+                f_idx, b_idx = np.argwhere(bad)[0]
+                setup = read.setups[chain.setup_index].name
+                raise SetupError(
+                    f"Armature '{setup}', bone '{chain.bone_names[b_idx]}': setting '{name}' is "
+                    f"not finite at frame {int(frames[min(f_idx, len(frames) - 1)])}")
+    for k, collider in enumerate(read.colliders):
+        _check_scale_series(samples.collider_matrix[:, k], frames, f"Collider '{collider.name}'")
+
+
+def _check_bone_lengths(read: SceneRead, samples: Samples, chain) -> None:
+    """A pose scale of 0 collapses a bone to a point: no direction to simulate or write."""
+    pose = samples.pose_matrix[chain.setup_index][:, list(chain.bone_indices)]
+    length = np.linalg.norm(pose[:, :, :3, 1], axis=-1) * chain.bone_length[None]
+    bad = length * read.unit_scale <= MIN_BONE_LENGTH
+    if bad.any():
+        f_idx, b_idx = np.argwhere(bad)[0]
+        setup = read.setups[chain.setup_index].name
+        raise SetupError(f"Armature '{setup}', bone '{chain.bone_names[b_idx]}': bone has zero "
+                         f"length at frame {int(samples.frames[f_idx])} (pose scale 0?)")
+
+
+def _check_scale_series(matrices: np.ndarray, frames: np.ndarray, what: str) -> None:
+    finite = np.isfinite(matrices).reshape(len(matrices), -1).all(axis=1)
+    if not finite.all():
+        raise SetupError(f"{what}: world matrix is not finite at frame "
+                         f"{first_bad_frame(frames, ~finite)}")
+    det = np.linalg.det(matrices[:, :3, :3])
+    if np.any(det <= 0.0):
+        raise SetupError(f"{what}: world scale is zero or negative at frame "
+                         f"{first_bad_frame(frames, det <= 0.0)}")
+
+
+def sample_scene(scene, read: SceneRead, *, chunk: int = 1 << 30) -> Samples:
+    """Sample the whole range synchronously; restores the current frame and Waft's track mute."""
+    sampler = Sampler(scene, read)
+    with frame_kept(scene), waft_tracks_muted(s.object for s in read.setups):
+        while sampler.done < sampler.total:
+            sampler.sample_chunk(chunk)
+    return sampler.result()
+
+
+@dataclass
+class SettingSeries:
+    """One setting: a value per frame if animated, else a single value (leading axis 1)."""
+
+    owner: object
+    name: str
+    animated: bool
+    values: list = field(default_factory=list)
+
+    def sample(self) -> None:
+        value = getattr(self.owner, self.name)
+        self.values.append(tuple(value) if self.name in SETUP_VECTORS else value)
+
+    def array(self) -> np.ndarray:
+        return np.asarray(self.values, dtype=np.float64)

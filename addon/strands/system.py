@@ -1,0 +1,161 @@
+"""The bone-chain (strand) system behind the one Bake button (protocol: addon/systems.py).
+
+prepare (read + validate every armature with flagged bone chains; nothing sampled or written) →
+run_steps (sample every frame once, solve with core.strands, turn particles into bone rotations;
+yields Progress) → the returned ``commit()`` writes each setup's action on the ``Waft`` track,
+its ``Waft: rest`` track, and the strand outputs (render strands, addon/systems.py
+``STRAND_OUTPUTS``). A failure or a closed generator before ``commit()`` leaves the file as it
+was.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ...core.strands.bone_frames import chain_pose_rotations
+from ...core.strands.solver import bake_steps
+from .. import rest_channels, systems
+from ..progress import solve_steps
+from ..report import SystemReport, timings
+from ..sampling import sample_steps, waft_tracks_muted
+from . import writing
+from .assemble import SolverInput, solver_input
+from .reading import SceneRead, find_setups, read_scene
+from .sampling import Sampler
+
+NAME = "strands"
+SAMPLE_CHUNK = 10
+
+
+@dataclass
+class SetupReport:
+    name: str
+    chains: int
+    bones: int
+    particles: int
+    fcurves: int = 0
+    action: str = ""
+
+
+@dataclass
+class StrandReport(SystemReport):
+    """What the bone-chain bake did, per armature (``setups``: ``SetupReport``)."""
+
+    name: str = NAME
+    frame_start: int = 0
+    # Simulated particles per chain ("Rig: FirstBone" → (F, bones + 1, 3), world, Blender units),
+    # so callers can compare what Blender plays back with what the solver computed.
+    chain_positions: dict = field(default_factory=dict)
+
+    def summary(self) -> str:
+        names = ", ".join(s.name for s in self.setups)
+        end = self.frame_start + self.frames - 1
+        return (f"Waft baked {names}: {self.bones} bones, frames {self.frame_start}–{end} "
+                f"({timings(self)})")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    read: SceneRead
+    outputs: list  # (strand output module, its prepared input), render strands and the like
+
+
+def claims(ob) -> bool:
+    return ob.type == 'ARMATURE' and ob.waft.enabled
+
+
+def prepare(scene, *, objects=None, frame_start=None, frame_end=None) -> Prepared | None:
+    if objects is None and not any(claims(ob) for ob in scene.objects):
+        return None
+    read = read_scene(scene, objects=objects, frame_start=frame_start, frame_end=frame_end)
+    outputs = [(module, module.prepare_output(scene, [s.object for s in read.setups]))
+               for module in systems.strand_output_modules()]
+    return Prepared(read=read,
+                    outputs=[(module, item) for module, item in outputs if item is not None])
+
+
+def _report_for(read: SceneRead) -> StrandReport:
+    report = StrandReport(frame_start=read.frame_start,
+                          frames=read.frame_end - read.frame_start + 1)
+    for i, setup in enumerate(read.setups):
+        chains = [c for c in read.chains if c.setup_index == i]
+        bones = sum(len(c.bone_names) for c in chains)
+        report.setups.append(SetupReport(name=setup.name, chains=len(chains), bones=bones,
+                                         particles=bones + len(chains)))
+    report.bones = sum(s.bones for s in report.setups)
+    report.particles = sum(s.particles for s in report.setups)
+    return report
+
+
+def _static_channels(read: SceneRead) -> list:
+    """Per setup, the simulated bones' unanimated rotation channels (read before sampling)."""
+    return [rest_channels.static_channels(
+        setup.object, [n for c in setup.chains for n in c.bone_names]) for setup in read.setups]
+
+
+def _chain_name(read: SceneRead, chain) -> str:
+    return f"{read.setups[chain.setup_index].name}: {chain.bone_names[0]}"
+
+
+def _write(read: SceneRead, inputs: SolverInput, positions, report: StrandReport,
+           static: list) -> None:
+    f = inputs.frames
+    quats = chain_pose_rotations(
+        rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
+        reference_matrix=f.reference_matrix, parent_matrix=f.parent_matrix,
+        object_matrix=f.object_matrix, positions=positions)
+    frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
+    for i, setup in enumerate(read.setups):
+        bone_quats = {}
+        for s, chain in enumerate(read.chains):
+            if chain.setup_index == i:
+                for b, name in enumerate(chain.bone_names):
+                    bone_quats[name] = quats[:, s, b]
+        action, count = writing.write_setup(setup.object, frames, bone_quats, static[i])
+        report.setups[i].fcurves = count
+        report.setups[i].action = action.name
+
+
+def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
+    """Sample, solve; return the commit closure that writes the strands (and their outputs)."""
+    read = prepared.read
+    report = _report_for(read)
+    static = _static_channels(read)
+    t0 = time.perf_counter()
+    samples = yield from sample_steps(
+        scene, Sampler(scene, read), chunk=sample_chunk,
+        muted=waft_tracks_muted(s.object for s in read.setups))
+    inputs = solver_input(read, samples)
+    t1 = time.perf_counter()
+    result = yield from solve_steps(
+        lambda: bake_steps(inputs.model, inputs.drive, settings), read.frame_start)
+    report.sample_s, report.solve_s = t1 - t0, time.perf_counter() - t1
+    frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
+    for s, chain in enumerate(read.chains):
+        count = len(chain.bone_names) + 1
+        report.chain_positions[_chain_name(read, chain)] = (
+            result.positions[:, s, :count] / read.unit_scale)
+    output_commits = [module.build_output(item, report.chain_positions, frames)
+                      for module, item in prepared.outputs]
+
+    def commit() -> StrandReport:
+        t2 = time.perf_counter()
+        _write(read, inputs, result.positions, report, static)
+        for output_commit in output_commits:
+            output_commit()
+        report.write_s = time.perf_counter() - t2
+        return report
+
+    return commit
+
+
+def clear(scene, *, objects=None) -> list[str]:
+    if objects is None:
+        targets = [ob for ob in scene.objects if claims(ob)]
+    else:
+        targets = find_setups(scene, objects)
+    return [ob.name for ob in sorted(targets, key=lambda ob: ob.name)
+            if writing.clear_setup(ob)]
