@@ -82,6 +82,12 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
         description="Frames of settling on the first frame's pose before the bake starts")
 
 
+def _capsule_radius(end: str, axis: str):
+    return FloatProperty(
+        name=f"Radius {end}", default=0.5, min=0.0, soft_max=10.0,
+        description=f"Capsule radius at local {axis}, in the empty's local units")
+
+
 class WaftColliderSettings(bpy.types.PropertyGroup):
     """A collider empty (``Object.waft_collider``)."""
 
@@ -89,22 +95,14 @@ class WaftColliderSettings(bpy.types.PropertyGroup):
         name="Waft Collider", default=False,
         description="Simulated chains collide with this empty")
     shape: EnumProperty(name="Shape", items=COLLIDER_SHAPES, default="AUTO")
-    radius_a: FloatProperty(
-        name="Radius A", default=0.5, min=0.0, soft_max=10.0,
-        description="Capsule radius at local −Z, in the empty's local units")
-    radius_b: FloatProperty(
-        name="Radius B", default=0.5, min=0.0, soft_max=10.0,
-        description="Capsule radius at local +Z, in the empty's local units")
+    radius_a: _capsule_radius("A", "−Z")
+    radius_b: _capsule_radius("B", "+Z")
     friction: FloatProperty(
         name="Friction", default=0.3, min=0.0, soft_max=1.0,
         description="Coulomb friction coefficient of contacts with this collider")
 
 
-CLASSES = (WaftSceneSettings, WaftColliderSettings)
-
-POINTERS = (
-    (bpy.types.Scene, "waft", WaftSceneSettings),
-    (bpy.types.Object, "waft_collider", WaftColliderSettings),
-)
-
-register, unregister = groups_registration(CLASSES, POINTERS)
+register, unregister = groups_registration(
+    (WaftSceneSettings, WaftColliderSettings),
+    ((bpy.types.Scene, "waft", WaftSceneSettings),
+     (bpy.types.Object, "waft_collider", WaftColliderSettings)))

@@ -11,6 +11,16 @@ def timings(report) -> str:
             f"write {report.write_s:.2f} s")
 
 
+@dataclass(kw_only=True)
+class ArmatureReport:
+    """One baked armature (or cage) of a system that writes an action: subclasses add their
+    counts; built by keyword."""
+
+    name: str
+    fcurves: int = 0
+    action: str = ""
+
+
 @dataclass
 class SystemReport:
     """Base of the systems' reports; subclasses set ``name``'s default and add their own

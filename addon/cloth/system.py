@@ -15,7 +15,7 @@ import numpy as np
 from ...core.cloth.solver import bake_cloth_steps
 from ...core.errors import DivergenceError
 from ..progress import solve_steps
-from ..report import SystemReport, timings
+from ..report import ArmatureReport, SystemReport, timings
 from . import assemble, pose, reading, sampling, writing
 
 NAME = "cloth"
@@ -23,14 +23,11 @@ NAME = "cloth"
 SAMPLE_CHUNK = 10
 
 
-@dataclass
-class ClothSetupReport:
-    name: str  # the cage
+@dataclass(kw_only=True)
+class ClothSetupReport(ArmatureReport):  # ``name`` is the cage's
     armature: str
     bones: int
     particles: int
-    fcurves: int = 0
-    action: str = ""
 
 
 @dataclass

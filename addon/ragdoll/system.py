@@ -18,7 +18,7 @@ import numpy as np
 from ...core.errors import SetupError
 from .. import reading as shared_reading
 from ..progress import solve_steps
-from ..report import SystemReport, timings
+from ..report import ArmatureReport, SystemReport, timings
 from ..sampling import is_result_track, sample_steps, tracks_muted
 from . import assemble, reading, sampling, writing
 
@@ -39,13 +39,10 @@ def _core() -> SimpleNamespace:
         RagdollSettings=solver.RagdollSettings, bake_ragdoll_steps=solver.bake_ragdoll_steps)
 
 
-@dataclass
-class RagdollSetupReport:
-    name: str
+@dataclass(kw_only=True)
+class RagdollSetupReport(ArmatureReport):
     bodies: int
     fell_at: int | None = None  # scene frame where the root lock released, None if never
-    fcurves: int = 0
-    action: str = ""
 
 
 @dataclass

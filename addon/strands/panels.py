@@ -32,13 +32,23 @@ def draw_preset(layout, ob) -> None:
     draw_apply_row(layout, ob.waft, "preset", "waft.apply_preset")
 
 
-class WAFT_PT_setup(PropertiesPanel, bpy.types.Panel):
-    bl_label = "Waft"
-    bl_context = "object"
+class ArmaturePanel:
+    """Mixin: shown while the active object is an armature."""
 
     @classmethod
     def poll(cls, context):
         return armature_of(context) is not None
+
+
+def draw_assign_row(layout) -> None:
+    row = layout.row(align=True)
+    row.operator("waft.assign_bones", text="Assign Bones").action = "ADD"
+    row.operator("waft.assign_bones", text="Remove Bones").action = "REMOVE"
+
+
+class WAFT_PT_setup(ArmaturePanel, PropertiesPanel, bpy.types.Panel):
+    bl_label = "Waft"
+    bl_context = "object"
 
     def draw_header(self, context):
         self.layout.prop(context.object.waft, "enabled", text="")
@@ -50,9 +60,7 @@ class WAFT_PT_setup(PropertiesPanel, bpy.types.Panel):
         draw_preset(layout, ob)
         draw_props(layout, ob.waft, SETUP_MAIN)
         layout.prop(ob.waft, "collider_collection")
-        row = layout.row(align=True)
-        row.operator("waft.assign_bones", text="Assign Bones").action = "ADD"
-        row.operator("waft.assign_bones", text="Remove Bones").action = "REMOVE"
+        draw_assign_row(layout)
 
 
 WAFT_PT_setup_constraints = settings_subpanel(
@@ -88,21 +96,15 @@ class WAFT_PT_bone(PropertiesPanel, bpy.types.Panel):
         draw_props(col, settings, ("shape_stiffness", "damping", "radius"))
 
 
-class WAFT_PT_chains_sidebar(SidebarPanel, bpy.types.Panel):
+class WAFT_PT_chains_sidebar(ArmaturePanel, SidebarPanel, bpy.types.Panel):
     bl_label = "Bone Chains"
     bl_parent_id = "WAFT_PT_sidebar"
-
-    @classmethod
-    def poll(cls, context):
-        return armature_of(context) is not None
 
     def draw(self, context):
         ob = context.object
         layout = self.layout
         layout.prop(ob.waft, "enabled", text=f"Waft setup: {ob.name}")
-        row = layout.row(align=True)
-        row.operator("waft.assign_bones", text="Assign Bones").action = "ADD"
-        row.operator("waft.assign_bones", text="Remove").action = "REMOVE"
+        draw_assign_row(layout)
         if ob.waft.enabled:
             draw_preset(layout, ob)
             draw_props(layout, ob.waft, SETUP_MAIN)

@@ -157,11 +157,6 @@ class WaftBoneSettings(bpy.types.PropertyGroup):
         description="Collision radius of this bone's tail")
 
 
-CLASSES = (WaftSetupSettings, WaftBoneSettings)
-
-POINTERS = (
-    (bpy.types.Object, "waft", WaftSetupSettings),
-    (bpy.types.PoseBone, "waft", WaftBoneSettings),
-)
-
-register, unregister = groups_registration(CLASSES, POINTERS)
+register, unregister = groups_registration(
+    (WaftSetupSettings, WaftBoneSettings),
+    ((bpy.types.Object, "waft", WaftSetupSettings), (bpy.types.PoseBone, "waft", WaftBoneSettings)))

@@ -19,7 +19,7 @@ from ...core.strands.bone_frames import chain_pose_rotations
 from ...core.strands.solver import bake_steps
 from .. import rest_channels, systems
 from ..progress import solve_steps
-from ..report import SystemReport, timings
+from ..report import ArmatureReport, SystemReport, timings
 from ..sampling import sample_steps, waft_tracks_muted
 from . import writing
 from .assemble import SolverInput, solver_input
@@ -30,14 +30,11 @@ NAME = "strands"
 SAMPLE_CHUNK = 10
 
 
-@dataclass
-class SetupReport:
-    name: str
+@dataclass(kw_only=True)
+class SetupReport(ArmatureReport):
     chains: int
     bones: int
     particles: int
-    fcurves: int = 0
-    action: str = ""
 
 
 @dataclass
