@@ -237,11 +237,15 @@ class FrozenPairs:
 
 def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.ndarray,
                alpha_tilde: float | np.ndarray = 0.0, active: np.ndarray | None = None,
-               frozen: FrozenPairs | None = None) -> np.ndarray:
+               frozen: FrozenPairs | None = None, lam_total: np.ndarray | None = None,
+               lam_max: np.ndarray | None = None) -> np.ndarray:
     """Drive the world vector `delta` = (anchor on a) - (anchor on b) to zero (Müller 2020 §3.3).
 
     ra, rb: world offsets of the anchors from the centres of a and b. Hard when alpha_tilde = 0.
     `frozen`: the pairs' inverse masses and inertias of this substep, if already gathered.
+    `lam_total` (n, 3) and `lam_max` (n,): the positional impulse vectors summed over the
+    substep's iterations and their bound (a maximum force F as F h²): the correction is cut so
+    the sum never exceeds it (a force-limited constraint; see joints.solve_ball's root lock).
     Returns the magnitude of the positional impulse |λ| (kg m) per constraint.
     """
     fz = FrozenPairs.of(s, p) if frozen is None else frozen
@@ -256,6 +260,8 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
     lam = np.where(denom > _EPS, -c / np.maximum(denom, _EPS), 0.0)
     if active is not None:
         lam = np.where(active, lam, 0.0)
+    if lam_total is not None:
+        return _positional_bounded(s, p, ra, rb, lam[:, None] * n, lam_total, lam_max, fz)
     # impulse on a is lam * n; b receives the opposite one
     dx = np.zeros(s.x.shape)
     dth = np.zeros(s.x.shape)
@@ -265,6 +271,25 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
     dth[p.b_unique] -= p.scatter @ (lam[:, None] * ib)
     s.move(dx, dth)
     return -lam
+
+
+def _positional_bounded(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, P: np.ndarray,
+                        lam_total: np.ndarray, lam_max: np.ndarray, fz: FrozenPairs
+                        ) -> np.ndarray:
+    """Apply the positional impulses P (n, 3) with their running sum clamped to |lam_max|."""
+    total = lam_total + P
+    norm = np.sqrt(np.einsum("nk,nk->n", total, total))
+    total *= np.minimum(1.0, lam_max / np.maximum(norm, _EPS))[:, None]
+    P = total - lam_total
+    lam_total[:] = total
+    dx = np.zeros(s.x.shape)
+    dth = np.zeros(s.x.shape)
+    dx[p.a] = fz.inv_mass_a[:, None] * P
+    dx[p.b_unique] -= p.scatter @ (fz.inv_mass_b[:, None] * P)
+    dth[p.a] = np.einsum("nij,nj->ni", fz.Ia, cross(ra, P))
+    dth[p.b_unique] -= p.scatter @ np.einsum("nij,nj->ni", fz.Ib, cross(rb, P))
+    s.move(dx, dth)
+    return np.sqrt(np.einsum("nk,nk->n", P, P))
 
 
 def world_inv_inertia(s: Bodies, idx: np.ndarray) -> np.ndarray:

@@ -81,18 +81,24 @@ def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndar
 
 
 def solve_ball(s: Bodies, col: JointColour, anchor_b: np.ndarray, active: np.ndarray,
-               frozen: FrozenPairs | None = None) -> None:
+               frozen: FrozenPairs | None = None, lam_total: np.ndarray | None = None,
+               lam_max: np.ndarray | None = None) -> None:
     """Hard positional constraint joining the child's head to the parent's anchor.
 
     anchor_b: (n_c, 3) the anchor in the parent's body frame from its centre (for the world:
     the root's target head position in world). Müller 2020 eq. (2)-(9) with α = 0.
     `frozen`: `FrozenPairs.of(s, col.pairs)` of this substep, if already gathered.
+    `lam_total`, `lam_max`: the substep's summed impulses and their bound (inf = hard); a
+    locked root's joint to the world is force-limited so that an obstacle between the root and
+    its target wins (the lock cannot push the body into a wall and store energy there) and the
+    fall threshold, not the solver, decides when the character lets go.
     """
     p = col.pairs
     ra = rotate(s.R[p.a], col.anchor_a)
     rb = rotate(s.R[p.b], anchor_b)
     delta = (s.x[p.a] + ra) - (s.x[p.b] + rb)
-    positional(s, p, ra, rb, delta, active=active, frozen=frozen)
+    positional(s, p, ra, rb, delta, active=active, frozen=frozen, lam_total=lam_total,
+               lam_max=lam_max)
 
 
 def damp_joints(s: Bodies, col: JointColour, damping_fraction: np.ndarray,

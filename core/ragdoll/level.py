@@ -58,6 +58,13 @@ BROAD_MARGIN = 0.02  # m, see the broad phase in Level.step
 SUBTREE_MOTORS = True  # motors turn the child's whole subtree (motors.solve_motor_subtree)
 SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
 JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
+# The root lock is force-limited: it may accelerate the whole ragdoll by at most this much
+# (10 g: a sprint start is ~1 g, a hard landing a few g), so an obstacle between the root and
+# its target wins and the fall threshold decides when the character lets go. A stronger lock
+# stores energy in its fight with a contact that the limbs take away: a hips body run into a
+# wall at 2 m/s (tests/core/ragdoll/test_ragdoll_conservation.py) bounces its legs off at
+# 2.0 / 2.0 / 2.5 / 3.4 / 4.9 / 22.8 m/s with a bound of 8 / 10 / 12 / 15 / 20 / 100 g.
+ROOT_LOCK_MAX_ACCELERATION = 10.0 * 9.81  # m/s²
 
 
 @dataclass(frozen=True)
@@ -93,16 +100,26 @@ class FrameCoefficients:
             motor_mu = np.where(np.isfinite(omega), 2.0 * zeta * omega, 0.0)
         motor_damp = np.where(driven & ~level.is_root, -np.expm1(-motor_mu * h), 0.0)
         joint_damp = np.where(level.is_root, 0.0, -np.expm1(-P["joint_damping"][f, b] * h))
+        # Bounds of the lock's summed impulses per substep (F h², τ h²; inf = not a lock):
+        # force M a_max on the ragdoll's mass, torque J α_max with α_max = a_max / r_g, the
+        # radius of gyration r_g = sqrt(J / M) of the ragdoll about the root's head.
+        a_max_h2 = ROOT_LOCK_MAX_ACCELERATION * h * h
+        lock_force = np.where(locked, level.ragdoll_mass * a_max_h2, np.inf)
+        lock_torque = np.where(locked, np.sqrt(level.ragdoll_mass * level.joint_inertia)
+                               * a_max_h2, np.inf)
         self.colours = []
         for col in level.colours:
             a = col.index
             self.colours.append(dict(
+                lock_force=lock_force[a], lock_torque=lock_torque[a],
                 ball=~col.is_root | locked[a],
                 motor=(driven[a] & ~col.is_root & (strength[a] > 0)) | locked[a],
                 alpha=np.where(locked[a], 0.0, alpha[a]),
                 joint_damp=joint_damp[a],
                 carry=level.subtree[a].T * ~self.kinematic[:, None],
                 motor_damp=motor_damp[a],
+                any_joint_damp=bool(np.any(joint_damp[a] > 0.0)),
+                any_motor_damp=bool(np.any(motor_damp[a] > 0.0)),
             ))
         # Velocity drive and distance limit are explicit per-body settings: they act on every
         # simulated body (a FREE companion may keep its head near the target, seed 004's BD-1),
@@ -159,6 +176,7 @@ class Level:
         self.is_root = gp < 0
         self.parent = np.where(self.is_root, n, local[np.maximum(gp, 0)])
         self.mass, self.inertia = model.mass[b], model.inertia[b]
+        self.ragdoll_mass = np.bincount(self.ragdoll_local, weights=self.mass)[self.ragdoll_local]
         self.joint_inertia = model.joint_inertia[b]
         self.half = 0.5 * model.length[b]
         self.radius = model.radius[b]
@@ -297,6 +315,9 @@ class Level:
             anchors.append(anchor[col.index])
             locals_.append(local_t[col.index])
         lams = [np.zeros((len(col.index), 3)) for col in self.colours]
+        # the locked roots' summed positional impulses (force-limited, see solve_ball)
+        lock_lams = [np.zeros((len(col.index), 3)) if c.any_locked else None
+                     for col in self.colours]
         # Inverse masses, world inverse inertias and the motors' 3x3 blocks do not change
         # within the iterations: gathered / inverted once per substep.
         frozen = [FrozenPairs.of(s, col.pairs) for col in self.colours]
@@ -316,15 +337,18 @@ class Level:
         for it in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
-                solve_ball(s, col, anchors[j], cc["ball"], frozen[j])
+                solve_ball(s, col, anchors[j], cc["ball"], frozen[j], lam_total=lock_lams[j],
+                           lam_max=cc["lock_force"] if c.any_locked else None)
                 if SUBTREE_MOTORS:
                     solve_motor_subtree(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"],
                                         cc["carry"], self.joint_inertia[col.index],
-                                        col.anchor_a, K_inv=motor_inv[j], Ib=frozen[j].Ib)
+                                        col.anchor_a, K_inv=motor_inv[j], Ib=frozen[j].Ib,
+                                        lam_max=cc["lock_torque"] if c.any_locked else None)
                 else:
                     solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
-                if it == self.iterations - 1:  # momentum exchange at limits; the final
-                    solve_limits(s, col)  # pass then clamps exactly
+                # Limits inside every iteration, both bodies moving (Müller 2020 §3.4.2): the
+                # momentum they exchange is part of the solve, not added afterwards.
+                solve_limits(s, col)
                 if len(root_near) and col.is_root.any():
                     # A locked root is pushed back out of colliders before its children's
                     # joints see it: otherwise they are dragged into the wall with it and
@@ -339,12 +363,16 @@ class Level:
                 for _ in range(SELF_COLLISION_PASSES):  # Jacobi over the pairs
                     if not self.self_collision.solve(s, ~kin):
                         break  # nothing penetrated: another pass would change nothing
-        self.final_pass(c, anchor, local_t, origin_t)
-        self.contacts.project(s, colliders, ~kin)  # every collider: nothing ends inside
-        # velocities from the position change
+        # Velocities from the iterations' position change (Müller 2020 Alg. 2), taken BEFORE
+        # the final projections: those are exact clean-ups of what the iterations left (joint
+        # drift, limits, rigid motors, distance limits, penetration) applied to positions only.
+        # Derived into velocities they were outside pushes (a limit projection rotates the
+        # child while its parent stays put), which launched bodies and broke conservation.
         s.v[:] = (s.x - s.x_prev) / h
         dq = qmul(s.q, quat_conj(s.q_prev))
         s.w[:] = quat_log(dq) / h
+        self.final_pass(c, anchor, local_t, origin_t)
+        self.contacts.project(s, colliders, ~kin)  # every collider: nothing ends inside
         # velocity pass: no de-penetration pop, joint damping and the motors' dampers
         s.freeze_inertia()
         self.contacts.velocity_pass(s, c.friction, h)
@@ -355,8 +383,15 @@ class Level:
             else:
                 target_w = rotate(s.R[col.pairs.b], self.local_omega[f, col.index])
             if SUBTREE_MOTORS:
-                damp_joints_subtree(s, col, cc["joint_damp"], target_w, cc["motor_damp"],
-                                    cc["carry"], self.joint_inertia[col.index])
+                # Joint damping is passive: a couple between child and parent (conserves
+                # linear and angular momentum). The motor's damper pulls toward the
+                # animation's velocity and turns the child's whole subtree (like its spring).
+                if cc["any_joint_damp"]:
+                    damp_joints(s, col, cc["joint_damp"])
+                if cc["any_motor_damp"]:
+                    damp_joints_subtree(s, col, np.zeros(len(col.index)), target_w,
+                                        cc["motor_damp"], cc["carry"],
+                                        self.joint_inertia[col.index])
             else:
                 damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
 

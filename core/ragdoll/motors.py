@@ -84,8 +84,8 @@ def motor_subtree_inverse(Ib: np.ndarray, split: np.ndarray, alpha_tilde: np.nda
 def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
                         alpha_tilde: np.ndarray, lam: np.ndarray, active: np.ndarray,
                         carry: np.ndarray, joint_inertia: np.ndarray, anchor_a: np.ndarray,
-                        K_inv: np.ndarray | None = None, Ib: np.ndarray | None = None
-                        ) -> None:
+                        K_inv: np.ndarray | None = None, Ib: np.ndarray | None = None,
+                        lam_max: np.ndarray | None = None) -> None:
     """Motor correction applied to the child's whole subtree, rotated rigidly about the joint.
 
     A two-body angular correction turns the child about its own centre with its own (small)
@@ -98,7 +98,8 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
 
     carry: (n, n_c) 1 where body k is in the subtree of the colour's joint j and may move.
     K_inv, Ib: `motor_subtree_inverse` and the parents' world inverse inertias of this
-    substep, if already computed.
+    substep, if already computed. lam_max (n_c,): bound of the summed angular impulse |λ|
+    (a maximum torque τ as τ h²; inf = none), used by the force-limited root lock.
     """
     p = col.pairs
     desired = qmul(s.q[p.b], local_target)
@@ -110,6 +111,10 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
         K_inv = motor_subtree_inverse(Ib, p.split, alpha_tilde, joint_inertia)
     P = np.einsum("nij,nj->ni", K_inv, dtheta - alpha_tilde[:, None] * lam)
     P = np.where(active[:, None], P, 0.0)
+    if lam_max is not None:
+        total = lam + P
+        norm = np.sqrt(np.einsum("nk,nk->n", total, total))
+        P = total * np.minimum(1.0, lam_max / np.maximum(norm, 1e-300))[:, None] - lam
     lam += P
     spin = P * inv_joint[:, None]  # rotation of each child's subtree about its joint
     pivot = s.x[p.a] + np.einsum("nij,nj->ni", s.R[p.a], anchor_a)
