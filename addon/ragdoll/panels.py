@@ -18,7 +18,7 @@ RAGDOLL_WORLD = ("use_ground", "ground_height", "collider_collection", "self_col
 BODY_SHAPE = ("radius", "use_mass", "mass", "density")
 BODY_JOINT = ("swing_limit", "twist_limit", "joint_damping")
 BODY_DRIVE = ("motor_strength", "motor_damping", "velocity_drive", "blend", "distance_limit",
-              "distance_limit_speed", "linear_damping", "friction")
+              "distance_limit_speed", "linear_damping", "friction", "restitution")
 
 
 def draw_preset(layout, ob) -> None:

@@ -166,8 +166,12 @@ class WaftRagdollBodySettings(bpy.types.PropertyGroup):
         description="Linear velocity decays at this rate per second (air drag)")
     friction: FloatProperty(
         name="Friction", default=0.5, min=0.0, max=1.0,
-        description="Friction against colliders and the ground (seed 004 kept it low so bodies "
-                    "reach their targets)")
+        description="Coulomb friction against colliders and the ground; low values let driven "
+                    "bodies slide to their targets")
+    restitution: FloatProperty(
+        name="Bounce", default=0.0, min=0.0, max=1.0,
+        description="Restitution: the share of its approach speed a body keeps when it hits a "
+                    "collider or the ground (0 = no bounce, 1 = elastic)")
 
 
 CLASSES = (WaftRagdollSettings, WaftRagdollBodySettings)

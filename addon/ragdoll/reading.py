@@ -26,7 +26,7 @@ RAGDOLL_FLOATS = ("fall_threshold", "gravity_factor", "ground_height", "substep_
                   "default_density")
 BODY_FLOATS = ("radius", "mass", "density", "motor_strength", "motor_damping", "velocity_drive",
                "blend", "distance_limit", "distance_limit_speed", "joint_damping",
-               "linear_damping", "friction")
+               "linear_damping", "friction", "restitution")
 BODY_VECTORS = ("swing_limit", "twist_limit")
 
 

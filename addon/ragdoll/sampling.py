@@ -25,7 +25,7 @@ MIN_SCALE = 1e-9
 RAGDOLL_SERIES = ("gravity_factor", "root_lock", "fall_threshold")
 BODY_SERIES = ("mode", "motor_strength", "motor_damping", "velocity_drive", "blend",
                "distance_limit", "distance_limit_speed", "joint_damping", "linear_damping",
-               "friction")
+               "friction", "restitution")
 
 @dataclass
 class Series:

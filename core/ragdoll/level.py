@@ -135,6 +135,7 @@ class FrameCoefficients:
         self.limit_active = simulated & np.isfinite(limit)
         self.any_limit = bool(np.any(self.limit_active))
         self.friction = P["friction"][f, b]
+        self.restitution = P["restitution"][f, b]
         # Final top-down pass, per depth level: joints re-attached (seed 004's joint projection),
         # rigid motors set, limits clamped, distance limits clamped; index arrays per level.
         rigid = driven & ~level.is_root & (strength >= 1.0)
@@ -327,6 +328,9 @@ class Level:
         # Broad phase once per substep: bodies move at most ~|v| h per substep; what is
         # further than twice that (plus BROAD_MARGIN) cannot touch within it.
         colliders = self.run.colliders_at(sub)
+        self.contacts.sweep(s, colliders, ~kin)  # fast bodies do not tunnel through walls
+        # the velocities before the solve: restitution bounces the approach speed back
+        v_before, w_before = s.v[:n].copy(), s.w[:n].copy()
         margin = BROAD_MARGIN + 2.0 * h * float(np.sqrt(np.max(np.einsum("nk,nk->n", v, v),
                                                                initial=0.0)))
         # ... and the colliders near a locked root (usually none: the iterations' root pushes
@@ -375,7 +379,9 @@ class Level:
         self.contacts.project(s, colliders, ~kin)  # every collider: nothing ends inside
         # velocity pass: no de-penetration pop, joint damping and the motors' dampers
         s.freeze_inertia()
-        self.contacts.velocity_pass(s, c.friction, h)
+        self.contacts.velocity_pass(s, c.friction, h, restitution=c.restitution,
+                                    v_before=v_before, w_before=w_before,
+                                    gravity=float(np.abs(c.gravity).max(initial=0.0)))
         for j, col in enumerate(self.colours):
             cc = c.colours[j]
             if sub.frozen:

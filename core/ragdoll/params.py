@@ -32,6 +32,7 @@ _FIELDS: dict[str, tuple[str, bool, float | None, float | None]] = {
     "joint_damping": ("body", False, 0.0, None),
     "linear_damping": ("body", False, 0.0, None),
     "friction": ("body", False, 0.0, None),
+    "restitution": ("body", False, 0.0, 1.0),
     "gravity": ("vector", False, None, None),
     "root_lock": ("flag", False, None, None),
     "fall_threshold": ("ragdoll", True, 0.0, None),
@@ -48,6 +49,7 @@ DEFAULTS: dict[str, Any] = {
     "joint_damping": 1.0,
     "linear_damping": 0.0,
     "friction": 0.5,
+    "restitution": 0.0,
     "gravity": STANDARD_GRAVITY,
     "root_lock": True,
     "fall_threshold": np.inf,
@@ -65,9 +67,10 @@ class RagdollParams:
     per 1/30 s of the linear velocity blended toward the one reaching the target. blend 0..1:
     local-space blend of the output toward the animation. distance_limit (m, inf = off) and
     distance_limit_speed (m/s, inf = never shrinks). joint_damping and linear_damping (1/s).
-    friction (Coulomb coefficient) against colliders. gravity (m/s²) per ragdoll. root_lock: the
-    root's 6 DOF locked to its target. fall_threshold (m): root deviation that releases the
-    lock for good (free fall).
+    friction (Coulomb coefficient) against colliders. restitution 0..1: normal speed kept
+    when a body hits a collider (0 = no bounce, 1 = elastic). gravity (m/s²) per ragdoll.
+    root_lock: the root's 6 DOF locked to its target. fall_threshold (m): root deviation that
+    releases the lock for good (free fall).
     """
 
     mode: Any
@@ -80,6 +83,7 @@ class RagdollParams:
     joint_damping: Any
     linear_damping: Any
     friction: Any
+    restitution: Any
     gravity: Any
     root_lock: Any
     fall_threshold: Any

@@ -186,3 +186,32 @@ def test_root_unblocked_does_not_fall(scene, bake_api):
     ob = _setup(scene)
     report = _walk_into(scene, ob, wall=False, bake_api=bake_api)
     assert report.fell_at is None
+
+
+
+def _drop_bounce(scene, bounce: float, bake_api) -> float:
+    """One horizontal FREE capsule (a bone lying along X, 5 cm radius) with Bounce `bounce`
+    dropped from 1 m onto the ground: its highest point after it first lands."""
+    ob = waft_rigs.new_armature(scene, f"Drop{bounce}", [
+        dict(name="bar", head=(0.0, 0.0, 1.05), tail=(0.3, 0.0, 1.05))])
+    pb = ob.pose.bones["bar"]
+    pb.waft_ragdoll.body = True
+    pb.waft_ragdoll.radius = 0.05
+    pb.waft_ragdoll.mode = "FREE"
+    pb.waft_ragdoll.restitution = bounce
+    ob.waft_ragdoll.enabled = True
+    ob.waft_ragdoll.root_lock = False
+    ob.waft_ragdoll.use_ground = True
+    frames = list(range(1, 61))
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
+    bake_api.bake_scene(scene)
+    z = rigs.world_matrices(scene, ob, ("bar",), frames)[:, 0, 2, 3] - 0.05
+    landed = int(np.argmin(z[:20]))  # the fall takes 0.45 s
+    ob.waft_ragdoll.enabled = False  # out of the next bake
+    return float(z[landed:].max())
+
+
+def test_bounce_is_read_from_the_bone(scene, bake_api):
+    """Restitution e: a 1 m drop bounces to e² m (0 = none)."""
+    assert _drop_bounce(scene, 0.0, bake_api) < 0.01
+    assert abs(_drop_bounce(scene, 0.6, bake_api) - 0.36) < 0.05

@@ -108,3 +108,67 @@ def test_collider_mask_and_kinematic_bodies_are_not_pushed():
     result = bake_ragdoll(model, drive, RagdollSettings())
     # The driven body hangs through the ground (masked out), as its motor demands.
     assert np.allclose(result.physics_matrix[:, 1], drive.target[:, 1], atol=1e-6)
+
+
+def _slide(direction, mu: float, v0: float = 2.0, frames: int = 45):
+    """A free capsule lying on the ground, launched at v0 along `direction`."""
+    cs, M = ground(0.0)
+    rest = chain_rest([(0, 0, 0.05)], [(0.3, 0, 0.05)])
+    model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
+    target = np.repeat(rest.rest_matrix[None], frames, axis=0)
+    target[:, 0, :3, 3] += v0 * np.arange(frames)[:, None] / 30.0 * np.asarray(direction)
+    from waft.core.ragdoll import RagdollDrive, RagdollParams
+    drive = RagdollDrive(fps=30.0, target=target, collider_matrix=np.broadcast_to(
+        M, (frames, 1, 4, 4)), params=RagdollParams.defaults(
+            1, 1, mode=FREE, root_lock=False, friction=mu))
+    return bake_ragdoll(model, drive, RagdollSettings()).physics_matrix[:, 0]
+
+
+@pytest.mark.parametrize("direction", [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.6, 0.8, 0.0)])
+def test_a_sliding_capsule_stops_at_the_coulomb_distance_without_spinning(direction):
+    """Friction at the middle of the contact: a capsule sliding sideways used to be rubbed at
+    whichever end was deeper and spun 85° (stopping at half the distance)."""
+    m = _slide(direction, mu=0.5)
+    centre = m[:, :3, 3] + m[:, :3, 1] * 0.15
+    travelled = np.linalg.norm(centre[-1, :2] - centre[0, :2])
+    assert travelled == pytest.approx(2.0 ** 2 / (2 * 0.5 * 9.81), rel=0.05)
+    turn = np.degrees(np.arccos(np.clip(m[-1, :3, 1] @ m[0, :3, 1], -1.0, 1.0)))
+    assert turn < 1.0
+
+
+@pytest.mark.parametrize(("restitution", "height"), [(0.0, 0.0), (0.5, 0.25), (0.8, 0.64)])
+def test_a_capsule_dropped_from_a_metre_bounces_to_restitution_squared(restitution, height):
+    from waft.core.ragdoll import RagdollDrive, RagdollParams
+    cs, M = ground(0.0)
+    rest = chain_rest([(0, 0, 1.05)], [(0.3, 0, 1.05)])
+    model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
+    frames = 60
+    drive = RagdollDrive(fps=30.0, target=np.repeat(rest.rest_matrix[None], frames, axis=0),
+                         collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)),
+                         params=RagdollParams.defaults(1, 1, mode=FREE, root_lock=False,
+                                                       restitution=restitution))
+    z = bake_ragdoll(model, drive, RagdollSettings()).physics_matrix[:, 0, 2, 3] - 0.05
+    landed = int(np.argmin(z[:20]))  # the fall takes 0.45 s
+    bounce = z[landed:].max()
+    if restitution == 0.0:
+        assert bounce < 0.01
+    else:  # (v e)² / 2g = e² h, sampled at frames
+        assert bounce == pytest.approx(height, rel=0.1)
+
+
+def test_a_fast_body_does_not_tunnel_through_a_thin_wall():
+    """30 m/s is 12.5 cm per 240 Hz substep: the capsule used to jump over a 2 cm box."""
+    from waft.core.ragdoll import RagdollDrive, RagdollParams
+    cs = ColliderSet.create(names=("Wall",), kind=[ColliderKind.BOX], size=[1.0])
+    M = np.diag([0.01, 2.0, 2.0, 1.0])  # the unit box scaled to 2 cm x 4 m x 4 m
+    M[0, 3] = 0.5
+    rest = chain_rest([(0, 0, 1.0)], [(0, 0, 1.3)])
+    model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
+    frames = 20
+    target = np.repeat(rest.rest_matrix[None], frames, axis=0)
+    target[:, 0, 0, 3] += 30.0 * np.arange(frames) / 30.0
+    drive = RagdollDrive(fps=30.0, target=target, collider_matrix=np.broadcast_to(
+        M, (frames, 1, 4, 4)), params=RagdollParams.defaults(
+            1, 1, mode=FREE, root_lock=False, gravity=(0.0, 0.0, 0.0)))
+    x = bake_ragdoll(model, drive, RagdollSettings()).physics_matrix[:, 0, 0, 3]
+    assert x.max() <= 0.5 - 0.01 - 0.05 + 1e-3  # stopped on the near face
