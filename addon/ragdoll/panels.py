@@ -14,7 +14,7 @@ from ..panels import (
 
 RAGDOLL_MAIN = ("root_lock", "fall_threshold", "gravity_factor", "default_density")
 RAGDOLL_WORLD = ("use_ground", "ground_height", "collider_collection", "self_collision",
-                 "substep_rate", "iterations")
+                 "collide_with_others", "substep_rate", "iterations")
 BODY_SHAPE = ("radius", "use_mass", "mass", "density")
 BODY_JOINT = ("swing_limit", "twist_limit", "joint_damping")
 BODY_DRIVE = ("motor_strength", "motor_damping", "velocity_drive", "blend", "distance_limit",

@@ -74,6 +74,10 @@ class WaftRagdollSettings(bpy.types.PropertyGroup):
         name="Self Collision", default=True,
         description="Bodies of one ragdoll collide with each other (not joint neighbours, not "
                     "bodies that overlap at rest); on when any ragdoll baked together wants it")
+    collide_with_others: BoolProperty(
+        name="Collide With Other Ragdolls", default=False,
+        description="This ragdoll's bodies collide with those of the other ragdolls baked "
+                    "together that have this on too (not with a carrier or what it carries)")
     substep_rate: FloatProperty(
         name="Substep Rate", default=0.0, min=0.0, soft_max=2000.0,
         description="Simulation steps per second (Hz) for this ragdoll; 0 = the scene's. "

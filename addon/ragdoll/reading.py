@@ -54,6 +54,7 @@ class RagdollRead:
     iterations: int  # 0 = the scene's
     ground: float | None  # ground plane height (m) or None
     self_collision: bool
+    collide_with_others: bool
     colliders: tuple  # bpy collider empties this ragdoll touches
 
 
@@ -244,6 +245,7 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
         carrier=_carrier(ob), substep_rate=float(settings.substep_rate),
         iterations=int(settings.iterations), ground=ground,
         self_collision=bool(settings.self_collision),
+        collide_with_others=bool(settings.collide_with_others),
         colliders=tuple(collider_objects(scene, ob)),
     )
 

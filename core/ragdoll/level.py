@@ -232,10 +232,12 @@ class Level:
             swing_limit=model.swing_limit[b], twist_limit=model.twist_limit[b])
         self.contacts = Contacts(model, b, self.half, self.radius)
         self.world_pairs = Pairs.create(np.arange(n), np.full(n, n))  # body -> static world
+        others = model.collide_with_others[model.ragdoll_of_body[b]]
         self.self_collision = SelfCollision(
             ragdoll=model.ragdoll_of_body[b], parent=self.parent,
-            rest_matrix=model.rest_matrix[b], half=self.half, radius=self.radius
-        ) if settings.self_collision else None
+            rest_matrix=model.rest_matrix[b], half=self.half, radius=self.radius,
+            own=settings.self_collision, others=others
+        ) if settings.self_collision or others.any() else None
         # Carried ragdolls: the carrier body (global index) of every body of this level.
         carrier = model.carrier[model.ragdoll_of_body[b], 1]
         self.carried = bool(np.all(carrier >= 0)) and n > 0

@@ -39,6 +39,8 @@ class RagdollRest:
     swing_limit: np.ndarray  # (N, 2) rad about local X and Z; inf = free
     twist_limit: np.ndarray  # (N, 2) rad (min, max) about local Y
     carrier: tuple[int, int] | None = None  # (ragdoll index, body index) the root hangs on
+    # Its bodies collide with those of the other ragdolls that say so too (in one bake).
+    collide_with_others: bool = False
 
 
 def capsule_inertia(mass: np.ndarray, length: np.ndarray, radius: np.ndarray) -> np.ndarray:
@@ -112,6 +114,7 @@ class RagdollModel:
     colliders: ColliderSet
     collider_mask: np.ndarray  # (N, K) bool: body collides with collider
     neighbours: np.ndarray  # (P, 2) int: body pairs joined by a joint (never collide)
+    collide_with_others: np.ndarray  # (R,) bool: collides with the other ragdolls that do
 
     @property
     def n_levels(self) -> int:
@@ -248,4 +251,6 @@ def build_ragdoll_model(*, ragdolls: Sequence[RagdollRest], colliders: ColliderS
         twist_limit=cat("twist_limit").reshape(N, 2) if R else np.zeros((0, 2)),
         carrier=carrier, level=level, colliders=colliders, collider_mask=mask,
         neighbours=np.stack((children, parent[children]), axis=-1),
+        collide_with_others=np.array([bool(r.collide_with_others) for r in ragdolls],
+                                     dtype=bool),
     )

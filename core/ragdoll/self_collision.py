@@ -1,4 +1,4 @@
-"""Capsule-capsule collisions between the bodies of one ragdoll.
+"""Capsule-capsule collisions between the bodies of one ragdoll, and between ragdolls.
 
 Candidate pairs are fixed at setup: bodies of the same ragdoll that are not joined by a joint and
 do not already overlap at bind pose (a character's capsules usually overlap around the hips and
@@ -9,6 +9,11 @@ penetration `r_a + r_b - distance` is removed by a positional correction at thos
 both bodies' generalised inverse masses (Müller et al. 2020 §3.3). A body in several pairs gets
 its inverse mass multiplied by its pair count (mass splitting, as the joints), so the summed
 corrections of one Jacobi pass stay bounded.
+
+Bodies of two different ragdolls of one solve level collide when both ragdolls opt in
+(`RagdollRest.collide_with_others`): two characters falling onto each other. The same
+candidate-pair machinery solves them; pairs already overlapping at bind pose are left out as
+for one ragdoll (two characters placed into each other would push apart forever).
 """
 
 from __future__ import annotations
@@ -53,12 +58,18 @@ class SelfCollision:
     """Collision pairs of one level's bodies and their vectorised solve."""
 
     def __init__(self, *, ragdoll: np.ndarray, parent: np.ndarray, rest_matrix: np.ndarray,
-                 half: np.ndarray, radius: np.ndarray):
+                 half: np.ndarray, radius: np.ndarray, own: bool = True,
+                 others: np.ndarray | None = None):
+        """own: pairs within one ragdoll; others (n,) bool: the body's ragdoll collides with
+        the other ragdolls that opt in."""
         n = len(half)
         i, j = np.triu_indices(n, k=1)
         same = ragdoll[i] == ragdoll[j]
         joined = (parent[i] == j) | (parent[j] == i)
-        i, j = i[same & ~joined], j[same & ~joined]
+        keep = same & ~joined if own else np.zeros(len(i), dtype=bool)
+        if others is not None:
+            keep |= ~same & others[i] & others[j]
+        i, j = i[keep], j[keep]
         centre = rest_matrix[:, :3, 3] + rest_matrix[:, :3, 1] * half[:, None]
         axis = rest_matrix[:, :3, 1] * half[:, None]
         if len(i):

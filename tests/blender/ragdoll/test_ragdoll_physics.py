@@ -215,3 +215,31 @@ def test_bounce_is_read_from_the_bone(scene, bake_api):
     """Restitution e: a 1 m drop bounces to e² m (0 = none)."""
     assert _drop_bounce(scene, 0.0, bake_api) < 0.01
     assert abs(_drop_bounce(scene, 0.6, bake_api) - 0.36) < 0.05
+
+
+def _bar_on_bar(scene, bake_api, collide: bool) -> float:
+    """Two FREE one-bone ragdolls: A lies on the ground, B (crossed over it) is dropped onto it;
+    B's final height above the ground."""
+    bars = []
+    for name, head, tail in (("A", (-0.3, 0.0, 0.05), (0.3, 0.0, 0.05)),
+                             ("B", (0.0, -0.3, 1.0), (0.0, 0.3, 1.0))):
+        ob = waft_rigs.new_armature(scene, f"{name}{collide}", [
+            dict(name="bar", head=head, tail=tail)])
+        body = ob.pose.bones["bar"].waft_ragdoll
+        body.body, body.radius, body.mode = True, 0.05, "FREE"
+        settings = ob.waft_ragdoll
+        settings.enabled, settings.root_lock, settings.use_ground = True, False, True
+        settings.self_collision = False
+        settings.collide_with_others = collide
+        bars.append(ob)
+    scene.frame_start, scene.frame_end = 1, 45
+    bake_api.bake_scene(scene)
+    z = rigs.world_matrices(scene, bars[1], ("bar",), [45])[0, 0, 2, 3]
+    for ob in bars:
+        ob.waft_ragdoll.enabled = False  # out of the next bake
+    return float(z)
+
+
+def test_ragdolls_that_opt_in_collide_with_each_other(scene, bake_api):
+    assert abs(_bar_on_bar(scene, bake_api, True) - 0.15) < 0.01  # resting on A
+    assert abs(_bar_on_bar(scene, bake_api, False) - 0.05) < 0.01  # through A to the ground
