@@ -118,6 +118,9 @@ def params_fields(reads: list[RagdollRead], samples, unit: float) -> dict[str, n
     fields["gravity"] = gravity[:, None, :] * per_ragdoll("gravity_factor")[:, :, None]
     fields["root_lock"] = per_ragdoll("root_lock") > 0.5
     fields["fall_threshold"] = _off_is_inf(per_ragdoll("fall_threshold"), unit)
+    fields["recovery_delay"] = np.where(per_ragdoll("use_recovery") > 0.5,
+                                        per_ragdoll("recovery_delay"), np.inf)
+    fields["recovery_time"] = per_ragdoll("recovery_time")
     return fields
 
 

@@ -12,7 +12,8 @@ from ..panels import (
     settings_subpanel,
 )
 
-RAGDOLL_MAIN = ("root_lock", "fall_threshold", "gravity_factor", "default_density")
+RAGDOLL_MAIN = ("root_lock", "fall_threshold", "use_recovery", "recovery_delay", "recovery_time",
+                "gravity_factor", "default_density")
 RAGDOLL_WORLD = ("use_ground", "ground_height", "collider_collection", "self_collision",
                  "collide_with_others", "substep_rate", "iterations")
 BODY_SHAPE = ("radius", "use_mass", "mass", "density")

@@ -61,6 +61,16 @@ class WaftRagdollSettings(bpy.types.PropertyGroup):
         description="When the root body is held this far from its animation target (it hit "
                     "a wall), the root lock releases for good and the ragdoll falls freely; "
                     "0 = never")
+    use_recovery: BoolProperty(
+        name="Recover", default=False,
+        description="After a fall, blend the character back to its animation (get up): wait "
+                    "Recovery Delay, then blend over Recovery Time, without a jump")
+    recovery_delay: FloatProperty(
+        name="Recovery Delay", default=1.0, min=0.0, soft_max=5.0, unit='TIME_ABSOLUTE',
+        description="Seconds after the fall before the blend back to the animation starts")
+    recovery_time: FloatProperty(
+        name="Recovery Time", default=1.0, min=0.0, soft_max=5.0, unit='TIME_ABSOLUTE',
+        description="Seconds the blend back to the animation takes (smooth in and out)")
     gravity_factor: FloatProperty(
         name="Gravity", default=1.0, soft_min=0.0, soft_max=2.0,
         description="Multiplier of the scene gravity")

@@ -22,7 +22,8 @@ from .properties import MODE_VALUES
 # A bone shorter than this in the world (metres) has no axis for its capsule.
 MIN_BONE_LENGTH = shared_reading.MIN_BONE_LENGTH
 
-RAGDOLL_FLOATS = ("fall_threshold", "gravity_factor", "ground_height", "substep_rate",
+RAGDOLL_FLOATS = ("fall_threshold", "recovery_delay", "recovery_time", "gravity_factor",
+                  "ground_height", "substep_rate",
                   "default_density")
 BODY_FLOATS = ("radius", "mass", "density", "motor_strength", "motor_damping", "velocity_drive",
                "blend", "distance_limit", "distance_limit_speed", "joint_damping",

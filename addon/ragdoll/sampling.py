@@ -22,7 +22,8 @@ from .reading import RagdollRead
 MIN_SCALE = 1e-9
 
 # Per-frame settings of Object.waft_ragdoll and PoseBone.waft_ragdoll (RagdollParams fields).
-RAGDOLL_SERIES = ("gravity_factor", "root_lock", "fall_threshold")
+RAGDOLL_SERIES = ("gravity_factor", "root_lock", "fall_threshold", "use_recovery",
+                  "recovery_delay", "recovery_time")
 BODY_SERIES = ("mode", "motor_strength", "motor_damping", "velocity_drive", "blend",
                "distance_limit", "distance_limit_speed", "joint_damping", "linear_damping",
                "friction", "restitution")

@@ -36,6 +36,8 @@ _FIELDS: dict[str, tuple[str, bool, float | None, float | None]] = {
     "gravity": ("vector", False, None, None),
     "root_lock": ("flag", False, None, None),
     "fall_threshold": ("ragdoll", True, 0.0, None),
+    "recovery_delay": ("ragdoll", True, 0.0, None),
+    "recovery_time": ("ragdoll", False, 0.0, None),
 }
 
 DEFAULTS: dict[str, Any] = {
@@ -53,6 +55,8 @@ DEFAULTS: dict[str, Any] = {
     "gravity": STANDARD_GRAVITY,
     "root_lock": True,
     "fall_threshold": np.inf,
+    "recovery_delay": np.inf,
+    "recovery_time": 1.0,
 }
 
 
@@ -70,7 +74,9 @@ class RagdollParams:
     friction (Coulomb coefficient) against colliders. restitution 0..1: normal speed kept
     when a body hits a collider (0 = no bounce, 1 = elastic). gravity (m/s²) per ragdoll.
     root_lock: the root's 6 DOF locked to its target. fall_threshold (m): root deviation that
-    releases the lock for good (free fall).
+    releases the lock for good (free fall). recovery_delay (s, inf = never) and
+    recovery_time (s): after a fall, wait recovery_delay, then blend the shown pose back to the
+    animation over recovery_time (smoothstep, read at the frame of the fall).
     """
 
     mode: Any
@@ -87,6 +93,8 @@ class RagdollParams:
     gravity: Any
     root_lock: Any
     fall_threshold: Any
+    recovery_delay: Any
+    recovery_time: Any
 
     @classmethod
     def defaults(cls, n_bodies: int, n_ragdolls: int, **overrides: Any) -> RagdollParams:

@@ -212,7 +212,11 @@ class _Run:
         for r in range(model.n_ragdolls):
             if self.fell_at[r] >= 0:
                 sl = slice(model.body_offset[r], model.body_offset[r + 1])
-                blend[self.fell_at[r]:, sl] = 0.0
+                fell = int(self.fell_at[r])
+                blend[fell:, sl] = recovery_weight(
+                    np.arange(fell, F), fell=fell, fps=drive.fps,
+                    delay=float(drive.params["recovery_delay"][fell, r]),
+                    duration=float(drive.params["recovery_time"][fell, r]))[:, None]
                 kinematic = kinematic.copy()
                 kinematic[self.fell_at[r]:, sl] = False
         target = drive.target.copy()
@@ -234,6 +238,20 @@ class _Run:
         del F
         return RagdollResult(body_matrix=body, physics_matrix=physics,
                              fell_at=self.fell_at.copy(), substeps=substeps)
+
+
+def recovery_weight(frames: np.ndarray, *, fell: int, fps: float, delay: float,
+                    duration: float) -> np.ndarray:
+    """Blend toward the animation after a fall at frame `fell`: 0 until `delay` seconds have
+    passed, then a smoothstep 3u² - 2u³ to 1 over `duration` seconds (C1: the shown pose
+    leaves the simulation and meets the animation without a jump in position or velocity)."""
+    t = (frames - fell) / fps - delay
+    if not np.isfinite(delay):
+        return np.zeros(len(frames))
+    if duration <= 0.0:
+        return (t >= 0.0).astype(np.float64)
+    u = np.clip(t / duration, 0.0, 1.0)
+    return u * u * (3.0 - 2.0 * u)
 
 
 class RagdollJob(FrameJob):

@@ -182,6 +182,20 @@ def test_root_blocked_by_a_wall_falls_free(scene, bake_api):
     assert hips[:, 1].min() > -0.7 - 0.01  # never through the wall's face (y = -0.7)
 
 
+def test_recovery_blends_back_to_the_animation_after_the_fall(scene, bake_api):
+    ob = _setup(scene)
+    ob.waft_ragdoll.use_recovery = True
+    ob.waft_ragdoll.recovery_delay = 0.0
+    ob.waft_ragdoll.recovery_time = 5.0 / 24.0  # five frames at the scene's 24 fps
+    report = _walk_into(scene, ob, wall=True, bake_api=bake_api)
+    assert report.fell_at is not None and report.fell_at + 7 <= FRAMES[-1]
+    after = list(range(report.fell_at + 6, FRAMES[-1] + 1))
+    baked = rigs.world_matrices(scene, ob, rigs.NAMES, after)
+    ob.animation_data.nla_tracks["Waft Ragdoll"].mute = True
+    animation = rigs.world_matrices(scene, ob, rigs.NAMES, after)
+    assert np.abs(baked - animation).max() < 1e-4  # back on the animation
+
+
 def test_root_unblocked_does_not_fall(scene, bake_api):
     ob = _setup(scene)
     report = _walk_into(scene, ob, wall=False, bake_api=bake_api)

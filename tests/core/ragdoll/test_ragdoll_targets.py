@@ -55,7 +55,7 @@ def _wall(y: float) -> tuple[ColliderSet, np.ndarray]:
     return cs, M
 
 
-def _runner(wall: bool, threshold: float = 0.3):
+def _runner(wall: bool, threshold: float = 0.3, **params):
     """A hips body (root locked) with two legs, its animation running at 2 m/s along -Y."""
     frames, fps = 30, 30.0
     rest = chain_rest([(0, 0, 1.0), (0, 0, 0.9), (0, 0, 0.5)],
@@ -71,7 +71,7 @@ def _runner(wall: bool, threshold: float = 0.3):
         collider_matrix=np.broadcast_to(M, (frames, K, 4, 4)) if K else np.zeros((frames, 0,
                                                                                  4, 4)),
         params=RagdollParams.defaults(3, 1, root_lock=True, fall_threshold=threshold,
-                                      motor_strength=0.8, blend=0.3))
+                                      motor_strength=0.8, blend=0.3, **params))
     return target, bake_ragdoll(model, drive, RagdollSettings())
 
 
@@ -208,3 +208,27 @@ def test_a_distance_limit_keeps_the_joints_together():
     neck = np.linalg.inv(rest.rest_matrix[1]) @ rest.rest_matrix[2][:, 3]
     gap = np.linalg.norm(m[:, 2, :3, 3] - np.einsum("fij,j->fi", m[:, 1], neck)[:, :3], axis=-1)
     assert gap.max() < 0.005  # JOINT_TOLERANCE
+
+
+def test_recovery_blends_back_to_the_animation_without_a_jump():
+    """After the fall, wait 0.2 s, then blend back over 0.3 s: from then on the shown pose is
+    the animation's, and no frame jumps further than the simulation or the animation do."""
+    target, result = _runner(wall=True, recovery_delay=0.2, recovery_time=0.3)
+    fell = int(result.fell_at[0])
+    assert 8 <= fell <= 14
+    done = fell + int(np.ceil((0.2 + 0.3) * 30))
+    assert np.allclose(result.body_matrix[done:], target[done:], atol=1e-9)
+    assert np.allclose(result.body_matrix[fell + 1:fell + 6],
+                       result.physics_matrix[fell + 1:fell + 6], atol=1e-9)  # still falling
+
+    def steps(m):
+        return np.linalg.norm(np.diff(m[:, :, :3, 3], axis=0), axis=-1)  # (F - 1, N)
+
+    # A blend x = p + w (a - p) moves by at most |Δp| + |Δa| + |a - p| |Δw| per frame; the
+    # smoothstep's steepest frame is |Δw| = 1.5 / (0.3 s · 30 fps) (a snap would be 1).
+    gap = np.linalg.norm(target[:, :, :3, 3] - result.physics_matrix[:, :, :3, 3], axis=-1)
+    bound = (steps(result.physics_matrix) + steps(target)
+             + np.maximum(gap[1:], gap[:-1]) * 1.5 / (0.3 * 30))
+    assert np.all(steps(result.body_matrix) <= bound + 1e-9)
+    dw = np.diff(result.body_matrix[:, 0, 2, 3])  # the hips' vertical speed has no kink...
+    assert np.abs(np.diff(dw)).max() < 0.1  # m/frame²: 90 m/s² at 30 fps
