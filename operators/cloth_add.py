@@ -1,7 +1,7 @@
 """``waft.cloth_add``: make the active quad mesh a cloth cage driving an armature's bones.
 
 The armature is the other selected object (or the cage's Armature modifier / parent). Bones are
-either created on the grid (seed 001: every row but the last, every other column) or existing
+either created on the grid (Alan Wake: every row but the last, every other column) or existing
 bones are mapped to the vertex nearest their head.
 """
 
@@ -39,9 +39,9 @@ class WAFT_OT_cloth_add(bpy.types.Operator):
                 "Map existing bones to the vertex nearest their head")),
         default="CREATE")
     row_step: bpy.props.IntProperty(name="Row Step", default=1, min=1,
-                                    description="A bone on every n-th row (seed 001: 1)")
+                                    description="A bone on every n-th row (Alan Wake: 1)")
     column_step: bpy.props.IntProperty(name="Column Step", default=2, min=1,
-                                       description="A bone on every n-th column (seed 001: 2)")
+                                       description="A bone on every n-th column (Alan Wake: 2)")
     pin_group: bpy.props.StringProperty(
         name="Pin Group", default="",
         description="Vertex group of the pinned vertices (empty: keep the cage's, else 'Pin')")

@@ -1,5 +1,5 @@
 """Cloth-bone system: a low-res quad cage simulated by ``core.cloth`` drives an armature's bones
-(seed 001, Alan Wake's jacket; seed 003, StrayCloth). See docs/cloth.md.
+(Alan Wake's jacket; StrayCloth). See docs/cloth.md.
 
 ``addon.register()`` registers ``properties`` then ``panels`` (addon/__init__.py ``PARTS``), so the
 NumPy-only modules here (``pose``, ``topology``, ``assemble``) import without defining any Blender

@@ -35,7 +35,7 @@ def cloth_rests(read: ClothRead) -> list[ClothRest]:
 
 def surface_reference(cage: np.ndarray, pinned: np.ndarray, body: np.ndarray,
                       triangles: np.ndarray) -> np.ndarray:
-    """Pinned vertices follow a triangle of the body mesh (seed 003), bound at the first frame.
+    """Pinned vertices follow a triangle of the body mesh (StrayCloth), bound at the first frame.
 
     ``cage`` (F, N, 3), ``body`` (F, V, 3), ``triangles`` (T, 3) → the reference (F, N, 3) with
     the pinned rows replaced by their barycentric points (plus the bound normal offset).

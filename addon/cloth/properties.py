@@ -29,7 +29,7 @@ PIN_MODES = (
      "Pinned vertices follow the cage's own Armature modifier (its evaluated, skinned shape)"),
     ("SURFACE", "Surface",
      "Pinned vertices stick to the nearest triangle of the body mesh by barycentric "
-     "coordinates (seed 003): shoulders, waist and elbows where one bone is not enough"),
+     "coordinates (StrayCloth): shoulders, waist and elbows where one bone is not enough"),
 )
 
 
@@ -47,7 +47,7 @@ class WaftClothBone(bpy.types.PropertyGroup):
 
 
 class WaftClothLayer(bpy.types.PropertyGroup):
-    """A layer of the cloth for layered self-collision (seed 003), bottom layer first."""
+    """A layer of the cloth for layered self-collision (StrayCloth), bottom layer first."""
 
     group: StringProperty(
         name="Vertex Group",
@@ -55,7 +55,7 @@ class WaftClothLayer(bpy.types.PropertyGroup):
 
 
 class WaftClothSettings(bpy.types.PropertyGroup):
-    """A low-res cage mesh whose simulated vertices drive an armature's bones (seed 001)."""
+    """A low-res cage mesh whose simulated vertices drive an armature's bones (Alan Wake)."""
 
     enabled: BoolProperty(
         name="Waft Cloth", default=False,
@@ -124,7 +124,7 @@ class WaftClothSettings(bpy.types.PropertyGroup):
     use_hard_vertical: BoolProperty(
         name="Hard Vertical", default=bool(DEFAULTS['use_hard_vertical']),
         description="Solve the vertical links top-down as hard constraints, so the cloth never "
-                    "stretches vertically (seed 001)")
+                    "stretches vertically (Alan Wake)")
     damping: FloatProperty(
         name="Damping", default=DEFAULTS['damping'], min=0.0, soft_max=20.0,
         description="Velocity decays as exp(-damping·t), per second (1/s)")
@@ -163,10 +163,10 @@ class WaftClothSettings(bpy.types.PropertyGroup):
     contact_damping: FloatProperty(
         name="Contact Damping", default=DEFAULTS['contact_damping'], min=0.0, soft_max=50.0,
         description="Extra damping (1/s) on vertices touching a collider: contact friction "
-                    "(seed 001)")
+                    "(Alan Wake)")
     edge_damping_scale: FloatProperty(
         name="Edge Damping", default=DEFAULTS['edge_damping_scale'], min=0.0, soft_max=4.0,
-        description="Damping multiplier on edge vertices (fewer than 4 neighbours, seed 001)")
+        description="Damping multiplier on edge vertices (fewer than 4 neighbours, Alan Wake)")
     edge_wind_scale: FloatProperty(
         name="Edge Wind", default=DEFAULTS['edge_wind_scale'], min=0.0, soft_max=4.0,
         description="Air drag multiplier on edge vertices, so the wind pushes them harder "
@@ -183,7 +183,7 @@ class WaftClothSettings(bpy.types.PropertyGroup):
         name="Cut Threshold", default=DEFAULTS['cut_threshold'],
         min=0.0, soft_max=5.0, unit='LENGTH',
         description="A skinned vertex jumping further than this between two frames marks an "
-                    "animation cut (seed 003)")
+                    "animation cut (StrayCloth)")
     cut_blend_frames: IntProperty(
         name="Cut Blend Frames", default=int(DEFAULTS['cut_blend_frames']), min=0, soft_max=20,
         description="Frames over which the cloth blends to the new pose after a cut")
@@ -210,11 +210,11 @@ class WaftRodChain(bpy.types.PropertyGroup):
     root: StringProperty(
         name="Root Bone",
         description="First bone of the chain; the chain continues through each bone's only "
-                    "child (a one-bone chain is seed 001's hood pendulum)")
+                    "child (a one-bone chain is Alan Wake's hood pendulum)")
 
 
 class WaftRodSettings(bpy.types.PropertyGroup):
-    """Rods on an armature (``Object.waft_rod``): Cosserat rods (seed 003) whose bones get a full
+    """Rods on an armature (``Object.waft_rod``): Cosserat rods (StrayCloth) whose bones get a full
     orientation, twist included; every ``core.cloth.rod.RodParams`` field, keyframeable."""
 
     enabled: BoolProperty(

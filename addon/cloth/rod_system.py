@@ -1,7 +1,7 @@
 """The rod system behind the one Bake button (protocol: ``addon/systems.py``), NAME = "rod".
 
 Ties, ribbons and hoods: bone chains listed in ``Object.waft_rod.chains`` are simulated as
-Cosserat rods (``core.cloth.rod``, seed 003) and keyed (location + rotation) into a new action
+Cosserat rods (``core.cloth.rod``, StrayCloth) and keyed (location + rotation) into a new action
 ``Waft Rod|<armature>`` on the armature's own ``Waft Rod`` NLA track, with the user's action
 stashed exactly as for cloth (``writing.ROD``).
 """

@@ -1,9 +1,9 @@
 """Rod chains (``Object.waft_rod`` on an armature): read, sample, assemble, and bone keys.
 
-A rod is a chain of bones simulated as a Cosserat rod (seed 003, ``core.cloth.rod``): particles
+A rod is a chain of bones simulated as a Cosserat rod (StrayCloth, ``core.cloth.rod``): particles
 at the bone heads (and the last tail) plus one orientation per bone, so ties, ribbons and hoods
 get a full orientation (twist included), not only a direction. Particle 0 follows the animated
-bone head; the first bone bends against its animated orientation. A one-bone chain is seed 001's
+bone head; the first bone bends against its animated orientation. A one-bone chain is Alan Wake's
 hood pendulum.
 """
 

@@ -20,7 +20,7 @@ from ...core.errors import SetupError
 def cage_quads(setup: str, face_sizes: np.ndarray, face_vertices: np.ndarray) -> np.ndarray:
     """(Q, 4) quads from a mesh's polygons (``loop_total`` sizes and flat vertex indices).
 
-    The solver's stretch/shear/bend groups are defined on quads (seed 001's grid), so every face
+    The solver's stretch/shear/bend groups are defined on quads (Alan Wake's grid), so every face
     must be one.
     """
     sizes = np.asarray(face_sizes, dtype=np.int64)
@@ -89,7 +89,7 @@ def levels(n_vertices: int, edges: np.ndarray, pinned: np.ndarray) -> np.ndarray
 
 @dataclass(frozen=True)
 class GridNeighbours:
-    """Per mapped vertex: the grid neighbours seed 001's bone frame uses (-1 = none)."""
+    """Per mapped vertex: the grid neighbours Alan Wake's bone frame uses (-1 = none)."""
 
     below: np.ndarray  # (B,) next vertex down the column (level + 1)
     above: np.ndarray  # (B,) previous vertex up the column (level - 1)
@@ -155,7 +155,7 @@ def column_chains(quads: np.ndarray, edges: np.ndarray, level: np.ndarray,
     """Vertex chains from each top-row vertex down its column, every ``column_step``-th column.
 
     The top row (level 0) is walked along its horizontal links from an end (or from its lowest
-    index when it is a closed ring, a skirt), so "every other column" (seed 001) alternates
+    index when it is a closed ring, a skirt), so "every other column" (Alan Wake) alternates
     along the row.
     """
     top = np.nonzero(level == 0)[0]
@@ -181,7 +181,7 @@ def column_chains(quads: np.ndarray, edges: np.ndarray, level: np.ndarray,
 
 
 def bind_to_surface(points: np.ndarray, triangles: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Attach points (P, 3) to the nearest of ``triangles`` (T, 3, 3) (seed 003's skinning of
+    """Attach points (P, 3) to the nearest of ``triangles`` (T, 3, 3) (StrayCloth's skinning of
     cloth particles to the body surface).
 
     Returns (triangle index (P,), barycentric weights (P, 3), offset along the triangle normal

@@ -23,7 +23,8 @@ METHOD_ITEMS = (
     ("BARYCENTRIC", "Barycentric",
      "Blend the three guides around each strand (triangles of guide roots); smooth, no bundles"),
     ("NEAREST", "Nearest Guide",
-     "Follow the nearest guide with a fixed offset (seed 002); visible locks, cheapest"),
+     "Follow the nearest guide with a fixed offset (Changyou's strand hair); visible locks, "
+     "cheapest"),
 )
 
 
@@ -68,7 +69,7 @@ class WaftHairSettings(bpy.types.PropertyGroup):
     points: IntProperty(
         name="Points per Strand", default=12, min=2, soft_max=32, max=256,
         description="Level of detail: points of each render strand, sampled on the uniform "
-                    "cubic B-spline through the guide particles (seed 000)")
+                    "cubic B-spline through the guide particles (Alice: Madness Returns)")
     root_radius: FloatProperty(
         name="Root Radius", default=0.0008, min=0.0, soft_max=0.01, precision=5,
         unit='LENGTH', description="Strand radius at the root (the radius attribute)")

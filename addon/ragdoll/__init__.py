@@ -1,4 +1,4 @@
-"""Ragdoll system (issue 5, seed 004): rigid bodies on an armature's bones that follow its
+"""Ragdoll system (issue 5, Jedi: Fallen Order): rigid bodies on an armature's bones that follow its
 animation with motors, limits and a root lock, baked to keyframes. See docs/ragdoll.md.
 
 ``addon.register()`` (its ``PARTS``) adds ``Object.waft_ragdoll`` / ``PoseBone.waft_ragdoll``

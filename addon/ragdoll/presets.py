@@ -2,10 +2,11 @@
 
 A preset sets the per-body behaviour (mode, motors, blend, limits to the target) on every body
 (or the selected ones) and a few armature settings; shapes and joint limits stay as they are
-(they come from the humanoid defaults or the user). Values follow seed 004 (Jedi: Fallen Order):
-weak motors plus a local blend toward the animation for locomotion (seed 004 kept 40–50 %
-physics; this preset's 0.4 keeps 60 %), strong motors with a locked root for a
-character that must match its animation but collide, no motors and no limits for a companion.
+(they come from the humanoid defaults or the user). Values follow Jedi: Fallen Order's
+physical animation (Waszak, Respawn): weak motors plus a local blend toward the animation for
+locomotion (the game kept 40–50 % physics; this preset's 0.4 keeps 60 %), strong motors with a
+locked root for a character that must match its animation but collide, no motors and no limits
+for a companion.
 """
 
 from __future__ import annotations
@@ -13,12 +14,12 @@ from __future__ import annotations
 PRESET_ITEMS = (
     ("PHYSICAL", "Physical Animation",
      "Strong motors, root locked with a fall threshold: follows the animation, collides, "
-     "falls when blocked (seed 004's stormtrooper)"),
+     "falls when blocked (Jedi: Fallen Order's stormtrooper)"),
     ("LOCOMOTION", "Locomotion Blend",
      "Weak motors and a 40 % local blend: inertia and lag on top of a walk or run"),
     ("LIMP", "Limp Ragdoll", "No motors, no root lock: falls as a ragdoll"),
     ("COMPANION", "Companion",
-     "Free bodies with damping and a speed-dependent distance limit (seed 004's BD-1)"),
+     "Free bodies with damping and a speed-dependent distance limit (Jedi: Fallen Order's BD-1)"),
 )
 
 # Per body: applied to every body (or the selected ones).

@@ -94,8 +94,8 @@ class WaftRagdollSettings(bpy.types.PropertyGroup):
                     "Ragdolls baked together use the highest rate among them")
     iterations: IntProperty(
         name="Iterations", default=4, min=0, soft_max=64,
-        description="Constraint passes per substep; 0 = the scene's (seed 004 needed many "
-                    "more than the engine default). Ragdolls baked together use the highest")
+        description="Constraint passes per substep; 0 = the scene's (Jedi: Fallen Order needed "
+                    "many more than the engine default). Ragdolls baked together use the highest")
     default_density: FloatProperty(
         name="Density", default=DENSITY_OF_BODY, min=0.0, soft_min=1.0, soft_max=5000.0,
         description="Density (kg/m³) of bodies that give neither their own density nor mass; "
@@ -158,20 +158,20 @@ class WaftRagdollBodySettings(bpy.types.PropertyGroup):
     velocity_drive: FloatProperty(
         name="Velocity Drive", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
         description="Fraction T (per 1/30 s) of the body's linear velocity blended toward the "
-                    "velocity that reaches its animation target this frame (seed 004's hips on "
-                    "the beam)")
+                    "velocity that reaches its animation target this frame (Jedi: Fallen Order's "
+                    "hips on the beam)")
     blend: FloatProperty(
         name="Blend", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
         description="Local-space blend of the output toward the animation: 0 = physics "
-                    "only, 1 = the animation (seed 004 kept 40–50 % physics: 0.5–0.6)")
+                    "only, 1 = the animation (Jedi: Fallen Order kept 40–50 % physics: 0.5–0.6)")
     distance_limit: FloatProperty(
         name="Distance Limit", default=0.0, min=0.0, soft_max=1.0, unit='LENGTH',
         description="The body stays within this distance of its animation target, rotation "
-                    "free (seed 004's wrists: 5–25 cm); 0 = off")
+                    "free (Jedi: Fallen Order's wrists: 5–25 cm); 0 = off")
     distance_limit_speed: FloatProperty(
         name="Lock Speed", default=0.0, min=0.0, soft_max=20.0, unit='VELOCITY',
         description="Target speed at which the distance limit has shrunk to zero and locks "
-                    "the body to its target (seed 004's BD-1 head); 0 = never shrinks")
+                    "the body to its target (Jedi: Fallen Order's BD-1 head); 0 = never shrinks")
     joint_damping: FloatProperty(
         name="Joint Damping", default=1.0, min=0.0, soft_max=50.0,
         description="Angular velocity relative to the parent decays at this rate per second")

@@ -38,13 +38,14 @@ _HAIR_BASE: dict[str, float] = {
 }
 
 PRESETS.update({
-    # Long straight hair (seed 000, Alice): free below the scalp, exact lengths, some clumping.
+    # Long straight hair (Alice): free below the scalp, exact lengths, some clumping.
     "HAIR_STRAIGHT_LONG": {
         **_HAIR_BASE, "shape_stiffness": 0.08, "shape_decay": 1.5, "damping": 1.0,
         "bend_compliance": 0.02, "drag": 0.6, "local_stiffness": 0.15, "voxel_friction": 0.15,
         "shock_propagation": 0.4,
     },
-    # Curls (seed 002): local shape keeps each curl, little pull to the absolute groom.
+    # Curls (Changyou's strand hair): local shape keeps each curl, little pull to the absolute
+    # groom.
     "HAIR_CURLY": {
         **_HAIR_BASE, "shape_stiffness": 0.04, "shape_decay": 2.0, "damping": 2.0,
         "bend_compliance": 0.005, "drag": 0.8, "local_stiffness": 0.9, "voxel_friction": 0.2,
@@ -61,8 +62,8 @@ PRESETS.update({
         "bend_compliance": 0.01, "drag": 0.5, "local_stiffness": 0.7, "voxel_friction": 0.4,
         "wind_strand_variation": 0.1,
     },
-    # Underwater (seed 002): reversed gravity (buoyancy), heavy drag, only the scalp part of the
-    # shape kept, so the hair floats up and drifts with the root's motion.
+    # Underwater (Changyou's strand hair): reversed gravity (buoyancy), heavy drag, only the
+    # scalp part of the shape kept, so the hair floats up and drifts with the root's motion.
     "HAIR_UNDERWATER": {
         **_HAIR_BASE, "gravity_factor": -0.3, "shape_stiffness": 0.3, "shape_decay": 0.5,
         "shape_range": 0.25, "damping": 0.5, "drag": 4.0, "bend_compliance": 0.5,
