@@ -87,11 +87,28 @@ class WAFT_PT_scene(PropertiesPanel, bpy.types.Panel):
         draw_bake_buttons(self.layout)
 
 
-def draw_bake_buttons(layout) -> None:
+def draw_bake_buttons(layout, ob=None) -> None:
     row = layout.row(align=True)
     row.operator("waft.bake", text="Bake All", icon='PHYSICS').scope = "ALL"
     row.operator("waft.bake", text="Bake Active").scope = "ACTIVE"
     layout.operator("waft.clear_bake", text="Clear Bake", icon='X').scope = "ALL"
+    draw_original_action(layout, ob)
+
+
+def draw_original_action(layout, ob) -> None:
+    """Where the active object's own action is after a bake, and the way back to edit it."""
+    original = getattr(getattr(ob, "waft", None), "original_action", None)
+    if original is None:
+        return
+    anim_data = ob.animation_data
+    box = layout.box()
+    if anim_data is not None and anim_data.action == original:
+        box.label(text=f"Editing your action '{original.name}'", icon='ACTION')
+        box.label(text="Bake again to simulate on the edit")
+        return
+    box.label(text=f"Your action '{original.name}' plays on", icon='ACTION')
+    box.label(text="NLA track 'Waft: original' under Waft")
+    box.operator("waft.edit_original", icon='GREASEPENCIL')
 
 
 class WAFT_PT_sidebar(SidebarPanel, bpy.types.Panel):
@@ -102,7 +119,7 @@ class WAFT_PT_sidebar(SidebarPanel, bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
-        draw_bake_buttons(layout)
+        draw_bake_buttons(layout, context.active_object)
         draw_props(layout, context.scene.waft, ("substep_rate", "preroll"))
         layout.operator("waft.add_collider", icon='SPHERE')
 

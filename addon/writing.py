@@ -7,6 +7,12 @@ bones' rotation channels are written, in each bone's ``rotation_mode``.
 NLA layout per setup, bottom to top: the user's tracks, ``Waft: original`` (the action that was
 active before the first bake, moved there so it keeps a user and is not evaluated above
 everything), then ``Waft`` (REPLACE). Muting ``Waft`` plays the original motion again.
+
+An active action is evaluated at the scene time directly (its F-curves' own extrapolation and
+modifiers: a run cycle's Cycles modifier repeats it forever), while an NLA strip plays only its
+frame range and holds outside it. So the stash strip spans STASH_SPAN frames on either side of
+everything the action and the scene cover, action time = scene time (scale 1, one repeat): the
+strip then evaluates the action exactly as the active action did, at every frame a user plays.
 """
 
 from __future__ import annotations
@@ -39,30 +45,74 @@ def write_fcurves(container, pose_bone, frames: np.ndarray, quats: np.ndarray) -
     return key_channels(container, path, pose_bone.name, frames, values)
 
 
-def _place_strip(track, name: str, action, start: float):
-    strip = track.strips.new(name, int(math.floor(start)), action)
-    if strip.frame_start != start:  # keep a fractional action start where it was
-        strip.frame_start_ui = start
-    return strip
+STASH_SPAN = 100_000  # frames the stash strip reaches beyond the action's and scene's ranges
+KEYED_AFTER_BAKE = "Keyed after bake"  # the track of an action made active after a bake
 
 
-def stash_original_action(ob) -> None:
-    """Move the user's active action to the ``Waft: original`` NLA track (keeps it a user)."""
-    anim_data = ob.animation_data
-    action = anim_data.action
-    if action is None:
-        return
-    slot = compat.active_slot(anim_data)
-    track = anim_data.nla_tracks.new()
-    track.name = ORIGINAL_TRACK
-    strip = _place_strip(track, action.name, action, action.frame_range[0])
+def _stash_strip(track, action, slot, anim_data, scene):
+    """A strip on ``track`` playing ``action`` as the active action plays it (module doc)."""
+    first, last = action.frame_range
+    lo = math.floor(min(first, scene.frame_start)) - STASH_SPAN
+    hi = math.ceil(max(last, scene.frame_end)) + STASH_SPAN
+    strip = track.strips.new(action.name, int(first), action)
     compat.assign_strip_slot(strip, slot)
+    strip.use_sync_length = False
+    # Widen the action range first (the strip's end follows it), then move the start.
+    strip.action_frame_end = hi
+    strip.frame_end_ui = hi
+    strip.action_frame_start = lo
+    strip.frame_start_ui = lo
+    strip.scale = 1.0
+    strip.repeat = 1.0
     strip.blend_type = anim_data.action_blend_type
     strip.extrapolation = anim_data.action_extrapolation
     strip.influence = anim_data.action_influence
-    ob.waft.original_action = action
-    ob.waft.original_slot = slot.identifier if slot is not None else ""
+    return strip
+
+
+def stash_original_action(ob, scene=None) -> str | None:
+    """Move the user's active action under Waft's results, where it plays exactly as before.
+
+    First bake: onto the ``Waft: original`` track (recorded in ``ob.waft.original_action``, so
+    Clear makes exactly it active again). A re-bake after *Edit Original* finds that same action
+    active and only deactivates it (it is already stashed). A re-bake that finds another action
+    (keys made after the bake, which Blender puts into a new action) puts it on a user track
+    ``Keyed after bake`` above the original, with the active action's blend settings, so the
+    animation plays as it did and nothing is lost; returns that track's name then."""
+    scene = bpy.context.scene if scene is None else scene
+    anim_data = ob.animation_data
+    action = anim_data.action
+    if action is None:
+        return None
+    slot = compat.active_slot(anim_data)
+    original = ob.waft.original_action
+    stashed = anim_data.nla_tracks.get(ORIGINAL_TRACK)
+    if stashed is not None and action == original:  # edited in place (Edit Original)
+        anim_data.action = None
+        return None
+    name = ORIGINAL_TRACK if stashed is None else KEYED_AFTER_BAKE
+    track = anim_data.nla_tracks.new()
+    track.name = name
+    _stash_strip(track, action, slot, anim_data, scene)
+    if stashed is None:
+        ob.waft.original_action = action
+        ob.waft.original_slot = slot.identifier if slot is not None else ""
     anim_data.action = None
+    return None if stashed is None else track.name
+
+
+def edit_original_action(ob) -> bool:
+    """Make the stashed original action active again for editing (it stays on its track, so a
+    re-bake finds it and only deactivates it); whether there was one."""
+    anim_data = ob.animation_data
+    original = ob.waft.original_action
+    if anim_data is None or original is None or anim_data.action == original:
+        return False
+    if anim_data.action is not None:  # keys made after the bake: keep them on a track
+        stash_original_action(ob)
+    anim_data.action = original
+    compat.restore_active_slot(anim_data, original, ob.waft.original_slot)
+    return True
 
 
 def results_left(anim_data) -> bool:
@@ -70,12 +120,21 @@ def results_left(anim_data) -> bool:
     return any(is_result_or_rest_track(t.name) for t in anim_data.nla_tracks)
 
 
-def restore_original_action(ob) -> bool:
-    """Undo ``stash_original_action``: remove ``Waft: original`` and make the user's action
-    active again (unless another action is active); whether the track was there."""
+def restore_original_action(ob, scene=None) -> bool:
+    """Undo ``stash_original_action``: remove ``Waft: original`` and make exactly the action the
+    first bake found active again. An action made active since (keys inserted after the bake)
+    is not dropped: it goes onto a ``Keyed after bake`` track, where it keeps a user. Whether
+    the track was there."""
     anim_data = ob.animation_data
     original = ob.waft.original_action
     track = anim_data.nla_tracks.get(ORIGINAL_TRACK)
+    later = anim_data.action
+    if original is not None and later is not None and later != original:
+        keep = anim_data.nla_tracks.new()
+        keep.name = KEYED_AFTER_BAKE
+        _stash_strip(keep, later, compat.active_slot(anim_data), anim_data,
+                     bpy.context.scene if scene is None else scene)
+        anim_data.action = None
     if track is not None:
         anim_data.nla_tracks.remove(track)
     if original is not None and anim_data.action is None:

@@ -7,6 +7,7 @@ from .cloth_add import WAFT_OT_cloth_add
 from .cloth_bake_cage import WAFT_OT_cloth_bake_cage
 from .cloth_fabric import WAFT_OT_cloth_apply_fabric
 from .cloth_rod import WAFT_OT_rod_assign
+from .edit_original import WAFT_OT_edit_original
 from .ragdoll_apply_preset import WAFT_OT_ragdoll_apply_preset
 from .ragdoll_create import WAFT_OT_ragdoll_create
 from .ragdoll_set_mode import WAFT_OT_ragdoll_set_mode
@@ -15,6 +16,7 @@ CLASSES = (
     hair_strands.WAFT_OT_hair_add_render_strands, hair_strands.WAFT_OT_hair_export_alembic,
     bake.WAFT_OT_bake,
     clear_bake.WAFT_OT_clear_bake,
+    WAFT_OT_edit_original,
     add_collider.WAFT_OT_add_collider,
     assign_bones.WAFT_OT_assign_bones,
     apply_preset.WAFT_OT_apply_preset,
