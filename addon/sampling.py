@@ -1,7 +1,8 @@
 """Sample once: step the scene over the frame range a single time and collect every animated
 input as arrays ``(F, …)``.
 
-One ``scene.frame_set`` per frame serves every setup and collider together; pose matrices come
+One ``scene.frame_set`` per sample time serves every setup and collider together (sample times
+may be sub-frame: ``sample_times``); pose matrices come
 out of ``pose.bones.foreach_get("matrix")`` (column-major 4×4 blocks, reference/blender-api.md
 §2), so bones under IK or constraints are read from the evaluated pose. Settings are read per
 frame only when they are animated (an F-curve or driver targets them), else once. Waft's own
@@ -130,9 +131,28 @@ def waft_tracks_muted(objects):
     return tracks_muted(objects, lambda name: name == WAFT_TRACK)
 
 
+def sample_times(frame_start: int, frame_end: int, fps: float, rate: float
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(times, on_grid, at_frames): the scene frames (possibly fractional) to sample so that
+    the inputs are read every 1 / ``rate`` seconds from ``frame_start`` (the same instants at
+    every frame rate) and at every scene frame; index arrays into ``times`` of the grid samples
+    and of the scene frames. ``rate`` <= ``fps`` (or 0): the scene frames only."""
+    frames = np.arange(frame_start, frame_end + 1, dtype=np.float64)
+    if rate <= fps:
+        index = np.arange(len(frames))
+        return frames, index, index
+    count = int(np.ceil((len(frames) - 1) / fps * rate - 1e-9)) + 1
+    grid = frame_start + np.arange(count) * (fps / rate)
+    # Grid points within float rounding of a scene frame are that frame.
+    snapped = np.where(np.abs(grid - np.round(grid)) < 1e-9, np.round(grid), grid)
+    times = np.union1d(snapped, frames)
+    return times, np.searchsorted(times, snapped), np.searchsorted(times, frames)
+
+
 class FrameSampler:
-    """Steps the scene through ``frames`` in chunks (a modal bake steps it; ``sample_steps``
-    runs it); subclasses read everything of one frame in ``_sample_frame(i)``."""
+    """Steps the scene through ``frames`` (scene frames, fractional for sub-frame samples) in
+    chunks (a modal bake steps it; ``sample_steps`` runs it); subclasses read everything of one
+    sample in ``_sample_frame(i)``."""
 
     def __init__(self, scene, frames):
         self.scene = scene
@@ -148,7 +168,9 @@ class FrameSampler:
         stop = min(self.done + count, self.total)
         scene = self.scene
         for i in range(self.done, stop):
-            scene.frame_set(int(self.frames[i]))
+            frame = float(self.frames[i])
+            whole = int(np.floor(frame))
+            scene.frame_set(whole, subframe=frame - whole)
             self._sample_frame(i)
         self.done = stop
         return self.done

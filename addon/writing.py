@@ -10,9 +10,10 @@ everything), then ``Waft`` (REPLACE). Muting ``Waft`` plays the original motion 
 
 An active action is evaluated at the scene time directly (its F-curves' own extrapolation and
 modifiers: a run cycle's Cycles modifier repeats it forever), while an NLA strip plays only its
-frame range and holds outside it. So the stash strip spans STASH_SPAN frames on either side of
-everything the action and the scene cover, action time = scene time (scale 1, one repeat): the
-strip then evaluates the action exactly as the active action did, at every frame a user plays.
+frame range and holds outside it. So the stash strip spans from frame 0 (or the earliest
+negative frame the action or scene uses) to STASH_SPAN frames past everything the action and
+the scene cover, action time = scene time (scale 1, one repeat): the strip then evaluates the
+action exactly as the active action did, bitwise, also at sub-frame times.
 """
 
 from __future__ import annotations
@@ -45,14 +46,18 @@ def write_fcurves(container, pose_bone, frames: np.ndarray, quats: np.ndarray) -
     return key_channels(container, path, pose_bone.name, frames, values)
 
 
-STASH_SPAN = 100_000  # frames the stash strip reaches beyond the action's and scene's ranges
+STASH_SPAN = 100_000  # frames the stash strip reaches beyond the action's and scene's ends
 KEYED_AFTER_BAKE = "Keyed after bake"  # the track of an action made active after a bake
 
 
 def _stash_strip(track, action, slot, anim_data, scene):
     """A strip on ``track`` playing ``action`` as the active action plays it (module doc)."""
     first, last = action.frame_range
-    lo = math.floor(min(first, scene.frame_start)) - STASH_SPAN
+    # From frame 0 (or the earliest negative frame in use): Blender evaluates a strip at
+    # strip start + (scene time - strip start) in float32, exact for a start of 0 but off by up
+    # to 0.008 frames at sub-frame times for a start 100,000 frames back (sub-frame sampling
+    # of a re-bake must read what the first bake read from the active action).
+    lo = min(0, math.floor(first), scene.frame_start)
     hi = math.ceil(max(last, scene.frame_end)) + STASH_SPAN
     strip = track.strips.new(action.name, int(first), action)
     compat.assign_strip_slot(strip, slot)

@@ -186,7 +186,11 @@ def strand_params(read: SceneRead, samples: Samples, n_particles: int) -> Strand
     )
 
 
-def solver_input(read: SceneRead, samples: Samples) -> SolverInput:
+def solver_input(read: SceneRead, samples: Samples, *, rate: float | None = None
+                 ) -> SolverInput:
+    """The core's model and drive; ``rate``: the samples' rate per second when they are on
+    the sub-frame grid (``addon.sampling.sample_times``), None when they are the scene frames.
+    The drive's output is the scene's frames either way."""
     frames, reference = chain_frames(read, samples)
     model = build_strand_model(chains=chain_rests(read, samples),
                                colliders=collider_set(read.colliders),
@@ -195,7 +199,9 @@ def solver_input(read: SceneRead, samples: Samples) -> SolverInput:
     kinematic = np.zeros((len(read.chains), n_particles), dtype=bool)
     for s, chain in enumerate(read.chains):
         kinematic[s, : len(chain.bone_names) + 1] = (True,) + chain.pinned
-    drive = Drive(fps=read.fps, reference=reference, kinematic=kinematic,
-                  space=frames.object_matrix, collider_matrix=samples.collider_matrix,
-                  params=strand_params(read, samples, n_particles))
+    drive = Drive(fps=read.fps if rate is None else rate, reference=reference,
+                  kinematic=kinematic, space=frames.object_matrix,
+                  collider_matrix=samples.collider_matrix,
+                  params=strand_params(read, samples, n_particles), output_fps=read.fps,
+                  output_frames=read.frame_end - read.frame_start + 1)
     return SolverInput(model=model, drive=drive, frames=frames)

@@ -55,12 +55,24 @@ class Samples:
     setup_settings: list  # per setup: {name: (F or 1, …) array}
     bone_settings: list  # per chain: {name: (F or 1, B) array}
 
+    def take(self, index: np.ndarray) -> Samples:
+        """The samples at ``index`` (settings read once keep their single row)."""
+        def rows(a: np.ndarray) -> np.ndarray:
+            return a if len(a) == 1 and len(self.frames) > 1 else a[index]
+        return Samples(
+            frames=self.frames[index], pose_matrix=[p[index] for p in self.pose_matrix],
+            object_matrix=self.object_matrix[index],
+            collider_matrix=self.collider_matrix[index], gravity=self.gravity[index],
+            setup_settings=[{n: rows(v) for n, v in d.items()} for d in self.setup_settings],
+            bone_settings=[{n: rows(v) for n, v in d.items()} for d in self.bone_settings])
+
 
 class Sampler(FrameSampler):
     """Samples a frame range in chunks (the modal operator steps it; ``sample_all`` runs it)."""
 
-    def __init__(self, scene, read: SceneRead):
-        super().__init__(scene, np.arange(read.frame_start, read.frame_end + 1))
+    def __init__(self, scene, read: SceneRead, times: np.ndarray | None = None):
+        super().__init__(scene, np.arange(read.frame_start, read.frame_end + 1)
+                         if times is None else times)
         self.read = read
         n_frames = len(self.frames)
         self._pose = [np.empty((n_frames, s.bone_count * 16), np.float32) for s in read.setups]

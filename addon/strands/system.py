@@ -20,9 +20,9 @@ from ...core.strands.solver import bake_steps
 from .. import rest_channels, systems
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
-from ..sampling import sample_steps, waft_tracks_muted
+from ..sampling import sample_steps, sample_times, waft_tracks_muted
 from . import writing
-from .assemble import SolverInput, solver_input
+from .assemble import chain_frames, solver_input
 from .reading import SceneRead, find_setups, read_scene
 from .sampling import Sampler
 
@@ -97,9 +97,8 @@ def _chain_name(read: SceneRead, chain) -> str:
     return f"{read.setups[chain.setup_index].name}: {chain.bone_names[0]}"
 
 
-def _write(read: SceneRead, inputs: SolverInput, positions, report: StrandReport,
-           static: list) -> None:
-    f = inputs.frames
+def _write(read: SceneRead, f, positions, report: StrandReport, static: list) -> None:
+    """``f``: the chains' frames (``ChainFrames``) at the scene frames."""
     quats = chain_pose_rotations(
         rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
         reference_matrix=f.reference_matrix, parent_matrix=f.parent_matrix,
@@ -122,10 +121,14 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     report = _report_for(read)
     static = _static_channels(read)
     t0 = time.perf_counter()
+    rate = float(scene.waft.sample_rate)
+    times, on_grid, at_frames = sample_times(read.frame_start, read.frame_end, read.fps, rate)
     samples = yield from sample_steps(
-        scene, Sampler(scene, read), chunk=sample_chunk,
+        scene, Sampler(scene, read, times), chunk=sample_chunk,
         muted=waft_tracks_muted(s.object for s in read.setups))
-    inputs = solver_input(read, samples)
+    sub_frame = rate > read.fps  # else the samples are the scene frames
+    inputs = solver_input(read, samples.take(on_grid), rate=rate if sub_frame else None)
+    frames_out = chain_frames(read, samples.take(at_frames))[0] if sub_frame else inputs.frames
     t1 = time.perf_counter()
     result = yield from solve_steps(
         lambda: bake_steps(inputs.model, inputs.drive, settings), read.frame_start)
@@ -140,7 +143,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
 
     def commit() -> StrandReport:
         t2 = time.perf_counter()
-        _write(read, inputs, result.positions, report, static)
+        _write(read, frames_out, result.positions, report, static)
         for output_commit in output_commits:
             output_commit()
         report.write_s = time.perf_counter() - t2

@@ -107,7 +107,7 @@ class State:
 
 @dataclass(frozen=True)
 class BakeResult:
-    positions: np.ndarray  # (F, S, P, 3) world metres at each frame's time
+    positions: np.ndarray  # (F_out, S, P, 3) world metres at each output frame's time
     substeps: int  # substeps simulated, pre-roll included
 
 
@@ -823,6 +823,16 @@ class _Bake:
             j = k
         return drives
 
+    def _drives(self, n_first: int, n_stop: int) -> Iterator[SubstepDrive]:
+        """`frame_drives` of substeps n_first..n_stop-1 in pieces that span at most two sample
+        intervals: its per-interval buffers (`_source_terms`, `_batch`) hold two, and the
+        drives of a piece are stepped before the next piece is built. With samples at the frame
+        rate a piece is the whole frame; with samples on the substep grid (sub-frame sampling),
+        one substep."""
+        per = max(1, int(np.floor(1.0 / (self.fps * self.h) + 1e-9)))
+        for first in range(n_first, n_stop, per):
+            yield from self.frame_drives(first, min(first + per, n_stop))
+
     def _source_terms(self, f: int, coeffs: FrameCoefficients) -> tuple[np.ndarray, np.ndarray]:
         """`A = base_h2 + pull * ref_f`, `B = pull * (ref_g - ref_f)` of interval f, cached for
         the two latest intervals (a frame's drives span at most two, and hold on to them)."""
@@ -841,7 +851,8 @@ class _Bake:
         return A, B
 
     def run(self) -> Iterator[tuple[int, int]]:
-        model, h, F, fps = self.model, self.h, self.F, self.fps
+        model, h = self.model, self.h
+        F, fps = self.drive.output_frames, self.drive.output_fps  # the result's frames
         S, P = self.ws.S, self.ws.P
         state = State.at_rest(model, self.reference[0][:, :P])
         # At rest at t = 0 under constant acceleration: x_prev = x + a h^2 / 2 makes position
@@ -851,7 +862,7 @@ class _Bake:
         positions = np.empty((F, S, P, 3))
         total = F
         substeps = 0
-        # Pre-roll: settle on frame 0's drive, time running up to 0 from below.
+        # Pre-roll (in output frames): settle on the first sample's drive, time up to 0.
         n_pre = int(round(self.settings.preroll_frames / fps / h))
         for n in range(n_pre):
             sd = self.substep_drive((n - n_pre) * h, (n - n_pre + 1) * h, frozen=True)
@@ -867,7 +878,7 @@ class _Bake:
             n_stop = n
             while n_stop * h < T - _TIME_EPS:
                 n_stop += 1
-            for sd in self.frame_drives(n, n_stop):
+            for sd in self._drives(n, n_stop):
                 if (n + 1) * h > T + _TIME_EPS:
                     np.copyto(before, state.x)
                     crossed = True
@@ -882,23 +893,35 @@ class _Bake:
                     # Blending two exact-length states shortens rotating segments (a chord):
                     # re-place rigid segments on the blended frame (no velocity involved),
                     # from the kinematic nodes at the frame time (what `_output` writes).
-                    np.copyto(out, self.reference_soa[i], where=self._coefficients_now.kinematic)
+                    np.copyto(out, self._reference_out(T)[0],
+                              where=self._coefficients_now.kinematic)
                     solve_ftl(out, None, ftl, self.ws.ftl_scratch)
             else:
                 out = state.x
-            self._output(positions, i, out)
+            self._output(positions, i, out, T)
             yield i + 1, total
         self.result = BakeResult(positions=positions, substeps=substeps)
 
-    def _output(self, positions: np.ndarray, i: int, x: np.ndarray) -> None:
+    def _reference_out(self, T: float) -> tuple[np.ndarray, np.ndarray]:
+        """The reference at output time T: ((3, S, Ps), (S, Ps, 3)); a sample's own arrays when
+        T is on the sample grid (every output frame when the two rates are equal)."""
+        j = T * self.fps
+        k = int(round(j))
+        if abs(j - k) <= _TIME_EPS * self.fps and k < self.F:
+            return self.reference_soa[k], self.reference[k]
+        soa = self.reference_at(T, np.empty_like(self.reference_soa[0]))
+        return soa, np.ascontiguousarray(np.moveaxis(soa, 0, -1))
+
+    def _output(self, positions: np.ndarray, i: int, x: np.ndarray, T: float = 0.0) -> None:
         P = self.ws.P
         out = positions[i]
+        reference_soa, reference = self._reference_out(T)
         # Divergence check on the component-major state first (cheap, no transposed temporaries):
         # squared distance to the reference against the squared bound; kinematic nodes are
         # written as the reference below, so they never count. NaN compares False -> suspect.
         # Full (3, S, Ps) width: contiguous operands, padding is never checked.
         d = self._out_scratch
-        np.subtract(x, self.reference_soa[i], out=d)
+        np.subtract(x, reference_soa, out=d)
         np.multiply(d, d, out=d)
         d[0] += d[1]
         d[0] += d[2]
@@ -907,15 +930,15 @@ class _Bake:
             np.copyto(out[..., c], x[c, :, :P])
         # Kinematic nodes and padding are exactly the reference at the frame time.
         if self.roots_only_output:
-            out[:, 0] = self.reference[i][:, 0]
+            out[:, 0] = reference[:, 0]
         else:
-            np.copyto(out, self.reference[i][:, :P], where=self.kinematic[..., None])
+            np.copyto(out, reference[:, :P], where=self.kinematic[..., None])
         if suspect:
-            self._check(out, i)  # names the first diverged particle (raises)
+            self._check(out, i, reference)  # names the first diverged particle (raises)
 
-    def _check(self, out: np.ndarray, frame: int) -> None:
+    def _check(self, out: np.ndarray, frame: int, reference: np.ndarray) -> None:
         active = self.model.active
-        distance = np.linalg.norm(out - self.reference[frame][:, : self.ws.P], axis=-1)
+        distance = np.linalg.norm(out - reference[:, : self.ws.P], axis=-1)
         first = first_diverged(distance, self.bound[:, None], active)
         if first is not None:
             s, p = first
@@ -936,7 +959,7 @@ class BakeJob(FrameJob):
     def __init__(self, model: StrandModel, drive: Drive, settings: SolverSettings):
         checked = validate_drive(model, drive)
         bake = _Bake(model, checked, settings)
-        super().__init__(bake, bake.run(), checked.frames)
+        super().__init__(bake, bake.run(), checked.output_frames)
 
 
 def bake_steps(model: StrandModel, drive: Drive, settings: SolverSettings | None = None) -> BakeJob:
