@@ -148,8 +148,10 @@ def test_local_space_blend():
         rest, model, drive = walking_humanoid(**common, blend=b)
         results[b] = bake_ragdoll(model, drive, RagdollSettings())
     physics = results[0.0].physics_matrix
-    # The physics does not depend on the blend; the output does.
-    assert np.array_equal(results[1.0].physics_matrix, physics)
+    # The physics does not depend on the blend; the output does. (To 1e-9 m, not bitwise:
+    # repeated ragdoll bakes in one process part by an ulp at some frame, an open determinism
+    # bug documented in docs/ragdoll-solver.md, ~2e-13 m by frame 20 here.)
+    assert np.allclose(results[1.0].physics_matrix, physics, rtol=0.0, atol=1e-9)
     assert np.allclose(results[0.0].body_matrix, physics, atol=1e-9)
     assert np.allclose(results[1.0].body_matrix, drive.target, atol=1e-9)
     sim = local_rotations(physics, model.parent)
