@@ -89,6 +89,7 @@ class _Frame:
     max_index: np.ndarray  # vertices with a finite max distance
     max_limit: np.ndarray
     max_by_axis: np.ndarray  # (3, n) flat indices of max_index (constraints.axis_major)
+    max_full: np.ndarray  # (N,) every vertex's max distance, inf = none
     back_index: np.ndarray
     back_distance: np.ndarray
     radius: np.ndarray  # (N,) -inf where pinned
@@ -222,6 +223,7 @@ class _Bake:
                       colours=colours, use_lambda=use_lambda, levels=sweep,
                       max_index=np.flatnonzero(max_on), max_limit=limit[max_on],
                       max_by_axis=axis_major(np.flatnonzero(max_on)),
+                      max_full=np.where(max_on, limit, np.inf),
                       back_index=np.flatnonzero(back_on), back_distance=back[back_on],
                       radius=radius, layer_thickness=thickness)
 
@@ -315,7 +317,11 @@ class _Bake:
                 c.lam.fill(0.0)
         # 5. Hard vertical constraints, top-down (seed 001).
         if fr.levels:
-            sweep_levels(x, fr.levels, x_prev, DFTL_DAMPING)
+            if fr.max_index.size:
+                sweep_levels(x, fr.levels, x_prev, DFTL_DAMPING, reference=ref,
+                             limit=fr.max_full, fixed=self.model.pinned)
+            else:
+                sweep_levels(x, fr.levels, x_prev, DFTL_DAMPING)
         # 6. Layers, then colliders.
         layers = model.layers
         if layers.count:
