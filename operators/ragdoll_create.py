@@ -39,7 +39,8 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
     def execute(self, context):
         ob = context.active_object
         if self.source == "HUMANOID":
-            chosen = humanoid_bones(pb.name for pb in ob.pose.bones)
+            chosen = humanoid_bones([pb.name for pb in ob.pose.bones],
+                                    {b.name: b.use_deform for b in ob.data.bones})
         else:
             chosen = {pb.name for pb in ob.pose.bones if pose_bone_selected(pb)}
         if not chosen:

@@ -35,9 +35,17 @@ def fill_tree(parents: dict[str, str | None], chosen: set[str]) -> list[str]:
     return [n for n in parents if n in result]
 
 
-def humanoid_bones(names) -> set[str]:
-    """Every bone whose name a humanoid role matches."""
-    return {n for n in names if role_of(n) is not None}
+def humanoid_bones(names, deform=None) -> set[str]:
+    """Every bone whose name a humanoid role matches; when some of those deform the mesh, only
+    those (``deform``: name → Bone.use_deform). A generated Rigify rig names its controls,
+    ORG and MCH bones like the body too (70 matches across four layers, in separate trees);
+    the DEF bones are the skeleton the mesh follows."""
+    matched = {n for n in names if role_of(n) is not None}
+    if deform is not None:
+        deforming = {n for n in matched if deform.get(n)}
+        if deforming:
+            return deforming
+    return matched
 
 
 def character_height(points: np.ndarray) -> float:

@@ -115,7 +115,10 @@ def role_of(name: str) -> str | None:
     base = _SIDE_TOKEN.sub(" ", base)
     base = _SIDE_WORD.sub("", base)
     compact = re.sub(r"[^a-z0-9]", "", base.lower())
-    return ALIASES.get(compact)
+    role = ALIASES.get(compact)
+    if role == "hips" and side_of(name):
+        return None  # Rigify's DEF-pelvis.L / .R: hip flaps beside the spine root, not the hips
+    return role
 
 
 def defaults_for(name: str) -> BodyDefaults | None:

@@ -24,7 +24,7 @@ SPELLINGS = {
     "shoulder": ["mixamorig:LeftShoulder", "DEF-shoulder.L", "shoulder_l", "clavicle_l"],
     "head": ["mixamorig:Head", "DEF-spine.006", "head", "J_Bip_C_Head"],
     None: ["mixamorig:LeftHandIndex1", "proximal_index_l", "hand_l_equipment", "ball.001",
-           "Tail.003"],
+           "Tail.003", "DEF-pelvis.L", "DEF-pelvis.R"],
 }
 
 
@@ -43,6 +43,19 @@ def test_sides(humanoid):
     assert [humanoid.side_of(n) for n in ("mixamorig:LeftArm", "DEF-forearm.R", "upper_arm_l",
                                           "J_Bip_R_Foot", "rightLowerLeg", "hips")] == \
         ["L", "R", "L", "R", "R", ""]
+
+
+def test_humanoid_bones_are_the_deforming_ones_when_there_are_some(waft):
+    """A generated Rigify rig names its controls, ORG and MCH bones like the body too; the DEF
+    (deforming) bones are the skeleton. Rigs whose bones all deform keep every match."""
+    create = importlib.import_module(waft.__name__ + ".addon.ragdoll.create")
+    names = ["root", "torso", "DEF-spine", "ORG-spine", "MCH-spine", "thigh_fk.L", "DEF-thigh.L",
+             "ORG-thigh.L", "thigh_ik.L", "DEF-pelvis.L"]
+    deform = {n: n.startswith("DEF-") for n in names}
+    assert create.humanoid_bones(names, deform) == {"DEF-spine", "DEF-thigh.L"}
+    plain = ["Hips", "Spine", "LeftUpLeg"]
+    assert create.humanoid_bones(plain, {n: True for n in plain}) == set(plain)
+    assert create.humanoid_bones(plain, {n: False for n in plain}) == set(plain)
 
 
 def _pose_mode(ob):
