@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -28,21 +29,10 @@ sys.path[:0] = [str(REPO_ROOT / "tools"), str(REPO_ROOT / "samples")]
 import blender_env  # noqa: E402
 
 bpy = blender_env.import_bpy_isolated()
+COMPAT = None  # the installed add-on's compat module (action F-curves of every Blender)
 
 
-def action_fcurves(action) -> list:
-    """The F-curves of a legacy (4.2) or layered (4.4+/5.x) action."""
-    if hasattr(action, "fcurves") and not hasattr(action, "layers"):
-        return list(action.fcurves)
-    curves = []
-    for layer in action.layers:
-        for strip in layer.strips:
-            for bag in strip.channelbags:
-                curves.extend(bag.fcurves)
-    return curves
-
-
-def keys_digest() -> tuple[str, int]:
+def keys_digest(action_fcurves) -> tuple[str, int]:
     h = hashlib.sha256()
     count = 0
     for action in sorted(bpy.data.actions, key=lambda a: a.name):
@@ -86,7 +76,7 @@ def digest_sample(name: str, bake_api) -> dict:
     blender_env.reset_to_empty_file()
     scene = module.build_scene()
     bake_api.bake_scene(scene, preroll=getattr(module, "PREROLL", 0))
-    keys, fcurves = keys_digest()
+    keys, fcurves = keys_digest(COMPAT.action_fcurves)
     geometry, curves_objects = curves_digest(scene)
     return {"sample": name, "keys": keys, "fcurves": fcurves, "curves": geometry,
             "curves_objects": curves_objects}
@@ -97,8 +87,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--zip", type=Path, required=True)
     parser.add_argument("samples", nargs="+")
     args = parser.parse_args(argv)
+    global COMPAT
     module_name, _ = blender_env.install_extension(args.zip)
     bake_api = blender_env.bake_api(module_name)
+    COMPAT = importlib.import_module(module_name + ".addon.compat")  # legacy and slotted
     for name in args.samples:
         print(json.dumps(digest_sample(name, bake_api)), flush=True)
     return 0

@@ -77,21 +77,8 @@ def test_capsule_against_sphere_box_capsule_colliders():
 
 
 def test_friction_stops_a_sliding_capsule_and_zero_friction_does_not():
-    cs, M = ground(0.0)
-    slopes = {}
-    for mu in (0.0, 1.0):
-        rest = chain_rest([(0, 0, 0.05)], [(0.3, 0, 0.05)])
-        model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
-        frames = 20
-        # The target slides along X at 2 m/s; the body starts with that velocity.
-        target = np.repeat(rest.rest_matrix[None], frames, axis=0)
-        target[:, 0, 0, 3] += 2.0 * np.arange(frames) / 30.0
-        from waft.core.ragdoll import RagdollDrive, RagdollParams
-        drive = RagdollDrive(fps=30.0, target=target, collider_matrix=np.broadcast_to(
-            M, (frames, 1, 4, 4)), params=RagdollParams.defaults(
-                1, 1, mode=FREE, root_lock=False, friction=mu))
-        result = bake_ragdoll(model, drive, RagdollSettings())
-        slopes[mu] = result.physics_matrix[-1, 0, 0, 3]
+    # The target slides along X at 2 m/s; the body starts with that velocity.
+    slopes = {mu: _slide((1.0, 0.0, 0.0), mu, frames=20)[-1, 0, 3] for mu in (0.0, 1.0)}
     assert slopes[0.0] == pytest.approx(2.0 * 19 / 30, rel=0.02)  # slides on
     # Coulomb: v² / (2 μ g) = 0.2 m to stop from 2 m/s
     assert slopes[1.0] == pytest.approx(0.2, abs=0.05)
