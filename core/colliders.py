@@ -284,24 +284,36 @@ def shape_normal(kind: int, x: np.ndarray, M: np.ndarray, Minv: np.ndarray, coll
 
 
 def push_out(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, sd: np.ndarray,
-             radius: np.ndarray, friction: float) -> None:
+             radius: np.ndarray, friction: float, surface: np.ndarray | None = None) -> None:
     """Move particles out to `radius` along `n` and apply position-based Coulomb friction.
 
     `radius` is -inf for particles that must not move (kinematic, padding), which makes their
-    penetration -inf and the correction zero.
+    penetration -inf and the correction zero. `surface`: see `apply_friction`.
     """
     penetration = radius - sd
     np.maximum(penetration, 0.0, out=penetration)
     x += n * penetration[..., None]
     if friction > 0.0:
-        apply_friction(x, x_prev, n, penetration, friction)
+        apply_friction(x, x_prev, n, penetration, friction, surface)
+
+
+def surface_motion(start: np.ndarray, end_inverse: np.ndarray) -> np.ndarray | None:
+    """The affine map (4, 4) taking a point of a collider at the end of a substep to where that
+    point of the collider was at its start (start @ end⁻¹), None when it did not move."""
+    S = start @ end_inverse
+    return None if np.allclose(S, np.eye(4), rtol=0.0, atol=1e-15) else S
 
 
 def apply_friction(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, penetration: np.ndarray,
-                   friction: float) -> None:
+                   friction: float, surface: np.ndarray | None = None) -> None:
     """Remove the tangential substep displacement up to `friction * penetration` (static when
-    it is smaller: the Coulomb cone in position form). `x`, `x_prev`, `n` are (..., 3)."""
-    disp = x - x_prev
+    it is smaller: the Coulomb cone in position form). `x`, `x_prev`, `n` are (..., 3).
+
+    `surface` (`surface_motion`): the collider moved during the substep; the displacement is
+    then taken relative to its surface (from the surface point's start position), so a moving
+    collider drags what rests on it (Coulomb friction acts on the relative velocity)."""
+    moved = x if surface is None else x @ surface[:3, :3].T + surface[:3, 3]
+    disp = moved - x_prev
     normal_part = np.einsum("...k,...k->...", disp, n)
     tangential = disp - n * normal_part[..., None]
     t_len = np.sqrt(np.einsum("...k,...k->...", tangential, tangential))

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..colliders import ColliderKind, is_similarity, push_out, shape_normal
+from ..colliders import ColliderKind, is_similarity, push_out, shape_normal, surface_motion
 from ..colliders import apply_friction as _friction
 from ..errors import DivergenceError
 from ..forces import strand_phase, tangent_response, wind_at
@@ -414,6 +414,9 @@ class SubstepDrive:
     # The shock's root motion (A, b) over this substep when already computed (the bake does a
     # frame's substeps at once); None: `step` derives it from `previous_reference`.
     shock_motion: tuple[np.ndarray, np.ndarray] | None = None
+    # (K, 4, 4) colliders at the start of the substep (None: not moving / not known): friction
+    # acts on the motion relative to the collider's surface.
+    collider_start: np.ndarray | None = None
 
     def __post_init__(self):
         if self.source is None and self.source_terms is None:
@@ -567,13 +570,18 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
     for k, kind, friction, size, everywhere in ws.colliders:
         M = sd.collider_matrix[k]
         similar = bool(sd.collider_similarity[k])
+        surface = None  # a moving collider: friction relative to its surface
+        if friction > 0.0 and sd.collider_start is not None:
+            end_inverse = (sd.collider_inverse[k] if sd.collider_inverse is not None
+                           else np.linalg.inv(M))
+            surface = surface_motion(sd.collider_start[k], end_inverse)
         if everywhere and kind == ColliderKind.ELLIPSOID and similar:
             # sqrt(dot) is what np.linalg.norm computes for a vector, without its overhead.
             axis = M[:3, 0]
             radius = size * math.sqrt(float(axis.dot(axis)))
             if blocks is None:
                 push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius, friction,
-                                   ws)
+                                   ws, surface)
                 continue
             if near_d2 is None:
                 near_d2 = _sphere_distances(ws, x, sd, blocks, particle_major)
@@ -589,7 +597,7 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
                 near = np.flatnonzero(near_d2[k] < reach_b)
             if len(near):
                 pen, touched = push_out_candidates(x, x_prev, blocks, near, M[:3, 3], radius,
-                                                   friction)
+                                                   friction, surface)
                 if touched is not None:
                     if slack is None:
                         slack = np.zeros(len(near_d2[k]))
@@ -602,14 +610,14 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
         if everywhere:
             xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
             n, dist = shape_normal(kind, xa, M, Minv, colliders, k, similarity=similar)
-            push_out(xa, xpa, n, dist, c.collision_radius, friction)
+            push_out(xa, xpa, n, dist, c.collision_radius, friction, surface)
         else:
             # Fancy indexing only for colliders restricted to some strands.
             idx = np.flatnonzero(model.collider_mask[k])
             xs = np.moveaxis(x[:, idx], 0, -1).copy()
             xps = np.moveaxis(x_prev[:, idx], 0, -1)
             n, dist = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
-            push_out(xs, xps, n, dist, c.collision_radius[idx], friction)
+            push_out(xs, xps, n, dist, c.collision_radius[idx], friction, surface)
             x[:, idx] = np.moveaxis(xs, -1, 0)
 
 
@@ -628,7 +636,8 @@ def _sphere_distances(ws: Workspace, x: np.ndarray, sd: SubstepDrive, blocks: Sp
 
 
 def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sphere_radius: float,
-                       radius: np.ndarray, friction: float, ws: Workspace) -> None:
+                       radius: np.ndarray, friction: float, ws: Workspace,
+                       surface: np.ndarray | None = None) -> None:
     """Sphere fast path on the (3, S, Ps) layout: the common case, kept to a few ufuncs."""
     d, d2, length, pen = ws.tmp, ws.tmp_b, ws.len, ws.pen
     # Positional `out`: at bench sizes the cost is per-call overhead.
@@ -653,7 +662,7 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
     if friction > 0.0:
         xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
         n = np.moveaxis(d, 0, -1)
-        _friction(xa, xpa, n, pen, friction)
+        _friction(xa, xpa, n, pen, friction, surface)
 
 
 # --------------------------------------------------------------------------------------------
@@ -715,6 +724,10 @@ class _Bake:
                 for f in range(self.F):
                     sim[f, k] = is_similarity(drive.collider_matrix[f, k])
         self.similar = sim
+        # Colliders that move and have friction: their surface motion drags (SubstepDrive).
+        cm = drive.collider_matrix
+        self.moving_colliders = bool(K and np.any(colliders.friction > 0.0)
+                                     and np.any(cm != cm[:1]))
         self.needs_inverse = bool(np.any(kinds == ColliderKind.BOX)
                                   | np.any(kinds == ColliderKind.PLANE)
                                   | np.any((kinds == ColliderKind.ELLIPSOID) & ~np.all(sim, 0)))
@@ -751,6 +764,11 @@ class _Bake:
         Minv = np.linalg.inv(M) if self.needs_inverse else None
         similar = self.similar[f] & self.similar[g]
         coeffs = self.coefficients(f)
+        start = None
+        if cm.shape[1] and self.moving_colliders and not frozen:
+            fs, a_s = frame_interval(t_start, self.fps, self.F)
+            gs = min(fs + 1, self.F - 1)
+            start = cm[fs] + a_s * (cm[gs] - cm[fs])
         carry = None
         if coeffs.needs_carry and not frozen:
             fs, a_s = frame_interval(t_start, self.fps, self.F)
@@ -761,7 +779,8 @@ class _Bake:
             if not np.array_equal(start, end):
                 carry = carry_operators(start, end, coeffs.world_motion_fraction)
         return SubstepDrive(t=t_end, reference=ref, collider_matrix=M, collider_inverse=Minv,
-                            collider_similarity=similar, carry=carry, coefficients=coeffs)
+                            collider_similarity=similar, carry=carry, coefficients=coeffs,
+                            collider_start=start)
 
     def reference_at(self, t: float, out: np.ndarray) -> np.ndarray:
         """The interpolated reference (3, S, Ps) at time `t` into `out`."""
@@ -813,6 +832,12 @@ class _Bake:
                 M = cm[f][None] + alphas[:, None, None, None] * (cm[g] - cm[f])[None]
             else:
                 M = np.broadcast_to(cm[f], (k - j,) + cm.shape[1:])
+            starts = None
+            if cm.shape[1] and self.moving_colliders:
+                first = n_first + j
+                fs, a_s = frame_interval(first * h, fps, F)
+                gs = min(fs + 1, F - 1)
+                starts = np.concatenate([(cm[fs] + a_s * (cm[gs] - cm[fs]))[None], M[:-1]])
             Minv = np.linalg.inv(M) if self.needs_inverse else None
             similar = self.similar[f] & self.similar[g]
             shock = None
@@ -842,7 +867,8 @@ class _Bake:
                     collider_inverse=None if Minv is None else Minv[t],
                     collider_similarity=similar, carry=carry, coefficients=coeffs,
                     source_terms=(A, B, float(alphas[t])),
-                    shock_motion=None if shock is None else (shock[0][t], shock[1][t])))
+                    shock_motion=None if shock is None else (shock[0][t], shock[1][t]),
+                    collider_start=None if starts is None else starts[t]))
             j = k
         return drives
 

@@ -190,3 +190,34 @@ def test_collider_mask_limits_which_strands_collide(rig):
     d = np.linalg.norm(x - M[:3, 3], axis=1)
     assert d[0] >= 0.2 + RADIUS - 1e-9 and d[2] >= 0.2 + RADIUS - 1e-9
     assert np.allclose(x[1], rest[1])  # untouched: that collider does not act on strand 1
+
+
+@pytest.mark.parametrize("kind", [ColliderKind.PLANE, ColliderKind.BOX, ColliderKind.ELLIPSOID])
+def test_a_moving_collider_drags_what_lies_on_it(rig, kind):
+    """Friction acts on the motion relative to the collider's surface: a rope lying across a
+    conveyor (a plane, a wide box top or a big ball) moving along +X at 1 m/s is dragged along
+    it. Friction against the world left it where it lay (0.000 m)."""
+    frames, fps = 25, 24.0
+    rest = np.stack([np.zeros(7), np.arange(7) * 0.05, np.full(7, 0.011)], axis=-1)
+    t = np.arange(frames) / fps
+    M = np.tile(np.eye(4), (frames, 1, 1, 1))
+    M[:, 0, 0, 3] = 1.0 * t
+    if kind == ColliderKind.BOX:  # a 4 m wide, 1 m deep slab, top at z = 0
+        M[:, 0, :3, :3] = np.diag([2.0, 2.0, 0.5])
+        M[:, 0, 2, 3] = -0.5
+        size = 1.0
+    elif kind == ColliderKind.ELLIPSOID:  # a 5 m ball, top at z = 0
+        M[:, 0, 2, 3] = -5.0
+        size = 5.0
+    else:
+        size = 1.0
+    colliders = core.ColliderSet.create(names=["Belt"], kind=[kind], size=[size],
+                                        friction=[1.0])
+    model, drive = rig.build([rest], frames=frames, fps=fps, colliders=colliders,
+                             collider_matrix=M, radius=0.01, damping=1.0)
+    x = core.bake(model, drive).positions[:, 0]
+    assert x[-1, -1, 0] > 0.1  # the tip dragged along +X by the belt (the root stays at x = 0)
+    if kind == ColliderKind.ELLIPSOID:  # never inside it
+        assert np.all(np.linalg.norm(x - M[:, 0, None, :3, 3], axis=-1) >= 5.0 + 0.01 - 1e-6)
+    else:
+        assert np.all(x[..., 2] > 0.01 - 1e-6)

@@ -85,8 +85,8 @@ def box_distance2(c: SphereBlocks, centres: np.ndarray) -> np.ndarray:
 
 
 def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near: np.ndarray,
-                        centre: np.ndarray, sphere_radius: float,
-                        friction: float) -> tuple[float, np.ndarray | None]:
+                        centre: np.ndarray, sphere_radius: float, friction: float,
+                        surface: np.ndarray | None = None) -> tuple[float, np.ndarray | None]:
     """Project the particles of the blocks `near` (flat (block, strand) ids) out of one sphere
     and apply its friction, exactly as the full pass does; returns the largest penetration
     (0 when nothing touched) and the blocks whose particles moved (None when none did)."""
@@ -133,8 +133,9 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
     xh += n * pen
     if friction > 0.0:
         # Position-based Coulomb friction, as `colliders.apply_friction`: remove the tangential
-        # substep displacement up to friction * penetration.
-        disp = xh - x_prev.reshape(3, -1).take(ids, axis=1)
+        # substep displacement (relative to a moving sphere's surface) up to friction * pen.
+        moved = xh if surface is None else surface[:3, :3] @ xh + surface[:3, 3:4]
+        disp = moved - x_prev.reshape(3, -1).take(ids, axis=1)
         product = disp * n
         normal_part = product[0] + product[1]
         normal_part += product[2]
