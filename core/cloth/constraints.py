@@ -363,10 +363,11 @@ def may_touch(kind: int, x: np.ndarray, by_axis: np.ndarray, M: np.ndarray,
 def collide(x: np.ndarray, x_prev: np.ndarray, index: np.ndarray, radius: np.ndarray,
             kind: int, M: np.ndarray, Minv: np.ndarray | None, colliders, k: int,
             similar: bool, friction: float, contact: np.ndarray, *,
-            by_axis: np.ndarray | None = None) -> None:
+            by_axis: np.ndarray | None = None, surface: np.ndarray | None = None) -> None:
     """Push vertices `index` out of collider `k` to their radius, with position-based Coulomb
-    friction (`core.colliders`); flag the ones that touched in `contact` (N,). `by_axis`:
-    `axis_major(index)` when the caller keeps it; x must be C-contiguous (N, 3)."""
+    friction (`core.colliders`; `surface`: the collider's motion over the substep, so friction
+    acts on the motion relative to it); flag the ones that touched in `contact` (N,).
+    `by_axis`: `axis_major(index)` when the caller keeps it; x must be C-contiguous (N, 3)."""
     close = may_touch(kind, x, axis_major(index) if by_axis is None else by_axis, M, Minv,
                       colliders, k, similar, radius)
     if close is not None:
@@ -382,6 +383,6 @@ def collide(x: np.ndarray, x_prev: np.ndarray, index: np.ndarray, radius: np.nda
     np.maximum(penetration, 0.0, out=penetration)
     xs += n * penetration[:, None]
     if friction > 0.0:
-        apply_friction(xs, x_prev.take(index, axis=0), n, penetration, friction)
+        apply_friction(xs, x_prev.take(index, axis=0), n, penetration, friction, surface)
     x[index] = xs
     contact[index[hit]] = True

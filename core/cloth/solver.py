@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..affine import inverse_affine as affine_inverse
-from ..colliders import ColliderKind, is_similarity
+from ..colliders import ColliderKind, is_similarity, surface_motion
 from ..errors import DivergenceError, SetupError
 from ..forces import wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
@@ -138,6 +138,9 @@ class _Bake:
             if colliders.kind[k] == ColliderKind.ELLIPSOID:
                 self.similar[:, k] = [is_similarity(m) for m in drive.collider_matrix[:, k]]
         kinds = colliders.kind
+        cm = drive.collider_matrix
+        self.moving_colliders = bool(K and np.any(colliders.friction > 0.0)
+                                     and np.any(cm != cm[:1]))
         self.needs_inverse = bool(np.any(kinds == ColliderKind.BOX)
                                   | np.any(kinds == ColliderKind.PLANE)
                                   | np.any((kinds == ColliderKind.ELLIPSOID)
@@ -335,12 +338,21 @@ class _Bake:
                 self._near = self.near_colliders(x, x_prev, f, g)
                 self._near_frame, self._near_step = f, n
             Minv_all = affine_inverse(M_all) if self.needs_inverse else None  # all K at once
+            M_start = None  # where the colliders were at the substep's start (friction drags)
+            if self.moving_colliders:
+                fs, a_s = frame_interval(n * self.h, self.fps, self.F)
+                gs = min(fs + 1, self.F - 1)
+                M_start = cm[fs] + a_s * (cm[gs] - cm[fs])
             for k, kind, friction, index, by_axis in self._near:
                 M = M_all[k]
                 Minv = Minv_all[k] if Minv_all is not None else None
                 similar = bool(self.similar[f, k] and self.similar[g, k])
+                surface = None
+                if M_start is not None and friction > 0.0:
+                    surface = surface_motion(M_start[k], Minv if Minv is not None
+                                             else np.linalg.inv(M))
                 collide(x, x_prev, index, fr.radius.take(index), kind, M, Minv, model.colliders, k,
-                        similar, friction, contact, by_axis=by_axis)
+                        similar, friction, contact, by_axis=by_axis, surface=surface)
             contact_any |= contact
         # 7. Max distance from the reference, back stop behind its surface.
         if fr.max_index.size:

@@ -218,3 +218,23 @@ def test_max_distance_and_hard_vertical_links_hold_together(hem_limit, bound):
     a, b = model.stretch.a[v], model.stretch.b[v]
     ratio = np.linalg.norm(x[:, b] - x[:, a], axis=-1) / model.stretch.rest[v]
     assert ratio.max() <= 1.0 + bound
+
+
+def test_a_moving_collider_drags_the_cloth_lying_on_it():
+    """A panel lying on a conveyor plane (its first row pinned) while the plane moves along +X
+    at 1 m/s: friction on the motion relative to the plane drags the free rows along (friction
+    against the world left them where they lay), and nothing goes through."""
+    rest = grid_rest(6, 5)
+    flat = rest.rest_positions.copy()
+    flat[:, 1], flat[:, 2] = -flat[:, 2], 0.012  # lying on the plane, pinned row at y = 0
+    rest = ClothRest(rest.setup, flat, rest.quads, rest.pinned, rest.max_distance)
+    colliders = ColliderSet.create(names=["Belt"], kind=[ColliderKind.PLANE], size=[1.0],
+                                   friction=[1.0])
+    model = build_cloth_model(cloths=[rest], colliders=colliders)
+    frames = 25
+    M = np.tile(np.eye(4), (frames, 1, 1, 1))
+    M[:, 0, 0, 3] = np.arange(frames) / 24.0
+    x = bake_cloth(model, still_drive(model, frames, collider_matrix=M)).positions
+    far = x[-1, -5:, 0] - flat[-5:, 0]
+    assert far.mean() > 0.1
+    assert np.all(x[..., 2] > 0.0)
