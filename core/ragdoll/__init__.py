@@ -1,4 +1,4 @@
-"""Physical animation: ragdolls of capsule bodies that follow an animation (seed 004).
+"""Physical animation: ragdolls of capsule bodies that follow an animation (Jedi: Fallen Order).
 
 XPBD rigid bodies (Müller et al. 2020) with ball joints, swing/twist limits, orientation motors,
 velocity drives, target constraints, collisions and a local-space output blend. See
@@ -7,8 +7,8 @@ docs/ragdoll-solver.md.
 
 from .drive import RagdollDrive
 from .model import BodyMode, RagdollModel, RagdollRest, build_ragdoll_model, capsule_inertia
-from .params import RagdollParams
-from .solver import RagdollJob, RagdollResult, RagdollSettings, bake_ragdoll, bake_ragdoll_steps
+from .params import RagdollParams, RagdollSettings
+from .solver import RagdollJob, RagdollResult, bake_ragdoll, bake_ragdoll_steps
 
 __all__ = [
     "BodyMode", "RagdollDrive", "RagdollJob", "RagdollModel", "RagdollParams", "RagdollRest",

@@ -11,8 +11,7 @@ import numpy as np
 from ..colliders import ColliderKind, ColliderSet
 from .drive import RagdollDrive
 from .model import RagdollModel, RagdollRest, build_ragdoll_model
-from .params import RagdollParams
-from .solver import RagdollSettings
+from .params import RagdollParams, RagdollSettings
 
 # name, parent, head, tail, radius, mass (kg)
 HUMANOID = (

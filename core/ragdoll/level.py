@@ -11,7 +11,7 @@ contacts; self-collision), the top-down final pass, velocities and the velocity 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -51,10 +51,20 @@ from .motors import (
     solve_motor,
     solve_motor_subtree,
 )
+from .params import RagdollSettings
 from .self_collision import SelfCollision
 
-if TYPE_CHECKING:
-    from .solver import RagdollSettings, _Run
+
+class Scene(Protocol):
+    """What a level reads of the whole bake (solver._Run), without importing the solver: the
+    levels are the solver's parts, not the other way round."""
+
+    fallen: np.ndarray  # (R,) bool: the ragdoll let go of its root lock
+    fallen_version: int
+
+    def colliders_at(self, sub: Substep): ...
+
+    def carrier_delta(self, carrier: np.ndarray, sub: Substep, k: int): ...
 
 BROAD_MARGIN = 0.02  # m, see the broad phase in Level.step
 SUBTREE_MOTORS = True  # motors turn the child's whole subtree (motors.solve_motor_subtree)
@@ -159,7 +169,7 @@ class Level:
     """One solve scene: the ragdolls of one carrier level, with their own body state."""
 
     def __init__(self, model: RagdollModel, drive: CheckedDrive, settings: RagdollSettings,
-                 ragdolls: np.ndarray, state: _Run):
+                 ragdolls: np.ndarray, state: Scene):
         self.model, self.drive, self.run = model, drive, state
         self.h = float(settings.substep)
         self.iterations = int(settings.iterations)

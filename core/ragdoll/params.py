@@ -7,6 +7,7 @@ that is not animated has a leading axis of 1. Units and meanings: docs/ragdoll-s
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -177,3 +178,23 @@ def validate_params(params: RagdollParams, *, frames: int, n_bodies: int, n_ragd
 
 def _who(i: int, names: Sequence[str], what: str = "body") -> str:
     return f"{what} '{names[i]}'" if i < len(names) else f"{what} {i}"
+
+
+@dataclass(frozen=True)
+class RagdollSettings:
+    """substep (s, fixed), position iterations per substep, pre-roll frames settled on frame 0,
+    and whether bodies of one ragdoll collide with each other (capsule-capsule, pairs that are
+    not joint neighbours and do not overlap at bind pose)."""
+
+    substep: float = 1.0 / 240.0
+    iterations: int = 4
+    preroll_frames: int = 0
+    self_collision: bool = True
+
+    def validate(self) -> None:
+        if not (math.isfinite(self.substep) and 0.0 < self.substep <= 0.1):
+            raise SetupError(f"ragdoll substep {self.substep!r} s must be in (0, 0.1]")
+        if int(self.iterations) != self.iterations or not 1 <= self.iterations <= 256:
+            raise SetupError(f"ragdoll iterations {self.iterations!r} must be an integer 1..256")
+        if int(self.preroll_frames) != self.preroll_frames or self.preroll_frames < 0:
+            raise SetupError(f"ragdoll preroll_frames {self.preroll_frames!r} must be >= 0")

@@ -12,13 +12,12 @@ pose at every substep."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import DivergenceError, SetupError
+from ..errors import DivergenceError
 from ..job import FrameJob, run_job
 from ..timestep import frame_interval
 from .blend import local_blend
@@ -26,29 +25,10 @@ from .bodies import nlerp, q2m, qmul, quat_conj, rotate
 from .drive import CheckedDrive, RagdollDrive, validate_drive
 from .level import Level, Substep
 from .model import BodyMode, RagdollModel
+from .params import RagdollSettings
 
 _TIME_EPS = 1e-9
 DIVERGENCE_BOUND = 1.0e4  # m from the target: a body further away has exploded
-
-
-@dataclass(frozen=True)
-class RagdollSettings:
-    """substep (s, fixed), position iterations per substep, pre-roll frames settled on frame 0,
-    and whether bodies of one ragdoll collide with each other (capsule-capsule, pairs that are
-    not joint neighbours and do not overlap at bind pose)."""
-
-    substep: float = 1.0 / 240.0
-    iterations: int = 4
-    preroll_frames: int = 0
-    self_collision: bool = True
-
-    def validate(self) -> None:
-        if not (math.isfinite(self.substep) and 0.0 < self.substep <= 0.1):
-            raise SetupError(f"ragdoll substep {self.substep!r} s must be in (0, 0.1]")
-        if int(self.iterations) != self.iterations or not 1 <= self.iterations <= 256:
-            raise SetupError(f"ragdoll iterations {self.iterations!r} must be an integer 1..256")
-        if int(self.preroll_frames) != self.preroll_frames or self.preroll_frames < 0:
-            raise SetupError(f"ragdoll preroll_frames {self.preroll_frames!r} must be >= 0")
 
 
 @dataclass(frozen=True)
