@@ -832,12 +832,12 @@ class _Bake:
                 M = cm[f][None] + alphas[:, None, None, None] * (cm[g] - cm[f])[None]
             else:
                 M = np.broadcast_to(cm[f], (k - j,) + cm.shape[1:])
-            starts = None
+            collider_starts = None  # (the shock below has its own `starts`)
             if cm.shape[1] and self.moving_colliders:
-                first = n_first + j
-                fs, a_s = frame_interval(first * h, fps, F)
+                fs, a_s = frame_interval((n_first + j) * h, fps, F)
                 gs = min(fs + 1, F - 1)
-                starts = np.concatenate([(cm[fs] + a_s * (cm[gs] - cm[fs]))[None], M[:-1]])
+                collider_starts = np.concatenate([(cm[fs] + a_s * (cm[gs] - cm[fs]))[None],
+                                                  M[:-1]])
             Minv = np.linalg.inv(M) if self.needs_inverse else None
             similar = self.similar[f] & self.similar[g]
             shock = None
@@ -868,7 +868,7 @@ class _Bake:
                     collider_similarity=similar, carry=carry, coefficients=coeffs,
                     source_terms=(A, B, float(alphas[t])),
                     shock_motion=None if shock is None else (shock[0][t], shock[1][t]),
-                    collider_start=None if starts is None else starts[t]))
+                    collider_start=None if collider_starts is None else collider_starts[t]))
             j = k
         return drives
 

@@ -192,8 +192,10 @@ def test_collider_mask_limits_which_strands_collide(rig):
     assert np.allclose(x[1], rest[1])  # untouched: that collider does not act on strand 1
 
 
-@pytest.mark.parametrize("kind", [ColliderKind.PLANE, ColliderKind.BOX, ColliderKind.ELLIPSOID])
-def test_a_moving_collider_drags_what_lies_on_it(rig, kind):
+@pytest.mark.parametrize(("kind", "shock"), [(ColliderKind.PLANE, 0.0), (ColliderKind.BOX, 0.0),
+                                           (ColliderKind.ELLIPSOID, 0.0),
+                                           (ColliderKind.PLANE, 0.3)])
+def test_a_moving_collider_drags_what_lies_on_it(rig, kind, shock):
     """Friction acts on the motion relative to the collider's surface: a rope lying across a
     conveyor (a plane, a wide box top or a big ball) moving along +X at 1 m/s is dragged along
     it. Friction against the world left it where it lay (0.000 m)."""
@@ -214,7 +216,8 @@ def test_a_moving_collider_drags_what_lies_on_it(rig, kind):
     colliders = core.ColliderSet.create(names=["Belt"], kind=[kind], size=[size],
                                         friction=[1.0])
     model, drive = rig.build([rest], frames=frames, fps=fps, colliders=colliders,
-                             collider_matrix=M, radius=0.01, damping=1.0)
+                             collider_matrix=M, radius=0.01, damping=1.0,
+                             shock_propagation=shock)
     x = core.bake(model, drive).positions[:, 0]
     assert x[-1, -1, 0] > 0.1  # the tip dragged along +X by the belt (the root stays at x = 0)
     if kind == ColliderKind.ELLIPSOID:  # never inside it
