@@ -19,7 +19,7 @@ import waft_rigs as rigs  # noqa: E402
 
 NAMES = rigs.bone_names("Hair", 4)
 BAKED = (1, 36)
-PLAYED = range(-20, 80)  # frames a user plays: before, in and after the baked range
+PLAYED = range(0, 80)  # frames a user plays: before, in and after the baked range (1-36)
 
 
 def _cyclic_rig(scene):
