@@ -37,6 +37,10 @@ def _digests(zip_path: Path, seed: str) -> list[dict]:
 def test_two_fresh_processes_bake_the_same_bits(waft_zip):
     first, second = _digests(waft_zip, "1"), _digests(waft_zip, "2")
     assert [d["sample"] for d in first] == list(SAMPLES)
-    assert all(d.get("fcurves", 0) > 0 for d in first), first  # every sample baked keys
-    assert first[-1]["curves_objects"] >= 1  # and the render strands were played back
+    # cloth_cape loads a character from ../shared/assets and is skipped without it (the other
+    # two are built from nothing): every sample that baked wrote keys.
+    baked = {d["sample"]: d for d in first if "skipped" not in d}
+    assert {"ponytail", "hair_head_turn"} <= set(baked)
+    assert all(d["fcurves"] > 0 for d in baked.values()), first
+    assert baked["hair_head_turn"]["curves_objects"] >= 1  # render strands were played back
     assert first == second
