@@ -69,6 +69,9 @@ from .model import StrandModel
 from .params import rate_normalised, shape_strength
 
 _TIME_EPS = 1e-9  # seconds; frame times closer than this to the substep grid are "on" it
+# m: a chain root moving further than this between two samples is an animation cut (as the
+# cloth's default cut threshold): the chain is carried over it rigidly (_Bake._carry_over_cut).
+CUT_DISTANCE = 1.0
 DIVERGENCE_FACTOR = 100.0  # a particle further than 100 chain lengths from its reference ...
 DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
 # Bending pairs whose XPBD step factor w / (w_a + w_b + alpha/h^2) stays below this are solved
@@ -703,6 +706,12 @@ class _Bake:
                 changed[1:] |= np.any((a[1:] != a[:-1]).reshape(self.F - 1, -1), axis=1)
             self._param_frame = np.maximum.accumulate(np.where(changed, np.arange(self.F), 0))
         self._coefficients: dict[int, FrameCoefficients] = {}
+        # Animation cuts: sample intervals over which a chain's root jumps further than
+        # CUT_DISTANCE (a teleport, a camera-cut re-pose); (F, S) bool, None when there is none.
+        roots = self.reference[:, :, 0]
+        jump = np.linalg.norm(np.diff(roots, axis=0), axis=-1) > CUT_DISTANCE
+        self.cuts = (np.concatenate([jump, np.zeros((1, S), dtype=bool)])
+                     if jump.any() else None)
         self._interval = -1
         self._dref = np.empty((3, S, Ps))
         self._previous = np.empty((3, S, Ps))  # reference before a frame's first substep
@@ -872,6 +881,26 @@ class _Bake:
             j = k
         return drives
 
+    def _root_segment_at(self, t: float) -> np.ndarray:
+        """The reference's first two particles (3, S, 2) at time t."""
+        f, alpha = frame_interval(t, self.fps, self.F)
+        g = min(f + 1, self.F - 1)
+        a = self.reference_soa[f][..., 0:2]
+        return a + alpha * (self.reference_soa[g][..., 0:2] - a)
+
+    def _carry_over_cut(self, state: State, t0: float, t1: float) -> None:
+        """Across an animation cut, move the chains that jump rigidly with their root segment
+        (positions and previous positions: the shape and the velocity relative to the root are
+        kept), as the cloth restarts on a cut and StrayCloth carries a settled pose over it.
+        Without it a 2 m teleport left a 0.66 m whip, still 0.2 m off a second later."""
+        cut = self.cuts[frame_interval(0.5 * (t0 + t1), self.fps, self.F)[0]]
+        if not cut.any():
+            return
+        A, b = root_motion(self._root_segment_at(t0), self._root_segment_at(t1),
+                           cut.astype(np.float64))
+        apply_carry(state.x, A, b, self.ws.tmp)
+        apply_carry(state.x_prev, A, b, self.ws.tmp)
+
     def _drives(self, n_first: int, n_stop: int) -> Iterator[SubstepDrive]:
         """`frame_drives` of substeps n_first..n_stop-1 in pieces that span at most two sample
         intervals: its per-interval buffers (`_source_terms`, `_batch`) hold two, and the
@@ -931,6 +960,8 @@ class _Bake:
                 if (n + 1) * h > T + _TIME_EPS:
                     np.copyto(before, state.x)
                     crossed = True
+                if self.cuts is not None:
+                    self._carry_over_cut(state, n * h, (n + 1) * h)
                 step(model, state, sd, h, workspace=self.ws)
                 n += 1
                 substeps += 1
