@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .affine import inverse_affine
 from .errors import SetupError
 
 _EPS = 1e-12
@@ -297,11 +298,16 @@ def push_out(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, sd: np.ndarray,
         apply_friction(x, x_prev, n, penetration, friction, surface)
 
 
-def surface_motion(start: np.ndarray, end_inverse: np.ndarray) -> np.ndarray | None:
+def surface_motion(start: np.ndarray, end: np.ndarray, end_inverse: np.ndarray | None = None
+                   ) -> np.ndarray | None:
     """The affine map (4, 4) taking a point of a collider at the end of a substep to where that
-    point of the collider was at its start (start @ end⁻¹), None when it did not move."""
-    S = start @ end_inverse
-    return None if np.allclose(S, np.eye(4), rtol=0.0, atol=1e-15) else S
+    point of the collider was at its start (start @ end⁻¹), None when it did not move.
+    `end_inverse`: end⁻¹ when the caller has it."""
+    if np.array_equal(start, end):
+        return None
+    if end_inverse is None:
+        end_inverse = inverse_affine(end[None])[0]
+    return start @ end_inverse
 
 
 def apply_friction(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, penetration: np.ndarray,

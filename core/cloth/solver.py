@@ -349,8 +349,7 @@ class _Bake:
                 similar = bool(self.similar[f, k] and self.similar[g, k])
                 surface = None
                 if M_start is not None and friction > 0.0:
-                    surface = surface_motion(M_start[k], Minv if Minv is not None
-                                             else np.linalg.inv(M))
+                    surface = surface_motion(M_start[k], M, Minv)
                 collide(x, x_prev, index, fr.radius.take(index), kind, M, Minv, model.colliders, k,
                         similar, friction, contact, by_axis=by_axis, surface=surface)
             contact_any |= contact

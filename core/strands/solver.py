@@ -575,9 +575,8 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
         similar = bool(sd.collider_similarity[k])
         surface = None  # a moving collider: friction relative to its surface
         if friction > 0.0 and sd.collider_start is not None:
-            end_inverse = (sd.collider_inverse[k] if sd.collider_inverse is not None
-                           else np.linalg.inv(M))
-            surface = surface_motion(sd.collider_start[k], end_inverse)
+            surface = surface_motion(sd.collider_start[k], M, None if sd.collider_inverse is None
+                                     else sd.collider_inverse[k])
         if everywhere and kind == ColliderKind.ELLIPSOID and similar:
             # sqrt(dot) is what np.linalg.norm computes for a vector, without its overhead.
             axis = M[:3, 0]
