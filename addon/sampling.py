@@ -135,10 +135,11 @@ def sample_times(frame_start: int, frame_end: int, fps: float, rate: float
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(times, on_grid, at_frames): the scene frames (possibly fractional) to sample so that
     the inputs are read every 1 / ``rate`` seconds from ``frame_start`` (the same instants at
-    every frame rate) and at every scene frame; index arrays into ``times`` of the grid samples
-    and of the scene frames. ``rate`` <= ``fps`` (or 0): the scene frames only."""
+    every frame rate, also when the grid is coarser than the frames) and at every scene frame;
+    index arrays into ``times`` of the grid samples and of the scene frames. ``rate`` 0: the
+    scene frames only."""
     frames = np.arange(frame_start, frame_end + 1, dtype=np.float64)
-    if rate <= fps:
+    if rate <= 0.0:
         index = np.arange(len(frames))
         return frames, index, index
     count = int(np.ceil((len(frames) - 1) / fps * rate - 1e-9)) + 1

@@ -126,7 +126,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     samples = yield from sample_steps(
         scene, Sampler(scene, read, times), chunk=sample_chunk,
         muted=waft_tracks_muted(s.object for s in read.setups))
-    sub_frame = rate > read.fps  # else the samples are the scene frames
+    sub_frame = rate > 0.0  # else the samples are the scene frames
     inputs = solver_input(read, samples.take(on_grid), rate=rate if sub_frame else None)
     frames_out = chain_frames(read, samples.take(at_frames))[0] if sub_frame else inputs.frames
     t1 = time.perf_counter()
