@@ -186,7 +186,7 @@ def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray |
     if not sweep:
         return
     flat = x.reshape(-1)
-    before = before0 = flat.take(sweep.child_flat)  # (3, n)
+    before = flat.take(sweep.child_flat)  # (3, n)
     ref_flat = None if reference is None else np.ascontiguousarray(reference).reshape(-1)
     conflict = _sweep_down(flat, sweep, before, ref_flat, limit)
     rounds = 1
@@ -195,7 +195,7 @@ def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray |
         conflict = _sweep_down(flat, sweep, flat.take(sweep.child_flat), ref_flat, limit)
         rounds += 1
     if x_prev is not None and damping > 0.0:
-        correction = flat.take(sweep.child_flat) - before0
+        correction = flat.take(sweep.child_flat) - before
         correction *= damping
         # Each parent component's children arrive in the same order as row-major: same sums.
         x_prev += np.bincount(sweep.parent_flat.reshape(-1), weights=correction.reshape(-1),
