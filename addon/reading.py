@@ -153,9 +153,19 @@ def setup_collider_objects(scene, setup_ob) -> list:
     return members
 
 
+def scene_range(scene) -> tuple[int, int]:
+    """The frames the scene plays: its preview range when that is on (the only range that may
+    be negative, with Allow Negative Frames), else its frame range."""
+    if scene.use_preview_range:
+        return scene.frame_preview_start, scene.frame_preview_end
+    return scene.frame_start, scene.frame_end
+
+
 def frame_range(scene, frame_start=None, frame_end=None) -> tuple[int, int]:
-    start = scene.frame_start if frame_start is None else int(frame_start)
-    end = scene.frame_end if frame_end is None else int(frame_end)
+    """The frames to bake: the given ones, else the range the scene plays (``scene_range``)."""
+    played = scene_range(scene)
+    start = played[0] if frame_start is None else int(frame_start)
+    end = played[1] if frame_end is None else int(frame_end)
     if end < start:
         raise SetupError(f"Scene '{scene.name}': frame range {start}–{end} is empty "
                          f"(end before start)")

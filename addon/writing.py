@@ -26,6 +26,7 @@ import numpy as np
 from ..core.rotations import quaternion_to_axis_angle, quaternion_to_euler
 from . import compat
 from .nla import key_channels
+from .reading import scene_range
 from .sampling import ORIGINAL_TRACK, is_result_or_rest_track
 
 ACTION_PREFIX = "Waft|"
@@ -57,8 +58,9 @@ def _stash_strip(track, action, slot, anim_data, scene):
     # strip start + (scene time - strip start) in float32, exact for a start of 0 but off by up
     # to 0.008 frames at sub-frame times for a start 100,000 frames back (sub-frame sampling
     # of a re-bake must read what the first bake read from the active action).
-    lo = min(0, math.floor(first), scene.frame_start)
-    hi = math.ceil(max(last, scene.frame_end)) + STASH_SPAN
+    played = scene_range(scene)
+    lo = min(0, math.floor(first), scene.frame_start, played[0])
+    hi = math.ceil(max(last, scene.frame_end, played[1])) + STASH_SPAN
     strip = track.strips.new(action.name, int(first), action)
     compat.assign_strip_slot(strip, slot)
     strip.use_sync_length = False

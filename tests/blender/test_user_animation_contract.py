@@ -170,3 +170,30 @@ def test_save_and_reopen_keeps_the_loop(scene, bake_api, tmp_path):
     assert np.array_equal(_user_channels(scene, ob), before)
     bake_api.clear_bake(scene)
     assert np.array_equal(_channels(scene, ob), before)
+
+
+def test_the_preview_range_is_baked_also_when_negative(scene, bake_api):
+    """The scene plays its preview range when that is on (the only range Blender lets go below
+    0): the bake covers exactly it. The frame range was used, clamped at 0, and a -50..-10 range
+    baked frame 0 only."""
+    ob = rigs.chain_rig(scene, count=3, length=0.1, direction=(1.0, 0.0, 0.0))
+    rigs.key_root_location(ob, [-50, -30, -10], lambda f: (0.01 * f, 0.0, 0.0))
+    scene.use_preview_range = True
+    scene.frame_preview_start, scene.frame_preview_end = -50, -10
+    before = _channels(scene, ob, range(-60, 0))
+    report = bake_api.bake_scene(scene)
+    assert (report.frame_start, report.frame_end) == (-50, -10)
+    strip = ob.animation_data.nla_tracks["Waft"].strips[0]
+    assert (strip.frame_start, strip.frame_end) == (-50.0, -10.0)
+    keys = rigs.action_fcurves(strip.action)[0].keyframe_points
+    assert [keys[0].co[0], keys[-1].co[0], len(keys)] == [-50.0, -10.0, 41]
+    assert np.array_equal(_user_channels_over(scene, ob, range(-60, 0)), before)
+
+
+def _user_channels_over(scene, ob, frames) -> np.ndarray:
+    track = ob.animation_data.nla_tracks["Waft"]
+    track.mute = True
+    try:
+        return _channels(scene, ob, frames)
+    finally:
+        track.mute = False
