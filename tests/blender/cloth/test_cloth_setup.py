@@ -305,3 +305,18 @@ def test_pose_basis_equals_core_basis_from_world(waft):
     got = pose.pose_basis(world=world, rest=rest, parent_world=parent_world,
                           parent_rest=parent_rest)
     np.testing.assert_allclose(got, expected, atol=1e-9)
+
+
+def test_surface_pins_bind_to_the_closest_triangle_exactly(waft):
+    """A pin over the end of a long, thin triangle whose centroid is further away than a small
+    triangle's: it binds to the thin one (the closest surface) and its bound point is exactly
+    the pin. The nearest centroid with clamped weights moved it onto the small triangle, 30 cm
+    away."""
+    topology = sys.modules[waft.__name__ + ".addon.cloth.topology"]
+    triangles = np.array([[[0.0, 0.0, 0.0], [2.0, 0.0, 0.0], [0.0, 0.02, 0.0]],
+                          [[0.5, 0.3, 0.0], [0.6, 0.3, 0.0], [0.5, 0.4, 0.0]]])
+    pins = np.array([[0.05, 0.005, 0.01], [1.8, 0.001, 0.0], [0.55, 0.33, -0.02]])
+    tri, weights, offset = topology.bind_to_surface(pins, triangles)
+    assert list(tri) == [0, 0, 1]
+    np.testing.assert_allclose(topology.surface_points(triangles[tri], weights, offset), pins,
+                               atol=1e-12)
