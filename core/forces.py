@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import transcendental
+
 TURBULENCE_SCALE = 0.5  # metres: size of a turbulent eddy
 TURBULENCE_EVOLUTION = 1.5  # seconds: time over which the frozen pattern changes
 GUST_PERIOD = 2.0  # seconds between independent gust values
@@ -115,7 +117,7 @@ def wind_direction(*, wind_velocity: np.ndarray, variation: np.ndarray, seed: np
     w = np.cross(d, u)
     t = np.broadcast_to(np.asarray(t, dtype=np.float64), np.shape(seed)) / DIRECTION_PERIOD
     seed = np.asarray(seed)
-    tilt = np.tan(np.minimum(np.asarray(variation, dtype=np.float64), 1.5))[:, None]
+    tilt = transcendental.tan(np.minimum(np.asarray(variation, dtype=np.float64), 1.5))[:, None]
     a = value_noise_1d(seed * 13 + 1, t)[:, None]
     b = value_noise_1d(seed * 17 + 2, t)[:, None]
     # Noise in [-1, 1]^2 clipped to the unit disc: the tilt never exceeds the cone.

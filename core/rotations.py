@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import transcendental
+
 _AXES = {"X": 0, "Y": 1, "Z": 2}
 EULER_ORDERS = ("XYZ", "XZY", "YXZ", "YZX", "ZXY", "ZYX")
 
@@ -153,9 +155,9 @@ def quaternion_to_euler(q: np.ndarray, order: str) -> np.ndarray:
     i, j, k = (_AXES[c] for c in order)
     parity = 1.0 if (i, j, k) in ((0, 1, 2), (1, 2, 0), (2, 0, 1)) else -1.0
     m = matrix_from_quat(q)
-    b = np.arcsin(np.clip(-parity * m[..., k, i], -1.0, 1.0))
-    a = np.arctan2(parity * m[..., k, j], m[..., k, k])
-    c = np.arctan2(parity * m[..., j, i], m[..., i, i])
+    b = transcendental.arcsin(np.clip(-parity * m[..., k, i], -1.0, 1.0))
+    a = transcendental.arctan2(parity * m[..., k, j], m[..., k, k])
+    c = transcendental.arctan2(parity * m[..., j, i], m[..., i, i])
     euler = np.empty(m.shape[:-2] + (3,))
     euler[..., i], euler[..., j], euler[..., k] = a, b, c
     if euler.ndim > 1 and euler.shape[0] > 1:
@@ -185,6 +187,6 @@ def quaternion_to_axis_angle(q: np.ndarray) -> np.ndarray:
     q = np.where(q[..., :1] < 0, -q, q)
     vec = q[..., 1:]
     sin_half = np.linalg.norm(vec, axis=-1, keepdims=True)
-    angle = 2.0 * np.arctan2(sin_half[..., 0], q[..., 0])
+    angle = 2.0 * transcendental.arctan2(sin_half[..., 0], q[..., 0])
     axis = normalize(vec, fallback=np.array([0.0, 1.0, 0.0]))
     return np.concatenate((angle[..., None], axis), axis=-1)

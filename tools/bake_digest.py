@@ -1,6 +1,9 @@
 """Bake sample scenes and print a digest of everything the bake wrote, one JSON line each.
 
-    python tools/bake_digest.py --zip dist/waft-0.1.0.zip [SAMPLE ...]
+    python tools/bake_digest.py --zip dist/waft-0.1.0.zip [--repeat N] [SAMPLE ...]
+
+With no sample names every sample is baked; `--repeat N` bakes each one N times in this process
+(each time in a fresh empty file) and prints every digest, for in-process determinism.
 
 For every sample: build the scene in an empty file, bake it through the installed add-on
 (`bake_api.bake_scene`, as the main job does) and hash, bitwise,
@@ -85,14 +88,19 @@ def digest_sample(name: str, bake_api) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--zip", type=Path, required=True)
-    parser.add_argument("samples", nargs="+")
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("samples", nargs="*")
     args = parser.parse_args(argv)
+    import run_all  # samples/run_all.py: the sample names
+
+    names = args.samples or list(run_all.SAMPLES)
     global COMPAT
     module_name, _ = blender_env.install_extension(args.zip)
     bake_api = blender_env.bake_api(module_name)
     COMPAT = importlib.import_module(module_name + ".addon.compat")  # legacy and slotted
-    for name in args.samples:
-        print(json.dumps(digest_sample(name, bake_api)), flush=True)
+    for name in names:
+        for _ in range(args.repeat):
+            print(json.dumps(digest_sample(name, bake_api)), flush=True)
     return 0
 
 

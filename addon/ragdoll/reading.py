@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...core import transcendental
 from ...core.errors import SetupError
 from .. import reading as shared_reading
 from .properties import MODE_VALUES
@@ -220,7 +221,7 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
         if not length[i] > MIN_BONE_LENGTH:
             raise SetupError(f"{_where(ob, pb.name)}: bone has zero length; give it a length "
                              f"in Edit Mode or remove it from the ragdoll")
-        mean_scale = float(np.cbrt(abs(np.linalg.det(world[:3, :3]))))
+        mean_scale = float(transcendental.cbrt(abs(np.linalg.det(world[:3, :3]))))
         body_radius = pb.waft_ragdoll.radius * unit
         if body_radius <= 0.0:
             body_radius = 0.5 * (bone.head_radius + bone.tail_radius) * mean_scale

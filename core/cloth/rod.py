@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import transcendental
 from ..colliders import ColliderKind, ColliderSet, apply_friction, is_similarity, shape_normal
 from ..errors import DivergenceError, SetupError
 from ..job import FrameJob, run_job
@@ -329,7 +330,7 @@ class _RodBake:
 
     def _coefficients_of(self, f: int) -> dict[str, np.ndarray]:
         p, h, model = self.params, self.h, self.model
-        decay = np.exp(-(p["damping"][f] + p["drag"][f]) * h)  # (S,)
+        decay = transcendental.exp(-(p["damping"][f] + p["drag"][f]) * h)  # (S,)
         accel = p["gravity"][f] + p["drag"][f][:, None] * p["wind_velocity"][f]
         axes = p["bend_stiffness_axes"][f]  # (S, 3)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

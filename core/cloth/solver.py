@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import transcendental
 from ..affine import inverse_affine as affine_inverse
 from ..colliders import ColliderKind, is_similarity, surface_motion
 from ..errors import DivergenceError, SetupError
@@ -191,8 +192,9 @@ class _Bake:
 
         damping = edge_scaled("damping", "edge_damping_scale")
         drag = edge_scaled("drag", "edge_wind_scale")
-        decay = np.repeat(np.where(free, np.exp(-(damping + drag) * h), 0.0)[:, None], 3, axis=1)
-        contact_decay = np.exp(-per_vertex("contact_damping") * h)[:, None]
+        keep = np.where(free, transcendental.exp(-(damping + drag) * h), 0.0)
+        decay = np.repeat(keep[:, None], 3, axis=1)
+        contact_decay = transcendental.exp(-per_vertex("contact_damping") * h)[:, None]
         wind_velocity = per_vertex("wind_velocity")
         turbulence = per_vertex("wind_turbulence")
         # Turbulent vertices sample the noise field (every 1/WIND_SAMPLE_RATE s); the others

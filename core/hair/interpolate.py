@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import transcendental
 from ..errors import SetupError
 from .bspline import resample_bspline
 from .scalp import RootSamples, closest_on_triangles
@@ -277,7 +278,7 @@ def bind_strands(*, roots, guide_rest, method: str = "BARYCENTRIC", clump: float
     rng = np.random.default_rng(int(seed))
     # Uniform in the unit ball: direction from a normal sample, radius from u^(1/3).
     direction = _unit(rng.standard_normal((N, 3)))
-    radius = rng.random(N) ** (1.0 / 3.0)
+    radius = transcendental.power(rng.random(N), 1.0 / 3.0)
     guide_length = np.linalg.norm(np.diff(guides, axis=1), axis=-1).sum(axis=1)
     strand_length = np.einsum("nj,nj->n", weight, guide_length[guide])
     jitter = direction * (radius * randomness * strand_length)[:, None]

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import transcendental
+
 _EPS = 1e-12
 
 
@@ -107,7 +109,7 @@ def quat_log(q: np.ndarray) -> np.ndarray:
     w = q[..., 0]
     v = q[..., 1:] * np.where(w < 0, -1.0, 1.0)[..., None]
     s = np.sqrt(np.einsum("...k,...k->...", v, v))
-    angle = 2.0 * np.arctan2(s, np.abs(w))
+    angle = 2.0 * transcendental.arctan2(s, np.abs(w))
     scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0)
     return v * scale[..., None]
 

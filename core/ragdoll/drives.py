@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import transcendental
+
 REFERENCE_FRAME = 1.0 / 30.0  # s: the frame the velocity-drive fraction refers to
 
 
 def drive_fraction(T: np.ndarray, h: float) -> np.ndarray:
     """Per-substep blend fraction of a per-REFERENCE_FRAME fraction T (exact compounding)."""
-    return 1.0 - np.power(1.0 - np.clip(T, 0.0, 1.0), h / REFERENCE_FRAME)
+    return 1.0 - transcendental.power(1.0 - np.clip(T, 0.0, 1.0), h / REFERENCE_FRAME)
 
 
 def velocity_drive(v: np.ndarray, x: np.ndarray, target_centre: np.ndarray,

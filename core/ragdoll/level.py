@@ -15,6 +15,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .. import transcendental
 from ..rotations import quat_from_matrix, quat_multiply
 from .bodies import (
     Bodies,
@@ -110,8 +111,9 @@ class FrameCoefficients:
         zeta = P["motor_damping"][f, b]
         with np.errstate(invalid="ignore"):
             motor_mu = np.where(np.isfinite(omega), 2.0 * zeta * omega, 0.0)
-        motor_damp = np.where(driven & ~level.is_root, -np.expm1(-motor_mu * h), 0.0)
-        joint_damp = np.where(level.is_root, 0.0, -np.expm1(-P["joint_damping"][f, b] * h))
+        motor_damp = np.where(driven & ~level.is_root, -transcendental.expm1(-motor_mu * h), 0.0)
+        joint_mu = P["joint_damping"][f, b]
+        joint_damp = np.where(level.is_root, 0.0, -transcendental.expm1(-joint_mu * h))
         # Bounds of the lock's summed impulses per substep (F h², τ h²; inf = not a lock):
         # force M a_max on the ragdoll's mass, torque J α_max with α_max = a_max / r_g, the
         # radius of gyration r_g = sqrt(J / M) of the ragdoll about the root's head.
@@ -139,7 +141,7 @@ class FrameCoefficients:
         simulated = ~self.kinematic & ~fallen
         self.drive = np.where(simulated, drive_fraction(P["velocity_drive"][f, b], h), 0.0)
         self.any_drive = bool(np.any(self.drive > 0))
-        self.linear_keep = np.exp(-P["linear_damping"][f, b] * h)
+        self.linear_keep = transcendental.exp(-P["linear_damping"][f, b] * h)
         self.gravity = P["gravity"][f, level.ragdolls][r]
         limit = effective_limit(P["distance_limit"][f, b], P["distance_limit_speed"][f, b],
                                 level.target_speed[f])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import transcendental
 from .bodies import Bodies, angular, q2m, qmul, quat_conj, quat_exp, quat_log, rotate
 from .joints import JointColour
 
@@ -42,7 +43,7 @@ def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, R_child: np.ndarra
 
 def swing_twist(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(swing rotation vector (n, 3) with y = 0, twist angle (n,)) of joint rotations d."""
-    twist = 2.0 * np.arctan2(d[:, 2], d[:, 0])
+    twist = 2.0 * transcendental.arctan2(d[:, 2], d[:, 0])
     twist = (twist + np.pi) % (2.0 * np.pi) - np.pi
     tq = np.zeros(d.shape)
     tq[:, 0], tq[:, 2] = d[:, 0], d[:, 2]

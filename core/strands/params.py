@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import transcendental
 from ..errors import SetupError
 from ..validation import out_of_range
 
@@ -277,7 +278,7 @@ def shape_strength(shape_stiffness: np.ndarray, shape_decay: np.ndarray) -> np.n
     index = np.maximum(np.arange(P, dtype=np.float64) - 1.0, 0.0)
     exponent = 1.0 + decay[..., None] * index
     exponent[..., 0] = 1.0
-    return stiffness**exponent
+    return transcendental.power(stiffness, exponent)
 
 
 def rate_normalised(strength: np.ndarray, h: float, *, reference_rate: float = 60.0) -> np.ndarray:
@@ -286,4 +287,4 @@ def rate_normalised(strength: np.ndarray, h: float, *, reference_rate: float = 6
     `1 - (1 - s) ** (h * 60)` (KawaiiPhysics / Jolt form): independent of the substep size.
     """
     s = np.clip(np.asarray(strength, dtype=np.float64), 0.0, 1.0)
-    return 1.0 - (1.0 - s) ** (h * reference_rate)
+    return 1.0 - transcendental.power(1.0 - s, h * reference_rate)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import transcendental
 from ..colliders import ColliderKind, is_similarity, push_out, shape_normal, surface_motion
 from ..colliders import apply_friction as _friction
 from ..errors import DivergenceError
@@ -261,7 +262,7 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
 
     damping = particle("damping", 0.0)
     drag = particle("drag", 0.0)
-    decay = np.where(movable, np.exp(-(damping + drag) * h), 0.0)
+    decay = np.where(movable, transcendental.exp(-(damping + drag) * h), 0.0)
     gravity = np.asarray(params["gravity"][frame], dtype=np.float64)  # (S, 3)
     wind_velocity = np.asarray(params["wind_velocity"][frame], dtype=np.float64)
     turbulence = np.asarray(params["wind_turbulence"][frame], dtype=np.float64)

@@ -1,15 +1,16 @@
-"""Bitwise determinism of everything a bake writes, across processes.
+"""Bitwise determinism of everything a bake writes, in one process and across processes.
 
-One sample per system (bone chains, cloth-bones, guide hair with render strands) is built and
-baked in two fresh Blender processes with different PYTHONHASHSEED
-(tools/bake_digest.py): every F-curve's keys, handles and interpolation and every frame of the
-played-back render-strand Curves must hash identically. The guarantee (README): the same Waft,
-the same Blender and the same machine give the same bits.
+Every sample scene is built and baked by tools/bake_digest.py: twice in one fresh Blender
+process (each time in an empty file: in-process heap history differs between the two) and once
+more in a second fresh process with a different PYTHONHASHSEED. Every F-curve's keys, handles and
+interpolation and every frame of the played-back render-strand Curves must hash identically
+across all three. The guarantee (README): the same Waft, the same Blender and the same machine
+give the same bits.
 
-The ragdoll is left out: its bakes part by one unit in the last place at some frame depending on
-the process's heap history (reproduced in the core at the commit before this test too, not BLAS
-threads, not operand alignment; root cause open, see docs/ragdoll-solver.md), and a fall
-amplifies that to different keys.
+The ragdoll samples are the sharpest check: before core/transcendental.py, a ragdoll bake's
+bits depended on where NumPy's allocator placed temporaries (its AVX-512 `arctan2`/`exp`/… take
+a scalar path when input and output memory touch), and a fall amplified one ulp into different
+keys.
 """
 
 from __future__ import annotations
@@ -21,26 +22,33 @@ import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-SAMPLES = ("ponytail", "cloth_cape", "hair_head_turn")
 
 
-def _digests(zip_path: Path, seed: str) -> list[dict]:
+def _digests(zip_path: Path, seed: str, repeat: int) -> list[dict]:
     env = {**os.environ, "PYTHONHASHSEED": seed}
     env.pop("BLENDER_USER_RESOURCES", None)  # the child makes its own throwaway user dir
     run = subprocess.run(
         [sys.executable, str(REPO_ROOT / "tools" / "bake_digest.py"), "--zip", str(zip_path),
-         *SAMPLES], capture_output=True, text=True, env=env, timeout=600, check=False)
+         "--repeat", str(repeat)], capture_output=True, text=True, env=env, timeout=900,
+        check=False)
     assert run.returncode == 0, run.stderr[-3000:]
     return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
 
 
-def test_two_fresh_processes_bake_the_same_bits(waft_zip):
-    first, second = _digests(waft_zip, "1"), _digests(waft_zip, "2")
-    assert [d["sample"] for d in first] == list(SAMPLES)
-    # cloth_cape loads a character from ../shared/assets and is skipped without it (the other
-    # two are built from nothing): every sample that baked wrote keys.
-    baked = {d["sample"]: d for d in first if "skipped" not in d}
-    assert {"ponytail", "hair_head_turn"} <= set(baked)
-    assert all(d["fcurves"] > 0 for d in baked.values()), first
+def test_every_sample_bakes_the_same_bits_twice_in_a_process_and_in_another(waft_zip):
+    names = sorted(p.stem for p in (REPO_ROOT / "samples").glob("*.py")
+                   if not p.stem.startswith("_") and p.stem != "run_all")
+    twice, other = _digests(waft_zip, "1", 2), _digests(waft_zip, "2", 1)
+    assert [d["sample"] for d in twice] == [n for n in names for _ in range(2)]
+    assert [d["sample"] for d in other] == names
+    # Samples that load a character from ../shared/assets are skipped without it; the ones
+    # built from nothing always bake, and every sample that baked wrote keys.
+    baked = {d["sample"]: d for d in other if "skipped" not in d}
+    assert {"ponytail", "hair_head_turn", "ragdoll_fall"} <= set(baked)
+    assert all(d["fcurves"] > 0 for d in baked.values()), other
     assert baked["hair_head_turn"]["curves_objects"] >= 1  # render strands were played back
-    assert first == second
+    for name in names:
+        first, second = (d for d in twice if d["sample"] == name)
+        assert first == second, f"{name}: two bakes in one process differ"
+        assert first == next(d for d in other if d["sample"] == name), \
+            f"{name}: bakes in two processes differ"
