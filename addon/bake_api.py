@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import SetupError
 from ..core.timestep import SolverSettings
-from . import reading, systems
+from . import constrained, reading, systems
 from .progress import Progress
 
 # Frames sampled per modal step: small enough to keep the UI responsive.
@@ -34,6 +34,7 @@ class BakeReport:
     substep_rate: float = 240.0
     total_s: float = 0.0
     systems: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)  # baked bones something would override
 
     @property
     def frames(self) -> int:
@@ -140,8 +141,11 @@ def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
         commits.append((module, (yield from module.run_steps(
             item, scene, settings=settings, sample_chunk=sample_chunk))))
     yield Progress("write", 0, 1)
+    armatures = [ob for ob in scene.objects if ob.type == "ARMATURE"]
+    held = constrained.held_before_bake(armatures)
     for module, commit in commits:
         report.systems[module.NAME] = commit()
+    report.warnings = constrained.resolve(scene, armatures, held)
     report.total_s = time.perf_counter() - t0
     return report
 

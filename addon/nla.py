@@ -115,8 +115,13 @@ def clear_held_track(ob, name: str) -> bool:
     if not remove_track(ob, name):
         return False
     for (path, index), value in values.items():
+        owner_path, prop = path.rsplit(".", 1)
         try:
-            ob.path_resolve(path)[index] = value
-        except ValueError:  # the bone was renamed or removed since the bake
+            owner = ob.path_resolve(owner_path)
+        except ValueError:  # the bone (or constraint) was renamed or removed since the bake
             continue
+        if isinstance(getattr(owner, prop), float):  # a constraint's influence
+            setattr(owner, prop, value)
+        else:
+            getattr(owner, prop)[index] = value
     return True

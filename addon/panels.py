@@ -84,7 +84,7 @@ class WAFT_PT_scene(PropertiesPanel, bpy.types.Panel):
 
     def draw(self, context):
         draw_props(self.layout, context.scene.waft, ("substep_rate", "sample_rate", "iterations",
-                                                    "preroll"))
+                                                    "preroll", "constrained_bones"))
         draw_bake_buttons(self.layout)
 
 
@@ -121,7 +121,8 @@ class WAFT_PT_sidebar(SidebarPanel, bpy.types.Panel):
     def draw(self, context):
         layout = self.layout
         draw_bake_buttons(layout, context.active_object)
-        draw_props(layout, context.scene.waft, ("substep_rate", "sample_rate", "preroll"))
+        draw_props(layout, context.scene.waft, ("substep_rate", "sample_rate", "preroll",
+                                                "constrained_bones"))
         layout.operator("waft.add_collider", icon='SPHERE')
 
 

@@ -15,6 +15,8 @@ from bpy.props import (
     PointerProperty,
 )
 
+from . import constrained
+
 COLLIDER_SHAPES = (
     ("AUTO", "Auto", "From the empty's display type: Sphere → ellipsoid, Cube → box, "
      "Single Arrow → plane (normal local +Z)"),
@@ -87,6 +89,12 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
                     "25, 30, 50 or 60 fps (Hz). Higher follows fast keys more closely and costs "
                     "more scene evaluations. 0 = once per frame: fastest, but fast motion then "
                     "depends on the frame rate")
+    constrained_bones: EnumProperty(
+        name="Constrained Bones", items=constrained.POLICY_ITEMS, default=constrained.WARN,
+        description="Baked bones that a constraint (Copy Rotation, Damped Track, IK, Child "
+                    "Of…) or a driver would override play back away from the simulation: warn "
+                    "about them, or turn those constraints off in Waft's result (muting or "
+                    "clearing the result gives them back)")
 
 
 def _capsule_radius(end: str, axis: str):

@@ -8,9 +8,16 @@ right-click cancels before anything is written.
 
 import bpy
 
-from ..addon import bake_api
+from ..addon import bake_api, constrained
 from ..core.errors import WaftError
 from .scope import scope_objects, scope_property
+
+
+def report_done(operator, report) -> None:
+    """The bake's summary, then every overridden-bone warning (``addon/constrained.py``)."""
+    operator.report({'INFO'}, report.summary())
+    for line in constrained.warning_lines(report.warnings):
+        operator.report({'WARNING'}, line)
 
 
 class WAFT_OT_bake(bpy.types.Operator):
@@ -34,7 +41,7 @@ class WAFT_OT_bake(bpy.types.Operator):
         except WaftError as error:
             self.report({'ERROR'}, str(error))
             return {'CANCELLED'}
-        self.report({'INFO'}, report.summary())
+        report_done(self, report)
         return {'FINISHED'}
 
     def invoke(self, context, event):
@@ -63,7 +70,7 @@ class WAFT_OT_bake(bpy.types.Operator):
             progress = next(self._steps)
         except StopIteration as stop:
             self._finish(context)
-            self.report({'INFO'}, stop.value.summary())
+            report_done(self, stop.value)
             return {'FINISHED'}
         except WaftError as error:
             self._finish(context)

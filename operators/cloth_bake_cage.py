@@ -5,6 +5,7 @@ import bpy
 
 from ..addon import bake_api
 from ..core.errors import WaftError
+from .bake import report_done
 
 
 class WAFT_OT_cloth_bake_cage(bpy.types.Operator):
@@ -27,5 +28,5 @@ class WAFT_OT_cloth_bake_cage(bpy.types.Operator):
         except WaftError as error:
             self.report({'ERROR'}, str(error))
             return {'CANCELLED'}
-        self.report({'INFO'}, report.summary())
+        report_done(self, report)
         return {'FINISHED'}
