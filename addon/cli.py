@@ -51,8 +51,9 @@ def run(argv: list[str]) -> str:
         report = bake_api.bake_scene(scene, objects=args.objects, frame_start=frames[0],
                                      frame_end=frames[1], substep_rate=args.substep_rate,
                                      preroll=args.preroll, iterations=args.iterations)
-        summary = "\n".join([report.summary(), *(f"waft: warning: {line}"
-                                                  for line in report.warnings)])
+        summary = report.summary()
+        for line in report.warnings:
+            print(f"waft: warning: {line}", file=sys.stderr)
     else:
         cleared = bake_api.clear_bake(scene, objects=args.objects)
         summary = f"Waft cleared {', '.join(cleared) or 'nothing'}"
