@@ -64,6 +64,13 @@ def closest_between_segments(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2:
     return p1 + s[:, None] * d1
 
 
+# Steepest lever (sine of its angle to the surface) a body is turned out of a collider by: at
+# 50° the turn is at most 1.6 × the penetration over the lever; steeper bodies are translated.
+PIVOT_SLOPE = 0.766
+# Colliders whose deepest point on a segment `deepest` gives exactly (a plane's: an end).
+_EXACT_DEEPEST = (ColliderKind.PLANE, ColliderKind.CAPSULE)
+
+
 def _centre_of_depth(points: np.ndarray, sd: np.ndarray, radius: np.ndarray) -> np.ndarray:
     """Contact point (n, 3) of candidate points (m, n, 3) with signed distances (m, n): the
     depth-weighted mean of the touching ones (within CONTACT_BAND of the surface: a capsule
@@ -204,11 +211,18 @@ class Contacts:
             s.x[idx[hit]] = start[hit] + first[hit, None] * path[hit]
 
     def project(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, count: bool = True,
-                only: np.ndarray | None = None, colliders: np.ndarray | None = None) -> None:
-        """Translate movable bodies out of every collider (after the final pass: whatever the
+                only: np.ndarray | None = None, colliders: np.ndarray | None = None,
+                pivot: np.ndarray | None = None) -> None:
+        """Move movable bodies out of every collider (after the final pass: whatever the
         iterations and the target constraints left, no body ends a substep inside). `count`:
         add the push to the substep's normal impulses (friction). `only`: body indices to
-        consider (default all); `colliders`: the ones to test (default all)."""
+        consider (default all); `colliders`: the ones to test (default all).
+
+        `pivot` (bool, per body of `only`): bodies hanging from a joint. Such a body whose head
+        is clear of the collider turns about its head until its deepest point is out, instead
+        of being translated: a foot lying on the ground then stays on its ankle (translated,
+        it left a joint gap of 4–5 cm that the next substep's joints pulled back into the
+        ground). A body whose head itself is inside is translated."""
         n = len(self.half)
         idx = np.arange(n) if only is None else only
         for k in (range(self.colliders.count) if colliders is None else colliders):
@@ -217,14 +231,70 @@ class Contacts:
                 continue
             x = s.x[idx]
             axis = s.R[idx, :, 1] * self.half[idx, None]
-            _, nrm, sd = self.deepest(k, x - axis, x + axis, M, self.radius[idx], point=False)
-            pen = np.maximum(np.where(allowed, self.radius[idx] - sd, 0.0), 0.0)
-            if np.any(pen > 0.0):
-                s.x[idx] = x + nrm * pen[:, None]
-                if count and hasattr(self, "normal_total"):  # it counts for friction too
-                    inv = s.inv_mass[idx]
-                    self.normal_total[k, idx] += pen * np.where(inv > 0, 1.0 / np.maximum(
-                        inv, 1e-300), 0.0)
+            radius = self.radius[idx]
+            p, nrm, sd = self.deepest(k, x - axis, x + axis, M, radius, point=pivot is not None)
+            pen = np.maximum(np.where(allowed, radius - sd, 0.0), 0.0)
+            if not np.any(pen > 0.0):
+                continue
+            turned = np.zeros(len(idx), dtype=bool)
+            kind = int(self.colliders.kind[k])
+            if pivot is not None and np.any(pivot & (pen > 0.0)) and kind in _EXACT_DEEPEST:
+                # The lever must reach the deepest point itself (a plane's: the tail, the head
+                # being clear); a depth-weighted contact point nearer the head would turn the
+                # body too far and lift it (energy from nowhere).
+                deepest = x + axis if kind == ColliderKind.PLANE else p
+                turned = self._turn_out(s, k, M, idx, pivot & (pen > 0.0), x - axis, deepest,
+                                        nrm, pen)
+            push = np.where(turned, 0.0, pen)
+            s.x[idx] = s.x[idx] + nrm * push[:, None]
+            if count and hasattr(self, "normal_total"):  # it counts for friction too
+                inv = s.inv_mass[idx]
+                self.normal_total[k, idx] += pen * np.where(inv > 0, 1.0 / np.maximum(
+                    inv, 1e-300), 0.0)
+
+    def penetrating(self, s: Bodies, M: ColliderFrame, movable: np.ndarray) -> np.ndarray:
+        """(n,) bool: movable bodies inside some collider (by more than nothing)."""
+        n = len(self.half)
+        inside = np.zeros(n, dtype=bool)
+        x = s.x[:n]
+        axis = s.R[:n, :, 1] * self.half[:, None]
+        for k in range(self.colliders.count):
+            allowed = self.mask[:, k] & movable
+            if allowed.any():
+                _, _, sd = self.deepest(k, x - axis, x + axis, M, point=False)
+                inside |= allowed & (sd < self.radius)
+        return inside
+
+    def _turn_out(self, s: Bodies, k: int, M: ColliderFrame, idx: np.ndarray,
+                  candidate: np.ndarray, head: np.ndarray, p: np.ndarray, nrm: np.ndarray,
+                  pen: np.ndarray) -> np.ndarray:
+        """Turn the `candidate` bodies (over idx) about their heads so the deepest point `p`
+        rises by `pen` along the normal: the lever r = p − head keeps its length, its normal
+        component goes from r·n to r·n + pen (rotation about r × n). Returns which turned
+        (head clear of the collider, the rise reachable by the lever)."""
+        radius = self.radius[idx]
+        _, _, sd_head = self.deepest(k, head, head, M, radius, point=False)
+        r = p - head
+        length = np.sqrt(np.einsum("nk,nk->n", r, r))
+        rn = np.einsum("nk,nk->n", r, nrm)
+        axis = cross(r, nrm)
+        axis_length = np.sqrt(np.einsum("nk,nk->n", axis, axis))
+        # Only bodies lying within PIVOT_SLOPE of the surface: turning a steep one lifts its
+        # tip by a large swing (a foot pointing down would be turned flat), moving its whole
+        # subtree; those are translated.
+        ok = (candidate & (sd_head >= radius) & (np.abs(rn + pen) <= PIVOT_SLOPE * length)
+              & (axis_length > 1e-6 * np.maximum(length, 1e-300)))
+        if not ok.any():
+            return ok
+        safe = np.maximum(length, 1e-300)
+        angle = (np.arcsin(np.clip((rn + pen) / safe, -1.0, 1.0))
+                 - np.arcsin(np.clip(rn / safe, -1.0, 1.0)))
+        dtheta = axis / np.maximum(axis_length, 1e-300)[:, None] * angle[:, None]
+        bodies = idx[ok]
+        s.rotate_bodies(bodies, dtheta[ok])
+        # the centre follows the turn about the head (the head stays where it is)
+        s.x[bodies] = head[ok] + s.R[bodies, :, 1] * self.half[bodies, None]
+        return ok
 
     def solve(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, first: bool = True,
               last: bool = True, translate: np.ndarray | None = None,
