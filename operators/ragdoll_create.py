@@ -7,12 +7,14 @@ tree; humanoid names get their capsule radius and joint limits (addon/ragdoll/hu
 import bpy
 import numpy as np
 
+from ..addon import constrained
 from ..addon.compat import pose_bone_selected
 from ..addon.ragdoll.create import (
     apply_defaults,
     character_height,
     fill_tree,
     humanoid_bones,
+    rigify_parents,
     role_shares,
 )
 from ..core.errors import SetupError
@@ -49,7 +51,7 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
             return {'CANCELLED'}
         parents = {pb.name: pb.parent.name if pb.parent else None for pb in ob.pose.bones}
         try:
-            names = fill_tree(parents, chosen)
+            names = fill_tree(rigify_parents(parents, chosen), chosen)
         except SetupError as error:
             self.report({'ERROR'}, f"Armature '{ob.name}': {error}")
             return {'CANCELLED'}
@@ -66,4 +68,11 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
             apply_defaults(ob.pose.bones[name], height, shares.get(name, 1.0), unit)
         ob.waft_ragdoll.enabled = True
         self.report({'INFO'}, f"Ragdoll '{ob.name}': {len(names)} bodies, root '{names[0]}'")
+        overridden = constrained.overriding_constraints(ob, names)
+        if overridden and context.scene.waft.constrained_bones != constrained.TURN_OFF:
+            # Rigify's DEF bones copy the tweak bones: the baked ragdoll would not show.
+            context.scene.waft.constrained_bones = constrained.TURN_OFF
+            self.report({'WARNING'}, f"Ragdoll '{ob.name}': {len(overridden)} bodies follow "
+                                     f"constraints (e.g. '{next(iter(overridden))}'); Scene › "
+                                     f"Waft › Constrained Bones is now Turn Off for Result")
         return {'FINISHED'}

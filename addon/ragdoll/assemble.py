@@ -150,7 +150,7 @@ def carried_object_matrix(object_matrix: np.ndarray, carrier_new: np.ndarray,
 @dataclass(frozen=True)
 class PoseKeys:
     rotation: np.ndarray  # (F, N, 4) quaternions (w, x, y, z), sign-continuous over frames
-    root_location: np.ndarray  # (F, 3) the root body's location channel
+    location: np.ndarray  # (F, located bodies, 3) location channels of ``read.located``
 
 
 def pose_keys(read: RagdollRead, world: np.ndarray, pose: np.ndarray,
@@ -160,16 +160,16 @@ def pose_keys(read: RagdollRead, world: np.ndarray, pose: np.ndarray,
     ``pose``: (F, bones, 4, 4) sampled armature-space matrices; ``object_matrix``: (F, 4, 4)
     the armature's world matrix at playback.
     """
+    # A body's bone hangs from its joint parent body's simulated frame, or (the root, a
+    # detached body) from its parent bone as sampled, or from the armature object.
     parent_world = np.empty_like(world)
-    has_parent_body = read.parent >= 0
-    parent_world[:, has_parent_body] = world[:, read.parent[has_parent_body]]
-    if read.root_parent_bone >= 0:
-        root_parent = object_matrix @ pose[:, read.root_parent_bone]
-    else:
-        root_parent = object_matrix
-    parent_world[:, ~has_parent_body] = root_parent[:, None]
+    on_body = (read.parent >= 0) & (read.frame_parent_bone < 0)
+    parent_world[:, on_body] = world[:, read.parent[on_body]]
+    on_bone = read.frame_parent_bone >= 0
+    parent_world[:, on_bone] = object_matrix[:, None] @ pose[:, read.frame_parent_bone[on_bone]]
+    parent_world[:, ~on_body & ~on_bone] = object_matrix[:, None]
     basis = basis_from_world(world=world, rest=read.rest_local[None],
                              parent_world=parent_world, parent_rest=read.parent_rest_local[None])
     location, rotation, _ = split_basis(basis)
     quats = make_sign_continuous(quat_from_matrix(rotation), axis=0)
-    return PoseKeys(rotation=quats, root_location=location[:, 0])
+    return PoseKeys(rotation=quats, location=location[:, read.located])

@@ -12,6 +12,38 @@ from ...core.errors import SetupError
 from .humanoid import body_mass, defaults_for, role_of, side_of
 
 
+def body_parent(name: str, parents: dict[str, str | None], bodies) -> str | None:
+    """The body that body ``name`` hangs from: its parent bone when that is a body; else
+    (Rigify, which parents DEF limbs to ORG bones while the DEF bones are the skeleton the mesh
+    follows) the body ``DEF-x`` of its nearest ``ORG-x`` ancestor, looking up through ORG bones
+    only. None for a root, or when the parent bone is not a body.
+
+    ``parents``: bone → parent bone (None at a root); ``bodies``: the body names.
+    """
+    bone = parents[name]
+    while bone is not None:
+        if bone in bodies:
+            return bone
+        if not bone.startswith("ORG-"):
+            return None
+        deform = "DEF-" + bone[4:]
+        if deform in bodies and deform != name:  # DEF-x may hang from its own ORG-x
+            return deform
+        bone = parents[bone]
+    return None
+
+
+def rigify_parents(parents: dict[str, str | None], chosen) -> dict[str, str | None]:
+    """``parents`` with each chosen bone re-hung from the chosen body it hangs from through
+    Rigify's ORG bones (``body_parent``), so ``fill_tree`` sees one tree."""
+    out = dict(parents)
+    for name in chosen:
+        joint = body_parent(name, parents, chosen)
+        if joint is not None:
+            out[name] = joint
+    return out
+
+
 def fill_tree(parents: dict[str, str | None], chosen: set[str]) -> list[str]:
     """``chosen`` plus the bones between each chosen bone and its nearest chosen ancestor, so
     the bodies form one tree (e.g. hips + upper arm adds the spine and the shoulder).

@@ -18,6 +18,7 @@ import numpy as np
 from ...core import transcendental
 from ...core.errors import SetupError
 from .. import reading as shared_reading
+from .create import body_parent
 from .properties import MODE_VALUES
 
 # A bone shorter than this in the world (metres) has no axis for its capsule.
@@ -41,8 +42,11 @@ class RagdollRead:
     bone_count: int  # len(ob.pose.bones): the foreach_get buffer size
     names: tuple[str, ...]
     bone_index: np.ndarray  # (N,) index of each body's bone in ob.pose.bones
-    parent: np.ndarray  # (N,) parent body index, -1 for the root body
-    root_parent_bone: int  # index in ob.pose.bones of the root body's parent bone, -1 if none
+    parent: np.ndarray  # (N,) joint parent body index, -1 for the root body
+    # (N,) index in ob.pose.bones of the body's parent bone where that bone is not its joint
+    # parent body (the root's parent bone; a Rigify DEF limb's ORG parent), -1 otherwise
+    frame_parent_bone: np.ndarray
+    located: np.ndarray  # (N,) bool: keyed with location too (the root and detached bodies)
     rest_local: np.ndarray  # (N, 4, 4) Bone.matrix_local (armature units)
     parent_rest_local: np.ndarray  # (N, 4, 4) the parent bone's matrix_local, identity if none
     rest_matrix: np.ndarray  # (N, 4, 4) world body frames now, metres, no scale
@@ -89,29 +93,41 @@ def _check_body_settings(ob, pose_bone) -> None:
         raise SetupError(f"{where}: unknown mode {body.mode!r}")
 
 
-def body_bones(ob) -> list:
-    """The pose bones that are bodies, parents before children (depth first from the roots)."""
-    chosen = [pb for pb in ob.pose.bones if pb.waft_ragdoll.body]
+def joint_parent(pb, names) -> str | None:
+    """The body the body ``pb`` hangs from (``create.body_parent``: its parent bone, or for
+    Rigify the DEF body of its nearest ORG ancestor); None for the root."""
+    bone, parents = pb.parent, {pb.name: pb.parent.name if pb.parent else None}
+    while bone is not None:
+        parents[bone.name] = bone.parent.name if bone.parent else None
+        bone = bone.parent
+    return body_parent(pb.name, parents, names)
 
-    def depth(pb) -> int:
+
+def body_bones(ob) -> list:
+    """The pose bones that are bodies, parents first: by depth in the tree of joint parents,
+    then in armature order."""
+    chosen = [pb for pb in ob.pose.bones if pb.waft_ragdoll.body]
+    names = {pb.name for pb in chosen}
+    parent = {pb.name: joint_parent(pb, names) for pb in chosen}
+
+    def depth(name: str) -> int:
         d = 0
-        while pb.parent is not None:
-            pb, d = pb.parent, d + 1
+        while parent[name] is not None and d <= len(parent):
+            name, d = parent[name], d + 1
         return d
 
-    depths = {pb.name: depth(pb) for pb in chosen}
     order = {pb.name: i for i, pb in enumerate(ob.pose.bones)}
-    return sorted(chosen, key=lambda pb: (depths[pb.name], order[pb.name]))
+    return sorted(chosen, key=lambda pb: (depth(pb.name), order[pb.name]))
 
 
 def _check_tree(ob, bones) -> None:
-    """Exactly one body (the root) may have a parent bone that is not a body."""
+    """Exactly one body (the root) may have no joint parent body."""
     names = {pb.name for pb in bones}
     root = bones[0]
     for pb in bones[1:]:
-        parent = pb.parent
-        if parent is not None and parent.name in names:
+        if joint_parent(pb, names) is not None:
             continue
+        parent = pb.parent
         if parent is None:
             raise SetupError(
                 f"{_where(ob, pb.name)}: it has no parent bone, but '{root.name}' is already "
@@ -206,6 +222,7 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
     rest_local = np.empty((n, 4, 4))
     parent_rest = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
     parent = np.full(n, -1, dtype=np.int64)
+    frame_parent = np.full(n, -1, dtype=np.int64)
     length, radius, mass = np.empty(n), np.empty(n), np.empty(n)
     swing, twist = np.empty((n, 2)), np.empty((n, 2))
     for i, pb in enumerate(bones):
@@ -214,7 +231,10 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
         rest_local[i] = np.array(bone.matrix_local, dtype=np.float64)
         if pb.parent is not None:
             parent_rest[i] = np.array(pb.parent.bone.matrix_local, dtype=np.float64)
-            parent[i] = position.get(pb.parent.name, -1)
+        joint = joint_parent(pb, position)
+        parent[i] = position[joint] if joint is not None else -1
+        if pb.parent is not None and pb.parent.name != joint:
+            frame_parent[i] = index[pb.parent.name]
         world = scale @ object_matrix @ rest_local[i]
         axis_scale = float(np.linalg.norm(world[:3, 1]))
         length[i] = bone.length * axis_scale
@@ -231,7 +251,6 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
         radius[i] = body_radius
         mass[i] = _mass(ob, pb, settings, length[i], radius[i])
         swing[i], twist[i] = _limits(ob, pb)
-    root = bones[0]
     ground = None
     if settings.use_ground:
         ground = float(settings.ground_height) * unit
@@ -239,8 +258,8 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
         object=ob, name=ob.name, bone_count=len(ob.pose.bones),
         names=tuple(pb.name for pb in bones),
         bone_index=np.array([index[pb.name] for pb in bones], dtype=np.int64),
-        parent=parent,
-        root_parent_bone=index[root.parent.name] if root.parent is not None else -1,
+        parent=parent, frame_parent_bone=frame_parent,
+        located=(parent < 0) | (frame_parent >= 0),
         rest_local=rest_local, parent_rest_local=parent_rest,
         rest_matrix=without_scale(scale @ object_matrix @ rest_local),
         length=length, radius=radius, mass=mass, swing_limit=swing, twist_limit=twist,

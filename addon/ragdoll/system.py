@@ -161,7 +161,9 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     report = RagdollReport()
     reads = prepared.reads
     frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
-    static = [writing.static_channels(r.object, r.names, r.names[0]) for r in reads]
+    located = [[n for n, on in zip(r.names, r.located, strict=True) if on] for r in reads]
+    static = [writing.static_channels(r.object, r.names, located[i])
+              for i, r in enumerate(reads)]
     t0 = time.perf_counter()
     samples = yield from sample_steps(
         scene, sampling.RagdollSampler(scene, reads, prepared.colliders, frames),
@@ -193,7 +195,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
         for i, read in enumerate(reads):
             action, count = writing.write_ragdoll(
                 read.object, frames.astype(np.float64), read.names, keys[i].rotation,
-                keys[i].root_location, static[i])
+                located[i], keys[i].location, static[i])
             report.setups[i].fcurves = count
             report.setups[i].action = action.name
         report.write_s = time.perf_counter() - t3

@@ -37,24 +37,26 @@ def _path(pose_bone, prop: str) -> str:
     return f'pose.bones["{bpy.utils.escape_identifier(pose_bone.name)}"].{prop}'
 
 
-def _channels(ob, names, root: str) -> list[tuple[str, str, int]]:
-    """(bone, data path, count) of every channel the bake keys."""
+def _channels(ob, names, located) -> list[tuple[str, str, int]]:
+    """(bone, data path, count) of every channel the bake keys (``located``: the bodies keyed
+    with location too)."""
     out = []
     for name in names:
         pose_bone = ob.pose.bones[name]
         prop, count = ROTATION_PROPS.get(pose_bone.rotation_mode, ("rotation_euler", 3))
         out.append((name, _path(pose_bone, prop), count))
-    out.append((root, _path(ob.pose.bones[root], "location"), 3))
+    for name in located:
+        out.append((name, _path(ob.pose.bones[name], "location"), 3))
     return out
 
 
-def static_channels(ob, names, root: str) -> list[tuple[str, int, float, str]]:
+def static_channels(ob, names, located) -> list[tuple[str, int, float, str]]:
     """(data path, index, value, bone) of keyed channels no user action animates; read before
     sampling (the values are the user's static pose)."""
     animated = user_paths(ob)
     held = held_values(ob, REST_TRACK)
     out = []
-    for bone, path, count in _channels(ob, names, root):
+    for bone, path, count in _channels(ob, names, located):
         if path in animated:
             continue
         current = ob.path_resolve(path)
@@ -63,10 +65,12 @@ def static_channels(ob, names, root: str) -> list[tuple[str, int, float, str]]:
     return out
 
 
-def write_ragdoll(ob, frames: np.ndarray, names, rotation: np.ndarray,
-                  root_location: np.ndarray, static) -> tuple:
+def write_ragdoll(ob, frames: np.ndarray, names, rotation: np.ndarray, located,
+                  location: np.ndarray, static) -> tuple:
     """Replace the ragdoll result of ``ob``; ``rotation`` (F, N, 4) quaternions per body in
-    ``names`` order (the root first), ``root_location`` (F, 3). Returns (action, F-curves)."""
+    ``names`` order (the root first), ``location`` (F, len(located), 3) of the bodies named in
+    ``located`` (the root, and bodies detached from their parent bone). Returns (action,
+    F-curves)."""
     anim_data = ob.animation_data or ob.animation_data_create()
     remove_track(ob, TRACK)
     remove_track(ob, REST_TRACK)
@@ -78,8 +82,10 @@ def write_ragdoll(ob, frames: np.ndarray, names, rotation: np.ndarray,
     for b, name in enumerate(names):
         count += shared_writing.write_fcurves(container, ob.pose.bones[name], frames,
                                               rotation[:, b])
-    root = ob.pose.bones[names[0]]
-    count += key_channels(container, _path(root, "location"), root.name, frames, root_location)
+    for k, name in enumerate(located):
+        pose_bone = ob.pose.bones[name]
+        count += key_channels(container, _path(pose_bone, "location"), name, frames,
+                              location[:, k])
     add_result_track(anim_data, TRACK, action, slot, frames[0])
     return action, count
 

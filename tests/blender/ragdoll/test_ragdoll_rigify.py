@@ -1,0 +1,119 @@
+"""A ragdoll on a freshly generated Rigify human (Blender's own metarig).
+
+Rigify names its controls, ORG and MCH bones like the body too; the mesh follows the DEF bones,
+which hang from ORG bones (DEF-thigh.L from ORG-spine) and copy the tweak bones' transforms.
+Create › Humanoid must pick the DEF skeleton and join it into one tree through the ORG↔DEF
+correspondence, and the baked DEF bones must play the simulation (their constraints turned off
+for the result, reversibly).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import real_rigs  # noqa: E402
+
+FRAMES = range(1, 121)  # 5 s at 24 fps: a limp tumble takes about 4 s to settle
+
+
+@pytest.fixture
+def rig(scene):
+    scene.render.fps = 24
+    scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]
+    return real_rigs.rigify_human(scene)
+
+
+def _create(rig):
+    bpy.ops.object.mode_set(mode='POSE')
+    result = bpy.ops.waft.ragdoll_create(source='HUMANOID')
+    bpy.ops.object.mode_set(mode='OBJECT')
+    assert result == {'FINISHED'}
+    return [pb for pb in rig.pose.bones if pb.waft_ragdoll.body]
+
+
+def _heads_tails(scene, rig, names):
+    out = np.empty((len(FRAMES), len(names), 2, 3))
+    for i, frame in enumerate(FRAMES):
+        scene.frame_set(frame)
+        mw = rig.matrix_world
+        for j, name in enumerate(names):
+            pb = rig.pose.bones[name]
+            out[i, j] = (mw @ pb.head, mw @ pb.tail)
+    return out
+
+
+def test_create_humanoid_picks_the_deform_skeleton_as_one_tree(scene, rig, bake_api):
+    bodies = _create(rig)
+    names = {pb.name for pb in bodies}
+    assert all(n.startswith("DEF-") for n in names), sorted(names)
+    for part in ("DEF-spine", "DEF-spine.006", "DEF-thigh.L", "DEF-shin.R.001",
+                 "DEF-upper_arm.L", "DEF-forearm.R", "DEF-hand.L", "DEF-foot.R"):
+        assert part in names
+    # The DEF bones follow constraints: the operator chose to turn them off for the result.
+    assert scene.waft.constrained_bones == "TURN_OFF"
+    report = bake_api.bake_scene(scene)
+    assert report.systems["ragdoll"].setups[0].bodies == len(bodies)
+
+
+def test_a_limp_rigify_human_falls_holds_its_joints_and_rests_on_the_ground(scene, rig,
+                                                                            bake_api):
+    bodies = _create(rig)
+    for pb in bodies:
+        pb.waft_ragdoll.mode = "FREE"
+    rig.waft_ragdoll.root_lock = False  # limp from the first frame
+    names = [pb.name for pb in bodies]
+    standing = _heads_tails(scene, rig, names)
+    report = bake_api.bake_scene(scene)
+    played = _heads_tails(scene, rig, names)
+    # It fell: the head came down by most of its height.
+    head = names.index("DEF-spine.006")
+    assert played[-1, head, 1, 2] < 0.5 * standing[0, head, 1, 2]
+    # Nothing sank through the ground (capsule radii stay above it) and it came to rest.
+    assert played[:, :, :, 2].min() > -0.03
+    assert np.abs(played[-1] - played[-4]).max() < 0.01
+    # Every joint holds in the simulation (B-bone segments at the previous segment's tail, a
+    # thigh at the hips, an upper arm at the shoulder, through Rigify's ORG parents) ...
+    frames = report.systems["ragdoll"].body_matrix["rig"]  # (F, N, 4, 4) at the bone heads
+    gaps = _joint_gaps(rig, _body_order(rig), frames)
+    assert gaps.max() < 0.006, gaps.max()  # the solver's joint tolerance is 5 mm
+    # ... and the keys play it: rotation keys drop those millimetres joint by joint, so a
+    # seven-segment spine ends up to ~3 cm off at the head.
+    sim_heads = frames[:, :, :3, 3]
+    played_heads = _heads_tails(scene, rig, _body_order(rig))[:, :, 0]
+    assert np.abs(played_heads - sim_heads).max() < 0.035
+
+
+def _body_order(rig) -> list[str]:
+    from importlib import import_module
+    reading = import_module(_addon_module() + ".addon.ragdoll.reading")
+    return [pb.name for pb in reading.body_bones(rig)]
+
+
+def _joint_gaps(rig, names, frames) -> np.ndarray:
+    """(F, bodies) distance of each body's head from its rest place in its joint parent's
+    simulated frame (m); 0 for the root."""
+    from importlib import import_module
+    reading = import_module(_addon_module() + ".addon.ragdoll.reading")
+    body_names = set(names)
+    out = np.zeros(frames.shape[:2])
+    for k, name in enumerate(names):
+        parent = reading.joint_parent(rig.pose.bones[name], body_names)
+        if parent is None:
+            continue
+        p = names.index(parent)
+        offset = (np.linalg.inv(np.array(rig.data.bones[parent].matrix_local))
+                  @ np.array(rig.data.bones[name].matrix_local)[:, 3])
+        anchor = np.einsum("fij,j->fi", frames[:, p], offset)[:, :3]
+        out[:, k] = np.linalg.norm(frames[:, k, :3, 3] - anchor, axis=-1)
+    return out
+
+
+def _addon_module() -> str:
+    return next(name for name in sys.modules if name.endswith(".addon.ragdoll.reading")
+                ).rsplit(".addon.ragdoll.reading", 1)[0]
