@@ -19,8 +19,12 @@ def draw_props(layout, data, names) -> None:
     col = layout.column()
     col.use_property_split = True
     col.use_property_decorate = True  # the keyframe dot: every setting can be animated
+    owner = getattr(data, "id_data", None)
     for name in names:
-        col.prop(data, name)
+        if name.endswith("_bone") and getattr(owner, "type", None) == 'ARMATURE':
+            col.prop_search(data, name, owner.data, "bones")  # a bone of this armature
+        else:
+            col.prop(data, name)
 
 
 def draw_apply_row(layout, settings, prop: str, operator: str) -> None:

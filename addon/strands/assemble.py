@@ -186,6 +186,17 @@ def strand_params(read: SceneRead, samples: Samples, n_particles: int) -> Strand
     )
 
 
+def chain_space(read, samples, frames: ChainFrames) -> np.ndarray:
+    """(F, S, 4, 4) the frame whose motion through the world each chain feels (World Motion):
+    the armature object's, or its Space Bone's when the travel is keyed on a bone."""
+    space = frames.object_matrix.copy()
+    for s, chain in enumerate(read.chains):
+        bone = read.setups[chain.setup_index].space_bone
+        if bone >= 0:
+            space[:, s] = space[:, s] @ samples.pose_matrix[chain.setup_index][:, bone]
+    return space
+
+
 def solver_input(read: SceneRead, samples: Samples, *, rate: float | None = None
                  ) -> SolverInput:
     """The core's model and drive; ``rate``: the samples' rate per second when they are on
@@ -200,7 +211,7 @@ def solver_input(read: SceneRead, samples: Samples, *, rate: float | None = None
     for s, chain in enumerate(read.chains):
         kinematic[s, : len(chain.bone_names) + 1] = (True,) + chain.pinned
     drive = Drive(fps=read.fps if rate is None else rate, reference=reference,
-                  kinematic=kinematic, space=frames.object_matrix,
+                  kinematic=kinematic, space=chain_space(read, samples, frames),
                   collider_matrix=samples.collider_matrix,
                   params=strand_params(read, samples, n_particles), output_fps=read.fps,
                   output_frames=read.frame_end - read.frame_start + 1)

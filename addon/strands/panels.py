@@ -16,7 +16,7 @@ SETUP_MAIN = ("shape_stiffness", "shape_decay", "damping", "gravity_factor", "ra
 
 
 SETUP_CONSTRAINTS = ("stretch_compliance", "ftl_damping", "use_bending", "bend_compliance",
-                     "use_tether", "max_distance", "world_motion_fraction")
+                     "use_tether", "max_distance", "world_motion_fraction", "space_bone")
 
 
 SETUP_WIND = ("wind_direction", "wind_speed", "wind_turbulence", "wind_gust",

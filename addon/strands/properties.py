@@ -69,6 +69,11 @@ class WaftSetupSettings(bpy.types.PropertyGroup):
         name="World Motion", default=1.0, min=0.0, max=1.0, subtype='FACTOR',
         description="How much of the character's motion through the world the strands feel "
                     "(1 = all, 0 = carried along rigidly; 0.1–0.3 tames fast travel)")
+    space_bone: StringProperty(
+        name="Space Bone",
+        description="The bone that carries the character through the world when travel is "
+                    "keyed on a bone (root motion in glTF, Mixamo and most game rigs): World "
+                    "Motion is measured in its space. Empty: the armature object's")
     wind_direction: FloatVectorProperty(
         name="Wind Direction", default=(1.0, 0.0, 0.0), size=3, subtype='DIRECTION',
         description="Direction the wind blows toward (normalised when baking)")

@@ -47,6 +47,7 @@ class SetupRead:
     name: str
     bone_count: int  # len(ob.pose.bones), the foreach_get buffer size
     chains: tuple[ChainRead, ...]
+    space_bone: int = -1  # index in ob.pose.bones of the Space Bone, -1 = the object
 
 
 @dataclass(frozen=True)
@@ -176,7 +177,14 @@ def read_setup(ob, setup_index: int, unit: float) -> SetupRead:
     # Shortest world length of one armature unit (smallest scale column), in metres.
     metres = unit * float(np.linalg.norm(np.array(ob.matrix_world)[:3, :3], axis=0).min())
     chains = tuple(read_chain(ob, setup_index, run, bone_index, metres) for run in runs)
-    return SetupRead(object=ob, name=ob.name, bone_count=len(ob.pose.bones), chains=chains)
+    space_bone = -1
+    if ob.waft.space_bone:
+        if ob.waft.space_bone not in bone_index:
+            raise SetupError(f"Armature '{ob.name}': space bone '{ob.waft.space_bone}' is not a "
+                             f"bone of it (pick one in Waft › Constraints, or clear it)")
+        space_bone = bone_index[ob.waft.space_bone]
+    return SetupRead(object=ob, name=ob.name, bone_count=len(ob.pose.bones), chains=chains,
+                     space_bone=space_bone)
 
 
 def read_scene(scene, *, objects=None, frame_start=None, frame_end=None) -> SceneRead:
