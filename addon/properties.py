@@ -41,13 +41,32 @@ def object_type_poll(kind: str):
     return poll
 
 
+OVERRIDABLE = {'LIBRARY_OVERRIDABLE'}
+
+
+def overridable(cls) -> None:
+    """Make every property of the group ``cls`` library-overridable, so Waft set up on a linked,
+    overridden character keeps its settings after save and reopen (collections may also gain
+    items in the override)."""
+    for name, prop in list(cls.__annotations__.items()):
+        function, keywords = getattr(prop, "function", None), getattr(prop, "keywords", None)
+        if function is None or keywords is None:
+            continue
+        flags = set(keywords.get("override", ())) | OVERRIDABLE
+        if function is bpy.props.CollectionProperty:
+            flags.add('USE_INSERTION')
+        cls.__annotations__[name] = function(**{**keywords, "override": flags})
+
+
 def register_groups(classes, pointers) -> None:
-    """Register the property-group ``classes``, then attach each ``(owner type, attribute,
-    group)`` of ``pointers`` as a PointerProperty (e.g. ``Object.waft``)."""
+    """Register the property-group ``classes`` (every property library-overridable), then
+    attach each ``(owner type, attribute, group)`` of ``pointers`` as an overridable
+    PointerProperty (e.g. ``Object.waft``)."""
     for cls in classes:
+        overridable(cls)
         bpy.utils.register_class(cls)
     for owner, name, group in pointers:
-        setattr(owner, name, PointerProperty(type=group))
+        setattr(owner, name, PointerProperty(type=group, override=OVERRIDABLE))
 
 
 def unregister_groups(classes, pointers) -> None:
