@@ -17,11 +17,14 @@ import numpy as np
 
 from ..core.errors import SetupError
 from ..core.timestep import SolverSettings
-from . import constrained, reading, systems
+from . import constrained, reading, staging, systems
 from .progress import Progress
 
 # Frames sampled per modal step: small enough to keep the UI responsive.
 SAMPLE_CHUNK = 10
+# Solved and written before the others, which then sample their result (bone chains, hair and
+# cloth on a ragdolled character follow the ragdoll, not the animation under it).
+FIRST_SYSTEMS = ("ragdoll",)
 
 
 @dataclass
@@ -136,18 +139,41 @@ def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
         raise _no_setup_error(scene)
     settings = _settings(scene, substep_rate, preroll, iterations)
     report = BakeReport(frame_start=start, frame_end=end, substep_rate=1.0 / settings.substep)
+    armatures = [ob for ob in scene.objects if ob.type == "ARMATURE"]
+    held = constrained.held_before_bake(armatures)
+    first = [(m, item) for m, item in prepared if m.NAME in FIRST_SYSTEMS]
+    rest = [(m, item) for m, item in prepared if m.NAME not in FIRST_SYSTEMS]
+    aside = None
+    try:
+        if first and rest:
+            # Systems on a ragdolled character follow the ragdoll's NEW result: it is solved
+            # and written first (its previous result set aside, muted, until the whole bake
+            # succeeds), then the others sample the scene with it playing.
+            aside = staging.set_aside([m for m, _ in first], [item for _, item in first])
+            yield from _run_and_write(first, scene, settings, sample_chunk, report)
+            yield from _run_and_write(rest, scene, settings, sample_chunk, report)
+        else:
+            yield from _run_and_write(prepared, scene, settings, sample_chunk, report)
+    except BaseException:  # also GeneratorExit: a cancelled modal bake changes nothing
+        if aside is not None:
+            staging.restore(scene, aside)
+        raise
+    if aside is not None:
+        staging.discard(aside)
+    report.warnings = constrained.resolve(scene, armatures, held)
+    report.total_s = time.perf_counter() - t0
+    return report
+
+
+def _run_and_write(prepared, scene, settings, sample_chunk, report) -> Iterator[Progress]:
+    """Sample and solve every system of ``prepared``, then (only when all succeeded) write."""
     commits = []
     for module, item in prepared:
         commits.append((module, (yield from module.run_steps(
             item, scene, settings=settings, sample_chunk=sample_chunk))))
     yield Progress("write", 0, 1)
-    armatures = [ob for ob in scene.objects if ob.type == "ARMATURE"]
-    held = constrained.held_before_bake(armatures)
     for module, commit in commits:
         report.systems[module.NAME] = commit()
-    report.warnings = constrained.resolve(scene, armatures, held)
-    report.total_s = time.perf_counter() - t0
-    return report
 
 
 def bake_scene(scene, *, objects=None, frame_start=None, frame_end=None, substep_rate=None,

@@ -37,6 +37,14 @@ def is_result_or_rest_track(name: str) -> bool:
     return name.startswith("Waft") and name != ORIGINAL_TRACK
 
 
+FOLLOWED_TRACKS = ("Waft Ragdoll", "Waft Ragdoll: rest")  # the ragdoll result and rest tracks
+
+
+def is_followed(name: str) -> bool:
+    """A track other systems sample with it playing: the ragdoll's, written first in a bake."""
+    return name in FOLLOWED_TRACKS
+
+
 def is_result_track(name: str) -> bool:
     """A Waft result track: not the user's original, not a rest track (``…: rest``)."""
     return is_result_or_rest_track(name) and not name.endswith(": rest")

@@ -18,6 +18,7 @@ from ..sampling import (
     FrameSampler,
     animated_paths,
     check_settings_finite,
+    is_followed,
     is_result_or_rest_track,
     sample_steps,
     tracks_muted,
@@ -33,9 +34,11 @@ SAMPLED = FLOAT_SETTINGS + VECTOR_SETTINGS + ("cut_blend_frames", "wind_seed",
 
 
 def result_tracks_muted(objects):
-    """Mute every ``Waft…`` NLA track (strands, cloth, ragdoll results) except the stashed
-    original action, restoring the mute state afterwards."""
-    return tracks_muted({o.name: o for o in objects}.values(), is_result_or_rest_track)
+    """Mute every ``Waft…`` NLA track (strands and cloth results) except the stashed original
+    action and the ragdoll's: cloth on a ragdolled character follows the ragdoll, which the
+    bake writes first (``bake_api.FIRST_SYSTEMS``). The mute state is restored afterwards."""
+    return tracks_muted({o.name: o for o in objects}.values(),
+                        lambda name: is_result_or_rest_track(name) and not is_followed(name))
 
 
 @dataclass

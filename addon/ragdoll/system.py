@@ -73,6 +73,11 @@ class Prepared:
     unit: float
 
 
+def written(prepared: Prepared) -> list:
+    """(armature, its result track names) of every ragdoll the bake writes (``staging``)."""
+    return [(r.object, (writing.TRACK, writing.REST_TRACK)) for r in prepared.reads]
+
+
 def claims(ob) -> bool:
     return ob.type == 'ARMATURE' and ob.waft_ragdoll.enabled
 

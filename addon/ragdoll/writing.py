@@ -24,10 +24,10 @@ from ..nla import (
     remove_track,
     write_held_track,
 )
-from ..sampling import user_paths
+from ..sampling import FOLLOWED_TRACKS, user_paths
 
-TRACK = "Waft Ragdoll"
-REST_TRACK = "Waft Ragdoll: rest"
+# The result and rest tracks; other systems sample with them playing (written first).
+TRACK, REST_TRACK = FOLLOWED_TRACKS
 ACTION_PREFIX = "Waft Ragdoll|"
 ROTATION_PROPS = {"QUATERNION": ("rotation_quaternion", 4),
                   "AXIS_ANGLE": ("rotation_axis_angle", 4)}
