@@ -3,6 +3,8 @@ panels, and the 3D view sidebar tab "Waft" under which each system adds its own 
 
 import bpy
 
+from .reading import space_armature
+
 
 def active_of_type(context, *types):
     """``context.object`` when its type is one of ``types`` ('ARMATURE', 'MESH', ...)."""
@@ -20,9 +22,10 @@ def draw_props(layout, data, names) -> None:
     col.use_property_split = True
     col.use_property_decorate = True  # the keyframe dot: every setting can be animated
     owner = getattr(data, "id_data", None)
+    armature = space_armature(owner) if isinstance(owner, bpy.types.Object) else None
     for name in names:
-        if name.endswith("_bone") and getattr(owner, "type", None) == 'ARMATURE':
-            col.prop_search(data, name, owner.data, "bones")  # a bone of this armature
+        if name.endswith("_bone") and armature is not None:
+            col.prop_search(data, name, armature.data, "bones")  # a bone of that armature
         else:
             col.prop(data, name)
 

@@ -179,3 +179,33 @@ def collider_set(colliders) -> ColliderSet:
         names=[x.name for x in c], kind=[x.kind for x in c], size=[x.size for x in c],
         radius_a=[x.radius_a for x in c], radius_b=[x.radius_b for x in c],
         friction=[x.friction for x in c])
+
+
+def space_armature(ob):
+    """The armature whose bones a setup's Space Bone names: the setup itself when it is an
+    armature, else the armature deforming its surface (a hair Curves object's scalp, through
+    its Armature modifier), else its parent armature; None when there is none."""
+    if ob.type == 'ARMATURE':
+        return ob
+    surface = getattr(getattr(ob, "data", None), "surface", None)
+    for modifier in getattr(surface, "modifiers", ()):
+        if modifier.type == 'ARMATURE' and modifier.object is not None:
+            return modifier.object
+    parent = ob.parent
+    return parent if parent is not None and parent.type == 'ARMATURE' else None
+
+
+def space_bone(ob, where: str) -> tuple[object, str] | None:
+    """(armature, bone name) of the setup's Space Bone, None when it has none; SetupError
+    naming the setup when the name is not a bone of ``space_armature``."""
+    name = ob.waft.space_bone
+    if not name:
+        return None
+    armature = space_armature(ob)
+    if armature is None:
+        raise SetupError(f"{where}: space bone '{name}' needs an armature (its surface's "
+                         f"Armature modifier or a parent armature); there is none")
+    if name not in armature.pose.bones:
+        raise SetupError(f"{where}: space bone '{name}' is not a bone of armature "
+                         f"'{armature.name}'")
+    return armature, name

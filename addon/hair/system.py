@@ -48,6 +48,7 @@ class GuideSetup:
     surface: output.Scalp | None
     colliders: tuple  # collider object names this setup collides with
     render: output.Target | None
+    space: tuple[str, str] | None = None  # (armature, bone): the Space Bone, None = surface
 
 
 @dataclass
@@ -125,8 +126,10 @@ def _read_setup(scene, ob) -> GuideSetup:
         output.check_bake_possible(ob.name)
     elif not curves.packed_bakes():
         output.check_bake_possible(ob.name)
+    space = reading.space_bone(ob, f"Curves '{ob.name}'")
     return GuideSetup(name=ob.name, rest_local=rest, surface=surface, colliders=colliders,
-                      render=render)
+                      render=render,
+                      space=(space[0].name, space[1]) if space is not None else None)
 
 
 def prepare(scene, *, objects, frame_start, frame_end) -> Prepared | None:
@@ -150,6 +153,8 @@ class _Samples:
         self.surface = [np.empty((F, s.surface.vertices, 3)) if s.surface else None
                         for s in prepared.setups]
         self.surface_matrix = np.empty((F, len(prepared.setups), 4, 4))
+        # World Motion's frame: the surface's, or the Space Bone's (root motion on a bone)
+        self.space_matrix = np.empty((F, len(prepared.setups), 4, 4))
         self.collider = np.empty((F, len(prepared.colliders), 4, 4))
         self.gravity = np.empty((F, 3))
         self.settings = [{name: np.empty(F) for name in SETUP_SCALARS} | {
@@ -175,6 +180,12 @@ def _sample(scene, prepared: Prepared, samples: _Samples, i: int) -> None:
             samples.surface[s][i] = co.reshape(-1, 3) @ m[:3, :3].T + m[:3, 3]
         else:
             samples.surface_matrix[i, s] = samples.matrix[i, s]
+        if setup.space is not None:
+            armature = scene.objects[setup.space[0]]
+            samples.space_matrix[i, s] = (np.array(armature.matrix_world)
+                                          @ np.array(armature.pose.bones[setup.space[1]].matrix))
+        else:
+            samples.space_matrix[i, s] = samples.surface_matrix[i, s]
     for k, collider in enumerate(prepared.colliders):
         samples.collider[i, k] = np.array(collider.object.matrix_world)
     samples.gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
@@ -281,7 +292,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = 10):
         friction=[x.friction for x in c]) if K else ColliderSet.empty()
     model = build_strand_model(chains=chains, colliders=collider_set, collider_mask=mask)
     scale = np.diag([unit] * 3 + [1.0])
-    space = np.concatenate([np.repeat((scale @ samples.surface_matrix[:, s])[:, None], n, axis=1)
+    space = np.concatenate([np.repeat((scale @ samples.space_matrix[:, s])[:, None], n, axis=1)
                             for s, n in enumerate(sizes)], axis=1)
     kinematic = np.zeros((len(chains), P), dtype=bool)
     kinematic[:, 0] = True

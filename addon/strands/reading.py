@@ -177,12 +177,8 @@ def read_setup(ob, setup_index: int, unit: float) -> SetupRead:
     # Shortest world length of one armature unit (smallest scale column), in metres.
     metres = unit * float(np.linalg.norm(np.array(ob.matrix_world)[:3, :3], axis=0).min())
     chains = tuple(read_chain(ob, setup_index, run, bone_index, metres) for run in runs)
-    space_bone = -1
-    if ob.waft.space_bone:
-        if ob.waft.space_bone not in bone_index:
-            raise SetupError(f"Armature '{ob.name}': space bone '{ob.waft.space_bone}' is not a "
-                             f"bone of it (pick one in Waft › Constraints, or clear it)")
-        space_bone = bone_index[ob.waft.space_bone]
+    space = shared.space_bone(ob, f"Armature '{ob.name}'")
+    space_bone = bone_index[space[1]] if space is not None else -1
     return SetupRead(object=ob, name=ob.name, bone_count=len(ob.pose.bones), chains=chains,
                      space_bone=space_bone)
 
