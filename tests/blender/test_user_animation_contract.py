@@ -13,6 +13,7 @@ from pathlib import Path
 
 import bpy
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import waft_rigs as rigs  # noqa: E402
@@ -197,3 +198,35 @@ def _user_channels_over(scene, ob, frames) -> np.ndarray:
         return _channels(scene, ob, frames)
     finally:
         track.mute = False
+
+
+@pytest.mark.skipif(not hasattr(bpy.types, "ActionSlot"), reason="slotted actions: 4.4+")
+def test_a_slotted_action_shared_by_two_armatures(scene, bake_api):
+    """One action, one slot per armature (Blender 4.4+): baking one armature leaves the other's
+    slot and every channel of both as the user had them."""
+    ob = _cyclic_rig(scene)
+    other = rigs.chain_rig(scene, "Other", count=4, length=0.1, direction=(0.0, 1.0, 0.0),
+                           prefix="Hair")
+    other.waft.enabled = False
+    action = ob.animation_data.action
+    other.animation_data_create()
+    other.animation_data.action = action
+    first = other.pose.bones[NAMES[0]]
+    for frame, w in ((1, 1.0), (10, 0.8)):
+        first.rotation_quaternion = (w, 0.0, 0.0, (1 - w * w) ** 0.5)
+        first.keyframe_insert("rotation_quaternion", frame=frame)
+    assert other.animation_data.action == action and len(action.slots) == 2
+    slots = (ob.animation_data.action_slot.identifier,
+             other.animation_data.action_slot.identifier)
+    assert slots[0] != slots[1]
+    before, before_other = _channels(scene, ob), _channels(scene, other)
+    bake_api.bake_scene(scene, objects=[ob])
+    assert other.animation_data.action == action
+    assert other.animation_data.action_slot.identifier == slots[1]
+    assert np.array_equal(_channels(scene, other), before_other)
+    assert np.array_equal(_user_channels(scene, ob), before)
+    bake_api.clear_bake(scene)
+    assert ob.animation_data.action == action
+    assert ob.animation_data.action_slot.identifier == slots[0]
+    assert np.array_equal(_channels(scene, ob), before)
+    assert np.array_equal(_channels(scene, other), before_other)
