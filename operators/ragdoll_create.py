@@ -32,15 +32,36 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
         name="Bones",
         items=(("SELECTED", "Selected", "The selected pose bones"),
                ("HUMANOID", "Humanoid", "Every bone with a humanoid name (hips, spine, chest, "
-                "neck, head, shoulders, arms, hands, legs, feet)")),
+                "neck, head, shoulders, arms, hands, legs, feet); the deforming ones when "
+                "there are (a Rigify rig's DEF bones)"),
+               ("COLLECTION", "Bone Collection",
+                "Every bone of a bone collection (a rig's deform layer, whatever its bones are "
+                "called); humanoid names still get humanoid capsules and limits")),
         default="SELECTED")
+    bone_collection: bpy.props.StringProperty(
+        name="Bone Collection", description="The bone collection whose bones become bodies")
     replace: bpy.props.BoolProperty(
         name="Replace", default=True,
         description="Bones not chosen stop being bodies")
 
+    def draw(self, context):
+        layout = self.layout
+        layout.prop(self, "source")
+        if self.source == "COLLECTION":
+            layout.prop_search(self, "bone_collection", context.active_object.data,
+                               "collections_all")
+        layout.prop(self, "replace")
+
     def execute(self, context):
         ob = context.active_object
-        if self.source == "HUMANOID":
+        if self.source == "COLLECTION":
+            collection = ob.data.collections_all.get(self.bone_collection)
+            if collection is None:
+                self.report({'ERROR'}, f"Armature '{ob.name}': no bone collection "
+                                       f"'{self.bone_collection}'")
+                return {'CANCELLED'}
+            chosen = {bone.name for bone in collection.bones}
+        elif self.source == "HUMANOID":
             chosen = humanoid_bones([pb.name for pb in ob.pose.bones],
                                     {b.name: b.use_deform for b in ob.data.bones})
         else:

@@ -101,6 +101,23 @@ def test_create_from_selection_fills_the_tree(scene):
     assert bodies == {"hips", "spine", "chest", "upper_arm.L", "forearm.L", "hand.L"}
 
 
+def test_create_from_a_bone_collection(scene):
+    ob = _bare_rig(scene)
+    for bone in ob.data.bones:  # bones named like no humanoid part, in one collection
+        bone.name = "J_" + bone.name.replace(".", "_")
+    torso = ob.data.collections.new("Ragdoll")
+    for name in ("J_hips", "J_spine", "J_chest", "J_upper_arm_L", "J_forearm_L"):
+        torso.assign(ob.data.bones[name])
+    _pose_mode(ob)
+    assert bpy.ops.waft.ragdoll_create(source="COLLECTION",
+                                       bone_collection="Ragdoll") == {'FINISHED'}
+    bodies = {pb.name for pb in ob.pose.bones if pb.waft_ragdoll.body}
+    assert bodies == {"J_hips", "J_spine", "J_chest", "J_upper_arm_L", "J_forearm_L"}
+    assert ob.waft_ragdoll.enabled
+    with pytest.raises(RuntimeError, match=r"Armature 'Dummy': no bone collection 'Nope'"):
+        bpy.ops.waft.ragdoll_create(source="COLLECTION", bone_collection="Nope")
+
+
 def test_create_rejects_separate_trees(scene):
     ob = _bare_rig(scene)
     _pose_mode(ob)
