@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import transcendental
 from ..colliders import (
     ColliderKind,
     capsule_normal,
@@ -287,8 +288,8 @@ class Contacts:
         if not ok.any():
             return ok
         safe = np.maximum(length, 1e-300)
-        angle = (np.arcsin(np.clip((rn + pen) / safe, -1.0, 1.0))
-                 - np.arcsin(np.clip(rn / safe, -1.0, 1.0)))
+        angle = (transcendental.arcsin(np.clip((rn + pen) / safe, -1.0, 1.0))
+                 - transcendental.arcsin(np.clip(rn / safe, -1.0, 1.0)))
         dtheta = axis / np.maximum(axis_length, 1e-300)[:, None] * angle[:, None]
         bodies = idx[ok]
         s.rotate_bodies(bodies, dtheta[ok])
