@@ -13,12 +13,19 @@ from ..addon.ragdoll.create import (
     apply_defaults,
     character_height,
     fill_tree,
+    fit_limits_to_animation,
     humanoid_bones,
     rigify_parents,
     role_shares,
 )
 from ..core.errors import SetupError
 from .scope import ActiveArmature
+
+
+def _animated(ob) -> bool:
+    anim_data = ob.animation_data
+    return anim_data is not None and (anim_data.action is not None
+                                      or any(not t.mute for t in anim_data.nla_tracks))
 
 
 class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
@@ -43,6 +50,11 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
     replace: bpy.props.BoolProperty(
         name="Replace", default=True,
         description="Bones not chosen stop being bodies")
+    fit_to_animation: bpy.props.BoolProperty(
+        name="Fit Limits to Animation", default=False,
+        description="Widen each joint's limits to the range of motion the armature's animation "
+                    "uses over the scene's frame range, with 10° to spare, so the character's "
+                    "own animation never meets a limit")
 
     def draw(self, context):
         layout = self.layout
@@ -51,6 +63,7 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
             layout.prop_search(self, "bone_collection", context.active_object.data,
                                "collections_all")
         layout.prop(self, "replace")
+        layout.prop(self, "fit_to_animation")
 
     def execute(self, context):
         ob = context.active_object
@@ -71,8 +84,9 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
                                    f"or use Humanoid)")
             return {'CANCELLED'}
         parents = {pb.name: pb.parent.name if pb.parent else None for pb in ob.pose.bones}
+        hung = rigify_parents(parents, chosen)  # bone -> the bone (body) it hangs from
         try:
-            names = fill_tree(rigify_parents(parents, chosen), chosen)
+            names = fill_tree(hung, chosen)
         except SetupError as error:
             self.report({'ERROR'}, f"Armature '{ob.name}': {error}")
             return {'CANCELLED'}
@@ -88,7 +102,14 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
         for name in names:
             apply_defaults(ob.pose.bones[name], height, shares.get(name, 1.0), unit)
         ob.waft_ragdoll.enabled = True
-        self.report({'INFO'}, f"Ragdoll '{ob.name}': {len(names)} bodies, root '{names[0]}'")
+        fitted = 0
+        if self.fit_to_animation and _animated(ob):
+            scene = context.scene
+            fitted = fit_limits_to_animation(scene, ob, names, hung,
+                                             range(scene.frame_start, scene.frame_end + 1))
+        self.report({'INFO'}, f"Ragdoll '{ob.name}': {len(names)} bodies, root '{names[0]}'"
+                              + (f"; {fitted} joint limits widened to the animation"
+                                 if fitted else ""))
         overridden = constrained.overriding_constraints(ob, names)
         if overridden and context.scene.waft.constrained_bones != constrained.TURN_OFF:
             # Rigify's DEF bones copy the tweak bones: the baked ragdoll would not show.

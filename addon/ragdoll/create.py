@@ -9,6 +9,8 @@ import math
 import numpy as np
 
 from ...core.errors import SetupError
+from ...core.ragdoll.limits import fit_limits
+from ...core.rotations import quat_from_matrix, quat_multiply
 from .humanoid import body_mass, defaults_for, role_of, side_of
 
 
@@ -116,3 +118,48 @@ def apply_defaults(pose_bone, height: float, share: float = 1.0, unit: float = 1
         body.mass = found.mass_fraction * share * body_mass(height * unit)
     body.swing_limit = tuple(math.radians(v) for v in found.swing_deg)
     body.twist_limit = tuple(math.radians(v) for v in found.twist_deg)
+
+
+FIT_MARGIN_DEG = 10.0  # room left between the animation's range of motion and a fitted limit
+
+
+def _orientation(matrices: np.ndarray) -> np.ndarray:
+    """Unit quaternions (…, 4) of 4×4 bone matrices whose columns may carry scale."""
+    m = matrices[..., :3, :3]
+    return quat_from_matrix(m / np.linalg.norm(m, axis=-2, keepdims=True))
+
+
+def fit_limits_to_animation(scene, ob, names, hung: dict, frames) -> int:
+    """Widen the swing and twist limits of the bodies ``names`` so the armature's animation over
+    ``frames`` stays inside them with FIT_MARGIN_DEG to spare (``core.ragdoll.limits
+    .fit_limits``), reading the evaluated pose like the bake. ``hung``: bone → the body it
+    hangs from (``rigify_parents``). Returns how many bodies' limits grew."""
+    jointed = [n for n in names if hung.get(n) in names]
+    if not jointed:
+        return 0
+    parents = [hung[n] for n in jointed]
+    kept = scene.frame_current, scene.frame_subframe
+    pose = np.empty((len(frames), len(jointed) * 2, 4, 4))
+    try:
+        for i, frame in enumerate(frames):
+            scene.frame_set(frame)
+            pose[i] = [np.array(ob.pose.bones[n].matrix) for n in jointed + parents]
+    finally:
+        scene.frame_set(kept[0], subframe=kept[1])
+    rest = np.array([np.array(ob.data.bones[n].matrix_local) for n in jointed + parents])
+    q = _orientation(pose)
+    q_rest = _orientation(rest)
+    k = len(jointed)
+    rest_relative = quat_multiply(q_rest[k:] * np.array([1.0, -1.0, -1.0, -1.0]), q_rest[:k])
+    bodies = [ob.pose.bones[n].waft_ragdoll for n in jointed]
+    swing = np.array([tuple(b.swing_limit) for b in bodies])
+    twist = np.array([tuple(b.twist_limit) for b in bodies])
+    new_swing, new_twist = fit_limits(q_child=q[:, :k], q_parent=q[:, k:],
+                                      rest_relative=rest_relative, swing_limit=swing,
+                                      twist_limit=twist, margin=math.radians(FIT_MARGIN_DEG))
+    grown = 0
+    for body, s0, t0, s1, t1 in zip(bodies, swing, twist, new_swing, new_twist, strict=True):
+        if np.any(s1 != s0) or np.any(t1 != t0):
+            body.swing_limit, body.twist_limit = tuple(s1), tuple(t1)
+            grown += 1
+    return grown

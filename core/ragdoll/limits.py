@@ -104,3 +104,34 @@ def project_limits(s: Bodies, idx: np.ndarray, parent: np.ndarray, rest_relative
     s.q[idx] = q
     s.R[idx] = R
     s.x[idx] = head - np.einsum("nij,nj->ni", R, a)
+
+
+def fit_limits(*, q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.ndarray,
+               swing_limit: np.ndarray, twist_limit: np.ndarray, margin: float
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Limits (swing (n, 2), twist (n, 2)) widened so every sampled pose is inside them with
+    ``margin`` (rad) to spare: the character's own animation never meets a limit.
+
+    ``q_child``, ``q_parent``: (F, n, 4) the bodies' and their joint parents' orientations over
+    the animation; ``rest_relative`` (n, 4). Each swing half-angle first grows to the largest
+    swing about its axis plus the margin; if a pose combining both axes is still outside the
+    ellipse, both grow by the same factor until it is inside. Twist ranges grow to the observed
+    range plus the margin. Free axes (≥ π) stay free; nothing shrinks.
+    """
+    F, n = q_child.shape[:2]
+    d = joint_rotation(q_child.reshape(-1, 4), q_parent.reshape(-1, 4),
+                       np.broadcast_to(rest_relative, (F, n, 4)).reshape(-1, 4))
+    swing, twist = swing_twist(d)
+    sx = np.abs(swing[:, 0]).reshape(F, n) + margin
+    sz = np.abs(swing[:, 2]).reshape(F, n) + margin
+    twist = twist.reshape(F, n)
+    ax = np.maximum(swing_limit[:, 0], sx.max(axis=0))
+    az = np.maximum(swing_limit[:, 1], sz.max(axis=0))
+    e = ((sx / np.maximum(ax, _TINY_LIMIT)) ** 2 + (sz / np.maximum(az, _TINY_LIMIT)) ** 2)
+    grow = np.sqrt(np.maximum(e.max(axis=0), 1.0))
+    free = swing_limit >= np.pi
+    fitted_swing = np.where(free, swing_limit,
+                            np.minimum(np.stack((ax, az), axis=1) * grow[:, None], np.pi))
+    fitted_twist = np.stack((np.minimum(twist_limit[:, 0], twist.min(axis=0) - margin),
+                             np.maximum(twist_limit[:, 1], twist.max(axis=0) + margin)), axis=1)
+    return fitted_swing, np.clip(fitted_twist, -np.pi, np.pi)

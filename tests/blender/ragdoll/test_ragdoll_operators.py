@@ -6,6 +6,7 @@ import importlib
 import math
 
 import bpy
+import numpy as np
 import pytest
 import ragdoll_rigs as rigs
 import waft_rigs
@@ -116,6 +117,48 @@ def test_create_from_a_bone_collection(scene):
     assert ob.waft_ragdoll.enabled
     with pytest.raises(RuntimeError, match=r"Armature 'Dummy': no bone collection 'Nope'"):
         bpy.ops.waft.ragdoll_create(source="COLLECTION", bone_collection="Nope")
+
+
+def _limit_violations(scene, ob, frames) -> float:
+    """Largest swing/twist correction (rad) the animation would need to fit the bodies'
+    limits, over ``frames`` (0 when the animation is inside every limit)."""
+    from waft.core.ragdoll.limits import joint_rotation, limit_correction, swing_twist
+    from waft.core.rotations import quat_from_matrix
+
+    bodies = [pb for pb in ob.pose.bones if pb.waft_ragdoll.body and pb.parent is not None]
+
+    def quats(matrices):
+        m = np.array(matrices)[:, :3, :3]
+        return quat_from_matrix(m / np.linalg.norm(m, axis=-2, keepdims=True))
+
+    rest_c = quats([pb.bone.matrix_local for pb in bodies])
+    rest_p = quats([pb.parent.bone.matrix_local for pb in bodies])
+    rest = joint_rotation(rest_c, rest_p, np.tile([1.0, 0.0, 0.0, 0.0], (len(bodies), 1)))
+    swing = np.array([tuple(pb.waft_ragdoll.swing_limit) for pb in bodies])
+    twist = np.array([tuple(pb.waft_ragdoll.twist_limit) for pb in bodies])
+    worst = 0.0
+    for frame in frames:
+        scene.frame_set(frame)
+        d = joint_rotation(quats([pb.matrix for pb in bodies]),
+                           quats([pb.parent.matrix for pb in bodies]), rest)
+        fix_s, fix_t = limit_correction(*swing_twist(d), swing, twist)
+        worst = max(worst, float(np.abs(fix_s).max()), float(np.abs(fix_t).max()))
+    return worst
+
+
+@pytest.mark.parametrize("fit", [False, True])
+def test_create_fits_limits_to_the_animation(scene, fit):
+    ob = _bare_rig(scene)
+    frames = range(1, 25)
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
+    rigs.animate_wave(ob, frames, amplitude=1.4)  # arms and legs far past humanoid limits
+    _pose_mode(ob)
+    assert bpy.ops.waft.ragdoll_create(source="HUMANOID", fit_to_animation=fit) == {'FINISHED'}
+    worst = _limit_violations(scene, ob, frames)
+    if fit:
+        assert worst == 0.0  # the character's own animation never meets a limit
+    else:
+        assert worst > 0.2  # the humanoid defaults alone would fight this animation
 
 
 def test_create_rejects_separate_trees(scene):
