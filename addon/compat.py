@@ -37,6 +37,17 @@ def new_fcurve_container(action, id_block):
     return slot, strip.channelbag(slot, ensure=True)
 
 
+def fcurve_container(action, slot):
+    """Where the F-curves of ``slot`` in an existing ``action`` go: its channelbag in the
+    action's first strip on 4.4+ (made when missing), the action itself on 4.2."""
+    if slot is None or not LAYERED_ACTIONS:
+        return action
+    for layer in action.layers:
+        for strip in layer.strips:
+            return strip.channelbag(slot, ensure=True)
+    return action
+
+
 _GROUP_ARGUMENT: dict[str, str] = {}
 
 

@@ -155,22 +155,12 @@ def held_before_bake(objects) -> dict:
 
 
 def _add_constant(ob, action, slot, path: str, value: float, group: str, frame: float):
-    container = _container(action, slot)
+    container = compat.fcurve_container(action, slot)
     fcurve = compat.new_fcurve(container, path, 0, group)
     fcurve.keyframe_points.add(1)
     fcurve.keyframe_points[0].co = (frame, value)
     fcurve.keyframe_points[0].interpolation = 'CONSTANT'
     fcurve.update()
-
-
-def _container(action, slot):
-    if slot is None or not hasattr(action, "layers"):
-        return action
-    for layer in action.layers:
-        for strip in layer.strips:
-            bag = strip.channelbag(slot, ensure=True)
-            return bag
-    return action
 
 
 def resolve(scene, objects, held: dict) -> list[str]:
