@@ -6,12 +6,14 @@ substep and small fixed substeps ("Small Steps in Physics Simulation", Macklin e
     x_new = x + (x - x_prev) * exp(-(damping + drag) * h) + (gravity + drag * wind) * h^2
 
 with the global shape pull and the kinematic copy fused into that update, then (see `step`) shock
-propagation, XPBD stretch of compliant segments (even/odd colours), bending (skip-one pairs,
-Jacobi; two colours when stiff), local shape, the FTL/DFTL sweep of rigid segments, tether, max
-distance and colliders, and voxel friction last. The substep `h` is fixed whatever the scene frame
-rate; frame `i` is output at time `i / fps` by linear interpolation between the two bracketing
-substep states (exact when fps divides 1/h). Everything is float64 NumPy with no threading and no
-global random state, so the same input gives bit-identical output.
+propagation, bending (midpoint offsets, three Gauss-Seidel colours), XPBD stretch of compliant
+segments (even/odd colours), local shape, exact lengths of rigid segments (the mass-weighted SHAKE
+projection along the start-of-substep directions, then the FTL sweep for rounding), tether, max
+distance and colliders, and voxel friction last. With damping 0 nothing in this loop damps: SHAKE
+makes Verlet with rigid segments symplectic (RATTLE in position form). The substep `h` is fixed
+whatever the scene frame rate; frame `i` is output at time `i / fps` by linear interpolation between
+the two bracketing substep states (exact when fps divides 1/h). Everything is float64 NumPy with no
+threading and no global random state, so the same input gives bit-identical output.
 
 Performance: every per-frame quantity (parameter broadcasting, step factors, rate-normalised
 strengths) is computed once per frame (once per bake when nothing is animated); a substep is a
@@ -37,17 +39,14 @@ from ..timestep import SolverSettings, frame_interval
 from .constraints import (
     FtlCoefficients,
     FtlScratch,
-    JacobiScratch,
     distance_coefficients,
-    flat_jacobi_coefficients,
-    jacobi_relaxation,
     set_kinematic,
-    solve_distance_jacobi,
     solve_distance_pairs,
     solve_ftl,
     solve_max_distance,
     solve_tether,
 )
+from .constraints.bending import BendCoefficients, BendScratch, rest_offsets, solve_bending
 from .constraints.distance import DistanceScratch, PairCoefficients
 from .constraints.local_shape import (
     LocalShapeCoefficients,
@@ -55,6 +54,7 @@ from .constraints.local_shape import (
     local_shape_coefficients,
     solve_local_shape,
 )
+from .constraints.shake import ShakeCoefficients, ShakeScratch, solve_shake
 from .constraints.shock import root_motion
 from .constraints.spheres import (
     MIN_PARTICLES,
@@ -75,9 +75,11 @@ _TIME_EPS = 1e-9  # seconds; frame times closer than this to the substep grid ar
 CUT_DISTANCE = 1.0
 DIVERGENCE_FACTOR = 100.0  # a particle further than 100 chain lengths from its reference ...
 DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
-# Bending pairs whose XPBD step factor w / (w_a + w_b + alpha/h^2) stays below this are solved
-# by Jacobi (add-on default: compliance 0.01 at 240 Hz gives 0.0017).
-JACOBI_BEND_MAX_COEFFICIENT = 0.05
+# Stiff bending (some step factor >= bending.STIFF_FACTOR, compliance below ~3e-5 m/N at
+# 240 Hz) alternates this many extra times with the exact lengths per substep, its multipliers
+# carried over the passes (so the passes converge to its compliance, not past it): with one pass
+# of each a rigid 8-segment chain held out level drooped 13 % of its length, with 3 extra 3 %.
+RIGID_BEND_PASSES = 3
 
 
 @dataclass
@@ -147,13 +149,9 @@ class _Views:
         m = (Ps - 2) // 4
         even = _view(x, 0, Ps, (3, S, Ps // 2, 2))
         self.stretch = [(even[..., 0], even[..., 1])]
-        self.bend: list[tuple[np.ndarray, np.ndarray]] = []
         if m:
             odd = _view(x, 1, Ps - 1, (3, S, 2 * m, 2))
             self.stretch.append((odd[..., 0], odd[..., 1]))
-            c0 = _view(x, 0, 4 * m, (3, S, m, 4))
-            c1 = _view(x, 2, 4 * m + 2, (3, S, m, 4))
-            self.bend = [(c0[..., 0:2], c0[..., 2:4]), (c1[..., 0:2], c1[..., 2:4])]
 
 
 class Workspace:
@@ -169,6 +167,9 @@ class Workspace:
         self.inv_mass = _pad(model.inv_mass, Ps, 0.0)
         self.rest = _pad(model.rest_length, Ps - 1, 0.0)
         self.bend_rest = _pad(model.bend_rest_length, Ps - 2, 0.0) if Ps > 2 else np.zeros((S, 0))
+        # |x_i - (x_{i-1} + x_{i+1}) / 2| at rest for centres 1..Ps-2 (bending).
+        self.bend_offset = (rest_offsets(self.rest, self.bend_rest) if Ps > 2
+                            else np.zeros((S, 0)))
         self.skip3_rest = _pad(model.skip3_rest_length, max(Ps - 3, 0), 0.0)
         self.tether = _pad(model.tether_length, Ps, 0.0)
         # Arc-length fraction of each particle along its strand (0 at the root, 1 at the tip),
@@ -191,10 +192,7 @@ class Workspace:
         self.stretch_scratch = [DistanceScratch((3, S, Ps // 2))]
         if m:
             self.stretch_scratch.append(DistanceScratch((3, S, 2 * m)))
-        self.bend_scratch = JacobiScratch(S, Ps)
-        self.bend_colour_scratch: list[DistanceScratch] = []
-        if m:
-            self.bend_colour_scratch = [DistanceScratch((3, S, m, 2)) for _ in range(2)]
+        self.bend_scratch = BendScratch(S * Ps)
         self.ftl_scratch = FtlScratch(S, Ps)
         self.local_shape_scratch = LocalShapeScratch(S, Ps)
         # Static per-collider data read every substep: (k, kind, friction, size, all strands),
@@ -206,6 +204,14 @@ class Workspace:
             for k in range(colliders.count) if model.collider_mask[k].any()
         ]
         self._views: tuple[np.ndarray, _Views] | None = None
+        self._shake: dict[int, ShakeScratch] = {}
+
+    def shake_scratch(self, n: int) -> ShakeScratch:
+        """Buffers for the SHAKE projection of the first `n` segments."""
+        scratch = self._shake.get(n)
+        if scratch is None:
+            scratch = self._shake[n] = ShakeScratch(self.S, n)
+        return scratch
 
     def views(self, x: np.ndarray) -> _Views:
         """Colour views of `x`, rebuilt only when a different buffer is passed."""
@@ -229,9 +235,10 @@ class FrameCoefficients:
     verlet_b: np.ndarray  # (S, Ps) (1 - pull) decay
     base_h2: np.ndarray  # (3, S, Ps) (1 - pull) * gravity_h2
     stretch: list[PairCoefficients] | None  # XPBD per colour for compliant segments, else None
-    bend: PairCoefficients | None  # Jacobi skip-one pairs (relaxed), None when off or stiff
-    bend_colours: list[PairCoefficients] | None  # Gauss-Seidel colours for stiff bending
+    bend: BendCoefficients | None  # midpoint-offset bending, None when off
     ftl: FtlCoefficients | None  # exact-length sweep of rigid segments, None when none
+    # Mass-weighted exact lengths (SHAKE) of rigid segments before the sweep, None when none.
+    shake: ShakeCoefficients | None
     tether_limit: np.ndarray | None  # (S, Ps-1) inf where off
     max_distance: np.ndarray | None  # (S, Ps) inf where off
     collision_radius: np.ndarray  # (S, Ps), -inf where the particle must not move
@@ -317,30 +324,33 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
         stretch.append(PairCoefficients(coef_a[:, 1::2], coef_b[:, 1::2], ws.rest[:, 1::2]))
     if not any(c.any() for c in stretch):
         stretch = None
+    # SHAKE takes the segments the sweep takes (rigid, into a movable particle), each run of
+    # them hanging from one pinned particle, so its system is never singular. A segment into a
+    # pin (a chain held at both ends) stays with XPBD: between two pins a taut chain is
+    # collinear, and a projection along its own direction cannot move it sideways.
+    # A particle the global shape pulls by `pull` per substep is that much held: it takes that
+    # much less of SHAKE's correction (shape 1 = follows the animation = kinematic).
+    w_shake = w * (1.0 - pull)
+    shake_mask = ftl_mask[:, 1:] & (w_shake[:, 1:] > 0)
     ftl = None
+    shake = (ShakeCoefficients(active=shake_mask, rest=ws.rest, w=w_shake)
+             if shake_mask.any() else None)
     if ftl_mask.any():
+        # After SHAKE the sweep only removes a rounding-level residual, so its DFTL velocity
+        # correction is as small; it matters on a strand SHAKE rejected, which gets classic DFTL.
         ftl_damping = np.asarray(params["ftl_damping"][frame], dtype=np.float64)
         ftl = FtlCoefficients(ftl_mask, ws.rest, ftl_damping, ws.P)
 
-    # Bending: soft skip-one pairs (every coefficient small, the add-on default) are solved
-    # all at once (Jacobi, 14 ufuncs), which for small coefficients equals Gauss-Seidel to first
-    # order; stiff ones keep the two Gauss-Seidel colours (4-D views, 28 ufuncs), which hold
-    # a rigid skip-one distance much better in one pass.
-    bend = bend_colours = None
-    if m:
+    # Bending: each particle's offset from its neighbours' midpoint (constraints/bending.py);
+    # the triple centred on particle i reads the compliance of its outer particle i + 1.
+    bend = None
+    if Ps > 2:
         bend_compliance = particle("bend_compliance", np.inf)[:, 2:]
         if np.any(np.isfinite(bend_compliance) & movable[:, 2:]):
-            ba, bb = distance_coefficients(w_a=w[:, :-2], w_b=w[:, 2:], rest=ws.bend_rest,
-                                           compliance=bend_compliance, h=h)
-            if max(float(ba.max()), float(bb.max())) <= JACOBI_BEND_MAX_COEFFICIENT:
-                relax = jacobi_relaxation(ba, bb)
-                bend = PairCoefficients(ba * relax[:, :-2], bb * relax[:, 2:], ws.bend_rest)
-                bend = flat_jacobi_coefficients(bend) if bend.any() else None
-            else:
-                ba, bb = ba.reshape(S, m, 4), bb.reshape(S, m, 4)
-                rest4 = ws.bend_rest.reshape(S, m, 4)
-                bend_colours = [PairCoefficients(ba[..., 0:2], bb[..., 0:2], rest4[..., 0:2]),
-                                PairCoefficients(ba[..., 2:4], bb[..., 2:4], rest4[..., 2:4])]
+            bend = BendCoefficients(w=w, active=ws.active, rest_offset=ws.bend_offset,
+                                    compliance=bend_compliance, h=h)
+            if not bend:
+                bend = None
 
     # Tether: a strand whose every segment is swept by FTL already keeps each node within the
     # chain length of its root (triangle inequality), so the tether is skipped for it.
@@ -384,7 +394,8 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
         decay=decay, gravity_h2=gravity_h2, drag_h2=drag_h2, wind=wind,
         pull=pull, verlet_a=keep * (1.0 + decay), verlet_b=keep * decay,
         base_h2=np.ascontiguousarray(keep * gravity_h2),
-        stretch=stretch, bend=bend, bend_colours=bend_colours, ftl=ftl, tether_limit=tether_limit,
+        stretch=stretch, bend=bend, ftl=ftl, shake=shake,
+        tether_limit=tether_limit,
         max_distance=max_distance,
         collision_radius=collision_radius, world_motion_fraction=fraction,
         needs_carry=bool(np.any(fraction < 1.0)), roots_only=not np.any(kin_real[:, 1:]),
@@ -438,9 +449,10 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
          workspace: Workspace | None = None) -> None:
     """Advance `state` by one substep of length `h` in place (a plain function of its inputs).
 
-    Order: carry, Verlet + global shape + kinematic copy (one fused update), XPBD stretch of
-    compliant segments, bending (Jacobi), FTL sweep of rigid segments (exact lengths) with the
-    DFTL velocity correction, tether, max distance, colliders, then the sweep and the colliders
+    Order: carry, Verlet + global shape + kinematic copy (one fused update), bending, XPBD
+    stretch of compliant segments, exact lengths of rigid segments (SHAKE, then the FTL sweep
+    whose DFTL correction only acts where SHAKE rejected a strand), tether, max distance,
+    colliders, then the sweep and the colliders
     again (positions only, `_lengths_after_contact`) so lengths and contacts agree at the end of
     the substep. Colliders come last and win: a particle is never left inside a collider.
     """
@@ -499,24 +511,23 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
         else:
             set_kinematic(x, reference, roots_only=c.roots_only, kinematic=c.kinematic)
     for _ in range(ws.iterations):
+        # Bending before stretch: the XPBD stretch pass is all a segment into a pinned particle
+        # gets when SHAKE rejects its strand, so it must come after anything that moves it.
+        if c.bend is not None:
+            solve_bending(x, c.bend, ws.bend_scratch)
+            if c.bend.stiff:
+                # Stiff bending (see RIGID_BEND_PASSES): alternate with the exact lengths.
+                for _ in range(RIGID_BEND_PASSES):
+                    _exact_lengths(ws, x, x_prev, c)
+                    solve_bending(x, c.bend, ws.bend_scratch, first=False)
         if c.stretch is not None:
             views = ws.views(x)
             _solve_colours(views.stretch, c.stretch, ws.stretch_scratch)
-        if c.bend is not None:
-            solve_distance_jacobi(x, c.bend, ws.bend_scratch)
-        elif c.bend_colours is not None:
-            views = ws.views(x)
-            _solve_colours(views.bend, c.bend_colours, ws.bend_colour_scratch)
-            if c.ftl is not None:
-                # Stiff bending and exact lengths fight (the sweep moves children only); one
-                # extra sweep + bend pass lets them agree (rare settings, cost not critical).
-                solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)
-                _solve_colours(views.bend, c.bend_colours, ws.bend_colour_scratch)
         if c.local_shape is not None:
             solve_local_shape(x, c.local_shape, ws.local_shape_scratch)
         particle_major = None  # a (>= P, 3, S) copy of x, when the FTL sweep leaves one
+        _exact_lengths(ws, x, x_prev, c)
         if c.ftl is not None:
-            solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)
             if not c.roots_only:
                 # The sweep passes pinned nodes with factor 1 (exact up to rounding): restore.
                 set_kinematic(x, reference, roots_only=False, kinematic=c.kinematic)
@@ -534,6 +545,16 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
     if c.voxel is not None:
         # Inter-hair friction (seed 002): velocities only, after every positional constraint.
         solve_voxel_friction(x, x_prev, c.voxel)
+
+
+def _exact_lengths(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, c: FrameCoefficients) -> None:
+    """Rigid segments: the mass-weighted SHAKE projection along the start-of-substep directions
+    (`x_prev` holds the start of the substep here), then the FTL sweep, which only removes its
+    rounding-level residual (or does the whole job for a strand SHAKE rejected)."""
+    if c.shake is not None:
+        solve_shake(x, x_prev, c.shake, ws.shake_scratch(c.shake.n))
+    if c.ftl is not None:
+        solve_ftl(x, x_prev, c.ftl, ws.ftl_scratch)
 
 
 # FTL + collider passes after the contacts (_lengths_after_contact). Measured: 30 segments of

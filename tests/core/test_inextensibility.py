@@ -165,8 +165,7 @@ def test_hair_lying_on_a_head_keeps_its_length(rig, moving):
 def test_a_teleported_chain_keeps_its_shape(rig):
     """The root, swinging, jumps 2 m at t = 1 s (a cut keyed with constant interpolation, read
     on the 240 Hz sample grid as the add-on does): the chain is carried over the jump with its
-    root and goes on as if nothing happened. Without the carry the jump left a 0.84 m whip,
-    0.12 m off a second later."""
+    root and goes on as if nothing happened. Without the carry the jump left a 0.84 m whip."""
     rate, fps, frames = 240.0, 24.0, 49
     chain = rig.vertical_chain(bones=6, length=0.1)
 
@@ -183,7 +182,14 @@ def test_a_teleported_chain_keeps_its_shape(rig):
         x = core.bake(model, drive).positions[:, 0]
         return x - x[:, :1]  # the shape, relative to the root
 
-    difference = np.linalg.norm(bake(2.0) - bake(0.0), axis=-1).max(axis=1)
+    cut, uncut = bake(2.0), bake(0.0)
+    difference = np.linalg.norm(cut - uncut, axis=-1).max(axis=1)
     assert difference[:24].max() == 0.0  # identical before the cut
-    assert difference[24:].max() < 0.05
-    assert difference[-1] < 0.01
+    assert difference[24:30].max() < 0.03  # carried over the cut with its shape
+    # No whip: particles move relative to the root no faster than without the cut. (The two
+    # runs part slowly afterwards: an undamped-enough driven chain is chaotic, and since the
+    # exact-length projection no longer damps numerically, a centimetre apart at the cut grows.)
+    def speed(shape):
+        return np.linalg.norm(np.diff(shape, axis=0), axis=-1).max(axis=1) * fps
+
+    assert speed(cut)[24:].max() < 1.5 * speed(uncut)[20:].max()

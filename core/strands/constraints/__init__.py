@@ -7,13 +7,9 @@ is a closed form of the current positions. Particles with inverse mass 0 never m
 
 from .distance import (
     DistanceScratch,
-    JacobiScratch,
     PairCoefficients,
     distance_coefficients,
-    flat_jacobi_coefficients,
-    jacobi_relaxation,
     project_pair,
-    solve_distance_jacobi,
     solve_distance_pairs,
 )
 from .ftl import FtlCoefficients, FtlScratch, solve_ftl
@@ -26,11 +22,7 @@ __all__ = [
     "DistanceScratch",
     "FtlCoefficients",
     "FtlScratch",
-    "JacobiScratch",
     "PairCoefficients",
-    "flat_jacobi_coefficients",
-    "jacobi_relaxation",
-    "solve_distance_jacobi",
     "solve_ftl",
     "project_pair",
     "distance_coefficients",

@@ -1,4 +1,4 @@
-"""XPBD distance constraint between particle pairs (stretch, and skip-one bending).
+"""XPBD distance constraint between particle pairs (compliant stretch; local shape's pairs).
 
 For C = |b - a| - rest with compliance alpha and alpha~ = alpha / h^2, one XPBD step with lambda
 reset to 0 gives dlambda = -C / (w_a + w_b + alpha~) and moves a by +w_a * C/(...) along the unit
@@ -92,24 +92,6 @@ def project_pair(x_a: np.ndarray, x_b: np.ndarray, *, rest: float, w_a: float, w
     return a[:, 0], b[:, 0]
 
 
-def jacobi_relaxation(coef_a: np.ndarray, coef_b: np.ndarray) -> np.ndarray:
-    """Per-particle under-relaxation for skip-one pairs (k, k+2) solved together (Jacobi).
-
-    A particle sits in up to two pairs; summing both XPBD corrections is exact for soft pairs
-    (tiny coefficients, the usual bending) but overshoots for stiff ones. Each particle's
-    corrections are scaled by `1 / max(1, sum of its coefficients)`: 1 for soft bending and for
-    rigid equal-mass pairs (two half corrections: plain Jacobi on the chain Laplacian, which
-    converges), less where a particle would take more than one full correction (a rigid pair
-    to a kinematic node plus another pair; constraint averaging, Macklin et al. 2014).
-    `coef_a`, `coef_b` (S, n) for pairs (k, k+2); returns (S, n + 2).
-    """
-    S, n = coef_a.shape
-    total = np.zeros((S, n + 2))
-    total[:, :n] += coef_a
-    total[:, 2:] += coef_b
-    return 1.0 / np.maximum(1.0, total)
-
-
 def flat_pairs(values: np.ndarray, offset: int) -> np.ndarray:
     """Per-pair values (S, Ps - offset) of pairs (i, i + offset) laid out for the flat view
     `x.reshape(3, -1)` of a (3, S, Ps) state: (S * Ps - offset,), pair i of strand s at
@@ -124,57 +106,3 @@ def flat_pairs(values: np.ndarray, offset: int) -> np.ndarray:
     flat = np.zeros((S, Ps))
     flat[:, :n] = values
     return flat.reshape(-1)[: S * Ps - offset].copy()
-
-
-class JacobiScratch:
-    """Temporaries for all skip-one pairs of a (3, S, Ps) state at once (flat layout)."""
-
-    def __init__(self, S: int, Ps: int):
-        n = S * Ps - 2
-        self.d = np.empty((3, n))
-        self.d2 = np.empty((3, n))
-        self.length = np.empty(n)
-        self.fa = np.empty(n)
-        self.fb = np.empty(n)
-
-
-def flat_jacobi_coefficients(c: PairCoefficients) -> PairCoefficients:
-    """`c` (per pair (S, Ps - 2)) in the flat layout `solve_distance_jacobi` reads."""
-    flat = PairCoefficients.__new__(PairCoefficients)
-    for name in ("coef_a", "coef_b", "coef_rest_a", "coef_rest_b"):
-        setattr(flat, name, flat_pairs(getattr(c, name), 2))
-    return flat
-
-
-def solve_distance_jacobi(x: np.ndarray, c: PairCoefficients, scratch: JacobiScratch) -> None:
-    """Project every pair (k, k+2) of `x` (3, S, Ps), C-contiguous, from the same positions
-    (Jacobi).
-
-    `c` holds the relaxed per-pair coefficients (see `jacobi_relaxation`) in the flat layout
-    (`flat_jacobi_coefficients`); 14 ufuncs for all pairs instead of 14 per Gauss-Seidel colour
-    on 4-D views.
-    """
-    if not x.flags.c_contiguous:  # the solver's state always is; anything else via a copy
-        work = np.ascontiguousarray(x)
-        solve_distance_jacobi(work, c, scratch)
-        x[...] = work
-        return
-    flat = x.reshape(3, -1)
-    a, b = flat[:, :-2], flat[:, 2:]
-    d, d2, length, fa, fb = scratch.d, scratch.d2, scratch.length, scratch.fa, scratch.fb
-    # Positional `out` and local names: at bench sizes the cost is per-call overhead.
-    subtract, multiply, add, divide = np.subtract, np.multiply, np.add, np.divide
-    subtract(b, a, d)
-    multiply(d, d, d2)
-    add(d2[0], d2[1], length)
-    add(length, d2[2], length)
-    np.sqrt(length, length)
-    np.maximum(length, EPS_LENGTH, length)
-    divide(c.coef_rest_a, length, fa)
-    subtract(c.coef_a, fa, fa)
-    divide(c.coef_rest_b, length, fb)
-    subtract(c.coef_b, fb, fb)
-    multiply(d, fa, d2)
-    add(a, d2, a)
-    multiply(d, fb, d2)
-    subtract(b, d2, b)

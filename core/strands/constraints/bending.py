@@ -1,0 +1,134 @@
+"""Bending: each particle's offset from the midpoint of its two neighbours (XPBD).
+
+    m_i = x_i - (x_{i-1} + x_{i+1}) / 2,   C_i = |m_i| - |m_i^rest|
+
+Why not the skip-one distance |x_{i+1} - x_{i-1}| of seed 000's Alice hair: near a straight
+chain that distance changes only with the square of the bend angle, so it gives no stiffness
+where a chain usually rests. Its compliance scale had no middle (the default drooped as far as
+no bending at all) and rigid skip-one links on a straight chain are singular (the three points
+are collinear: the links cannot push sideways), so the projections fought the exact lengths and
+a damped chain gained energy until it stood up above its root. The midpoint offset is first
+order in the bend angle (|m| = l sin(theta / 2) for two segments of length l meeting at an
+angle theta), so the energy |m|^2 / (2 alpha) is a proper bending spring of stiffness about
+l^2 / (4 alpha) per joint, and compliance 0 holds a straight chain straight.
+The offset's length is compared with the rest, so a curl keeps its curvature; which side it
+curls to is local shape's job (`local_shape.py`).
+
+Solved Gauss-Seidel in three colours (centres i mod 3 on the flat layout of the positions, so
+each colour is one strided view of all strands at once), XPBD (Macklin et al. 2016) with the
+multipliers reset every substep ("Small Steps", Macklin et al. 2019) and accumulated over the
+passes of that substep, so extra passes (stiff bending, solver.RIGID_BEND_PASSES) converge to the
+same compliance instead of stiffening it. The gradient of C_i is n on x_i and -n / 2 on both
+neighbours: dlambda = (-C - alpha~ lambda) / (w_i + (w_{i-1} + w_{i+1}) / 4 + alpha~),
+alpha~ = alpha / h^2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .distance import EPS_LENGTH
+
+COLOURS = 3
+# Bending that removes at least this fraction of its error per step (compliance below ~3e-5 m/N
+# at 240 Hz with unit masses) is "stiff" for the solver, which then alternates it with the exact
+# lengths a few more times per substep (solver.RIGID_BEND_PASSES): one pass left a rigid chain
+# drooping far more than its compliance says.
+STIFF_FACTOR = 0.5
+
+
+class BendCoefficients:
+    """Per-frame factors of every colour, each (n_c,) over the flat layout of a (3, S, Ps)
+    state: centre flat index k has neighbours k - 1 and k + 1; centres at a strand's first or
+    last particle (whose neighbours straddle two strands), at padding or with nothing movable
+    have zero factors."""
+
+    def __init__(self, *, w: np.ndarray, active: np.ndarray, rest_offset: np.ndarray,
+                 compliance: np.ndarray, h: float):
+        S, Ps = w.shape
+        wc, wl, wr = w[:, 1:-1], w[:, :-2], w[:, 2:]
+        alpha = np.asarray(compliance, dtype=np.float64) / (h * h)
+        mass = wc + 0.25 * (wl + wr)
+        denominator = mass + alpha
+        usable = ((mass > 0) & np.isfinite(denominator)
+                  & active[:, 1:-1] & active[:, :-2] & active[:, 2:])
+        inverse = np.where(usable, 1.0 / np.where(usable, denominator, 1.0), 0.0)
+        # Fraction of the bend error one step removes: 1 at compliance 0.
+        self.stiff = bool(np.any(mass * inverse >= STIFF_FACTOR))
+
+        def flat(values: np.ndarray) -> np.ndarray:
+            full = np.zeros((S, Ps))
+            full[:, 1:-1] = np.where(usable, values, 0.0)
+            return full.reshape(-1)
+
+        terms = {"rest": flat(rest_offset), "alpha": flat(alpha), "inverse": flat(inverse),
+                 "centre": flat(wc), "left": flat(0.5 * wl), "right": flat(0.5 * wr)}
+        self.total = S * Ps
+        self.colours = []
+        for c in range(COLOURS):
+            centres = slice(c + 1, self.total - 1, COLOURS)
+            count = len(range(*centres.indices(self.total)))
+            factors = {k: np.ascontiguousarray(v[centres]) for k, v in terms.items()}
+            if count and np.any(factors["inverse"]):
+                self.colours.append((c, count, factors))
+
+    def __bool__(self) -> bool:
+        return bool(self.colours)
+
+
+class BendScratch:
+    def __init__(self, total: int):
+        n = total // COLOURS + 1
+        self.m = np.empty((3, n))
+        self.m2 = np.empty((3, n))
+        self.length = np.empty(n)
+        self.dl = np.empty(n)
+        self.g = np.empty(n)
+        self.multipliers = [np.zeros(n) for _ in range(COLOURS)]
+
+
+def rest_offsets(rest_length: np.ndarray, skip_one_length: np.ndarray) -> np.ndarray:
+    """|x_i - (x_{i-1} + x_{i+1}) / 2| at rest, from the segment lengths (..., n) and the
+    skip-one distances (..., n - 1): the median of the triangle, sqrt(2a^2 + 2b^2 - c^2) / 2."""
+    a, b = rest_length[..., :-1], rest_length[..., 1:]
+    square = 2.0 * a * a + 2.0 * b * b - skip_one_length * skip_one_length
+    return 0.5 * np.sqrt(np.maximum(square, 0.0))
+
+
+def solve_bending(x: np.ndarray, c: BendCoefficients, scratch: BendScratch, *,
+                  first: bool = True) -> None:
+    """One Gauss-Seidel pass over the colours, in place on the (3, S, Ps) C-contiguous `x`.
+    `first`: the substep's first pass (multipliers start at 0); later passes continue them."""
+    flat = x.reshape(3, -1)
+    for colour, n, f in c.colours:
+        left = flat[:, colour : colour + COLOURS * n : COLOURS]
+        centre = flat[:, colour + 1 : colour + 1 + COLOURS * n : COLOURS]
+        right = flat[:, colour + 2 : colour + 2 + COLOURS * n : COLOURS]
+        m, m2, length = scratch.m[:, :n], scratch.m2[:, :n], scratch.length[:n]
+        dl, g, lam = scratch.dl[:n], scratch.g[:n], scratch.multipliers[colour][:n]
+        np.add(left, right, out=m)
+        m *= -0.5
+        m += centre
+        np.multiply(m, m, out=m2)
+        np.add(m2[0], m2[1], out=length)
+        length += m2[2]
+        np.sqrt(length, out=length)
+        np.maximum(length, EPS_LENGTH, out=length)
+        # dlambda = (|m_rest| - |m| - alpha~ lambda) / (mass term + alpha~)
+        np.subtract(f["rest"], length, out=dl)
+        if first:
+            lam[...] = 0.0
+        else:
+            np.multiply(f["alpha"], lam, out=g)
+            dl -= g
+        dl *= f["inverse"]
+        lam += dl
+        dl /= length  # along the unit offset: moves are w * dlambda * m / |m|
+        for target, weight, sign in ((centre, f["centre"], 1.0), (left, f["left"], -1.0),
+                                     (right, f["right"], -1.0)):
+            np.multiply(dl, weight, out=g)
+            np.multiply(m, g, out=m2)
+            if sign > 0:
+                target += m2
+            else:
+                target -= m2
