@@ -9,22 +9,22 @@ PRESETS: dict[str, dict[str, float]] = {
     # Long, light strands: little shape memory, so the hair swings and settles under gravity.
     "PONYTAIL": {
         "shape_stiffness": 0.05, "shape_decay": 1.0, "damping": 1.5,
-        "bend_compliance": 0.02, "drag": 0.5, "gravity_factor": 1.0,
+        "bend_compliance": 1e-4, "drag": 0.5, "gravity_factor": 1.0,
     },
     # A tail keeps its groomed curve near the root and whips at the tip.
     "TAIL": {
         "shape_stiffness": 0.3, "shape_decay": 0.5, "damping": 2.0,
-        "bend_compliance": 0.005, "drag": 0.3, "gravity_factor": 1.0,
+        "bend_compliance": 2e-5, "drag": 0.3, "gravity_factor": 1.0,
     },
     # Cloth-like dangling parts: almost no shape memory, soft bending.
     "SOFT": {
         "shape_stiffness": 0.02, "shape_decay": 2.0, "damping": 0.5,
-        "bend_compliance": 0.1, "drag": 0.8, "gravity_factor": 1.0,
+        "bend_compliance": 1e-3, "drag": 0.8, "gravity_factor": 1.0,
     },
     # Antennae, stiff ears: strong pull back to the animation, heavy damping.
     "STIFF": {
         "shape_stiffness": 0.5, "shape_decay": 0.2, "damping": 4.0,
-        "bend_compliance": 0.001, "drag": 0.2, "gravity_factor": 1.0,
+        "bend_compliance": 2e-6, "drag": 0.2, "gravity_factor": 1.0,
     },
 }
 

@@ -46,11 +46,13 @@ class WaftSetupSettings(bpy.types.PropertyGroup):
         name="Stretch Compliance", default=0.0, min=0.0, soft_max=0.01, precision=5,
         description="XPBD compliance of each segment's length in m/N; 0 = inextensible")
     bend_compliance: FloatProperty(
-        name="Bend Compliance", default=0.01, min=0.0, soft_max=1.0, precision=4,
-        description="XPBD compliance of the skip-one (anti-bend) spring in m/N; 0 = rigid")
+        name="Bend Compliance", default=5e-5, min=0.0, soft_max=2e-4, precision=6, step=0.001,
+        description="Softness of bending at each joint, in m/N (XPBD compliance of each "
+                    "particle's offset from its neighbours' midpoint): 0 = rigid, 1e-5 = stiff, "
+                    "5e-5 = bends under its own weight, 1e-3 and up = as soft as no bending")
     use_bending: BoolProperty(
         name="Bending", default=True,
-        description="Resist bending with a spring across every second particle")
+        description="Resist bending at every joint (see Bend Compliance)")
     use_tether: BoolProperty(
         name="Tether", default=True,
         description="Keep each particle within its rest length along the chain from the root "
@@ -106,8 +108,10 @@ class WaftSetupSettings(bpy.types.PropertyGroup):
                     "step, 1 = strands move out of step")
     ftl_damping: FloatProperty(
         name="FTL Damping", default=0.9, min=0.0, max=1.0, subtype='FACTOR',
-        description="Velocity correction of inextensible strands (DFTL, Müller 2012): 0 = plain "
-                    "follow-the-leader (stiff whip), 1 = strongest correction (calmer tips)")
+        description="Inextensible strands keep their lengths by an energy-conserving "
+                    "mass-weighted projection (SHAKE); where it cannot be used for a step (a "
+                    "teleport, a violent jerk) follow-the-leader takes over, with this velocity "
+                    "correction (DFTL, Müller 2012): 0 = plain follow-the-leader, 1 = calmest")
     local_stiffness: FloatProperty(
         name="Local Shape", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
         description="Keep each segment's rest direction relative to its parent segment, so "
