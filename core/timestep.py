@@ -60,3 +60,21 @@ def frame_interval(t: float, fps: float, frames: int) -> tuple[int, float]:
     f = math.floor(u)  # u is finite here; math.floor skips NumPy's scalar overhead
     f = min(f, frames - 2)
     return f, u - f
+
+
+def check_output(*, samples: int, fps: float, output_fps, output_frames) -> tuple[float, int]:
+    """The result's frame rate and frame count for `samples` inputs at `fps` per second.
+
+    `output_fps` None: the samples' rate; `output_frames` None: as many frames from t = 0 as
+    the samples cover. The add-on samples the animation on a fixed grid in seconds (several
+    samples per scene frame) and asks for the scene's frames, so every frame rate reads the same
+    instants. SetupError when the frames asked for reach past the last sample.
+    """
+    out_fps = fps if output_fps is None else check_fps(output_fps)
+    # Output frames must lie within the sampled time span (1e-9: float rounding of k / fps).
+    fit = int(np.floor((samples - 1) / fps * out_fps + 1e-9)) + 1
+    count = fit if output_frames is None else int(output_frames)
+    if not 1 <= count <= fit:
+        raise SetupError(f"output_frames {output_frames!r} must be in 1..{fit}: the "
+                         f"{samples} samples at {fps:g}/s cover {fit} frames at {out_fps:g} fps")
+    return out_fps, count

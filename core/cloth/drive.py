@@ -1,8 +1,12 @@
-"""Per-frame inputs of a cloth bake (`ClothDrive`) and their validation.
+"""Inputs of a cloth bake over time (`ClothDrive`) and their validation.
 
-Sampled once per scene frame; the solver interpolates reference positions, space and collider
-matrices linearly between the two frames around each fixed substep (so a fast collider sweeps
+Samples at `fps` per second; the solver interpolates reference positions, space and collider
+matrices linearly between the two samples around each fixed substep (so a fast collider sweeps
 instead of jumping), except across an animation cut or a reset, where it does not sweep at all.
+The result is at `output_fps` (default: the samples' rate), `output_frames` frames from t = 0:
+the add-on samples on a fixed grid in seconds (`addon.sampling.sample_times`, several samples
+per scene frame) and asks for the scene's frames, so fast motion bakes alike at every frame
+rate (as for strands, `core.strands.drive`).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import numpy as np
 
 from ..colliders import MIN_DETERMINANT, check_collider_matrix
 from ..errors import SetupError
-from ..timestep import check_fps
+from ..timestep import check_fps, check_output
 from .model import ClothModel
 from .params import ClothParams, validate_params
 
@@ -27,7 +31,9 @@ class ClothDrive:
     space: np.ndarray  # (F, C, 4, 4) character space per cloth (for local-space simulation)
     collider_matrix: np.ndarray  # (F, K, 4, 4)
     params: ClothParams
-    reset_frames: tuple[int, ...] = ()  # 0-based frames where the cloth restarts from reference
+    reset_frames: tuple[int, ...] = ()  # 0-based output frames where the cloth restarts
+    output_fps: float | None = None  # frames per second of the result (None: fps)
+    output_frames: int | None = None  # result frames from t = 0 (None: as many as fit)
 
     @property
     def frames(self) -> int:
@@ -41,7 +47,9 @@ class CheckedClothDrive:
     space: np.ndarray  # (F, C, 4, 4)
     collider_matrix: np.ndarray  # (F, K, 4, 4)
     params: dict[str, np.ndarray]  # broadcast to (F, C) / (F, C, 3)
-    reset_frames: frozenset[int]
+    reset_frames: frozenset[int]  # output frames
+    output_fps: float
+    output_frames: int
 
     @property
     def frames(self) -> int:
@@ -76,12 +84,16 @@ def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDr
         raise SetupError(f"cloth '{model.setup_names[c]}': space matrix at frame index {f} has "
                          f"a zero or negative scale (determinant {det[f, c]:.3g})")
     colliders = check_collider_matrix(drive.collider_matrix, F, model.colliders.names)
+    output_fps, output_frames = check_output(samples=F, fps=fps, output_fps=drive.output_fps,
+                                             output_frames=drive.output_frames)
     resets = set()
     for r in drive.reset_frames:
-        if int(r) != r or not 0 <= int(r) < F:
-            raise SetupError(f"reset frame {r!r} is outside the baked frames 0..{F - 1}")
+        if int(r) != r or not 0 <= int(r) < output_frames:
+            raise SetupError(f"reset frame {r!r} is outside the baked frames "
+                             f"0..{output_frames - 1}")
         resets.add(int(r))
     params = validate_params(drive.params, frames=F, setup_names=model.setup_names)
     return CheckedClothDrive(fps=fps, reference=reference, space=space,
                              collider_matrix=colliders, params=params,
-                             reset_frames=frozenset(resets))
+                             reset_frames=frozenset(resets), output_fps=output_fps,
+                             output_frames=output_frames)

@@ -159,8 +159,21 @@ class _Bake:
             per_cloth = np.zeros((self.F - 1, C))
             np.maximum.at(per_cloth, (slice(None), self.cloth), jump)
             cuts[1:] = per_cloth > drive.params["cut_threshold"][1:]
-        self.cuts = cuts
-        self.restart = cuts.copy()
+        # Output frames (the scene's, `drive.output_fps`) over the samples: each frame's sample
+        # interval and blend, its reference, and the cuts of the sample intervals that end
+        # within (frame i - 1, frame i] (a jump between two sub-frame samples is a cut of the
+        # scene frame it leads up to).
+        self.out_fps, self.F_out = drive.output_fps, drive.output_frames
+        out_t = np.arange(self.F_out) / self.out_fps
+        self.out_interval = [frame_interval(t, self.fps, self.F) for t in out_t]
+        self.out_sample = np.array([f + (a >= 1.0 - _TIME_EPS) for f, a in self.out_interval])
+        self.ref_out = np.stack([self._interpolate(self.reference, f, a)
+                                 for f, a in self.out_interval])
+        owner = np.ceil(np.arange(self.F) / self.fps * self.out_fps - 1e-9).astype(np.int64)
+        self.cuts = np.zeros((self.F_out, C), dtype=bool)
+        on = owner < self.F_out
+        np.logical_or.at(self.cuts, owner[on], cuts[on])
+        self.restart = self.cuts.copy()
         for r in drive.reset_frames:
             self.restart[r] = True
         extent = np.zeros(C)
@@ -169,6 +182,15 @@ class _Bake:
             pts = model.rest_positions[lo:hi]
             extent[c] = np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))
         self.bound = np.maximum(DIVERGENCE_FACTOR * extent, DIVERGENCE_MIN_BOUND)[self.cloth]
+
+    def _interpolate(self, values: np.ndarray, f: int, alpha: float) -> np.ndarray:
+        """`values` (F, ...) at the blend `alpha` of sample interval `f` (exact at alpha 0 / 1)."""
+        if alpha == 0.0:
+            return values[f].copy()
+        g = min(f + 1, self.F - 1)
+        if alpha == 1.0:
+            return values[g].copy()
+        return values[f] + alpha * (values[g] - values[f])
 
     # ----------------------------------------------------------------------------------------
     def frame(self, f: int) -> _Frame:
@@ -264,14 +286,15 @@ class _Bake:
         return self._constraint_cache[key]
 
     # ----------------------------------------------------------------------------------------
-    def reference_at(self, t: float, restarting: np.ndarray | None) -> tuple[np.ndarray, int,
-                                                                          float]:
-        """Reference (N, 3) at time `t`; frozen at the interval start for restarting cloths."""
+    def reference_at(self, t: float, restarting: np.ndarray | None,
+                     frozen: np.ndarray) -> tuple[np.ndarray, int, float]:
+        """Reference (N, 3) at time `t`; `frozen` (the previous output frame's) for restarting
+        cloths."""
         f, alpha = frame_interval(t, self.fps, self.F)
         g = min(f + 1, self.F - 1)
         ref = self.reference[f] + alpha * (self.reference[g] - self.reference[f])
         if restarting is not None:
-            ref[restarting] = self.reference[f][restarting]
+            ref[restarting] = frozen[restarting]
         return ref, f, alpha
 
     def step(self, x: np.ndarray, x_prev: np.ndarray, n: int, fr: _Frame, ref: np.ndarray,
@@ -390,13 +413,12 @@ class _Bake:
     # ----------------------------------------------------------------------------------------
     def run(self) -> Iterator[tuple[int, int]]:
         model, h, F, fps = self.model, self.h, self.F, self.fps
+        F_out, out_fps = self.F_out, self.out_fps
         N = model.n_vertices
         x = self.reference[0].copy()
         x_prev = x.copy()
-        # At rest at t = 0 under constant acceleration: x_prev = x + a h^2 / 2 makes position
-        # Verlet reproduce x0 + a t^2 / 2 exactly (no spurious initial velocity a h / 2).
-        positions = np.empty((F, N, 3))
-        contacts = np.zeros((F, N), dtype=bool)
+        positions = np.empty((F_out, N, 3))
+        contacts = np.zeros((F_out, N), dtype=bool)
         contact = np.zeros(N, dtype=bool)
         contact_any = np.zeros(N, dtype=bool)
         substeps = 0
@@ -437,11 +459,11 @@ class _Bake:
         blend_frames = np.zeros(model.n_cloths, dtype=np.int64)
         self._output(positions, 0, x, blend_gap, blend_start, blend_frames)
         contacts[0] = contact_any
-        yield 1, F
+        yield 1, F_out
         n = 0
         before = np.empty_like(x)
-        for i in range(1, F):
-            T = i / fps
+        for i in range(1, F_out):
+            T = i / out_fps
             restart_cloths = self.restart[i]
             restarting = restart_cloths[self.cloth] if restart_cloths.any() else None
             contact_any[:] = False
@@ -449,7 +471,7 @@ class _Bake:
             while n * h < T - _TIME_EPS:
                 t_start, t_end = n * h, (n + 1) * h
                 fr = self.frame(frame_interval(t_end, fps, F)[0])
-                ref, f, alpha = self.reference_at(t_end, restarting)
+                ref, f, alpha = self.reference_at(t_end, restarting, self.ref_out[i - 1])
                 space_start = None
                 if fr.needs_carry:
                     fs, a_s = frame_interval(t_start, fps, F)
@@ -474,8 +496,8 @@ class _Bake:
             if crossed and abs(n * h - T) > _TIME_EPS:
                 w = (T - (n - 1) * h) / h
                 out = before + w * (x - before)
-                out[self.pinned_index] = self.reference[i][self.pinned_index]
-                levels = self.frame(min(i, F - 1)).levels
+                out[self.pinned_index] = self.ref_out[i][self.pinned_index]
+                levels = self.frame(self.out_sample[i]).levels
                 if levels:
                     # Blending two exact-length states shortens rotating links (a chord).
                     sweep_levels(out, levels)
@@ -484,7 +506,7 @@ class _Bake:
             if restarting is not None:
                 # Restart from the new reference at rest; the output blends the old deformation
                 # (cloth minus reference at the previous frame) away over cut_blend_frames.
-                gap = positions[i - 1] - self.reference[i - 1]
+                gap = positions[i - 1] - self.ref_out[i - 1]
                 cut_cloths = self.cuts[i]
                 blend_now = cut_cloths[self.cloth] & restarting
                 blend_gap[restarting] = np.where(blend_now[restarting, None],
@@ -492,15 +514,16 @@ class _Bake:
                 blend_start[restart_cloths] = i
                 blend_frames[restart_cloths] = np.where(
                     cut_cloths[restart_cloths],
-                    self.params["cut_blend_frames"][i][restart_cloths], 0)
-                x[restarting] = self.reference[i][restarting]
-                x_prev[restarting] = x[restarting] + 0.5 * self.frame(i).accel_h2[restarting]
+                    self.params["cut_blend_frames"][self.out_sample[i]][restart_cloths], 0)
+                x[restarting] = self.ref_out[i][restarting]
+                x_prev[restarting] = (x[restarting]
+                                      + 0.5 * self.frame(self.out_sample[i]).accel_h2[restarting])
                 contact[restarting] = False
                 out = out.copy()
                 out[restarting] = x[restarting]
             self._output(positions, i, out, blend_gap, blend_start, blend_frames)
             contacts[i] = contact_any
-            yield i + 1, F
+            yield i + 1, F_out
         self.result = ClothResult(positions=positions, contact=contacts, cuts=self.cuts.copy(),
                                   substeps=substeps)
 
@@ -508,21 +531,21 @@ class _Bake:
                 blend_start: np.ndarray, blend_frames: np.ndarray) -> None:
         out = positions[i]
         out[...] = x
-        out[self.pinned_index] = self.reference[i][self.pinned_index]
+        out[self.pinned_index] = self.ref_out[i][self.pinned_index]
         # Cut blend: weight 1 - (i - start + 1) / (B + 1) of the old deformation on frame i.
         age = i - blend_start + 1
         weight = np.where((blend_frames > 0) & (age <= blend_frames),
                           1.0 - age / (blend_frames + 1.0), 0.0)
         if np.any(weight > 0):
             out += weight[self.cloth][:, None] * blend_gap
-            fr = self.frame(i)
+            fr = self.frame(self.out_sample[i])
             if fr.max_index.size:  # the blend never takes a vertex past its max distance
-                clamp_max_distance(out, self.reference[i], fr.max_index, fr.max_limit,
+                clamp_max_distance(out, self.ref_out[i], fr.max_index, fr.max_limit,
                                    by_axis=fr.max_by_axis)
         self._check(out, i)
 
     def _check(self, out: np.ndarray, frame: int) -> None:
-        distance = np.linalg.norm(out - self.reference[frame], axis=-1)
+        distance = np.linalg.norm(out - self.ref_out[frame], axis=-1)
         first = first_diverged(distance, self.bound)
         if first is not None:
             (v,) = first
@@ -590,7 +613,7 @@ class ClothBakeJob(FrameJob):
             raise SetupError(f"settings must be a SolverSettings, got {type(settings).__name__}")
         checked = validate_cloth_drive(model, drive)
         bake = _Bake(model, checked, settings)
-        super().__init__(bake, bake.run(), checked.frames)
+        super().__init__(bake, bake.run(), checked.output_frames)
 
 
 def bake_cloth_steps(model: ClothModel, drive: ClothDrive,

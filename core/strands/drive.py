@@ -21,7 +21,7 @@ import numpy as np
 
 from ..colliders import MIN_DETERMINANT, check_collider_matrix
 from ..errors import SetupError
-from ..timestep import check_fps
+from ..timestep import check_fps, check_output
 from .model import StrandModel
 from .params import StrandParams, validate_params
 
@@ -107,13 +107,8 @@ def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
 
     params = validate_params(drive.params, frames=F, strands=S, particles=P, active=active,
                              strand_setup=model.strand_setup, setup_names=model.setup_names)
-    output_fps = fps if drive.output_fps is None else check_fps(drive.output_fps)
-    # Output frames must lie within the sampled time span (1e-9: float rounding of k / fps).
-    fit = int(np.floor((F - 1) / fps * output_fps + 1e-9)) + 1
-    output_frames = fit if drive.output_frames is None else int(drive.output_frames)
-    if not 1 <= output_frames <= fit:
-        raise SetupError(f"output_frames {drive.output_frames!r} must be in 1..{fit}: the "
-                         f"{F} samples at {fps:g}/s cover {fit} frames at {output_fps:g} fps")
+    output_fps, output_frames = check_output(samples=F, fps=fps, output_fps=drive.output_fps,
+                                             output_frames=drive.output_frames)
     return CheckedDrive(fps=fps, reference=reference, kinematic=kinematic, space=space,
                         collider_matrix=colliders, params=params, output_fps=output_fps,
                         output_frames=output_frames)
