@@ -103,11 +103,17 @@ def reset_indices(read: ClothRead) -> tuple[int, ...]:
                         if read.frame_start < f <= read.frame_end))
 
 
-def cloth_input(read: ClothRead, samples: ClothSamples) -> ClothInput:
+def cloth_input(read: ClothRead, samples: ClothSamples, *, rate: float | None = None
+                ) -> ClothInput:
+    """The core's model and drive; ``rate``: the samples' rate per second when they are on the
+    sub-frame grid (``addon.sampling.sample_times``), None when they are the scene frames. The
+    drive's output is the scene's frames either way."""
     model = build_cloth_model(cloths=cloth_rests(read), colliders=collider_set(read.colliders),
                               collider_mask=read.collider_mask)
     reference = references(read, samples)
-    drive = ClothDrive(fps=read.fps, reference=np.concatenate(reference, axis=1),
+    drive = ClothDrive(fps=read.fps if rate is None else rate,
+                       reference=np.concatenate(reference, axis=1),
                        space=spaces(read, samples), collider_matrix=samples.collider_matrix,
-                       params=cloth_params(read, samples), reset_frames=reset_indices(read))
+                       params=cloth_params(read, samples), reset_frames=reset_indices(read),
+                       output_fps=read.fps, output_frames=read.frame_end - read.frame_start + 1)
     return ClothInput(model=model, drive=drive, reference=reference)

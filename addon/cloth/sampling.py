@@ -1,4 +1,5 @@
-"""Sample once: one ``scene.frame_set`` per frame for every cage, armature, body and collider.
+"""Sample once: one ``scene.frame_set`` per sample time for every cage, armature, body and
+collider (sample times may be sub-frame: ``addon.sampling.sample_times``).
 
 The reference shape of a cage is its evaluated (skinned) mesh,
 ``attributes["position"].data.foreach_get("vector")`` (reference/blender-api.md §2), in world
@@ -52,12 +53,25 @@ class ClothSamples:
     collider_matrix: np.ndarray  # (F, K, 4, 4) metres
     settings: list  # per setup {name: (F or 1, ...) array}
 
+    def take(self, index: np.ndarray) -> ClothSamples:
+        """The samples at ``index`` (settings read once keep their single row)."""
+        def rows(a: np.ndarray) -> np.ndarray:
+            return a if len(a) == 1 and len(self.frames) > 1 else a[index]
+        return ClothSamples(
+            frames=self.frames[index], cage=[c[index] for c in self.cage],
+            pose=[p[index] for p in self.pose],
+            armature_world=[m[index] for m in self.armature_world],
+            body=[None if b is None else b[index] for b in self.body],
+            body_triangles=self.body_triangles, collider_matrix=self.collider_matrix[index],
+            settings=[{n: rows(v) for n, v in d.items()} for d in self.settings])
+
 
 class ClothSampler(FrameSampler):
     """Samples the frame range in chunks (``sample_chunk``), like the strands' Sampler."""
 
-    def __init__(self, scene, read: ClothRead):
-        super().__init__(scene, np.arange(read.frame_start, read.frame_end + 1))
+    def __init__(self, scene, read: ClothRead, times: np.ndarray | None = None):
+        super().__init__(scene, np.arange(read.frame_start, read.frame_end + 1)
+                         if times is None else times)
         self.read = read
         n = len(self.frames)
         self._cage = [np.empty((n, s.n_vertices * 3), np.float32) for s in read.setups]
@@ -148,10 +162,11 @@ def check_samples(read: ClothRead, samples: ClothSamples) -> None:
         check_settings_finite(where, samples.settings[s], frames)
 
 
-def sample_cloth(scene, read: ClothRead, *, chunk: int = 1 << 30, system: str = "cloth"):
-    """Generator: sample every frame, yielding ``Progress``; returns ``ClothSamples``. The
-    current frame and the tracks' mute state are restored however it ends (also when closed
-    early: a cancelled bake)."""
+def sample_cloth(scene, read: ClothRead, *, times: np.ndarray | None = None,
+                 chunk: int = 1 << 30, system: str = "cloth"):
+    """Generator: sample every frame (or the scene frames ``times``, possibly fractional),
+    yielding ``Progress``; returns ``ClothSamples``. The current frame and the tracks' mute
+    state are restored however it ends (also when closed early: a cancelled bake)."""
     return (yield from sample_steps(
-        scene, ClothSampler(scene, read), chunk=chunk,
+        scene, ClothSampler(scene, read, times), chunk=chunk,
         muted=result_tracks_muted(s.armature for s in read.setups), system=system))

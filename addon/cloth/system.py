@@ -16,6 +16,7 @@ from ...core.cloth.solver import bake_cloth_steps
 from ...core.errors import DivergenceError
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
+from ..sampling import sample_times
 from . import assemble, pose, reading, sampling, writing
 
 NAME = "cloth"
@@ -59,8 +60,15 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
     for setup in read.setups:
         static.setdefault(setup.armature.name, []).extend(
             writing.static_channels(setup.armature, setup.bone_names))
-    samples = yield from sampling.sample_cloth(scene, read, chunk=sample_chunk, system=NAME)
-    inputs = assemble.cloth_input(read, samples)
+    rate = float(scene.waft.sample_rate)
+    times, on_grid, at_frames = sample_times(read.frame_start, read.frame_end, read.fps, rate)
+    samples = yield from sampling.sample_cloth(scene, read, times=times, chunk=sample_chunk,
+                                               system=NAME)
+    sub_frame = rate > read.fps  # else the samples are the scene frames
+    inputs = assemble.cloth_input(read, samples.take(on_grid) if sub_frame else samples,
+                                  rate=rate if sub_frame else None)
+    if sub_frame:  # the scene frames, for the bone keys
+        samples = samples.take(at_frames)
     t1 = time.perf_counter()
     result = yield from solve_steps(
         lambda: bake_cloth_steps(inputs.model, inputs.drive, settings), read.frame_start,
@@ -71,6 +79,7 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
     report = ClothReport(frames=len(frames), sample_s=t1 - t0, solve_s=t2 - t1)
     per_armature: dict[str, tuple] = {}
     cages = []
+    reference = assemble.references(read, samples) if sub_frame else inputs.reference
     for s, setup in enumerate(read.setups):
         positions = result.positions[:, offsets[s]:offsets[s + 1]] / read.unit_scale
         keys = pose.bone_keys(setup, positions, samples.pose[s], samples.armature_world[s])
@@ -83,7 +92,7 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
                                               bones=len(setup.bone_names),
                                               particles=setup.n_vertices))
         report.positions[setup.name] = positions
-        report.reference[setup.name] = inputs.reference[s] / read.unit_scale
+        report.reference[setup.name] = reference[s] / read.unit_scale
         if setup.object.waft_cloth.use_cage_output:
             cages.append((setup.object, positions))
     report.bones = sum(r.bones for r in report.setups)

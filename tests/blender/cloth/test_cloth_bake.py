@@ -4,6 +4,7 @@ optional cage mesh."""
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 
@@ -126,6 +127,45 @@ def test_frame_rates_agree(scene, bake_api):
         assert np.max(np.abs(results[fps] - results[24])) < 1e-3, fps
 
 
+def _fast_figure_eight(scene, bake_api, fps: int, *, sample_rate: float | None = None
+                       ) -> np.ndarray:
+    """The cage's root keyed on a 1.5 Hz figure-eight peaking at 5 g (keys every 1/12 s in
+    seconds, Bezier), baked at ``fps``; the cloth bones' heads at 0, 1 and 2 s."""
+    rig, cage = cloth_rigs.cloth_rig(scene)
+    scene.render.fps, scene.render.fps_base = fps, 1.0
+    if sample_rate is not None:  # else the default
+        scene.waft.sample_rate = sample_rate
+    scene.frame_start, scene.frame_end = 1, 1 + 2 * fps
+    omega = 2 * math.pi * 1.5
+    amplitude = 5.0 * 9.81 / omega**2
+    root = rig.pose.bones[cloth_rigs.ROOT]
+    for k in range(25):  # keys at t = k / 12 s
+        t = k / 12
+        root.location = (amplitude * math.sin(omega * t), 0.0,
+                         0.5 * amplitude * math.sin(2 * omega * t))
+        root.keyframe_insert("location", frame=1 + t * fps)
+    _bake(scene, bake_api)
+    names = [item.bone for item in cage.waft_cloth.bones]
+    return cloth_rigs.bone_worlds(scene, rig, names, [1, 1 + fps, 1 + 2 * fps])[..., :3, 3]
+
+
+def test_fast_motion_bakes_alike_at_24_25_30_50_and_60_fps(scene, bake_api):
+    """Sub-frame sampling at the default rate: every frame rate reads the animation at the same
+    instants (read once per frame, linear in between, 24 and 60 fps part by centimetres)."""
+    results = {}
+    for fps in (24, 25, 30, 50, 60):
+        rigs.reset_scene(scene)
+        results[fps] = _fast_figure_eight(scene, bake_api, fps)
+    assert np.ptp(results[24][..., 0]) > 0.05  # the bones move
+    for fps in (25, 30, 50, 60):
+        assert np.max(np.linalg.norm(results[fps] - results[24], axis=-1)) < 1e-3, fps
+    once_per_frame = {}
+    for fps in (24, 60):
+        rigs.reset_scene(scene)
+        once_per_frame[fps] = _fast_figure_eight(scene, bake_api, fps, sample_rate=0.0)
+    assert np.max(np.linalg.norm(once_per_frame[60] - once_per_frame[24], axis=-1)) > 1e-2
+
+
 def test_users_action_is_kept_and_clear_restores_it(scene, bake_api, swinging):
     rig, _cage = swinging
     action = rig.animation_data.action
@@ -185,7 +225,12 @@ def test_progress_is_reported_per_phase(scene, bake_api, swinging):
     phases = {p.phase for p in cloth}
     assert {"sample", "solve"} <= phases
     samples = [p.done for p in cloth if p.phase == "sample"]
-    assert samples == sorted(samples) and samples[-1] == 24
+    # Frames 1..24 at 24 fps read every 1 / sample_rate s (120 Hz by default): 5 samples per
+    # frame interval plus the last frame.
+    per_frame = round(scene.waft.sample_rate / scene.render.fps)
+    assert samples == sorted(samples) and samples[-1] == 23 * per_frame + 1
+    solved = [p.done for p in cloth if p.phase == "solve"]
+    assert solved[-1] == 24  # the scene's frames
     assert all(0.0 <= p.fraction <= 1.0 for p in seen)
 
 
