@@ -78,3 +78,14 @@ def check_output(*, samples: int, fps: float, output_fps, output_frames) -> tupl
         raise SetupError(f"output_frames {output_frames!r} must be in 1..{fit}: the "
                          f"{samples} samples at {fps:g}/s cover {fit} frames at {out_fps:g} fps")
     return out_fps, count
+
+
+def interpolate(values: np.ndarray, f: int, alpha: float) -> np.ndarray:
+    """`values` (F, ...) at the blend `alpha` of sample interval `f` (`frame_interval`): a copy,
+    exact at alpha 0 and 1 (the samples themselves, no rounding)."""
+    if alpha == 0.0:
+        return values[f].copy()
+    g = min(f + 1, len(values) - 1)
+    if alpha == 1.0:
+        return values[g].copy()
+    return values[f] + alpha * (values[g] - values[f])

@@ -18,6 +18,7 @@ from ...core.errors import DivergenceError
 from ..progress import solve_steps
 from ..reading import collider_set
 from ..report import SystemReport, timings
+from ..sampling import sample_times
 from . import rods, writing
 
 NAME = "rod"
@@ -56,10 +57,17 @@ def run_steps(prepared: rods.RodRead, scene, *, settings, sample_chunk: int = SA
     static = {a.name: writing.static_channels(
         a.object, [n for c in read.chains if c.armature == i for n in c.bone_names],
         writing.ROD) for i, a in enumerate(read.armatures)}
-    samples = yield from rods.sample_rods(scene, read, chunk=sample_chunk, system=NAME)
+    rate = float(scene.waft.sample_rate)
+    times, on_grid, at_frames = sample_times(read.frame_start, read.frame_end, read.fps, rate)
+    samples = yield from rods.sample_rods(scene, read, times=times, chunk=sample_chunk,
+                                          system=NAME)
     model = build_rod_model(rods=rods.rod_rests(read), colliders=collider_set(read.colliders),
                             collider_mask=read.collider_mask)
-    drive = rods.rod_drive(read, samples)
+    sub_frame = rate > read.fps  # else the samples are the scene frames
+    drive = rods.rod_drive(read, samples.take(on_grid) if sub_frame else samples,
+                           rate=rate if sub_frame else None)
+    if sub_frame:  # the scene frames, for the bone keys
+        samples = samples.take(at_frames)
     t1 = time.perf_counter()
     result = yield from solve_steps(lambda: bake_rods_steps(model, drive, settings),
                                     read.frame_start, system=NAME)

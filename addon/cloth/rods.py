@@ -160,10 +160,21 @@ class RodSamples:
     collider_matrix: np.ndarray  # (F, K, 4, 4) metres
     settings: list  # per armature {name: (F or 1, ...)}
 
+    def take(self, index: np.ndarray) -> RodSamples:
+        """The samples at ``index`` (settings read once keep their single row)."""
+        def rows(a: np.ndarray) -> np.ndarray:
+            return a if len(a) == 1 and len(self.frames) > 1 else a[index]
+        return RodSamples(frames=self.frames[index], pose=[p[index] for p in self.pose],
+                          armature_world=[m[index] for m in self.armature_world],
+                          collider_matrix=self.collider_matrix[index],
+                          settings=[{n: rows(v) for n, v in d.items()} for d in self.settings])
 
-def sample_rods(scene, read: RodRead, *, chunk: int = 1 << 30, system: str = "rod"):
-    """Generator yielding ``Progress``; returns ``RodSamples`` (frame and mutes restored)."""
-    frames = np.arange(read.frame_start, read.frame_end + 1)
+
+def sample_rods(scene, read: RodRead, *, times: np.ndarray | None = None,
+                chunk: int = 1 << 30, system: str = "rod"):
+    """Generator yielding ``Progress``; returns ``RodSamples`` (frame and mutes restored) at
+    every frame, or at the scene frames ``times`` (possibly fractional: sub-frame samples)."""
+    frames = np.arange(read.frame_start, read.frame_end + 1) if times is None else times
     n = len(frames)
     pose = [np.empty((n, a.bone_count * 16), np.float32) for a in read.armatures]
     world = np.empty((n, len(read.armatures), 4, 4))
@@ -174,7 +185,8 @@ def sample_rods(scene, read: RodRead, *, chunk: int = 1 << 30, system: str = "ro
     settings = [{name: [] for name in names} for _ in read.armatures]
     with frame_kept(scene), result_tracks_muted(a.object for a in read.armatures):
         for i, f in enumerate(frames):
-            scene.frame_set(int(f))
+            whole = int(np.floor(f))
+            scene.frame_set(whole, subframe=float(f) - whole)
             for a, armature in enumerate(read.armatures):
                 ob = armature.object
                 ob.pose.bones.foreach_get("matrix", pose[a][i])
@@ -232,7 +244,10 @@ def rod_rests(read: RodRead) -> list[RodRest]:
     return out
 
 
-def rod_drive(read: RodRead, samples: RodSamples) -> RodDrive:
+def rod_drive(read: RodRead, samples: RodSamples, *, rate: float | None = None) -> RodDrive:
+    """The core's drive; ``rate``: the samples' rate per second when they are on the sub-frame
+    grid (``addon.sampling.sample_times``), None when they are the scene frames. Its output is
+    the scene's frames either way."""
     F, S = len(samples.frames), len(read.chains)
     B = max(len(c.bone_names) for c in read.chains)
     reference = np.empty((F, S, B + 1, 3))
@@ -256,9 +271,10 @@ def rod_drive(read: RodRead, samples: RodSamples) -> RodDrive:
     for name in FLOAT_SETTINGS + VECTOR_SETTINGS:
         stacked = stack_setups([samples.settings[c.armature][name] for c in read.chains])
         values[name] = stacked * read.unit_scale if name in LENGTH_SETTINGS else stacked
-    return RodDrive(fps=read.fps, reference=reference, reference_orientation=orientation,
-                    space=space, collider_matrix=samples.collider_matrix,
-                    params=RodParams(**values))
+    return RodDrive(fps=read.fps if rate is None else rate, reference=reference,
+                    reference_orientation=orientation, space=space,
+                    collider_matrix=samples.collider_matrix, params=RodParams(**values),
+                    output_fps=read.fps, output_frames=read.frame_end - read.frame_start + 1)
 
 
 def chain_keys(read: RodRead, samples: RodSamples, chain: RodChainRead, positions: np.ndarray,

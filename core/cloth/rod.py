@@ -39,7 +39,7 @@ from .. import transcendental
 from ..colliders import ColliderKind, ColliderSet, apply_friction, is_similarity, shape_normal
 from ..errors import DivergenceError, SetupError
 from ..job import FrameJob, run_job
-from ..timestep import SolverSettings
+from ..timestep import SolverSettings, check_output, interpolate
 from ..validation import out_of_range
 from .params import STANDARD_GRAVITY
 from .solver import DFTL_DAMPING, affine_inverse, frame_interval
@@ -254,6 +254,10 @@ class RodDrive:
     space: np.ndarray  # (F, S, 4, 4)
     collider_matrix: np.ndarray  # (F, K, 4, 4)
     params: RodParams
+    # The result's frames (as for cloth and strands: the add-on samples on a grid in seconds
+    # and asks for the scene's frames); None: the samples' rate / as many as fit.
+    output_fps: float | None = None
+    output_frames: int | None = None
 
 
 @dataclass(frozen=True)
@@ -312,6 +316,9 @@ class _RodBake:
         self.reference = np.asarray(drive.reference, dtype=np.float64)
         self.ref_q = _unit(np.asarray(drive.reference_orientation, dtype=np.float64))
         self.F = self.reference.shape[0]
+        self.out_fps, self.F_out = check_output(samples=self.F, fps=self.fps,
+                                                output_fps=drive.output_fps,
+                                                output_frames=drive.output_frames)
         B = model.segments
         # Even/odd colours along the rods (segments j share particle j+1 with segment j+1).
         self.seg_colours = [np.arange(0, B, 2), np.arange(1, B, 2)]
@@ -474,20 +481,21 @@ class _RodBake:
 
     def run(self):
         model, h, F, fps = self.model, self.h, self.F, self.fps
+        F_out = self.F_out
         x = self.reference[0].copy()
         x_prev = x.copy()
         q = self.ref_q[0].copy()
         q_prev = q.copy()
         c0 = self.coefficients(0)
         x_prev += 0.5 * c0["accel_h2"]
-        positions = np.empty((F,) + x.shape)
-        orientation = np.empty((F,) + q.shape)
+        positions = np.empty((F_out,) + x.shape)
+        orientation = np.empty((F_out,) + q.shape)
         positions[0], orientation[0] = x, q
-        yield 1, F
+        yield 1, F_out
         n = 0
         substeps = 0
-        for i in range(1, F):
-            T = i / fps
+        for i in range(1, F_out):
+            T = i / self.out_fps
             before = None
             while n * h < T - _TIME_EPS:
                 t0, t1 = n * h, (n + 1) * h
@@ -503,14 +511,15 @@ class _RodBake:
                 orientation[i] = _unit(before[1] + w * (_sign_align(q, before[1]) - before[1]))
             else:
                 positions[i], orientation[i] = x, q
-            positions[i, :, 0] = self.reference[i, :, 0]
+            reference = interpolate(self.reference, *frame_interval(T, fps, F))
+            positions[i, :, 0] = reference[:, 0]
             orientation[i] = _sign_align(orientation[i], orientation[i - 1])
-            distance = np.linalg.norm(positions[i] - self.reference[i], axis=-1).max(axis=1)
+            distance = np.linalg.norm(positions[i] - reference, axis=-1).max(axis=1)
             bad = ~(distance <= self.bound) | ~np.all(np.isfinite(orientation[i]), axis=(1, 2))
             if bad.any():
                 s = int(np.flatnonzero(bad)[0])
                 raise DivergenceError(model.setup_names[s], i, "rod left its reference")
-            yield i + 1, F
+            yield i + 1, F_out
         self.result = RodResult(positions=positions, orientation=orientation, substeps=substeps)
 
 
@@ -524,7 +533,7 @@ class RodBakeJob(FrameJob):
 
     def __init__(self, model: RodModel, drive: RodDrive, settings: SolverSettings):
         bake = _RodBake(model, drive, settings)
-        super().__init__(bake, bake.run(), bake.F)
+        super().__init__(bake, bake.run(), bake.F_out)
 
 
 def bake_rods_steps(model: RodModel, drive: RodDrive,

@@ -37,7 +37,7 @@ from ..colliders import ColliderKind, is_similarity, surface_motion
 from ..errors import DivergenceError, SetupError
 from ..forces import wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
-from ..timestep import SolverSettings, frame_interval
+from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
     Colour,
     Level,
@@ -167,7 +167,7 @@ class _Bake:
         out_t = np.arange(self.F_out) / self.out_fps
         self.out_interval = [frame_interval(t, self.fps, self.F) for t in out_t]
         self.out_sample = np.array([f + (a >= 1.0 - _TIME_EPS) for f, a in self.out_interval])
-        self.ref_out = np.stack([self._interpolate(self.reference, f, a)
+        self.ref_out = np.stack([interpolate(self.reference, f, a)
                                  for f, a in self.out_interval])
         owner = np.ceil(np.arange(self.F) / self.fps * self.out_fps - 1e-9).astype(np.int64)
         self.cuts = np.zeros((self.F_out, C), dtype=bool)
@@ -182,15 +182,6 @@ class _Bake:
             pts = model.rest_positions[lo:hi]
             extent[c] = np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))
         self.bound = np.maximum(DIVERGENCE_FACTOR * extent, DIVERGENCE_MIN_BOUND)[self.cloth]
-
-    def _interpolate(self, values: np.ndarray, f: int, alpha: float) -> np.ndarray:
-        """`values` (F, ...) at the blend `alpha` of sample interval `f` (exact at alpha 0 / 1)."""
-        if alpha == 0.0:
-            return values[f].copy()
-        g = min(f + 1, self.F - 1)
-        if alpha == 1.0:
-            return values[g].copy()
-        return values[f] + alpha * (values[g] - values[f])
 
     # ----------------------------------------------------------------------------------------
     def frame(self, f: int) -> _Frame:
