@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from ..core.errors import DivergenceError
@@ -27,18 +26,14 @@ class Progress:
         return start + span * (self.done / max(self.total, 1))
 
 
-def solve_steps(make_job, frame_start: int, *, system: str = "strands",
-                frames_per_sample: float = 1.0):
+def solve_steps(make_job, frame_start: int, *, system: str = "strands"):
     """Generator: run the core bake job ``make_job()`` frame by frame, yielding 'solve'
-    ``Progress``; returns the job's result. Core counts frames from 0 at the first baked frame
-    (``frames_per_sample`` scene frames per core frame when it runs on sub-frame samples), so a
-    ``DivergenceError`` is raised again with the scene frame users see (the first at or after
-    the sample)."""
+    ``Progress``; returns the job's result. Core counts frames from 0 at the first baked frame,
+    so a ``DivergenceError`` is raised again with the scene frame users see."""
     try:
         job = make_job()
         for done, total in job:
             yield Progress("solve", done, total, system=system)
     except DivergenceError as error:
-        frame = frame_start + math.ceil(error.frame * frames_per_sample - 1e-9)
-        raise DivergenceError(error.setup, frame, error.detail) from error
+        raise DivergenceError(error.setup, frame_start + error.frame, error.detail) from error
     return job.result

@@ -57,17 +57,6 @@ class RagdollSamples:
     ragdoll_settings: list  # per ragdoll {name: (F or 1,)}
     body_settings: list  # per ragdoll {name: (F or 1, N)}
 
-    def take(self, index) -> RagdollSamples:
-        """The samples at ``index`` (settings read once keep their single row)."""
-        def rows(a: np.ndarray) -> np.ndarray:
-            return a if len(a) == 1 and len(self.frames) > 1 else a[index]
-        return RagdollSamples(
-            frames=self.frames[index], pose=[p[index] for p in self.pose],
-            object_matrix=self.object_matrix[index],
-            collider_matrix=self.collider_matrix[index], gravity=self.gravity[index],
-            ragdoll_settings=[{n: rows(v) for n, v in d.items()} for d in self.ragdoll_settings],
-            body_settings=[{n: rows(v) for n, v in d.items()} for d in self.body_settings])
-
 
 class RagdollSampler(FrameSampler):
     """Steps the frame range in chunks (``sample_chunk``), then ``result()``."""

@@ -9,7 +9,6 @@ a closed generator before ``commit()`` leaves the file as it was.
 from __future__ import annotations
 
 import importlib
-import math
 import time
 from dataclasses import dataclass, field
 from types import SimpleNamespace
@@ -17,11 +16,10 @@ from types import SimpleNamespace
 import numpy as np
 
 from ...core.errors import SetupError
-from ...core.rotations import matrix_from_quat, quat_from_matrix
 from .. import reading as shared_reading
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
-from ..sampling import is_result_track, sample_steps, sample_times, tracks_muted
+from ..sampling import is_result_track, sample_steps, tracks_muted
 from . import assemble, reading, sampling, writing
 
 NAME = "ragdoll"
@@ -109,33 +107,26 @@ def prepare(scene, *, objects=None, frame_start=None, frame_end=None) -> Prepare
                     frame_start=start, frame_end=end, fps=fps, unit=unit)
 
 
-def _ragdoll_settings(prepared: Prepared, settings, core, preroll: int):
-    """Scene settings, raised by any ragdoll's own substep rate / iterations; ``preroll`` in
-    samples."""
+def _ragdoll_settings(prepared: Prepared, settings, core):
+    """Scene settings, raised by any ragdoll's own substep rate / iterations."""
     rate = max([1.0 / settings.substep] + [r.substep_rate for r in prepared.reads])
     iterations = max([settings.iterations] + [r.iterations for r in prepared.reads])
     return core.RagdollSettings(substep=1.0 / rate, iterations=int(iterations),
-                                preroll_frames=preroll,
+                                preroll_frames=int(settings.preroll_frames),
                                 self_collision=any(r.self_collision for r in prepared.reads))
 
 
-def _targets(prepared: Prepared, samples) -> np.ndarray:
-    """(F, N, 4, 4) every ragdoll's animation targets at the samples, world metres."""
-    return np.concatenate([
-        assemble.targets(r, samples.pose[i], samples.object_matrix[:, i], prepared.unit)
-        for i, r in enumerate(prepared.reads)], axis=1)
-
-
-def _drive(prepared: Prepared, samples, core, rate: float):
-    """The core drive of samples at ``rate`` per second."""
+def _drive(prepared: Prepared, samples, core):
     unit = prepared.unit
-    target = _targets(prepared, samples)
+    target = np.concatenate([
+        assemble.targets(r, samples.pose[i], samples.object_matrix[:, i], unit)
+        for i, r in enumerate(prepared.reads)], axis=1)
     fields = assemble.params_fields(prepared.reads, samples, unit)
     params = core.RagdollParams.defaults(prepared.model.n_bodies, len(prepared.reads), **fields)
     collider_matrix = assemble.collider_matrices(prepared.collider_input,
                                                  samples.collider_matrix, unit)
-    return core.RagdollDrive(fps=rate, target=target,
-                             collider_matrix=collider_matrix, params=params)
+    return core.RagdollDrive(fps=prepared.fps, target=target, collider_matrix=collider_matrix,
+                             params=params)
 
 
 def _pose_keys(prepared: Prepared, samples, body_matrix: np.ndarray) -> list:
@@ -170,92 +161,38 @@ def _playback_object_matrix(prepared, i, object_matrix, worlds, sampled):
     return object_matrix
 
 
-def _inverse_rigid(m: np.ndarray) -> np.ndarray:
-    out = np.zeros_like(m)
-    rt = np.swapaxes(m[..., :3, :3], -1, -2)
-    out[..., :3, :3] = rt
-    out[..., :3, 3] = -np.einsum("...ij,...j->...i", rt, m[..., :3, 3])
-    out[..., 3, 3] = 1.0
-    return out
-
-
-def _blend_rigid(a: np.ndarray, b: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """Rigid transforms (..., 4, 4) blended by ``alpha`` (...): translation lerp, rotation
-    nlerp of the sign-aligned quaternions."""
-    qa, qb = quat_from_matrix(a[..., :3, :3]), quat_from_matrix(b[..., :3, :3])
-    qb = np.where(np.sum(qa * qb, axis=-1, keepdims=True) < 0.0, -qb, qb)
-    w = alpha[..., None]
-    q = qa + w * (qb - qa)
-    q /= np.linalg.norm(q, axis=-1, keepdims=True)
-    out = np.zeros_like(a)
-    out[..., :3, :3] = matrix_from_quat(q)
-    out[..., :3, 3] = a[..., :3, 3] + w * (b[..., :3, 3] - a[..., :3, 3])
-    out[..., 3, 3] = 1.0
-    return out
-
-
-def at_scene_frames(body: np.ndarray, target: np.ndarray, target_at_frames: np.ndarray,
-                    seconds: np.ndarray, rate: float) -> np.ndarray:
-    """The solved bodies (G, N, 4, 4) on the sample grid (every 1 / ``rate`` s from the first
-    frame) at the scene frames ``seconds`` (F,) after the first: a frame on the grid takes its
-    sample; between two samples, the bodies' offsets from their targets (body @ target^-1) are
-    blended and put on the targets read at the frame itself, so a kinematic body (or one at
-    blend 1) equals the animation at every frame rate, not a blend of two samples of it."""
-    u = seconds * rate
-    g0 = np.minimum(np.floor(u + 1e-9).astype(np.int64), len(body) - 1)
-    alpha = np.where(np.abs(u - np.round(u)) < 1e-9, 0.0, u - g0)
-    g1 = np.minimum(g0 + 1, len(body) - 1)
-    offset = body @ _inverse_rigid(target)
-    between = _blend_rigid(offset[g0], offset[g1], np.broadcast_to(alpha[:, None],
-                                                                  offset[g0].shape[:2]))
-    return np.where((alpha == 0.0)[:, None, None, None], body[g0], between @ target_at_frames)
-
-
 def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
-    """Sub-frame sampling (``addon.sampling.sample_times``): the targets are read every
-    1 / Scene.waft.sample_rate s from the first frame, the same instants at every frame rate,
-    plus the scene frames; the solver runs on that grid (its per-sample logic: mode switches,
-    falls, the output blend) and ``at_scene_frames`` gives the scene's frames."""
     core = _core()
     report = RagdollReport()
     reads = prepared.reads
     frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
-    fps = prepared.fps
-    rate = float(scene.waft.sample_rate)
-    times, on_grid, at_frames = sample_times(prepared.frame_start, prepared.frame_end, fps, rate)
-    rate = max(rate, fps)  # at or below the frame rate the grid is the scene frames
     located = [[n for n, on in zip(r.names, r.located, strict=True) if on] for r in reads]
     static = [writing.static_channels(r.object, r.names, located[i])
               for i, r in enumerate(reads)]
     t0 = time.perf_counter()
     samples = yield from sample_steps(
-        scene, sampling.RagdollSampler(scene, reads, prepared.colliders, times),
+        scene, sampling.RagdollSampler(scene, reads, prepared.colliders, frames),
         chunk=sample_chunk, muted=tracks_muted((r.object for r in reads), is_result_track),
         system=NAME)
-    grid = samples.take(on_grid)
-    drive = _drive(prepared, grid, core, rate)
+    drive = _drive(prepared, samples, core)
     t1 = time.perf_counter()
-    preroll = int(round(settings.preroll_frames * rate / fps))
     result = yield from solve_steps(
         lambda: core.bake_ragdoll_steps(prepared.model, drive,
-                                        _ragdoll_settings(prepared, settings, core, preroll)),
-        prepared.frame_start, system=NAME, frames_per_sample=fps / rate)
+                                        _ragdoll_settings(prepared, settings, core)),
+        prepared.frame_start, system=NAME)
     t2 = time.perf_counter()
-    samples = samples.take(at_frames)  # the scene frames
-    body_matrix = at_scene_frames(np.asarray(result.body_matrix), drive.target,
-                                  _targets(prepared, samples), (frames - frames[0]) / fps, rate)
-    keys = _pose_keys(prepared, samples, body_matrix)
+    keys = _pose_keys(prepared, samples, np.asarray(result.body_matrix))
     report.sample_s, report.solve_s = t1 - t0, t2 - t1
     report.frames = len(frames)
     fell_at = np.asarray(getattr(result, "fell_at", np.full(len(reads), -1)))
     offsets = np.cumsum([0] + [len(r.names) for r in reads])
     for i, read in enumerate(reads):
-        fell = int(fell_at[i])  # a sample index: the first scene frame at or after it
+        fell = int(fell_at[i])
         report.setups.append(RagdollSetupReport(
             name=read.name, bodies=len(read.names),
-            fell_at=prepared.frame_start + math.ceil(fell * fps / rate - 1e-9)
-            if fell >= 0 else None))
-        report.body_matrix[read.name] = body_matrix[:, offsets[i]:offsets[i + 1]].copy()
+            fell_at=prepared.frame_start + fell if fell >= 0 else None))
+        report.body_matrix[read.name] = np.asarray(
+            result.body_matrix)[:, offsets[i]:offsets[i + 1]].copy()
     report.bones = report.particles = sum(s.bodies for s in report.setups)
 
     def commit() -> RagdollReport:

@@ -161,54 +161,6 @@ def test_30_and_60_fps_agree(scene, bake_api):
     assert position < 0.01 and angles.max() < 5.0, f"{position} {worst}"
 
 
-def _fast_figure_eight(scene, bake_api, fps: int, *, sample_rate: float | None = None
-                       ) -> np.ndarray:
-    """Soft motors; the hips keyed on a 1.5 Hz figure-eight (2.5 g sideways, 5 g up and down:
-    within the root lock's 10 g, so the character does not let go), keys every 1/12 s in
-    seconds, Bezier, baked at ``fps``: every bone's head and tail at 0, 0.5 and 1 s."""
-    waft_rigs.reset_scene(scene)
-    ob = _setup(scene)
-    ob.waft_ragdoll.self_collision = False
-    for pb in ob.pose.bones:
-        pb.waft_ragdoll.motor_strength = 0.5
-        pb.waft_ragdoll.motor_damping = 1.0
-    scene.render.fps, scene.render.fps_base = fps, 1.0
-    if sample_rate is not None:  # else the default
-        scene.waft.sample_rate = sample_rate
-    scene.frame_start, scene.frame_end = 1, 1 + fps
-    omega = 2 * math.pi * 1.5
-    amplitude = 2.5 * 9.81 / omega**2  # the vertical term peaks at twice this acceleration
-    hips = ob.pose.bones["hips"]
-    to_local = ob.data.bones["hips"].matrix_local.to_3x3().inverted()
-    for k in range(13):  # keys at t = k / 12 s
-        t = k / 12
-        hips.location = to_local @ Vector((amplitude * math.sin(omega * t), 0.0,
-                                           0.5 * amplitude * math.sin(2 * omega * t)))
-        hips.keyframe_insert("location", frame=1 + t * fps)
-    report = bake_api.bake_scene(scene)
-    assert report.systems["ragdoll"].setups[0].fell_at is None  # the root lock holds
-    frames = [1, 1 + fps // 2, 1 + fps] if fps % 2 == 0 else [1, 1 + fps]
-    return _heads_and_tails(rigs.world_matrices(scene, ob, rigs.NAMES, frames))
-
-
-def test_fast_motion_bakes_alike_at_24_25_30_50_and_60_fps(scene, bake_api):
-    """The targets are read every 1 / Scene.waft.sample_rate s from the first frame, the same
-    instants at every frame rate, and the solver runs on that grid: every rate agrees within
-    1 mm. Read once per frame, 24 and 60 fps part by centimetres."""
-    results = {fps: _fast_figure_eight(scene, bake_api, fps) for fps in (24, 25, 30, 50, 60)}
-    assert np.ptp(results[24][:, :, 0]) > 0.05  # the bodies move
-
-    def gap(fps: int, reference: dict) -> float:
-        if fps == 25:  # whole seconds only
-            return float(np.linalg.norm(reference[fps] - reference[24][::2], axis=-1).max())
-        return float(np.linalg.norm(reference[fps] - reference[24], axis=-1).max())
-
-    gaps = {fps: gap(fps, results) for fps in (25, 30, 50, 60)}
-    assert max(gaps.values()) < 1e-3, gaps
-    once = {fps: _fast_figure_eight(scene, bake_api, fps, sample_rate=0.0) for fps in (24, 60)}
-    assert gap(60, once) > 1e-2
-
-
 def _walk_into(scene, ob, *, wall: bool, bake_api):
     """Hips travel 1.5 m/s along -Y; a 0.5 m thick wall whose face is 0.7 m ahead when ``wall``,
     else nothing."""
