@@ -103,8 +103,9 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
         description="Frames of settling on the first frame's pose before the bake starts")
     sample_rate: FloatProperty(
         name="Sample Rate", default=120.0, min=0.0, soft_max=1000.0,
-        description="How often per second bone chains and hair read the animation, at times "
-                    "in seconds shared by every frame rate, so fast motion bakes alike at 24, "
+        description="How often per second bone chains, hair, cloth and rods read the "
+                    "animation, at times in seconds shared by every frame rate, so fast "
+                    "motion bakes alike at 24, "
                     "25, 30, 50 or 60 fps (Hz). Higher follows fast keys more closely and costs "
                     "more scene evaluations. 0 = once per frame: fastest, but fast motion then "
                     "depends on the frame rate")
