@@ -226,18 +226,9 @@ def _fast_figure_eight_at_fps(scene, bake_api, fps: int, *, sample_rate: float |
     in seconds, Bezier), baked at ``fps``; the tails at every whole second (0, 1, 2 s)."""
     ob = rigs.chain_rig(scene, count=4, length=0.1, direction=(0.0, 0.0, -1.0))
     rigs.calm(ob, damping=1.0)
-    scene.render.fps = fps
     if sample_rate is not None:  # else the default
         scene.waft.sample_rate = sample_rate
-    scene.frame_start, scene.frame_end = 1, 1 + 2 * fps
-    omega = 2 * math.pi * 1.5
-    amplitude = 5.0 * 9.81 / omega**2
-    root = ob.pose.bones[rigs.ROOT]
-    for k in range(25):  # keys at t = k / 12 s
-        t = k / 12
-        root.location = (amplitude * math.sin(omega * t), 0.0,
-                         0.5 * amplitude * math.sin(2 * omega * t))
-        root.keyframe_insert("location", frame=1 + t * fps)
+    rigs.key_figure_eight(ob.pose.bones[rigs.ROOT], fps, peak_g=5.0, scene=scene)
     bake_api.bake_scene(scene, substep_rate=240)
     return rigs.world_points(scene, ob, rigs.bone_names("Hair", 4), [1, 1 + fps, 1 + 2 * fps])
 

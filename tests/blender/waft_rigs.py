@@ -77,6 +77,23 @@ def calm(ob, **overrides) -> None:
         setattr(ob.waft, key, value)
 
 
+def key_figure_eight(pose_bone, fps: float, *, peak_g: float, seconds: float = 2.0,
+                     scene=None) -> None:
+    """Key ``pose_bone.location`` on a 1.5 Hz figure-eight (x peaks at ``peak_g``, z at twice
+    that) every 1/12 s in seconds (Bezier) from frame 1 at ``fps``, so every frame rate plays the
+    same motion; with ``scene``, also set its frame rate, range and leave the sample rate as is."""
+    if scene is not None:
+        scene.render.fps, scene.render.fps_base = int(fps), 1.0
+        scene.frame_start, scene.frame_end = 1, 1 + int(round(seconds * fps))
+    omega = 2 * math.pi * 1.5
+    amplitude = peak_g * 9.81 / omega**2
+    for k in range(int(round(12 * seconds)) + 1):
+        t = k / 12
+        pose_bone.location = (amplitude * math.sin(omega * t), 0.0,
+                              0.5 * amplitude * math.sin(2 * omega * t))
+        pose_bone.keyframe_insert("location", frame=1 + t * fps)
+
+
 def key_root_location(ob, frames: Sequence[int], location: Callable[[int], Sequence[float]],
                       *, interpolation: str = "LINEAR") -> None:
     """Keyframe the root bone's location (pose space) on ``frames``."""

@@ -4,7 +4,6 @@ optional cage mesh."""
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -132,18 +131,9 @@ def _fast_figure_eight(scene, bake_api, fps: int, *, sample_rate: float | None =
     """The cage's root keyed on a 1.5 Hz figure-eight peaking at 5 g (keys every 1/12 s in
     seconds, Bezier), baked at ``fps``; the cloth bones' heads at 0, 1 and 2 s."""
     rig, cage = cloth_rigs.cloth_rig(scene)
-    scene.render.fps, scene.render.fps_base = fps, 1.0
     if sample_rate is not None:  # else the default
         scene.waft.sample_rate = sample_rate
-    scene.frame_start, scene.frame_end = 1, 1 + 2 * fps
-    omega = 2 * math.pi * 1.5
-    amplitude = 5.0 * 9.81 / omega**2
-    root = rig.pose.bones[cloth_rigs.ROOT]
-    for k in range(25):  # keys at t = k / 12 s
-        t = k / 12
-        root.location = (amplitude * math.sin(omega * t), 0.0,
-                         0.5 * amplitude * math.sin(2 * omega * t))
-        root.keyframe_insert("location", frame=1 + t * fps)
+    rigs.key_figure_eight(rig.pose.bones[cloth_rigs.ROOT], fps, peak_g=5.0, scene=scene)
     _bake(scene, bake_api)
     names = [item.bone for item in cage.waft_cloth.bones]
     return cloth_rigs.bone_worlds(scene, rig, names, [1, 1 + fps, 1 + 2 * fps])[..., :3, 3]

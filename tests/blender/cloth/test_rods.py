@@ -91,18 +91,9 @@ def _fast_figure_eight(scene, bake_api, fps: int, *, sample_rate: float | None =
     """A 4-bone tie whose root is keyed on a 1.5 Hz figure-eight peaking at 5 g (keys every
     1/12 s in seconds, Bezier), baked at ``fps``; the bones' heads at 0, 1 and 2 s."""
     rig = rod_rig(scene, count=4, length=0.08, direction=(1.0, 0.0, -0.2))
-    scene.render.fps, scene.render.fps_base = fps, 1.0
     if sample_rate is not None:  # else the default
         scene.waft.sample_rate = sample_rate
-    scene.frame_start, scene.frame_end = 1, 1 + 2 * fps
-    omega = 2 * math.pi * 1.5
-    amplitude = 5.0 * 9.81 / omega**2
-    root = rig.pose.bones[ROOT]
-    for k in range(25):  # keys at t = k / 12 s
-        t = k / 12
-        root.location = (amplitude * math.sin(omega * t), 0.0,
-                         0.5 * amplitude * math.sin(2 * omega * t))
-        root.keyframe_insert("location", frame=1 + t * fps)
+    rigs.key_figure_eight(rig.pose.bones[ROOT], fps, peak_g=5.0, scene=scene)
     bake_api.bake_scene(scene)
     names = [f"Tie.{i}" for i in range(4)]
     return _worlds(scene, rig, names, [1, 1 + fps, 1 + 2 * fps])[..., :3, 3]
