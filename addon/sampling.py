@@ -158,6 +158,14 @@ def sample_times(frame_start: int, frame_end: int, fps: float, rate: float
     return times, np.searchsorted(times, snapped), np.searchsorted(times, frames)
 
 
+def settings_at(settings: list, index, samples: int) -> list:
+    """Per-setup settings dicts ``{name: (F or 1, ...)}`` of ``samples`` samples at ``index``:
+    a setting read once (one row) keeps its single row, an animated one takes the rows."""
+    def rows(a: np.ndarray) -> np.ndarray:
+        return a if len(a) == 1 and samples > 1 else a[index]
+    return [{name: rows(values) for name, values in d.items()} for d in settings]
+
+
 class FrameSampler:
     """Steps the scene through ``frames`` (scene frames, fractional for sub-frame samples) in
     chunks (a modal bake steps it; ``sample_steps`` runs it); subclasses read everything of one

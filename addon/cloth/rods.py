@@ -23,7 +23,7 @@ from ...core.rotations import (
 )
 from .. import reading as shared_reading
 from ..progress import Progress
-from ..sampling import animated_paths, frame_kept
+from ..sampling import animated_paths, frame_kept, settings_at
 from .assemble import stack_setups
 from .pose import pose_basis
 from .sampling import result_tracks_muted
@@ -162,12 +162,10 @@ class RodSamples:
 
     def take(self, index: np.ndarray) -> RodSamples:
         """The samples at ``index`` (settings read once keep their single row)."""
-        def rows(a: np.ndarray) -> np.ndarray:
-            return a if len(a) == 1 and len(self.frames) > 1 else a[index]
         return RodSamples(frames=self.frames[index], pose=[p[index] for p in self.pose],
                           armature_world=[m[index] for m in self.armature_world],
                           collider_matrix=self.collider_matrix[index],
-                          settings=[{n: rows(v) for n, v in d.items()} for d in self.settings])
+                          settings=settings_at(self.settings, index, len(self.frames)))
 
 
 def sample_rods(scene, read: RodRead, *, times: np.ndarray | None = None,

@@ -22,6 +22,7 @@ from ..sampling import (
     is_followed,
     is_result_or_rest_track,
     sample_steps,
+    settings_at,
     tracks_muted,
 )
 from .reading import FLOAT_SETTINGS, VECTOR_SETTINGS, ClothRead
@@ -55,15 +56,13 @@ class ClothSamples:
 
     def take(self, index: np.ndarray) -> ClothSamples:
         """The samples at ``index`` (settings read once keep their single row)."""
-        def rows(a: np.ndarray) -> np.ndarray:
-            return a if len(a) == 1 and len(self.frames) > 1 else a[index]
         return ClothSamples(
             frames=self.frames[index], cage=[c[index] for c in self.cage],
             pose=[p[index] for p in self.pose],
             armature_world=[m[index] for m in self.armature_world],
             body=[None if b is None else b[index] for b in self.body],
             body_triangles=self.body_triangles, collider_matrix=self.collider_matrix[index],
-            settings=[{n: rows(v) for n, v in d.items()} for d in self.settings])
+            settings=settings_at(self.settings, index, len(self.frames)))
 
 
 class ClothSampler(FrameSampler):

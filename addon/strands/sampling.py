@@ -17,6 +17,7 @@ from ..sampling import (
     first_bad_frame,
     frame_kept,
     setting_paths,
+    settings_at,
     waft_tracks_muted,
 )
 from .reading import BONE_FLOAT_SETTINGS, SceneRead
@@ -57,14 +58,12 @@ class Samples:
 
     def take(self, index: np.ndarray) -> Samples:
         """The samples at ``index`` (settings read once keep their single row)."""
-        def rows(a: np.ndarray) -> np.ndarray:
-            return a if len(a) == 1 and len(self.frames) > 1 else a[index]
         return Samples(
             frames=self.frames[index], pose_matrix=[p[index] for p in self.pose_matrix],
             object_matrix=self.object_matrix[index],
             collider_matrix=self.collider_matrix[index], gravity=self.gravity[index],
-            setup_settings=[{n: rows(v) for n, v in d.items()} for d in self.setup_settings],
-            bone_settings=[{n: rows(v) for n, v in d.items()} for d in self.bone_settings])
+            setup_settings=settings_at(self.setup_settings, index, len(self.frames)),
+            bone_settings=settings_at(self.bone_settings, index, len(self.frames)))
 
 
 class Sampler(FrameSampler):

@@ -94,6 +94,23 @@ def key_figure_eight(pose_bone, fps: float, *, peak_g: float, seconds: float = 2
         pose_bone.keyframe_insert("location", frame=1 + t * fps)
 
 
+FRAME_RATES = (24, 25, 30, 50, 60)
+
+
+def bake_at_rates(scene, bake: Callable, rates: Sequence[int] = FRAME_RATES, **kwargs) -> dict:
+    """``{fps: bake(fps, **kwargs)}``, each in a freshly reset scene."""
+    out = {}
+    for fps in rates:
+        reset_scene(scene)
+        out[fps] = bake(fps, **kwargs)
+    return out
+
+
+def largest_distance(a: np.ndarray, b: np.ndarray) -> float:
+    """Largest distance between corresponding points (..., 3)."""
+    return float(np.max(np.linalg.norm(a - b, axis=-1)))
+
+
 def key_root_location(ob, frames: Sequence[int], location: Callable[[int], Sequence[float]],
                       *, interpolation: str = "LINEAR") -> None:
     """Keyframe the root bone's location (pose space) on ``frames``."""
