@@ -9,6 +9,9 @@ reference). From the quads we derive, for all cloths at once (concatenated, N pa
 * levels: graph distance from the pinned set over stretch links ("top-down" order); a stretch
   link from level k to k + 1 is vertical (hard, top-down, seed 001), one within a level is
   horizontal (between neighbouring chains, so skirts do not open gaps);
+* spans: where two hanging chains meet end to end (a strip pinned at both ends), the path from
+  one pin to the other, whose lengths the solver makes exact together (`core.shake`) because
+  the top-down sweep can only hang each vertex from one side;
 * edge vertices: fewer than 4 stretch neighbours (seed 001), simulated with their own multipliers;
 * the layer below each vertex of a layered cage (seed 003 layered self-collision).
 
@@ -88,6 +91,7 @@ class ClothModel:
     parent: np.ndarray  # (N,) int: the level k - 1 neighbour a level k vertex hangs from; -1 pinned
     stretch: DistanceGroup
     vertical: np.ndarray  # (E_stretch,) bool: stretch link joins level k and k + 1
+    spans: tuple[np.ndarray, ...]  # colours of (P, L) pin-to-pin vertex paths (see `_spans`)
     shear: DistanceGroup
     bend: DistanceGroup
     layers: LayerPairs
@@ -264,6 +268,73 @@ def _parents(edges: np.ndarray, level: np.ndarray, rest: np.ndarray) -> np.ndarr
     return parent
 
 
+# A meeting link continues both chains it joins when it turns by less than this from each
+# chain's last link at rest (60 degrees): a strip's middle link does (0), the link between two
+# neighbouring columns of a cage pinned at one corner does not (90).
+SPAN_MIN_COSINE = 0.5
+
+
+def _root_path(v: int, parent: np.ndarray) -> list[int]:
+    """Vertices from the pin that `v` hangs from down to `v`."""
+    path = [v]
+    while parent[path[-1]] >= 0:
+        path.append(int(parent[path[-1]]))
+    return path[::-1]
+
+
+def _continues(x: np.ndarray, parent: np.ndarray, v: int, towards: int) -> bool:
+    """Whether the link v -> towards continues v's own chain (parent -> v) at rest."""
+    if parent[v] < 0:
+        return True  # a pin: the chain starts here
+    last = x[v] - x[parent[v]]
+    link = x[towards] - x[v]
+    norms = np.linalg.norm(last) * np.linalg.norm(link)
+    return bool(last @ link >= SPAN_MIN_COSINE * norms)
+
+
+def _spans(edges: np.ndarray, parent: np.ndarray, pinned: np.ndarray,
+           x: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Pin-to-pin paths through the links where two hanging chains meet end to end.
+
+    The top-down sweep hangs every vertex from one parent, so a strip pinned at both ends is two
+    chains (one from each pin) that meet at a link nothing keeps at length: under a hard sweep it
+    stayed 24 % long. A meeting link joins two vertices neither of which hangs from the other,
+    hanging from different pins, and continues both chains (`SPAN_MIN_COSINE`); the span is
+    the first chain from its pin, the link, and the second chain back up to its own pin.
+
+    Returned as colours: each colour a (P, L) array of vertex paths padded with their last pin,
+    no free vertex in two paths of one colour (so one vectorised projection moves each vertex
+    once). Built once per model, in Python: spans are few (one per column).
+    """
+    paths = []
+    for a, b in edges:
+        a, b = int(a), int(b)
+        if pinned[a] and pinned[b] or parent[a] == b or parent[b] == a:
+            continue
+        if not (_continues(x, parent, a, b) and _continues(x, parent, b, a)):
+            continue
+        first, second = _root_path(a, parent), _root_path(b, parent)
+        if first[0] != second[0] and not set(first) & set(second):  # else a loop, not a span
+            paths.append(first + second[::-1])
+    colours: list[list[list[int]]] = []
+    taken: list[set[int]] = []
+    for path in paths:
+        free = {v for v in path if not pinned[v]}
+        for members, used in zip(colours, taken, strict=True):
+            if not used & free:
+                members.append(path)
+                used |= free
+                break
+        else:
+            colours.append([path])
+            taken.append(free)
+    spans = []
+    for members in colours:
+        length = max(len(p) for p in members)
+        spans.append(np.array([p + [p[-1]] * (length - len(p)) for p in members], np.int64))
+    return tuple(spans)
+
+
 def _group(a, b, rest_positions, cloth_of_vertex, movable, N) -> DistanceGroup:
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
@@ -402,6 +473,7 @@ def build_cloth_model(*, cloths: Sequence[ClothRest], colliders: ColliderSet | N
         raise SetupError(f"{where(v)} is not connected to any pinned vertex; it would fall away "
                          "(pin a vertex of every separate piece)")
     parent = _parents(edges, level, x)
+    spans = _spans(edges, parent, pinned, x)
     movable = ~pinned
 
     stretch = _group(edges[:, 0], edges[:, 1], x, cloth_of_vertex, movable, N)
@@ -427,4 +499,4 @@ def build_cloth_model(*, cloths: Sequence[ClothRest], colliders: ColliderSet | N
         setup_names=names, rest_positions=x, quads=quads, cloth_of_vertex=cloth_of_vertex,
         vertex_offset=vertex_offset, pinned=pinned, max_distance=max_distance, layer=layer,
         edge_vertex=degree < 4, level=level, parent=parent, stretch=stretch, vertical=vertical,
-        shear=shear, bend=bend, layers=layers, colliders=colliders, collider_mask=mask)
+        spans=spans, shear=shear, bend=bend, layers=layers, colliders=colliders, collider_mask=mask)

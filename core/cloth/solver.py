@@ -41,6 +41,7 @@ from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
     Colour,
     Level,
+    Span,
     Sweep,
     axis_major,
     clamp_max_distance,
@@ -48,6 +49,7 @@ from .constraints import (
     push_backstop,
     push_layers,
     solve_colour,
+    solve_spans,
     sweep_levels,
 )
 from .drive import CheckedClothDrive, ClothDrive, validate_cloth_drive
@@ -87,6 +89,7 @@ class _Frame:
     colours: list[Colour]
     use_lambda: bool
     levels: Sweep
+    spans: list[Span]  # pin-to-pin spans with exact lengths (empty: none, or soft vertical)
     max_index: np.ndarray  # vertices with a finite max distance
     max_limit: np.ndarray
     max_by_axis: np.ndarray  # (3, n) flat indices of max_index (constraints.axis_major)
@@ -112,7 +115,7 @@ class _Bake:
         self.static_params = all(a.shape[0] == 1 or a.strides[0] == 0
                                  for a in drive.params.values())
         self._frame_cache: dict[int, _Frame] = {}
-        self._constraint_cache: dict[bytes, tuple[list[Colour], Sweep]] = {}
+        self._constraint_cache: dict[bytes, tuple[list[Colour], Sweep, list[Span]]] = {}
         # Levels below the pinned set, each with the vertex its members hang from.
         self.level_members = []
         for k in range(1, int(model.level.max()) + 1):
@@ -228,7 +231,7 @@ class _Bake:
 
         iterations = int(self.settings.iterations)
         use_lambda = iterations > 1
-        colours, sweep = self._constraints(f)
+        colours, sweep, spans = self._constraints(f)
         limit = (model.max_distance * per_vertex("max_distance_scale")
                  * np.where(edge, per_vertex("edge_max_distance_scale"), 1.0))
         max_on = free & np.isfinite(limit)
@@ -238,16 +241,17 @@ class _Bake:
         thickness = p["layer_thickness"][f][cloth[model.layers.vertex]]
         return _Frame(decay=decay, contact_decay=contact_decay, accel_h2=accel_h2, wind=wind,
                       carry=carry, needs_carry=bool(np.any(fraction[free] < 1.0)),
-                      colours=colours, use_lambda=use_lambda, levels=sweep,
+                      colours=colours, use_lambda=use_lambda, levels=sweep, spans=spans,
                       max_index=np.flatnonzero(max_on), max_limit=limit[max_on],
                       max_by_axis=axis_major(np.flatnonzero(max_on)),
                       max_full=np.where(max_on, limit, np.inf),
                       back_index=np.flatnonzero(back_on), back_distance=back[back_on],
                       radius=radius, layer_thickness=thickness)
 
-    def _constraints(self, f: int) -> tuple[list[Colour], Sweep]:
-        """XPBD colours and the vertical sweep for frame f's compliances and hard-vertical
-        flags, cached by those values (an animated damping or wind does not rebuild them)."""
+    def _constraints(self, f: int) -> tuple[list[Colour], Sweep, list[Span]]:
+        """XPBD colours, the vertical sweep and the pin-to-pin spans for frame f's compliances
+        and hard-vertical flags, cached by those values (an animated damping or wind does not
+        rebuild them)."""
         p, model = self.params, self.model
         names = ("stretch_compliance", "horizontal_compliance", "shear_compliance",
                  "bend_compliance", "use_hard_vertical")
@@ -271,9 +275,12 @@ class _Bake:
                 par = parent[on]
                 levels.append(Level(child[on], par, rest[on][:, None],
                                     unique_parents=np.unique(par).size == par.size))
+        spans = []
+        if hard.any():
+            spans = [Span(path, model.rest_positions, self.w, hard) for path in model.spans]
         if len(self._constraint_cache) >= 16:
             self._constraint_cache.clear()
-        self._constraint_cache[key] = (colours, Sweep(levels, model.n_vertices))
+        self._constraint_cache[key] = (colours, Sweep(levels, model.n_vertices), spans)
         return self._constraint_cache[key]
 
     # ----------------------------------------------------------------------------------------
@@ -334,7 +341,9 @@ class _Bake:
         if fr.use_lambda:
             for c in fr.colours:
                 c.lam.fill(0.0)
-        # 5. Hard vertical constraints, top-down (seed 001).
+        # 5. Hard vertical constraints: pin-to-pin spans exact (SHAKE), then top-down (seed 001).
+        if fr.spans:
+            solve_spans(x, x_prev, fr.spans)
         if fr.levels:
             if fr.max_index.size:
                 sweep_levels(x, fr.levels, x_prev, DFTL_DAMPING, reference=ref,

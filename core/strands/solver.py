@@ -34,6 +34,7 @@ from ..colliders import apply_friction as _friction
 from ..errors import DivergenceError
 from ..forces import strand_phase, tangent_response, wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
+from ..shake import ShakeCoefficients, ShakeScratch, solve_shake
 from ..space import apply_carry, carry_operators
 from ..timestep import SolverSettings, frame_interval
 from .constraints import (
@@ -54,7 +55,6 @@ from .constraints.local_shape import (
     local_shape_coefficients,
     solve_local_shape,
 )
-from .constraints.shake import ShakeCoefficients, ShakeScratch, solve_shake
 from .constraints.shock import root_motion
 from .constraints.spheres import (
     MIN_PARTICLES,

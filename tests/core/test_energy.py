@@ -1,7 +1,7 @@
 """Energy of passive chains: no numerical damping, no energy gain, rigid bending holds.
 
 Issue 11's measured failures, each a test that failed before the SHAKE projection and the
-midpoint bending (see core/strands/constraints/shake.py and bending.py):
+midpoint bending (see core/shake.py and bending.py):
 - with damping 0 a rigid pendulum kept 70 % of its amplitude over ten periods, a 4-segment chain
   40 % (FTL projects along the current direction and DFTL damps);
 - at bend compliance <= 3e-6 (0 is "rigid") a damped chain never settled and stood up above its
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from waft import core
-from waft.core.strands.constraints.shake import ShakeCoefficients, ShakeScratch, solve_shake
+from waft.core.shake import ShakeCoefficients, ShakeScratch, solve_shake
 
 G = 9.81
 FPS = 24.0
