@@ -204,13 +204,14 @@ def test_blow_up_raises_divergence_naming_setup_and_frame():
     assert job.result is None
 
 
-@pytest.mark.parametrize(("hem_limit", "bound"), [(0.25, 1e-9), (0.02, 0.03)])
+@pytest.mark.parametrize(("hem_limit", "bound"), [(0.25, 1e-9), (0.02, 0.005), (0.005, 0.005)])
 def test_max_distance_and_hard_vertical_links_hold_together(hem_limit, bound):
     """A cage pinned at the top swaying ±0.5 m at 1.5 Hz, its max distance going from the
     waist to `hem_limit` at the hem: at every frame every vertex is within its max distance and
     no vertical link is longer than rest by more than `bound`. The max distance used to run
     after the top-down sweep, stretching the links 0.1 % (growing toward the hem) and 22.6 %
-    (shrinking to 2 cm at the hem; the alternating sweep now leaves 2.2 %)."""
+    (shrinking to 2 cm at the hem); ten plain alternating rounds still left 2.2 %, the
+    over-relaxed rounds 0.3 %."""
     waist = 0.0 if hem_limit > 0.1 else 0.25
     model, ref, x, allowed = _swaying_cage(np.linspace(waist, hem_limit, 8).repeat(6))
     assert np.all(np.linalg.norm(x - ref, axis=-1) <= allowed + 1e-9)
