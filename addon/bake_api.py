@@ -79,6 +79,11 @@ def _settings(scene, substep_rate, preroll, iterations) -> SolverSettings:
                           preroll_frames=preroll)
 
 
+def solver_settings(scene) -> SolverSettings:
+    """The scene's solver settings (Waft scene panel), as a bake without overrides uses."""
+    return _settings(scene, None, None, None)
+
+
 def _resolve(scene, ob):
     if isinstance(ob, str):
         found = scene.objects.get(ob)

@@ -103,6 +103,14 @@ def reset_indices(read: ClothRead) -> tuple[int, ...]:
                         if read.frame_start < f <= read.frame_end))
 
 
+def settled_offsets(read: ClothRead) -> np.ndarray | None:
+    """(N, 3) metres: every cage's settled pose, NaN rows for cages without one; None: none."""
+    if all(s.settled_offset is None for s in read.setups):
+        return None
+    return np.concatenate([np.full((s.n_vertices, 3), np.nan) if s.settled_offset is None
+                           else s.settled_offset * read.unit_scale for s in read.setups])
+
+
 def cloth_input(read: ClothRead, samples: ClothSamples, *, rate: float | None = None
                 ) -> ClothInput:
     """The core's model and drive; ``rate``: the samples' rate per second when they are on the
@@ -115,5 +123,6 @@ def cloth_input(read: ClothRead, samples: ClothSamples, *, rate: float | None = 
                        reference=np.concatenate(reference, axis=1),
                        space=spaces(read, samples), collider_matrix=samples.collider_matrix,
                        params=cloth_params(read, samples), reset_frames=reset_indices(read),
-                       output_fps=read.fps, output_frames=read.frame_end - read.frame_start + 1)
+                       output_fps=read.fps, output_frames=read.frame_end - read.frame_start + 1,
+                       settled_offset=settled_offsets(read))
     return ClothInput(model=model, drive=drive, reference=reference)

@@ -90,6 +90,24 @@ WAFT_PT_cloth_edges = _sub_panel("Edges and Contact", EDGES, "WAFT_PT_cloth_edge
 WAFT_PT_cloth_cuts = _sub_panel("Cuts and Layers", CUTS, "WAFT_PT_cloth_cuts")
 
 
+class WAFT_PT_cloth_settled(PropertiesPanel, bpy.types.Panel):
+    bl_label = "Settled Pose"
+    bl_context = "object"
+    bl_parent_id = "WAFT_PT_cloth"
+    bl_options = {'DEFAULT_CLOSED'}
+
+    def draw(self, context):
+        settings = context.object.waft_cloth
+        layout = self.layout
+        captured = settings.settled_vertices > 0
+        row = layout.row()
+        row.active = captured
+        row.prop(settings, "use_settled_pose")
+        layout.label(text=f"Captured at frame {settings.settled_frame}" if captured
+                     else "No pose captured yet", icon='INFO')
+        layout.operator("waft.cloth_capture_settled", icon='PINNED')
+
+
 class WAFT_PT_cloth_bones(PropertiesPanel, bpy.types.Panel):
     bl_label = "Bones"
     bl_context = "object"
@@ -158,7 +176,8 @@ class WAFT_PT_rod(PropertiesPanel, bpy.types.Panel):
 
 
 CLASSES = (WAFT_UL_cloth_bones, WAFT_PT_cloth, WAFT_PT_cloth_stiffness, WAFT_PT_cloth_limits,
-           WAFT_PT_cloth_wind, WAFT_PT_cloth_edges, WAFT_PT_cloth_cuts, WAFT_PT_cloth_bones,
+           WAFT_PT_cloth_wind, WAFT_PT_cloth_edges, WAFT_PT_cloth_cuts, WAFT_PT_cloth_settled,
+           WAFT_PT_cloth_bones,
            WAFT_PT_cloth_sidebar, WAFT_PT_rod)
 
 register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -60,6 +60,7 @@ class ClothSetupRead:
     space_bone: int  # index into pose.bones of the character-space bone, -1 = the object
     surface_body: object | None  # body mesh object (SURFACE pin mode) or None
     reset_frames: tuple[int, ...]  # scene frames
+    settled_offset: np.ndarray | None  # (N, 3) Blender units, space axes; None = not used
 
 
 @dataclass(frozen=True)
@@ -206,6 +207,28 @@ def _reset_frames(ob) -> tuple[int, ...]:
                          f"by commas") from None
 
 
+SETTLED_ATTRIBUTE = "waft_settled_offset"
+
+
+def _settled_offset(ob, use_settled: bool) -> np.ndarray | None:
+    """The cage's settled pose (Capture Settled Pose) when Settled Pose is on."""
+    settings = ob.waft_cloth
+    if not (use_settled and settings.use_settled_pose):
+        return None
+    mesh = ob.data
+    attribute = mesh.attributes.get(SETTLED_ATTRIBUTE)
+    if attribute is None or settings.settled_vertices == 0:
+        raise SetupError(f"{_where(ob)}: Settled Pose is on but no pose was captured; use "
+                         "Capture Settled Pose at a frame where the cloth hangs as it should")
+    if settings.settled_vertices != len(mesh.vertices) or attribute.domain != 'POINT':
+        raise SetupError(f"{_where(ob)}: the settled pose was captured with "
+                         f"{settings.settled_vertices} vertices but the cage has "
+                         f"{len(mesh.vertices)}; capture it again")
+    offset = np.empty(3 * len(mesh.vertices))
+    attribute.data.foreach_get("vector", offset)
+    return offset.reshape(-1, 3)
+
+
 def _armature(scene, ob):
     armature = ob.waft_cloth.armature
     if armature is None:
@@ -262,7 +285,7 @@ def _hierarchy(armature, names) -> tuple[np.ndarray, ...]:
     return bone_index, parent_index, parent_cloth, depth, rest, parent_rest
 
 
-def read_cage(scene, ob, depsgraph) -> ClothSetupRead:
+def read_cage(scene, ob, depsgraph, *, use_settled: bool = True) -> ClothSetupRead:
     where = _where(ob)
     check_settings(ob)
     shared_reading.check_world_scale(ob, "Cloth cage")
@@ -312,7 +335,8 @@ def read_cage(scene, ob, depsgraph) -> ClothSetupRead:
         bone_index=bone_index, parent_index=parent_index, parent_cloth=parent_cloth,
         depth=depth, rest_matrix=rest, parent_rest=parent_rest,
         armature_rest_world=np.array(armature.matrix_world), bone_count=len(armature.pose.bones),
-        space_bone=space_bone, surface_body=body, reset_frames=_reset_frames(ob))
+        space_bone=space_bone, surface_body=body, reset_frames=_reset_frames(ob),
+        settled_offset=_settled_offset(ob, use_settled))
 
 
 def collider_objects(scene, ob) -> list:
@@ -326,15 +350,17 @@ def collider_objects(scene, ob) -> list:
     return members
 
 
-def read_cloth(scene, objects, frame_start: int, frame_end: int) -> ClothRead | None:
-    """Validate and read every cage of the bake; None when there is none."""
+def read_cloth(scene, objects, frame_start: int, frame_end: int, *,
+               use_settled: bool = True) -> ClothRead | None:
+    """Validate and read every cage of the bake; None when there is none. ``use_settled``
+    False: ignore the cages' settled poses (Capture Settled Pose simulates without them)."""
     cages = find_cages(scene, objects)
     if not cages:
         return None
     scale = shared_reading.unit_scale(scene)
     fps = shared_reading.scene_fps(scene)
     depsgraph = bpy.context.evaluated_depsgraph_get()
-    setups = tuple(read_cage(scene, ob, depsgraph) for ob in cages)
+    setups = tuple(read_cage(scene, ob, depsgraph, use_settled=use_settled) for ob in cages)
     armatures = [s.armature.name for s in setups]
     for s in setups:
         if armatures.count(s.armature.name) > 1:

@@ -53,13 +53,22 @@ def prepare(scene, *, objects, frame_start, frame_end) -> reading.ClothRead | No
     return reading.read_cloth(scene, objects, frame_start, frame_end)
 
 
-def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
-    read = prepared
+@dataclass(frozen=True)
+class Simulation:
+    """A solved cloth bake before anything is written (``simulate``)."""
+
+    inputs: object  # assemble.ClothInput: the core model and drive
+    samples: object  # sampling.ClothSamples at the scene frames
+    reference: list  # per setup (F, N, 3) metres at the scene frames
+    result: object  # core ClothResult (the scene frames)
+    sample_s: float
+    solve_s: float
+
+
+def simulate(read: reading.ClothRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
+    """Generator (yields Progress): sample the scene, solve, return a ``Simulation``. The bake
+    and Capture Settled Pose both run it."""
     t0 = time.perf_counter()
-    static = {}  # per armature: unanimated channels of its cloth bones, before sampling
-    for setup in read.setups:
-        static.setdefault(setup.armature.name, []).extend(
-            writing.static_channels(setup.armature, setup.bone_names))
     rate = float(scene.waft.sample_rate)
     times, on_grid, at_frames = sample_times(read.frame_start, read.frame_end, read.fps, rate)
     samples = yield from sampling.sample_cloth(scene, read, times=times, chunk=sample_chunk,
@@ -74,12 +83,24 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
         lambda: bake_cloth_steps(inputs.model, inputs.drive, settings), read.frame_start,
         system=NAME)
     t2 = time.perf_counter()
+    reference = assemble.references(read, samples) if sub_frame else inputs.reference
+    return Simulation(inputs=inputs, samples=samples, reference=reference, result=result,
+                      sample_s=t1 - t0, solve_s=t2 - t1)
+
+
+def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
+    read = prepared
+    static = {}  # per armature: unanimated channels of its cloth bones, before sampling
+    for setup in read.setups:
+        static.setdefault(setup.armature.name, []).extend(
+            writing.static_channels(setup.armature, setup.bone_names))
+    run = yield from simulate(read, scene, settings=settings, sample_chunk=sample_chunk)
+    inputs, samples, result, reference = run.inputs, run.samples, run.result, run.reference
     frames = samples.frames.astype(np.float64)
     offsets = inputs.model.vertex_offset
-    report = ClothReport(frames=len(frames), sample_s=t1 - t0, solve_s=t2 - t1)
+    report = ClothReport(frames=len(frames), sample_s=run.sample_s, solve_s=run.solve_s)
     per_armature: dict[str, tuple] = {}
     cages = []
-    reference = assemble.references(read, samples) if sub_frame else inputs.reference
     for s, setup in enumerate(read.setups):
         positions = result.positions[:, offsets[s]:offsets[s + 1]] / read.unit_scale
         keys = pose.bone_keys(setup, positions, samples.pose[s], samples.armature_world[s])

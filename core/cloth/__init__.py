@@ -7,6 +7,7 @@ from .bone_frames import bone_world, grid_frames, rest_offsets
 from .drive import ClothDrive, validate_cloth_drive
 from .model import ClothModel, ClothRest, build_cloth_model
 from .params import ClothParams
+from .settled import capture_settled_offsets
 from .solver import ClothBakeJob, ClothResult, bake_cloth, bake_cloth_steps
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "bake_cloth",
     "bake_cloth_steps",
     "bone_world",
+    "capture_settled_offsets",
     "build_cloth_model",
     "grid_frames",
     "rest_offsets",

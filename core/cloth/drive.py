@@ -34,6 +34,10 @@ class ClothDrive:
     reset_frames: tuple[int, ...] = ()  # 0-based output frames where the cloth restarts
     output_fps: float | None = None  # frames per second of the result (None: fps)
     output_frames: int | None = None  # result frames from t = 0 (None: as many as fit)
+    # (N, 3) settled pose (seed 003 Pose Track, `settled.py`): each vertex's offset from its
+    # reference in its cloth's space axes; a cloth restarts from it (at frame 0, cuts and
+    # resets) instead of from its reference. NaN rows: that cloth has none. None: no cloth has.
+    settled_offset: np.ndarray | None = None
 
     @property
     def frames(self) -> int:
@@ -50,6 +54,8 @@ class CheckedClothDrive:
     reset_frames: frozenset[int]  # output frames
     output_fps: float
     output_frames: int
+    settled_offset: np.ndarray  # (N, 3), 0 where a cloth has none or the vertex is pinned
+    settled: np.ndarray  # (C,) bool: the cloth restarts from its settled pose
 
     @property
     def frames(self) -> int:
@@ -93,7 +99,30 @@ def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDr
                              f"0..{output_frames - 1}")
         resets.add(int(r))
     params = validate_params(drive.params, frames=F, setup_names=model.setup_names)
+    settled_offset, settled = _check_settled(model, drive.settled_offset)
     return CheckedClothDrive(fps=fps, reference=reference, space=space,
                              collider_matrix=colliders, params=params,
                              reset_frames=frozenset(resets), output_fps=output_fps,
-                             output_frames=output_frames)
+                             output_frames=output_frames, settled_offset=settled_offset,
+                             settled=settled)
+
+
+def _check_settled(model: ClothModel, offset) -> tuple[np.ndarray, np.ndarray]:
+    N, C = model.n_vertices, model.n_cloths
+    if offset is None:
+        return np.zeros((N, 3)), np.zeros(C, dtype=bool)
+    offset = np.array(offset, dtype=np.float64)
+    if offset.shape != (N, 3):
+        raise SetupError(f"settled_offset has shape {offset.shape}, expected ({N}, 3)")
+    finite = np.all(np.isfinite(offset), axis=1)
+    settled = np.zeros(C, dtype=bool)
+    for c in range(C):
+        own = finite[model.vertex_offset[c]:model.vertex_offset[c + 1]]
+        if own.any() and not own.all():
+            v = model.vertex_offset[c] + int(np.flatnonzero(~own)[0])
+            setup, local = model.locate(v)
+            raise SetupError(f"cloth '{setup}': the settled pose of vertex {local} is not "
+                             "finite (capture the settled pose again)")
+        settled[c] = own.all()
+    offset[~finite | model.pinned] = 0.0
+    return offset, settled

@@ -19,7 +19,8 @@ Per substep `h` (fixed, 1/240 s by default, whatever the frame rate):
 Frame `i` is output at `i / fps` (exact on the substep grid for 24/30/60 fps at 240 Hz; other
 rates blend the two substep states around it and redo the vertical sweep on the blend).
 Animation cuts (seed 003) restart a cloth from the new reference and blend its output from the
-old deformation over `cut_blend_frames`; `reset_frames` restart without a blend.
+old deformation over `cut_blend_frames`; `reset_frames` restart without a blend. A cloth with
+a settled pose (seed 003 Pose Track, `settled.py`) starts and restarts from it instead.
 Float64, no threads, no global random state: identical input gives bit-identical output.
 """
 
@@ -54,6 +55,7 @@ from .constraints import (
 )
 from .drive import CheckedClothDrive, ClothDrive, validate_cloth_drive
 from .model import ClothModel, DistanceGroup
+from .settled import settled_positions
 
 _TIME_EPS = 1e-9
 DIVERGENCE_FACTOR = 100.0  # a vertex further than 100 cloth sizes from its reference ...
@@ -185,6 +187,17 @@ class _Bake:
             pts = model.rest_positions[lo:hi]
             extent[c] = np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))
         self.bound = np.maximum(DIVERGENCE_FACTOR * extent, DIVERGENCE_MIN_BOUND)[self.cloth]
+
+    def restart_positions(self, i: int) -> np.ndarray:
+        """(N, 3) where the cloths restart at output frame `i`: the reference, or for a cloth
+        with a settled pose (seed 003 Pose Track, `settled.py`) the pose put back on it."""
+        ref = self.ref_out[i].copy()
+        if not self.drive.settled.any():
+            return ref
+        space = interpolate(self.drive.space, *self.out_interval[i])[self.cloth]
+        on = self.drive.settled[self.cloth]
+        ref[on] = settled_positions(ref[on], space[on], self.drive.settled_offset[on])
+        return ref
 
     # ----------------------------------------------------------------------------------------
     def frame(self, f: int) -> _Frame:
@@ -415,7 +428,7 @@ class _Bake:
         model, h, F, fps = self.model, self.h, self.F, self.fps
         F_out, out_fps = self.F_out, self.out_fps
         N = model.n_vertices
-        x = self.reference[0].copy()
+        x = self.restart_positions(0)
         x_prev = x.copy()
         positions = np.empty((F_out, N, 3))
         contacts = np.zeros((F_out, N), dtype=bool)
@@ -515,7 +528,10 @@ class _Bake:
                 blend_frames[restart_cloths] = np.where(
                     cut_cloths[restart_cloths],
                     self.params["cut_blend_frames"][self.out_sample[i]][restart_cloths], 0)
-                x[restarting] = self.ref_out[i][restarting]
+                restart = self.restart_positions(i)
+                # The blend runs from the old deformation to the restart's (a settled pose's).
+                blend_gap[restarting] -= (restart - self.ref_out[i])[restarting]
+                x[restarting] = restart[restarting]
                 x_prev[restarting] = (x[restarting]
                                       + 0.5 * self.frame(self.out_sample[i]).accel_h2[restarting])
                 contact[restarting] = False
