@@ -237,17 +237,6 @@ class WaftRodSettings(bpy.types.PropertyGroup):
         name="Space Bone",
         description="Bone whose frame is the character space (World Motion); empty = the "
                     "armature object")
-    use_settled_pose: BoolProperty(
-        name="Settled Pose", default=False,
-        description="Start the cloth, and restart it after cuts and at Reset Frames, from the "
-                    "pose saved with Capture Settled Pose instead of from the skinned cage, so "
-                    "a cut shot begins with the cloth already hanging (a saved physics pose "
-                    "track, as in cutscene cloth tools)")
-    settled_frame: IntProperty(
-        name="Captured at", options={'HIDDEN'},
-        description="Scene frame the settled pose was captured at")
-    settled_vertices: IntProperty(
-        options={'HIDDEN'}, description="Cage vertex count when the settled pose was captured")
     collider_collection: PointerProperty(
         name="Colliders", type=bpy.types.Collection,
         description="Only Waft colliders in this collection touch the rods; empty = all")
