@@ -6,19 +6,15 @@ import bpy
 from ..addon import bake_api
 from ..core.errors import WaftError
 from .bake import report_done
+from .scope import ActiveCage
 
 
-class WAFT_OT_cloth_bake_cage(bpy.types.Operator):
+class WAFT_OT_cloth_bake_cage(ActiveCage, bpy.types.Operator):
     """Bake the active cloth cage, with the simulated cage mesh as extra output"""
 
     bl_idname = "waft.cloth_bake_cage"
     bl_label = "Bake Cloth with Cage Mesh"
     bl_options = {'REGISTER', 'UNDO'}
-
-    @classmethod
-    def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'MESH' and ob.waft_cloth.enabled
 
     def execute(self, context):
         cage = context.active_object

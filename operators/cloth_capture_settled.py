@@ -6,9 +6,10 @@ import bpy
 from ..addon.bake_api import solver_settings
 from ..addon.cloth.settled import capture_settled_pose
 from ..core.errors import WaftError
+from .scope import ActiveCage
 
 
-class WAFT_OT_cloth_capture_settled(bpy.types.Operator):
+class WAFT_OT_cloth_capture_settled(ActiveCage, bpy.types.Operator):
     """Simulate the cloth from the start frame to the current frame and save how it hangs there;
     with Settled Pose on, bakes start and restart after cuts from it instead of from the
     skinned cage"""
@@ -16,11 +17,6 @@ class WAFT_OT_cloth_capture_settled(bpy.types.Operator):
     bl_idname = "waft.cloth_capture_settled"
     bl_label = "Capture Settled Pose"
     bl_options = {'REGISTER', 'UNDO'}
-
-    @classmethod
-    def poll(cls, context):
-        ob = context.active_object
-        return ob is not None and ob.type == 'MESH' and ob.waft_cloth.enabled
 
     def execute(self, context):
         scene = context.scene

@@ -33,3 +33,12 @@ class ActiveArmature:
 def selected_pose_bones(ob) -> list:
     """The armature's selected pose bones, in bone order."""
     return [pb for pb in ob.pose.bones if pose_bone_selected(pb)]
+
+
+class ActiveCage:
+    """Operator mixin: runs on the active object when it is an enabled Waft cloth cage."""
+
+    @classmethod
+    def poll(cls, context):
+        ob = context.active_object
+        return ob is not None and ob.type == 'MESH' and ob.waft_cloth.enabled
