@@ -18,7 +18,7 @@ import numpy as np
 from ..core.errors import SetupError
 from ..core.timestep import SolverSettings
 from . import constrained, reading, staging, systems
-from .progress import Progress
+from .progress import Progress, run_to_end
 
 # Frames sampled per modal step: small enough to keep the UI responsive.
 SAMPLE_CHUNK = 10
@@ -188,13 +188,7 @@ def bake_scene(scene, *, objects=None, frame_start=None, frame_end=None, substep
     steps = bake_scene_steps(scene, objects=objects, frame_start=frame_start,
                              frame_end=frame_end, substep_rate=substep_rate, preroll=preroll,
                              iterations=iterations, sample_chunk=1 << 30)
-    try:
-        while True:
-            item = next(steps)
-            if progress is not None:
-                progress(item)
-    except StopIteration as stop:
-        return stop.value
+    return run_to_end(steps, progress)
 
 
 def clear_bake(scene, *, objects=None) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..core.errors import DivergenceError
@@ -37,3 +38,16 @@ def solve_steps(make_job, frame_start: int, *, system: str = "strands"):
     except DivergenceError as error:
         raise DivergenceError(error.setup, frame_start + error.frame, error.detail) from error
     return job.result
+
+
+def run_to_end(steps: Iterator[Progress],
+               progress: Callable[[Progress], None] | None = None):
+    """Drive a bake generator to its end synchronously (``progress`` sees every step) and
+    return what it returns."""
+    try:
+        while True:
+            item = next(steps)
+            if progress is not None:
+                progress(item)
+    except StopIteration as stop:
+        return stop.value

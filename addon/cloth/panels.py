@@ -90,11 +90,16 @@ WAFT_PT_cloth_edges = _sub_panel("Edges and Contact", EDGES, "WAFT_PT_cloth_edge
 WAFT_PT_cloth_cuts = _sub_panel("Cuts and Layers", CUTS, "WAFT_PT_cloth_cuts")
 
 
-class WAFT_PT_cloth_settled(PropertiesPanel, bpy.types.Panel):
-    bl_label = "Settled Pose"
+class _ClothChild(PropertiesPanel):
+    """A closed sub-panel of Waft Cloth."""
+
     bl_context = "object"
     bl_parent_id = "WAFT_PT_cloth"
     bl_options = {'DEFAULT_CLOSED'}
+
+
+class WAFT_PT_cloth_settled(_ClothChild, bpy.types.Panel):
+    bl_label = "Settled Pose"
 
     def draw(self, context):
         settings = context.object.waft_cloth
@@ -108,11 +113,8 @@ class WAFT_PT_cloth_settled(PropertiesPanel, bpy.types.Panel):
         layout.operator("waft.cloth_capture_settled", icon='PINNED')
 
 
-class WAFT_PT_cloth_bones(PropertiesPanel, bpy.types.Panel):
+class WAFT_PT_cloth_bones(_ClothChild, bpy.types.Panel):
     bl_label = "Bones"
-    bl_context = "object"
-    bl_parent_id = "WAFT_PT_cloth"
-    bl_options = {'DEFAULT_CLOSED'}
 
     def draw(self, context):
         settings = context.object.waft_cloth

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...core.cloth import capture_settled_offsets
 from ...core.errors import SetupError
+from ..progress import run_to_end
 from . import reading, system
 from .reading import SETTLED_ATTRIBUTE
 
@@ -40,12 +41,7 @@ def capture_settled_pose(scene, cage, *, frame: int | None = None, settings) -> 
     read = reading.read_cloth(scene, [cage], start, frame, use_settled=False)
     if read is None:
         raise SetupError(f"Object '{cage.name}' is not an enabled Waft cloth cage")
-    steps = system.simulate(read, scene, settings=settings, sample_chunk=1 << 30)
-    try:
-        while True:
-            next(steps)
-    except StopIteration as stop:
-        run = stop.value
+    run = run_to_end(system.simulate(read, scene, settings=settings, sample_chunk=1 << 30))
     offset = capture_settled_offsets(run.inputs.model, run.inputs.drive, run.result.positions,
                                      frame - start) / read.unit_scale
     mesh = cage.data

@@ -171,10 +171,10 @@ def solve_spans(x: np.ndarray, x_start: np.ndarray, spans: list[Span]) -> None:
     """Every segment of every span at its rest length: SHAKE's mass-weighted projection along
     the segments of `x_start` (the start of the substep), both pins fixed (Ryckaert et al. 1977;
     `core.shake`). The top-down sweep alone hangs each vertex from one pin and leaves the link
-    where the two chains meet to XPBD: a strip pinned at both ends kept it 14-24 % long and
-    never settled. Spans run before the sweep, which then finds their links at length and moves
-    them only by rounding. A span whose step is not a small correction (a taut strip pulled past
-    its length) is left to the sweep that substep."""
+    where the two chains meet to XPBD: a strip pinned at both ends kept it 1.5-70 % long (the
+    tauter, the longer) and never settled. Spans run before the sweep, which then finds their
+    links at length and moves them only by rounding. A span whose step is not a small
+    correction (a taut strip pulled past its length) is left to the sweep that substep."""
     for span in spans:
         if not span.coefficients:
             continue
@@ -218,11 +218,11 @@ def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray |
     its child, over-relaxed (SWEEP_OVER_RELAXATION), and inside its own max distance, and the
     rounds repeat (alternating projections onto the link spheres and max-distance balls) while
     any link still had to leave a child outside its max distance by a fraction of the link,
-    at most SWEEP_ROUNDS times. Clamped only after the sweep,
-    the max distance pulled a swept child back toward its reference, away from its parent: a
-    cage swaying ±0.5 m at 1.5 Hz whose max distance grows toward the hem stretched 0.1 %
-    vertically (now 0), one whose max distance shrinks to 2 cm at the hem 22.6 % (now 0.3 %:
-    the rounds stop within SWEEP_TOLERANCE, before full convergence).
+    at most SWEEP_ROUNDS times. Clamped only after the sweep, the max distance pulled a swept
+    child back toward its reference, away from its parent: a cage swaying ±0.5 m at 1.5 Hz
+    whose max distance grows toward the hem stretched 0.1 % vertically (now 0), one whose max
+    distance shrinks to 2 cm at the hem 22.6 % (now 0.3 %: the rounds stop within
+    SWEEP_TOLERANCE, before full convergence).
     """
     if not isinstance(sweep, Sweep):
         sweep = Sweep(sweep, x.shape[0])

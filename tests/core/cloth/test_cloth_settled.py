@@ -3,6 +3,8 @@ after animation cuts, so a cut shot does not watch the cloth fall into place aga
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -45,7 +47,7 @@ def _case(settled_offset=None, **params):
     drive = still_drive(model, FRAMES, reference=reference, space=space, damping=1.5,
                         cut_threshold=1.0, cut_blend_frames=0, **params)
     if settled_offset is not None:
-        drive = type(drive)(**{**drive.__dict__, "settled_offset": settled_offset})
+        drive = dataclasses.replace(drive, settled_offset=settled_offset)
     return model, drive, reference
 
 
