@@ -38,6 +38,7 @@ from ..colliders import ColliderKind, is_similarity, surface_motion
 from ..errors import DivergenceError, SetupError
 from ..forces import wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
+from ..settled import settled_positions
 from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
     Colour,
@@ -55,7 +56,6 @@ from .constraints import (
 )
 from .drive import CheckedClothDrive, ClothDrive, validate_cloth_drive
 from .model import ClothModel, DistanceGroup
-from .settled import settled_positions
 
 _TIME_EPS = 1e-9
 DIVERGENCE_FACTOR = 100.0  # a vertex further than 100 cloth sizes from its reference ...

@@ -17,6 +17,7 @@ from .params import StrandParams as StrandParams
 from .params import rate_normalised as rate_normalised
 from .params import shape_strength as shape_strength
 from .params import validate_params as validate_params
+from .settled import capture_settled_offsets as capture_settled_offsets
 from .solver import BakeJob as BakeJob
 from .solver import BakeResult as BakeResult
 from .solver import State as State

@@ -38,6 +38,11 @@ class Drive:
     params: StrandParams
     output_fps: float | None = None  # frames per second of the result (None: fps)
     output_frames: int | None = None  # result frames from t = 0 (None: as many as fit)
+    # (S, P, 3) settled pose (Pose Track, `settled.py`): each particle's offset from its
+    # reference in its chain's space axes, metres; NaN on every free particle of a chain
+    # without one. None: no chain has one. Chains with one start (and restart after
+    # animation cuts) from it instead of from the reference.
+    settled_offset: np.ndarray | None = None
 
     @property
     def frames(self) -> int:
@@ -56,6 +61,8 @@ class CheckedDrive:
     params: dict[str, np.ndarray]
     output_fps: float = 0.0  # result frames per second
     output_frames: int = 0  # result frames
+    settled_offset: np.ndarray | None = None  # (S, P, 3), 0 on kinematic particles and padding
+    settled: np.ndarray | None = None  # (S,) bool: the chain starts from its settled pose
 
     @property
     def frames(self) -> int:
@@ -109,6 +116,32 @@ def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
                              strand_setup=model.strand_setup, setup_names=model.setup_names)
     output_fps, output_frames = check_output(samples=F, fps=fps, output_fps=drive.output_fps,
                                              output_frames=drive.output_frames)
+    settled_offset, settled = _check_settled(model, drive.settled_offset, kinematic)
     return CheckedDrive(fps=fps, reference=reference, kinematic=kinematic, space=space,
                         collider_matrix=colliders, params=params, output_fps=output_fps,
-                        output_frames=output_frames)
+                        output_frames=output_frames, settled_offset=settled_offset,
+                        settled=settled)
+
+
+def _check_settled(model: StrandModel, offset, kinematic: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(S, P, 3) offsets (0 where unused) and (S,) which chains have a settled pose: every
+    free particle's offset finite, or none (NaN); a chain with some is a stale capture."""
+    S, P = model.strands, model.particles
+    if offset is None:
+        return np.zeros((S, P, 3)), np.zeros(S, dtype=bool)
+    offset = np.array(offset, dtype=np.float64)
+    if offset.shape != (S, P, 3):
+        raise SetupError(f"settled_offset has shape {offset.shape}, expected ({S}, {P}, 3)")
+    finite = np.all(np.isfinite(offset), axis=-1)
+    free = ~kinematic
+    settled = np.all(finite | ~free, axis=1) & free.any(axis=1)
+    partial = (finite & free).any(axis=1) & ~settled
+    if partial.any():
+        s = int(np.flatnonzero(partial)[0])
+        p = int(np.flatnonzero(free[s] & ~finite[s])[0])
+        raise SetupError(f"setup '{model.setup_of(s)}', chain '{model.strand_names[s]}': the "
+                         f"settled pose of particle {p} is not finite (capture the settled pose "
+                         "again)")
+    offset[~(finite & free)] = 0.0
+    return offset, settled

@@ -36,7 +36,7 @@ from ..forces import strand_phase, tangent_response, wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
 from ..shake import ShakeCoefficients, ShakeScratch, solve_shake
 from ..space import apply_carry, carry_operators
-from ..timestep import SolverSettings, frame_interval
+from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
     FtlCoefficients,
     FtlScratch,
@@ -68,6 +68,7 @@ from .constraints.voxel import VoxelCoefficients, solve_voxel_friction
 from .drive import CheckedDrive, Drive, validate_drive
 from .model import StrandModel
 from .params import rate_normalised, shape_strength
+from .settled import settled_chain_positions
 
 _TIME_EPS = 1e-9  # seconds; frame times closer than this to the substep grid are "on" it
 # m: a chain root moving further than this between two samples is an animation cut (as the
@@ -768,6 +769,31 @@ class _Bake:
         self.roots_only_output = bool(np.all(self.kinematic[:, 0])
                                       and not np.any(self.kinematic[:, 1:]))
         self._out_scratch = np.empty((3, S, Ps))
+        self.settled = drive.settled if drive.settled is not None and drive.settled.any() \
+            else None
+
+    def _settled_at(self, t: float, chains: np.ndarray) -> np.ndarray:
+        """(3, S, Ps) the reference at time `t` with the settled pose (`settled.py`) put back
+        on `chains` (S,) bool (chains with one)."""
+        P = self.ws.P
+        x = self.reference_at(t, np.empty_like(self.reference_soa[0]))
+        space = interpolate(self.drive.space, *frame_interval(t, self.fps, self.F))
+        reference = np.moveaxis(x[:, :, :P], 0, -1)
+        placed = settled_chain_positions(self.model, reference, space,
+                                         self.drive.settled_offset,
+                                         ~self.kinematic & chains[:, None])
+        x[:, chains, :P] = np.moveaxis(placed[chains], -1, 0)
+        x[:, :, P:] = x[:, :, P - 1 : P]
+        return x
+
+    def _restart_settled(self, state: State, t: float, chains: np.ndarray) -> None:
+        """Put `chains` (S,) bool in their settled pose at time `t`, at rest in their space:
+        moving with the character (the pose one substep later sets the velocity), so a walking
+        character's tail does not start trailing behind it."""
+        now = self._settled_at(t, chains)
+        later = self._settled_at(t + self.h, chains)
+        state.x[:, chains] = now[:, chains]
+        state.x_prev[:, chains] = 2.0 * now[:, chains] - later[:, chains]
 
     def coefficients(self, frame: int) -> FrameCoefficients:
         key = int(self._param_frame[frame])  # the first frame with these params
@@ -921,6 +947,8 @@ class _Bake:
                            cut.astype(np.float64))
         apply_carry(state.x, A, b, self.ws.tmp)
         apply_carry(state.x_prev, A, b, self.ws.tmp)
+        if self.settled is not None and np.any(cut & self.settled):
+            self._restart_settled(state, t1, cut & self.settled)
 
     def _drives(self, n_first: int, n_stop: int) -> Iterator[SubstepDrive]:
         """`frame_drives` of substeps n_first..n_stop-1 in pieces that span at most two sample
@@ -954,6 +982,8 @@ class _Bake:
         F, fps = self.drive.output_frames, self.drive.output_fps  # the result's frames
         S, P = self.ws.S, self.ws.P
         state = State.at_rest(model, self.reference[0][:, :P])
+        if self.settled is not None:
+            self._restart_settled(state, 0.0, self.settled)
         # At rest at t = 0 under constant acceleration: x_prev = x + a h^2 / 2 makes position
         # Verlet reproduce x0 + a t^2 / 2 exactly (instead of a spurious initial velocity a h / 2).
         state.x_prev += 0.5 * self.coefficients(0).gravity_h2
