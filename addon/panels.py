@@ -64,6 +64,30 @@ def settings_subpanel(ident: str, label: str, parent: str, group: str, names):
         "bl_options": {'DEFAULT_CLOSED'}, "draw": draw})
 
 
+def settled_subpanel(ident: str, parent: str, group: str, count: str, *, types=None):
+    """A closed sub-panel "Settled Pose" under ``parent``: the Settled Pose switch of
+    ``context.object.<group>`` (greyed out until a pose was captured: ``<count>`` > 0), the
+    frame it was captured at, and Capture Settled Pose. ``types``: only for active objects of
+    these types (None: wherever the parent shows)."""
+    def draw(self, context):
+        settings = getattr(context.object, group)
+        layout = self.layout
+        captured = getattr(settings, count) > 0
+        row = layout.row()
+        row.active = captured
+        row.prop(settings, "use_settled_pose")
+        layout.label(text=f"Captured at frame {settings.settled_frame}" if captured
+                     else "No pose captured yet", icon='INFO')
+        layout.operator("waft.capture_settled", icon='PINNED')
+
+    members = {"bl_label": "Settled Pose", "bl_context": "object", "bl_parent_id": parent,
+               "bl_options": {'DEFAULT_CLOSED'}, "draw": draw}
+    if types is not None:
+        members["poll"] = classmethod(lambda cls, context: active_of_type(context, *types)
+                                      is not None)
+    return type(ident, (PropertiesPanel, bpy.types.Panel), members)
+
+
 class WAFT_PT_collider(PropertiesPanel, bpy.types.Panel):
     bl_label = "Waft Collider"
     bl_context = "object"

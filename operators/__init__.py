@@ -3,9 +3,9 @@
 import bpy
 
 from . import add_collider, apply_preset, assign_bones, bake, clear_bake, hair_strands
+from .capture_settled import WAFT_OT_capture_settled
 from .cloth_add import WAFT_OT_cloth_add
 from .cloth_bake_cage import WAFT_OT_cloth_bake_cage
-from .cloth_capture_settled import WAFT_OT_cloth_capture_settled
 from .cloth_fabric import WAFT_OT_cloth_apply_fabric
 from .cloth_rod import WAFT_OT_rod_assign
 from .edit_original import WAFT_OT_edit_original
@@ -23,7 +23,7 @@ CLASSES = (
     apply_preset.WAFT_OT_apply_preset,
     WAFT_OT_ragdoll_create, WAFT_OT_ragdoll_set_mode, WAFT_OT_ragdoll_apply_preset,
     WAFT_OT_cloth_add, WAFT_OT_cloth_apply_fabric, WAFT_OT_cloth_bake_cage,
-    WAFT_OT_cloth_capture_settled, WAFT_OT_rod_assign,
+    WAFT_OT_capture_settled, WAFT_OT_rod_assign,
 )
 
 

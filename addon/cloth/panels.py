@@ -10,6 +10,7 @@ from ..panels import (
     draw_apply_row,
     draw_props,
     settings_subpanel,
+    settled_subpanel,
 )
 
 MAIN = ("damping", "gravity", "radius", "world_motion_fraction")
@@ -98,19 +99,8 @@ class _ClothChild(PropertiesPanel):
     bl_options = {'DEFAULT_CLOSED'}
 
 
-class WAFT_PT_cloth_settled(_ClothChild, bpy.types.Panel):
-    bl_label = "Settled Pose"
-
-    def draw(self, context):
-        settings = context.object.waft_cloth
-        layout = self.layout
-        captured = settings.settled_vertices > 0
-        row = layout.row()
-        row.active = captured
-        row.prop(settings, "use_settled_pose")
-        layout.label(text=f"Captured at frame {settings.settled_frame}" if captured
-                     else "No pose captured yet", icon='INFO')
-        layout.operator("waft.cloth_capture_settled", icon='PINNED')
+WAFT_PT_cloth_settled = settled_subpanel("WAFT_PT_cloth_settled", "WAFT_PT_cloth", "waft_cloth",
+                                         "settled_vertices")
 
 
 class WAFT_PT_cloth_bones(_ClothChild, bpy.types.Panel):

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...core.errors import SetupError
 from .. import reading as shared_reading
+from ..settled import read_point_offsets
 from . import topology
 
 # Plain float settings of Object.waft_cloth; each must be finite (lengths in scene units).
@@ -207,26 +208,13 @@ def _reset_frames(ob) -> tuple[int, ...]:
                          f"by commas") from None
 
 
-SETTLED_ATTRIBUTE = "waft_settled_offset"
-
-
 def _settled_offset(ob, use_settled: bool) -> np.ndarray | None:
     """The cage's settled pose (Capture Settled Pose) when Settled Pose is on."""
     settings = ob.waft_cloth
     if not (use_settled and settings.use_settled_pose):
         return None
-    mesh = ob.data
-    attribute = mesh.attributes.get(SETTLED_ATTRIBUTE)
-    if attribute is None or settings.settled_vertices == 0:
-        raise SetupError(f"{_where(ob)}: Settled Pose is on but no pose was captured; use "
-                         "Capture Settled Pose at a frame where the cloth hangs as it should")
-    if settings.settled_vertices != len(mesh.vertices) or attribute.domain != 'POINT':
-        raise SetupError(f"{_where(ob)}: the settled pose was captured with "
-                         f"{settings.settled_vertices} vertices but the cage has "
-                         f"{len(mesh.vertices)}; capture it again")
-    offset = np.empty(3 * len(mesh.vertices))
-    attribute.data.foreach_get("vector", offset)
-    return offset.reshape(-1, 3)
+    return read_point_offsets(ob.data, captured=settings.settled_vertices,
+                              points=len(ob.data.vertices), where=_where(ob))
 
 
 def _armature(scene, ob):

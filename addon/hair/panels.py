@@ -2,7 +2,13 @@
 
 import bpy
 
-from ..panels import PropertiesPanel, SidebarPanel, active_of_type, draw_props
+from ..panels import (
+    PropertiesPanel,
+    SidebarPanel,
+    active_of_type,
+    draw_props,
+    settled_subpanel,
+)
 from ..strands.panels import SETUP_CONSTRAINTS, SETUP_HAIR, SETUP_MAIN, SETUP_WIND, draw_preset
 
 STRANDS = ("scalp", "count", "points", "method", "clump", "randomness", "seed", "root_radius",
@@ -66,6 +72,11 @@ class WAFT_PT_hair_guides(PropertiesPanel, bpy.types.Panel):
         self.layout.prop(ob.waft, "collider_collection")
 
 
+# The guides' settled pose (hair Curves only: render strands follow their guides).
+WAFT_PT_hair_settled = settled_subpanel("WAFT_PT_hair_settled", "WAFT_PT_hair", "waft",
+                                        "settled_count", types=('CURVES',))
+
+
 class WAFT_PT_hair_sidebar(SidebarPanel, bpy.types.Panel):
     bl_label = "Hair Strands"
     bl_options = {'DEFAULT_CLOSED'}
@@ -79,4 +90,4 @@ class WAFT_PT_hair_sidebar(SidebarPanel, bpy.types.Panel):
 
 
 register, unregister = bpy.utils.register_classes_factory(
-    (WAFT_PT_hair, WAFT_PT_hair_guides, WAFT_PT_hair_sidebar))
+    (WAFT_PT_hair, WAFT_PT_hair_guides, WAFT_PT_hair_settled, WAFT_PT_hair_sidebar))

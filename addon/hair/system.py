@@ -29,6 +29,7 @@ from .. import reading
 from ..progress import Progress, solve_steps
 from ..report import SystemReport, timings
 from ..sampling import frame_kept
+from ..settled import read_point_offsets
 from ..strands.assemble import hair_fields, setup_fields
 from ..strands.reading import SETUP_FLOAT_SETTINGS
 from ..strands.sampling import SETUP_SCALARS, SETUP_VECTORS
@@ -49,6 +50,9 @@ class GuideSetup:
     colliders: tuple  # collider object names this setup collides with
     render: output.Target | None
     space: tuple[str, str] | None = None  # (armature, bone): the Space Bone, None = surface
+    # (G, P, 3) settled pose (Capture Settled Pose: offsets from the groom carried by the
+    # surface, in the space's axes, Blender units) when Settled Pose is on, else None
+    settled_offset: np.ndarray | None = None
 
 
 @dataclass
@@ -112,10 +116,15 @@ def read_guides(ob) -> np.ndarray:
     return guides
 
 
-def _read_setup(scene, ob) -> GuideSetup:
+def _read_setup(scene, ob, *, use_settled: bool = True) -> GuideSetup:
     reading.check_world_scale(ob, "Curves")
     reading.check_finite_settings(ob.waft, SETUP_FLOAT_SETTINGS, f"Curves '{ob.name}'")
     rest = read_guides(ob)
+    settled = None
+    if use_settled and ob.waft.use_settled_pose:
+        settled = read_point_offsets(ob.data, captured=ob.waft.settled_count,
+                                     points=rest.shape[0] * rest.shape[1],
+                                     where=f"Curves '{ob.name}'").reshape(rest.shape)
     surface = None
     if ob.data.surface is not None:
         surface = output.read_scalp(scene, ob, ob.data.surface, "")
@@ -129,15 +138,18 @@ def _read_setup(scene, ob) -> GuideSetup:
     space = reading.space_bone(ob, f"Curves '{ob.name}'")
     return GuideSetup(name=ob.name, rest_local=rest, surface=surface, colliders=colliders,
                       render=render,
-                      space=(space[0].name, space[1]) if space is not None else None)
+                      space=(space[0].name, space[1]) if space is not None else None,
+                      settled_offset=settled)
 
 
-def prepare(scene, *, objects, frame_start, frame_end) -> Prepared | None:
+def prepare(scene, *, objects, frame_start, frame_end, use_settled: bool = True
+            ) -> Prepared | None:
+    """``use_settled`` False: ignore settled poses (Capture Settled Pose simulates without)."""
     obs = objects if objects is not None else [ob for ob in scene.objects if claims(ob)]
     obs = sorted((ob for ob in obs if claims(ob)), key=lambda ob: ob.name)
     if not obs:
         return None
-    setups = [_read_setup(scene, ob) for ob in obs]
+    setups = [_read_setup(scene, ob, use_settled=use_settled) for ob in obs]
     names = sorted({c for s in setups for c in s.colliders})
     colliders = tuple(reading.read_collider(scene.objects[n]) for n in names)
     return Prepared(setups=setups, colliders=colliders, frame_start=int(frame_start),
@@ -248,10 +260,22 @@ def _params(prepared: Prepared, samples: _Samples, sizes: list[int], P: int) -> 
     )
 
 
-def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = 10):
-    # Hair guides sample every frame in one pass (``_sample``); ``sample_chunk`` is accepted
-    # for the protocol's sake.
-    """Sample, solve, bind render strands; return the commit closure."""
+@dataclass(frozen=True)
+class Simulation:
+    """Solved guides before anything is written (``simulate``)."""
+
+    model: object  # core StrandModel
+    drive: Drive
+    result: object  # core BakeResult (the scene frames)
+    samples: _Samples
+    sizes: list  # guides per setup
+    sample_s: float
+    solve_s: float
+
+
+def simulate(prepared: Prepared, scene, *, settings):
+    """Generator (yields Progress): sample every frame in one pass (``_sample``), solve, return
+    a ``Simulation``. The bake and Capture Settled Pose both run it."""
     frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
     F = len(frames)
     samples = _Samples(prepared, F)
@@ -263,7 +287,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = 10):
             if i % 10 == 9 or i == F - 1:
                 yield Progress("sample", i + 1, F)
     unit = prepared.unit
-    chains, references, sizes = [], [], []
+    chains, references, sizes, settled = [], [], [], []
     for s, setup in enumerate(prepared.setups):
         m0 = samples.matrix[0, s]
         rest_world = setup.rest_local @ m0[:3, :3].T + m0[:3, 3]
@@ -275,6 +299,8 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = 10):
                              rest_positions=rest_world[g] * unit, kinematic=kinematic)
                    for g in range(len(rest_world))]
         sizes.append(len(rest_world))
+        settled.append(np.full(rest_world.shape, np.nan) if setup.settled_offset is None
+                       else setup.settled_offset * unit)
     P = chains[0].rest_positions.shape[0]
     if any(c.rest_positions.shape[0] != P for c in chains):
         raise SetupError("Hair Curves objects baked together need the same points per curve")
@@ -296,15 +322,29 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = 10):
                             for s, n in enumerate(sizes)], axis=1)
     kinematic = np.zeros((len(chains), P), dtype=bool)
     kinematic[:, 0] = True
+    any_settled = any(setup.settled_offset is not None for setup in prepared.setups)
     drive = Drive(fps=prepared.fps, reference=np.concatenate(references, axis=1) * unit,
                   kinematic=kinematic, space=space, collider_matrix=scale @ samples.collider,
-                  params=_params(prepared, samples, sizes, P))
+                  params=_params(prepared, samples, sizes, P),
+                  settled_offset=np.concatenate(settled) if any_settled else None)
     t1 = time.perf_counter()
     result = yield from solve_steps(lambda: bake_steps(model, drive, settings),
                                     prepared.frame_start)
+    return Simulation(model=model, drive=drive, result=result, samples=samples, sizes=sizes,
+                      sample_s=t1 - t0, solve_s=time.perf_counter() - t1)
+
+
+def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = 10):
+    # Hair guides sample every frame in one pass (``_sample``); ``sample_chunk`` is accepted
+    # for the protocol's sake.
+    """Sample, solve, bind render strands; return the commit closure."""
+    frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
+    F = len(frames)
+    run = yield from simulate(prepared, scene, settings=settings)
+    samples, sizes, result, unit = run.samples, run.sizes, run.result, prepared.unit
+    P = run.model.particles
     positions = result.positions / unit  # (F, S, P, 3) Blender units
-    t2 = time.perf_counter()
-    report = HairReport(frames=F, sample_s=t1 - t0, solve_s=t2 - t1)
+    report = HairReport(frames=F, sample_s=run.sample_s, solve_s=run.solve_s)
     guides, animations = [], []
     start = 0
     for setup, n in zip(prepared.setups, sizes, strict=True):

@@ -197,6 +197,19 @@ def chain_space(read, samples, frames: ChainFrames) -> np.ndarray:
     return space
 
 
+def settled_offsets(read: SceneRead, n_particles: int) -> np.ndarray | None:
+    """(S, P, 3) metres: each chain's settled pose (bone b's tail is particle b + 1; NaN for
+    chains without one); None when no chain has one."""
+    if all(chain.settled_offset is None for chain in read.chains):
+        return None
+    offset = np.full((len(read.chains), n_particles, 3), np.nan)
+    for s, chain in enumerate(read.chains):
+        if chain.settled_offset is not None:
+            offset[s, 0] = 0.0  # the root is kinematic
+            offset[s, 1 : len(chain.bone_names) + 1] = chain.settled_offset * read.unit_scale
+    return offset
+
+
 def solver_input(read: SceneRead, samples: Samples, *, rate: float | None = None
                  ) -> SolverInput:
     """The core's model and drive; ``rate``: the samples' rate per second when they are on
@@ -214,5 +227,6 @@ def solver_input(read: SceneRead, samples: Samples, *, rate: float | None = None
                   kinematic=kinematic, space=chain_space(read, samples, frames),
                   collider_matrix=samples.collider_matrix,
                   params=strand_params(read, samples, n_particles), output_fps=read.fps,
-                  output_frames=read.frame_end - read.frame_start + 1)
+                  output_frames=read.frame_end - read.frame_start + 1,
+                  settled_offset=settled_offsets(read, n_particles))
     return SolverInput(model=model, drive=drive, frames=frames)

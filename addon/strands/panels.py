@@ -10,6 +10,7 @@ from ..panels import (
     draw_apply_row,
     draw_props,
     settings_subpanel,
+    settled_subpanel,
 )
 
 SETUP_MAIN = ("shape_stiffness", "shape_decay", "damping", "gravity_factor", "radius")
@@ -75,6 +76,10 @@ WAFT_PT_setup_hair = settings_subpanel(
     "WAFT_PT_setup_hair", "Hair Shape and Friction", "WAFT_PT_setup", "waft", SETUP_HAIR)
 
 
+WAFT_PT_setup_settled = settled_subpanel(
+    "WAFT_PT_setup_settled", "WAFT_PT_setup", "waft", "settled_count")
+
+
 class WAFT_PT_bone(PropertiesPanel, bpy.types.Panel):
     bl_label = "Waft"
     bl_context = "bone"
@@ -113,7 +118,7 @@ class WAFT_PT_chains_sidebar(ArmaturePanel, SidebarPanel, bpy.types.Panel):
 
 
 CLASSES = (WAFT_PT_setup, WAFT_PT_setup_constraints, WAFT_PT_setup_wind, WAFT_PT_setup_hair,
-           WAFT_PT_bone, WAFT_PT_chains_sidebar)
+           WAFT_PT_setup_settled, WAFT_PT_bone, WAFT_PT_chains_sidebar)
 
 
 register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -136,6 +136,19 @@ class WaftSetupSettings(bpy.types.PropertyGroup):
         name="Colliders", type=bpy.types.Collection, poll=collection_poll,
         description="Only Waft colliders in this collection touch this setup; "
                     "empty = every Waft collider in the scene")
+    use_settled_pose: BoolProperty(
+        name="Settled Pose", default=False,
+        description="Start the chains, and restart them after animation cuts, from the pose "
+                    "saved with Capture Settled Pose instead of from the animation, so a shot "
+                    "begins with tails and hair already hanging (a saved physics pose track, "
+                    "as in cutscene cloth tools)")
+    settled_frame: IntProperty(
+        name="Captured at", options={'HIDDEN'},
+        description="Scene frame the settled pose was captured at")
+    settled_count: IntProperty(
+        options={'HIDDEN'},
+        description="Simulated bones (guide curve points for hair) when the settled pose was "
+                    "captured; 0 = none captured")
     # Bookkeeping for the NLA layout (not user settings): the action that was active before the
     # first bake, so Clear Bake can make it active again. The pointer also keeps it a user.
     original_action: PointerProperty(type=bpy.types.Action, options={'HIDDEN'})
@@ -164,6 +177,10 @@ class WaftBoneSettings(bpy.types.PropertyGroup):
     radius: FloatProperty(
         name="Radius", default=0.01, min=0.0, soft_max=0.2, unit='LENGTH',
         description="Collision radius of this bone's tail")
+    # Capture Settled Pose: this bone's tail offset from its animated position, in the axes of
+    # the setup's space (armature or Space Bone), Blender units; `has_settled` marks it saved.
+    settled_offset: FloatVectorProperty(size=3, options={'HIDDEN'})
+    has_settled: BoolProperty(options={'HIDDEN'})
 
 
 register, unregister = groups_registration(

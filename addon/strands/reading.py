@@ -39,6 +39,9 @@ class ChainRead:
     bone_length: np.ndarray  # (B,) rest length in armature units
     rest_matrix: np.ndarray  # (B, 4, 4) Bone.matrix_local
     parent_rest_matrix: np.ndarray  # (4, 4)
+    # (B, 3) each bone tail's settled offset (Capture Settled Pose; Blender units, the setup
+    # space's axes) when the setup's Settled Pose is on, else None
+    settled_offset: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +143,33 @@ def check_hair_guides(ob, runs) -> None:
                 f"keep a curl. Flag its child bones too, or turn off Render Strands")
 
 
-def read_chain(ob, setup_index: int, run, bone_index: dict, metres_per_unit: float) -> ChainRead:
+def _settled_offset(ob, run) -> np.ndarray:
+    """(B, 3) the saved settled offsets of a chain's bones; SetupError naming the bone when one
+    has none (flagged after the capture)."""
+    for pose_bone in run:
+        if not pose_bone.waft.has_settled:
+            raise SetupError(f"Armature '{ob.name}', bone '{pose_bone.name}': Settled Pose is on "
+                             "but this bone has no saved pose (it joined a chain after the "
+                             "capture); use Capture Settled Pose again")
+    return np.array([tuple(pb.waft.settled_offset) for pb in run], dtype=np.float64)
+
+
+def _check_settled_captured(ob) -> None:
+    if ob.waft.settled_count == 0:
+        raise SetupError(f"Armature '{ob.name}': Settled Pose is on but no pose was captured; "
+                         "use Capture Settled Pose at a frame where the chains hang as they "
+                         "should")
+
+
+def _check_settled_count(ob, runs) -> None:
+    captured, bones = ob.waft.settled_count, sum(len(run) for run in runs)
+    if captured != bones:
+        raise SetupError(f"Armature '{ob.name}': the settled pose was captured with {captured} "
+                         f"simulated bones but the chains have {bones}; capture it again")
+
+
+def read_chain(ob, setup_index: int, run, bone_index: dict, metres_per_unit: float, *,
+               use_settled: bool = False) -> ChainRead:
     for pose_bone in run:
         if not pose_bone.bone.length * metres_per_unit > shared.MIN_BONE_LENGTH:
             raise SetupError(f"Armature '{ob.name}', bone '{pose_bone.name}': bone has zero "
@@ -160,10 +189,13 @@ def read_chain(ob, setup_index: int, run, bone_index: dict, metres_per_unit: flo
         rest_matrix=np.array([np.array(pb.bone.matrix_local) for pb in run], dtype=np.float64),
         parent_rest_matrix=(np.array(parent.bone.matrix_local, dtype=np.float64)
                             if parent is not None else identity),
+        settled_offset=_settled_offset(ob, run) if use_settled else None,
     )
 
 
-def read_setup(ob, setup_index: int, unit: float) -> SetupRead:
+def read_setup(ob, setup_index: int, unit: float, *, use_settled: bool = True) -> SetupRead:
+    """``use_settled`` False: ignore the setup's settled pose (Capture Settled Pose simulates
+    without it)."""
     shared.check_world_scale(ob, "Armature")
     shared.check_finite_settings(ob.waft, SETUP_FLOAT_SETTINGS, f"Armature '{ob.name}'")
     if ob.animation_data is not None and ob.animation_data.use_tweak_mode:
@@ -176,19 +208,27 @@ def read_setup(ob, setup_index: int, unit: float) -> SetupRead:
     bone_index = {pb.name: i for i, pb in enumerate(ob.pose.bones)}
     # Shortest world length of one armature unit (smallest scale column), in metres.
     metres = unit * float(np.linalg.norm(np.array(ob.matrix_world)[:3, :3], axis=0).min())
-    chains = tuple(read_chain(ob, setup_index, run, bone_index, metres) for run in runs)
+    settled = use_settled and ob.waft.use_settled_pose
+    if settled:
+        _check_settled_captured(ob)
+    chains = tuple(read_chain(ob, setup_index, run, bone_index, metres, use_settled=settled)
+                   for run in runs)
+    if settled:  # after the chains, whose errors name the bone without a pose
+        _check_settled_count(ob, runs)
     space = shared.space_bone(ob, f"Armature '{ob.name}'")
     space_bone = bone_index[space[1]] if space is not None else -1
     return SetupRead(object=ob, name=ob.name, bone_count=len(ob.pose.bones), chains=chains,
                      space_bone=space_bone)
 
 
-def read_scene(scene, *, objects=None, frame_start=None, frame_end=None) -> SceneRead:
+def read_scene(scene, *, objects=None, frame_start=None, frame_end=None,
+               use_settled: bool = True) -> SceneRead:
     """Validate and read every setup and collider taking part in a bake."""
     start, end = shared.frame_range(scene, frame_start, frame_end)
     scale = shared.unit_scale(scene)
     fps = shared.scene_fps(scene)
-    setups = tuple(read_setup(ob, i, scale) for i, ob in enumerate(find_setups(scene, objects)))
+    setups = tuple(read_setup(ob, i, scale, use_settled=use_settled)
+                   for i, ob in enumerate(find_setups(scene, objects)))
     chains = tuple(chain for setup in setups for chain in setup.chains)
     colliders, by_setup = shared.collider_union(
         [shared.setup_collider_objects(scene, s.object) for s in setups])

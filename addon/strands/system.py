@@ -115,11 +115,20 @@ def _write(read: SceneRead, f, positions, report: StrandReport, static: list) ->
         report.setups[i].action = action.name
 
 
-def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
-    """Sample, solve; return the commit closure that writes the strands (and their outputs)."""
-    read = prepared.read
-    report = _report_for(read)
-    static = _static_channels(read)
+@dataclass(frozen=True)
+class Simulation:
+    """A solved bone-chain bake before anything is written (``simulate``)."""
+
+    inputs: object  # assemble.SolverInput: the core model and drive
+    frames: object  # assemble.ChainFrames at the scene frames (for the bone rotations)
+    result: object  # core BakeResult (the scene frames)
+    sample_s: float
+    solve_s: float
+
+
+def simulate(read: SceneRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
+    """Generator (yields Progress): sample every frame once, solve, return a ``Simulation``.
+    The bake and Capture Settled Pose both run it."""
     t0 = time.perf_counter()
     rate = float(scene.waft.sample_rate)
     times, on_grid, at_frames = sample_times(read.frame_start, read.frame_end, read.fps, rate)
@@ -132,7 +141,18 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     t1 = time.perf_counter()
     result = yield from solve_steps(
         lambda: bake_steps(inputs.model, inputs.drive, settings), read.frame_start)
-    report.sample_s, report.solve_s = t1 - t0, time.perf_counter() - t1
+    return Simulation(inputs=inputs, frames=frames_out, result=result, sample_s=t1 - t0,
+                      solve_s=time.perf_counter() - t1)
+
+
+def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
+    """Sample, solve; return the commit closure that writes the strands (and their outputs)."""
+    read = prepared.read
+    report = _report_for(read)
+    static = _static_channels(read)
+    run = yield from simulate(read, scene, settings=settings, sample_chunk=sample_chunk)
+    result, frames_out = run.result, run.frames
+    report.sample_s, report.solve_s = run.sample_s, run.solve_s
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
     for s, chain in enumerate(read.chains):
         count = len(chain.bone_names) + 1

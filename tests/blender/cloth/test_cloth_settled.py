@@ -56,7 +56,7 @@ def test_captured_settled_pose_starts_and_restarts_the_cloth_hanging(scene, bake
     assert first > 1.0 and after_cut > 1.0  # it falls from flat at the start and after the cut
 
     scene.frame_set(CAPTURED)
-    assert bpy.ops.waft.cloth_capture_settled() == {'FINISHED'}
+    assert bpy.ops.waft.capture_settled() == {'FINISHED'}
     assert scene.frame_current == CAPTURED
     settings = cage.waft_cloth
     assert settings.use_settled_pose and settings.settled_frame == CAPTURED
@@ -73,12 +73,12 @@ def test_captured_settled_pose_starts_and_restarts_the_cloth_hanging(scene, bake
 
 def test_capture_is_an_undoable_operator_and_refuses_the_start_frame(scene, bake_api):
     _rig, cage = _flat_panel(scene)
-    operator = bpy.types.WAFT_OT_cloth_capture_settled
+    operator = bpy.types.WAFT_OT_capture_settled
     assert 'UNDO' in operator.bl_options
     scene.frame_set(scene.frame_start)
     before = rigs.fingerprint(scene)
     with pytest.raises(RuntimeError, match="later frame"):
-        bpy.ops.waft.cloth_capture_settled()
+        bpy.ops.waft.capture_settled()
     assert rigs.fingerprint(scene) == before
     assert "waft_settled_offset" not in cage.data.attributes
     assert not cage.waft_cloth.use_settled_pose
@@ -87,7 +87,7 @@ def test_capture_is_an_undoable_operator_and_refuses_the_start_frame(scene, bake
 def test_stale_settled_pose_is_a_clear_error_naming_the_cage(scene, bake_api, waft):
     _rig, cage = _flat_panel(scene)
     scene.frame_set(CAPTURED)
-    assert bpy.ops.waft.cloth_capture_settled() == {'FINISHED'}
+    assert bpy.ops.waft.capture_settled() == {'FINISHED'}
     bake_api.bake_scene(scene, frame_end=10)  # a previous result, which must survive
     cage.waft_cloth.settled_vertices += 6  # as if the cage had a row fewer when captured
     before = rigs.fingerprint(scene)
