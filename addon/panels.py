@@ -115,7 +115,8 @@ class WAFT_PT_scene(PropertiesPanel, bpy.types.Panel):
 
     def draw(self, context):
         draw_props(self.layout, context.scene.waft, ("substep_rate", "sample_rate", "iterations",
-                                                    "preroll", "constrained_bones"))
+                                                    "preroll", "constrained_bones",
+                                                    "show_collider_shapes"))
         draw_bake_buttons(self.layout)
 
 

@@ -92,6 +92,11 @@ def groups_registration(classes, pointers):
 class WaftSceneSettings(bpy.types.PropertyGroup):
     """Bake settings of the scene (``Scene.waft``)."""
 
+    show_collider_shapes: BoolProperty(
+        name="Show Collider Shapes", default=True,
+        description="Draw every Waft collider in the viewport as the exact surface chains, "
+                    "hair, cloth and ragdolls collide with")
+
     substep_rate: FloatProperty(
         name="Substep Rate", default=240.0, min=30.0, soft_max=2000.0,
         description="Simulation steps per second (Hz), fixed whatever the frame rate")

@@ -1,0 +1,82 @@
+"""Viewport overlay: every enabled Waft collider drawn as the surface the solvers collide with
+(``core/collider_outline.py``), so a capsule that collides far bigger than its empty looks, or a
+plane facing the wrong way, is seen before a bake. Toggle: *Scene › Waft Bake › Show Collider
+Shapes* (``Scene.waft.show_collider_shapes``).
+
+The lines are computed from the same reading as the bake (``reading.read_collider``) and the
+evaluated world matrix; a collider the bake would reject is simply not drawn (its error comes at
+bake time, where it names the collider).
+"""
+
+from __future__ import annotations
+
+import bpy
+import numpy as np
+
+from ..core.collider_outline import collider_outline
+from ..core.errors import SetupError
+from .reading import read_collider
+
+COLOUR = (1.0, 0.55, 0.1, 0.9)  # orange, the colour of "physics" in Blender's own overlays
+SELECTED_COLOUR = (1.0, 0.85, 0.3, 1.0)
+
+_handle = None
+
+
+def collider_segments(scene, view_layer=None) -> tuple[np.ndarray, np.ndarray]:
+    """((N, 2, 3) float32 world line segments, (N,) bool selected) of every enabled, visible
+    Waft collider of ``scene``: what the overlay draws."""
+    segments, selected = [], []
+    for ob in scene.objects:
+        if not ob.waft_collider.enabled or ob.type != 'EMPTY':
+            continue
+        if view_layer is not None and not ob.visible_get(view_layer=view_layer):
+            continue
+        try:
+            collider = read_collider(ob)
+        except SetupError:
+            continue  # named by the bake, which refuses it
+        lines = collider_outline(collider.kind, np.array(ob.matrix_world), size=collider.size,
+                                 radius_a=collider.radius_a, radius_b=collider.radius_b)
+        segments.append(lines)
+        selected.append(np.full(len(lines), ob.select_get(view_layer=view_layer)
+                                if view_layer is not None else False))
+    if not segments:
+        return np.zeros((0, 2, 3), dtype=np.float32), np.zeros(0, dtype=bool)
+    return np.concatenate(segments).astype(np.float32), np.concatenate(selected)
+
+
+def _draw() -> None:
+    import gpu
+    from gpu_extras.batch import batch_for_shader
+
+    context = bpy.context
+    scene = context.scene
+    if scene is None or not scene.waft.show_collider_shapes:
+        return
+    segments, selected = collider_segments(scene, context.view_layer)
+    if not len(segments):
+        return
+    shader = gpu.shader.from_builtin('UNIFORM_COLOR')
+    gpu.state.blend_set('ALPHA')
+    gpu.state.line_width_set(1.5)
+    for mask, colour in ((~selected, COLOUR), (selected, SELECTED_COLOUR)):
+        if mask.any():
+            batch = batch_for_shader(shader, 'LINES', {"pos": segments[mask].reshape(-1, 3)})
+            shader.uniform_float("color", colour)
+            batch.draw(shader)
+    gpu.state.line_width_set(1.0)
+    gpu.state.blend_set('NONE')
+
+
+def register() -> None:
+    global _handle
+    if _handle is None:
+        _handle = bpy.types.SpaceView3D.draw_handler_add(_draw, (), 'WINDOW', 'POST_VIEW')
+
+
+def unregister() -> None:
+    global _handle
+    if _handle is not None:
+        bpy.types.SpaceView3D.draw_handler_remove(_handle, 'WINDOW')
+        _handle = None
