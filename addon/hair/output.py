@@ -5,7 +5,10 @@ settings and scalp; ``build_output`` (after the solve) samples the evaluated sca
 baked frame, scatters and binds the render strands on the first frame and returns ``commit``,
 which writes the Curves object and its packed bake. Guides are the solved chains
 ("<Armature>: <first bone>" -> (F, bones + 1, 3) world Blender units), each resampled on its
-uniform cubic B-spline to the points-per-strand LOD. Nothing is written before ``commit``.
+uniform cubic B-spline to the points-per-strand LOD. Each frame's strands are then pushed out
+of the colliders their guides collide with, to their own radius (``core.hair.collide``: between
+two guides hugging the head a strand otherwise cut up to 10 cm into it). Nothing is written
+before ``commit``.
 """
 
 from __future__ import annotations
@@ -15,9 +18,17 @@ from dataclasses import dataclass, replace
 import bpy
 import numpy as np
 
+from ...core.colliders import ColliderSet
 from ...core.errors import SetupError
-from ...core.hair import bind_strands, evaluate_roots, interpolate_strands, resample_bspline
+from ...core.hair import (
+    bind_strands,
+    collide_strands,
+    evaluate_roots,
+    interpolate_strands,
+    resample_bspline,
+)
 from ...core.hair import scatter_roots as core_scatter
+from ..reading import read_collider, setup_collider_objects
 from ..sampling import frame_kept, waft_tracks_muted
 from . import curves
 
@@ -62,6 +73,9 @@ class Target:
     setup: str  # the object whose render strands these are
     scalp: Scalp
     settings: StrandSettings
+    # the colliders its guides collide with (reading.ColliderRead): the strands are pushed out
+    # of them after interpolation (core.hair.collide)
+    colliders: tuple = ()
 
 
 def _evaluated_mesh(ob):
@@ -124,8 +138,10 @@ def target_for(scene, ob) -> Target:
     scalp = hair.scalp
     if scalp is None and ob.type == 'CURVES':  # hair Curves guides: grow on their surface
         scalp = ob.data.surface
+    colliders = tuple(read_collider(c) for c in sorted(setup_collider_objects(scene, ob),
+                                                        key=lambda c: c.name))
     return Target(setup=ob.name, scalp=read_scalp(scene, ob, scalp, hair.density_group),
-                  settings=settings)
+                  settings=settings, colliders=colliders)
 
 
 @dataclass(frozen=True)
@@ -157,6 +173,7 @@ class ScalpSamples:
     vertices: np.ndarray  # (F, V, 3) world
     clump: np.ndarray  # (F,)
     randomness: np.ndarray  # (F,)
+    collider_matrix: np.ndarray  # (F, K, 4, 4) world, the target's colliders
 
 
 def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamples]:
@@ -165,10 +182,13 @@ def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamp
     verts = [np.empty((F, t.scalp.vertices, 3)) for t in targets]
     clump = [np.empty(F) for _ in targets]
     randomness = [np.empty(F) for _ in targets]
+    colliders = [np.empty((F, len(t.colliders), 4, 4)) for t in targets]
     with frame_kept(scene), waft_tracks_muted(muted):
         for i, frame in enumerate(frames):
             scene.frame_set(int(frame))
             for t, target in enumerate(targets):
+                for k, collider in enumerate(target.colliders):
+                    colliders[t][i, k] = np.array(collider.object.matrix_world)
                 owner = scene.objects[target.setup]
                 clump[t][i] = owner.waft_hair.clump
                 randomness[t][i] = owner.waft_hair.randomness
@@ -185,8 +205,9 @@ def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamp
         if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r)) and np.all(r >= 0.0)):
             raise SetupError(f"'{target.setup}': animated Clump or Randomness is not finite "
                              "or negative")
-    return [ScalpSamples(vertices=v.astype(np.float32), clump=np.clip(c, 0.0, 1.0), randomness=r)
-            for v, c, r in zip(verts, clump, randomness, strict=True)]
+    return [ScalpSamples(vertices=v.astype(np.float32), clump=np.clip(c, 0.0, 1.0), randomness=r,
+                         collider_matrix=m)
+            for v, c, r, m in zip(verts, clump, randomness, colliders, strict=True)]
 
 
 def guides_at_lod(chains: list[np.ndarray], points: int) -> np.ndarray:
@@ -223,6 +244,11 @@ class StrandAnimation:
                                     clump=float(scalp.clump[0]), randomness=1.0, seed=s.seed,
                                     name=f"Guides of '{target.setup}'")
         self._buffer = np.empty((s.count, s.points, 3), dtype=np.float32)
+        c = target.colliders
+        self.colliders = ColliderSet.create(
+            names=[x.name for x in c], kind=[x.kind for x in c], size=[x.size for x in c],
+            radius_a=[x.radius_a for x in c], radius_b=[x.radius_b for x in c],
+            friction=[x.friction for x in c]) if c else None
 
     def _index(self, frame: int) -> int:
         return min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)
@@ -245,8 +271,12 @@ class StrandAnimation:
 
     def positions(self, frame: int) -> np.ndarray:
         """Flat float32 point positions of every strand at scene frame ``frame``."""
-        interpolate_strands(self.binding_at(frame), self.guides[self._index(frame)],
-                            roots=self.roots_at(frame), out=self._buffer)
+        i = self._index(frame)
+        interpolate_strands(self.binding_at(frame), self.guides[i], roots=self.roots_at(frame),
+                            out=self._buffer)
+        if self.colliders is not None:
+            collide_strands(self._buffer, self.radius(), self.colliders,
+                            self.scalp.collider_matrix[i])
         return self._buffer.ravel()
 
     def radius(self) -> np.ndarray:

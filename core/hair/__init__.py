@@ -9,6 +9,7 @@
 """
 
 from .bspline import bspline_matrix, resample_bspline
+from .collide import collide_strands
 from .interpolate import METHODS, StrandBinding, bind_strands, interpolate_strands, render_strands
 from .scalp import (
     RootSamples,
@@ -25,6 +26,7 @@ __all__ = [
     "StrandBinding",
     "bind_strands",
     "bspline_matrix",
+    "collide_strands",
     "closest_on_mesh",
     "evaluate_roots",
     "interpolate_strands",

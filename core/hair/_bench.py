@@ -2,7 +2,8 @@
 
 ``bench_render_frame`` times what one output frame costs once the guides are solved: evaluate
 the render roots on the (moving) scalp, resample the guides on their uniform cubic B-splines and
-interpolate every render strand, in float32 as written to Blender.
+interpolate every render strand, in float32 as written to Blender. ``bench_render_collision``
+times pushing those strands out of a head, neck and shoulders (`collide.py`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ import time
 
 import numpy as np
 
+from ..colliders import ColliderKind, ColliderSet, shape_normal
+from .collide import collide_strands
 from .interpolate import bind_strands, render_strands
 from .scalp import evaluate_roots, scatter_roots
 
@@ -80,3 +83,52 @@ def bench_render_frame(*, strands: int = 50_000, points: int = 16, guides: int =
             # the matrix products, below it when other jobs hold the CPUs.
             "cpu_ms_per_frame": round(float(np.median(cpu_ms)), 3),
             "bind_s": round(bind_s, 3), "fallback": round(float(binding.fallback.mean()), 4)}
+
+
+def bench_render_collision(*, strands: int = 50_000, points: int = 16, guides: int = 1_000,
+                           guide_points: int = 32, repeats: int = 5, seed: int = 0) -> dict:
+    """Milliseconds per frame to push ``strands`` render strands out of a head sphere, a neck
+    capsule and two shoulders (a sphere and an ellipsoid) (`collide.collide_strands`), against
+    the same projection of every point on every collider without the broad phase."""
+    vertices, triangles = hemisphere(rings=24, segments=48)
+    guide_roots = scatter_roots(vertices=vertices, triangles=triangles, count=guides, seed=seed)
+    length = 0.6 * np.linspace(0.0, 1.0, guide_points)
+    rest = guide_roots.position[:, None, :] + length[None, :, None] * (
+        0.3 * guide_roots.normal[:, None, :] + np.array([0.0, 0.0, -1.0]))
+    roots = scatter_roots(vertices=vertices, triangles=triangles, count=strands, seed=seed + 1)
+    colliders = ColliderSet.create(
+        names=["Head", "Neck", "Shoulder.L", "Shoulder.R"],
+        kind=[ColliderKind.ELLIPSOID, ColliderKind.CAPSULE, ColliderKind.ELLIPSOID,
+              ColliderKind.ELLIPSOID], size=[0.095, 0.06, 0.09, 0.09],
+        radius_a=[0, 0.06, 0, 0], radius_b=[0, 0.05, 0, 0])
+    matrices = np.repeat(np.eye(4)[None], 4, axis=0)
+    matrices[1, :3, 3] = (0.0, 0.0, -0.17)
+    matrices[2, :3, 3] = (0.17, 0.0, -0.3)
+    matrices[2, :3, :3] = np.diag([1.0, 0.8, 0.7])  # an ellipsoid: the general shape path
+    matrices[3, :3, 3] = (-0.17, 0.0, -0.3)
+    # The guides as the solver leaves them: outside the body (they hang from the scalp through
+    # the head otherwise); the strands between them still cut into it.
+    collide_strands(rest, np.full(guide_points, 0.005), colliders, matrices)
+    binding = bind_strands(roots=roots, guide_rest=rest, method="BARYCENTRIC", clump=0.3,
+                           randomness=0.05, seed=seed)
+    frame = render_strands(binding, rest.astype(np.float32), points=points)
+    radius = np.linspace(0.002, 0.0005, points)
+    times, brute, moved = [], [], 0
+    for _ in range(repeats):
+        out = frame.copy()
+        t0 = time.perf_counter()
+        moved = collide_strands(out, radius, colliders, matrices)
+        times.append(time.perf_counter() - t0)
+        everything = frame[:, 1:].reshape(-1, 3).astype(np.float64)
+        t0 = time.perf_counter()
+        for k in range(colliders.count):  # no broad phase: every point, every collider
+            n, sd = shape_normal(int(colliders.kind[k]), everything, matrices[k],
+                                 np.linalg.inv(matrices[k]), colliders, k)
+            depth = np.tile(radius[1:], strands) - sd
+            np.add(everything, n * np.maximum(depth, 0.0)[:, None], out=everything)
+        brute.append(time.perf_counter() - t0)
+    ms, brute_ms = 1e3 * np.asarray(times), 1e3 * np.asarray(brute)
+    return {"name": "render_collision", "strands": strands, "points": points,
+            "colliders": colliders.count, "points_moved": moved,
+            "ms_per_frame": round(float(np.median(ms)), 3), "ms_best": round(float(ms.min()), 3),
+            "no_broad_phase_ms": round(float(brute_ms.min()), 3)}

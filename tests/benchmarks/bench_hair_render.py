@@ -10,6 +10,9 @@ line per method:
      "ms_per_frame": ..., "cpu_ms_per_frame": ..., "target_ms": 20, "python_loop_ms": ...,
      "speedup": ...}
 
+A last line times the collision of those strands with a head, neck and shoulders
+(``bench_render_collision``) against the same projection without the broad phase.
+
 Run: python tests/benchmarks/bench_hair_render.py
 """
 
@@ -25,7 +28,11 @@ from _waft import use_checkout
 use_checkout()
 
 from waft.core.hair import bind_strands, resample_bspline, scatter_roots  # noqa: E402
-from waft.core.hair._bench import bench_render_frame, hemisphere  # noqa: E402
+from waft.core.hair._bench import (  # noqa: E402
+    bench_render_collision,
+    bench_render_frame,
+    hemisphere,
+)
 
 
 def python_loop_ms(*, strands: int = 2000, points: int = 16, guides: int = 1000,
@@ -58,6 +65,11 @@ def main() -> int:
         print(json.dumps({"bench": "hair_render", **result, "target_ms": 20,
                           "python_loop_ms": round(loop_ms, 1),
                           "speedup": round(loop_ms / result["ms_best"], 1)}))
+    # Collision of the same strands with four body colliders (a few ms is the budget); the
+    # reference is the same projection of every point on every collider, no broad phase.
+    result = bench_render_collision(strands=50_000, points=16, guides=1_000, guide_points=32)
+    print(json.dumps({"bench": "hair_render", **result, "target_ms": 5,
+                      "speedup": round(result["no_broad_phase_ms"] / result["ms_best"], 1)}))
     return 0
 
 
