@@ -89,6 +89,21 @@ def groups_registration(classes, pointers):
     return register, unregister
 
 
+def use_settled_pose_property(what: str, restarts: str, start_pose: str, hanging: str):
+    """``use_settled_pose`` of a system's settings (Capture Settled Pose, addon/settled.py)."""
+    return BoolProperty(
+        name="Settled Pose", default=False,
+        description=f"Start {what}, and restart {restarts}, from the pose saved with Capture "
+                    f"Settled Pose instead of from {start_pose}, so a shot begins with {hanging} "
+                    "already hanging (a saved physics pose track, as in cutscene cloth tools)")
+
+
+def settled_frame_property():
+    """``settled_frame``: the scene frame a settled pose was captured at."""
+    return IntProperty(name="Captured at", options={'HIDDEN'},
+                       description="Scene frame the settled pose was captured at")
+
+
 class WaftSceneSettings(bpy.types.PropertyGroup):
     """Bake settings of the scene (``Scene.waft``)."""
 

@@ -21,7 +21,12 @@ from bpy.props import (
 
 from ...core.cloth.params import DEFAULTS
 from ...core.cloth.rod import RodParams
-from ..properties import groups_registration, object_type_poll
+from ..properties import (
+    groups_registration,
+    object_type_poll,
+    settled_frame_property,
+    use_settled_pose_property,
+)
 from .presets import FABRIC_ITEMS
 
 PIN_MODES = (
@@ -94,15 +99,9 @@ class WaftClothSettings(bpy.types.PropertyGroup):
         name="Reset Frames",
         description="Comma-separated scene frames where the cloth restarts from the skinned "
                     "pose (hard cuts you know about)")
-    use_settled_pose: BoolProperty(
-        name="Settled Pose", default=False,
-        description="Start the cloth, and restart it after cuts and at Reset Frames, from the "
-                    "pose saved with Capture Settled Pose instead of from the skinned cage, so "
-                    "a cut shot begins with the cloth already hanging (a saved physics pose "
-                    "track, as in cutscene cloth tools)")
-    settled_frame: IntProperty(
-        name="Captured at", options={'HIDDEN'},
-        description="Scene frame the settled pose was captured at")
+    use_settled_pose: use_settled_pose_property(
+        "the cloth", "it after cuts and at Reset Frames", "the skinned cage", "the cloth")
+    settled_frame: settled_frame_property()
     settled_vertices: IntProperty(
         options={'HIDDEN'}, description="Cage vertex count when the settled pose was captured")
     collider_collection: PointerProperty(

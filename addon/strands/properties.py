@@ -17,7 +17,12 @@ from bpy.props import (
     StringProperty,
 )
 
-from ..properties import collection_poll, groups_registration
+from ..properties import (
+    collection_poll,
+    groups_registration,
+    settled_frame_property,
+    use_settled_pose_property,
+)
 from .presets import PRESET_ITEMS
 
 
@@ -136,15 +141,9 @@ class WaftSetupSettings(bpy.types.PropertyGroup):
         name="Colliders", type=bpy.types.Collection, poll=collection_poll,
         description="Only Waft colliders in this collection touch this setup; "
                     "empty = every Waft collider in the scene")
-    use_settled_pose: BoolProperty(
-        name="Settled Pose", default=False,
-        description="Start the chains, and restart them after animation cuts, from the pose "
-                    "saved with Capture Settled Pose instead of from the animation, so a shot "
-                    "begins with tails and hair already hanging (a saved physics pose track, "
-                    "as in cutscene cloth tools)")
-    settled_frame: IntProperty(
-        name="Captured at", options={'HIDDEN'},
-        description="Scene frame the settled pose was captured at")
+    use_settled_pose: use_settled_pose_property(
+        "the chains", "them after animation cuts", "the animation", "tails and hair")
+    settled_frame: settled_frame_property()
     settled_count: IntProperty(
         options={'HIDDEN'},
         description="Simulated bones (guide curve points for hair) when the settled pose was "
