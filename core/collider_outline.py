@@ -11,6 +11,8 @@ has half-extents `size`; a plane is the local xy plane (a square of half-width `
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .colliders import ColliderKind
@@ -82,7 +84,7 @@ def capsule_outline(M: np.ndarray, half_length: float, radius_a: float, radius_b
     # Cap arcs in the (u, axis) and (v, axis) planes: from the tangent point (angle tilt from
     # the sphere's equator) over the pole to the opposite tangent point, -pi - tilt at A's end
     # (pole -axis), pi - tilt at B's (pole +axis).
-    tilt = np.arcsin(b)
+    tilt = math.asin(b)  # a scalar: the C library's, no NumPy kernel involved
     for center, r, pole in ends:
         end = -np.pi - tilt if pole < 0 else np.pi - tilt
         phi = np.linspace(tilt, end, segments // 2 + 1)[:, None]
