@@ -18,7 +18,6 @@ from dataclasses import dataclass, replace
 import bpy
 import numpy as np
 
-from ...core.colliders import ColliderSet
 from ...core.errors import SetupError
 from ...core.hair import (
     bind_strands,
@@ -28,7 +27,7 @@ from ...core.hair import (
     resample_bspline,
 )
 from ...core.hair import scatter_roots as core_scatter
-from ..reading import read_collider, setup_collider_objects
+from ..reading import collider_set, read_collider, setup_collider_objects
 from ..sampling import frame_kept, waft_tracks_muted
 from . import curves
 
@@ -244,11 +243,7 @@ class StrandAnimation:
                                     clump=float(scalp.clump[0]), randomness=1.0, seed=s.seed,
                                     name=f"Guides of '{target.setup}'")
         self._buffer = np.empty((s.count, s.points, 3), dtype=np.float32)
-        c = target.colliders
-        self.colliders = ColliderSet.create(
-            names=[x.name for x in c], kind=[x.kind for x in c], size=[x.size for x in c],
-            radius_a=[x.radius_a for x in c], radius_b=[x.radius_b for x in c],
-            friction=[x.friction for x in c]) if c else None
+        self.colliders = collider_set(target.colliders) if target.colliders else None
 
     def _index(self, frame: int) -> int:
         return min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)

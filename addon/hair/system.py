@@ -311,12 +311,8 @@ def simulate(prepared: Prepared, scene, *, settings):
         for k, collider in enumerate(prepared.colliders):
             mask[k, start:start + n] = collider.name in setup.colliders
         start += n
-    c = prepared.colliders
-    collider_set = ColliderSet.create(
-        names=[x.name for x in c], kind=[x.kind for x in c], size=[x.size for x in c],
-        radius_a=[x.radius_a for x in c], radius_b=[x.radius_b for x in c],
-        friction=[x.friction for x in c]) if K else ColliderSet.empty()
-    model = build_strand_model(chains=chains, colliders=collider_set, collider_mask=mask)
+    shapes = reading.collider_set(prepared.colliders) if K else ColliderSet.empty()
+    model = build_strand_model(chains=chains, colliders=shapes, collider_mask=mask)
     scale = np.diag([unit] * 3 + [1.0])
     space = np.concatenate([np.repeat((scale @ samples.space_matrix[:, s])[:, None], n, axis=1)
                             for s, n in enumerate(sizes)], axis=1)

@@ -92,11 +92,12 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             # Narrow phase on the points of those strands inside the bounding sphere (float32,
             # as stored), then the exact signed distance on those alone.
             candidates = body[near]
-            offset = candidates - centre.astype(np.float32)
-            limit = np.float32(bound + reach)
-            close = np.einsum("npk,npk->np", offset, offset) <= limit * limit
-            if not np.isfinite(bound):
-                close[...] = True
+            if np.isfinite(bound):
+                offset = candidates - centre.astype(np.float32)
+                limit = np.float32(bound + reach)
+                close = np.einsum("npk,npk->np", offset, offset) <= limit * limit
+            else:  # a plane: every point
+                close = np.ones(candidates.shape[:2], dtype=bool)
             strand, point = np.nonzero(close)
             if not strand.size:
                 continue
