@@ -162,12 +162,12 @@ def test_module_paths_from_before_the_strands_package_still_import():
     assert "OLD_PATHS_OK" in proc.stdout
 
 
-def test_pyproject_lists_every_core_package():
+def test_pyproject_lists_every_core_and_batch_package():
     with open(REPO_ROOT / "pyproject.toml", "rb") as f:
         listed = set(tomllib.load(f)["tool"]["setuptools"]["packages"])
     on_disk = {"waft"} | {
         ".".join(("waft", *p.parent.relative_to(REPO_ROOT).parts))
-        for p in CORE.rglob("__init__.py")
+        for folder in (CORE, REPO_ROOT / "batch") for p in folder.rglob("__init__.py")
         if "__pycache__" not in p.parts
     }
     assert listed == on_disk
@@ -180,7 +180,9 @@ def test_pip_install_gives_waft_core_without_bpy(tmp_path):
     src.mkdir()
     for name in ("pyproject.toml", "README.md", "LICENSE", "__init__.py"):
         shutil.copy2(REPO_ROOT / name, src / name)
-    shutil.copytree(CORE, src / "core", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("core", "batch"):
+        shutil.copytree(REPO_ROOT / folder, src / folder,
+                        ignore=shutil.ignore_patterns("__pycache__"))
     target = tmp_path / "site"
     pip = subprocess.run(
         [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target",
@@ -197,3 +199,7 @@ def test_pip_install_gives_waft_core_without_bpy(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "CORE_OK" in proc.stdout
     assert f"WAFT_FILE {target}" in proc.stdout
+    # The batch command comes with it, and answers --help without Blender or Dask loaded.
+    batch = subprocess.run([sys.executable, "-m", "waft.batch", "bake", "--help"], cwd=tmp_path,
+                           env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert batch.returncode == 0 and "--scheduler ADDRESS" in batch.stdout, batch.stderr
