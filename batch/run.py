@@ -67,17 +67,9 @@ def _outputs(shots: list[Shot], out_dir: Path, in_place: bool) -> dict[str, Path
     return outputs
 
 
-def _caller_environ() -> dict:
-    """The caller's values (None: unset) of the variables a Dask nanny sets for its worker."""
-    import dask
-
-    names = dask.config.get("distributed.nanny.pre-spawn-environ", {})
-    return {name: os.environ.get(name) for name in sorted(names)}
-
-
-def _job(shot: Shot, output: Path, settings: BakeSettings) -> dict:
+def _job(shot: Shot, output: Path, settings: BakeSettings, environ: dict) -> dict:
     return {"shot": shot.name, "blend": str(shot.blend), "output": str(output),
-            "environ": _caller_environ(),
+            "environ": environ,
             "frames": list(shot.frames) if shot.frames else None,
             "objects": list(shot.objects) if shot.objects else None, "scene": shot.scene,
             **asdict(settings)}
@@ -120,11 +112,11 @@ class _Batch:
     """The submit / collect / retry loop over one Dask client."""
 
     def __init__(self, client, pending, *, outputs, settings, ledger, state_dir, retries,
-                 timeout, python, in_place, extension, progress):
+                 timeout, python, in_place, extension, progress, environ):
         self.client, self.outputs, self.settings = client, outputs, settings
         self.ledger, self.state_dir, self.retries = ledger, state_dir, retries
         self.timeout, self.python, self.in_place = timeout, python, in_place
-        self.extension, self.progress = extension, progress
+        self.extension, self.progress, self.environ = extension, progress, environ
         self.pending = pending
         self.run_shot = _ByValue(task.run_shot)
         self.attempts = {shot.name: 0 for shot, _ in pending}
@@ -136,9 +128,9 @@ class _Batch:
         self.attempts[shot.name] += 1
         tag = hashlib.sha256(shot.name.encode()).hexdigest()[:8]
         # "waft-bake-<hex>-<n>": Dask's dashboard groups every shot under "waft-bake".
+        job = _job(shot, self.outputs[shot.name], self.settings, self.environ)
         return self.client.submit(
-            self.run_shot, _job(shot, self.outputs[shot.name], self.settings), zip_bytes,
-            child_source, python=self.python, timeout=self.timeout,
+            self.run_shot, job, zip_bytes, child_source, python=self.python, timeout=self.timeout,
             state_dir=str(self.state_dir), key=f"waft-bake-{tag}-{self.attempts[shot.name]}",
             pure=False)
 
@@ -236,6 +228,8 @@ def bake_many(shots, out_dir, *, in_place: bool = False, settings: BakeSettings 
     batch = None
     try:
         if pending:
+            # Read before a local nanny changes them: Blender gets them as the caller had them.
+            environ = {name: os.environ.get(name) for name in cluster.nanny_environ_names()}
             with cluster.open_client(scheduler=scheduler, workers=workers,
                                      dashboard=dashboard) as client:
                 if progress and client.dashboard_link and dashboard:
@@ -246,7 +240,7 @@ def bake_many(shots, out_dir, *, in_place: bool = False, settings: BakeSettings 
                 batch = _Batch(client, pending, outputs=outputs, settings=settings,
                                ledger=ledger, state_dir=state_dir, retries=retries,
                                timeout=timeout, python=python, in_place=in_place,
-                               extension=extension, progress=bar)
+                               extension=extension, progress=bar, environ=environ)
                 batch.run(zip_bytes, child_source)
     finally:
         bar.close()
