@@ -23,9 +23,13 @@ def _capture_for(ob):
 
 
 class WAFT_OT_capture_settled(bpy.types.Operator):
-    """Simulate the active cloth cage, bone chains or hair guides from the start frame to the
-    current frame and save how they hang there; with Settled Pose on, bakes start, and restart
-    after cuts, from it instead of from the animation"""
+    """Save how the active cage, chains or hair guides hang at the current frame"""
+
+    bl_description = (
+        "Simulate the active cloth cage, bone chains or hair guides from the start frame to "
+        "the current frame and save how they hang there; with Settled Pose on, bakes start, "
+        "and restart after cuts, from it instead of from the animation"
+    )
 
     bl_idname = "waft.capture_settled"
     bl_label = "Capture Settled Pose"

@@ -7,8 +7,12 @@ from ..addon.writing import edit_original_action
 
 
 class WAFT_OT_edit_original(bpy.types.Operator):
-    """Make your original action active again to edit it (Waft's result is hidden under it
-    where both key a channel); bake again to simulate on the edited motion"""
+    """Make your original action active again to edit it"""
+
+    bl_description = (
+        "Make your original action active again to edit it (Waft's result is hidden under it "
+        "where both key a channel); bake again to simulate on the edited motion"
+    )
 
     bl_idname = "waft.edit_original"
     bl_label = "Edit Original Action"

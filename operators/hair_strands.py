@@ -6,8 +6,12 @@ from ..addon.hair import curves
 
 
 class WAFT_OT_hair_add_render_strands(bpy.types.Operator):
-    """Turn on render strands for the active guide armature (or hair Curves guides); a selected
-    mesh becomes the scalp"""
+    """Turn on render strands for the active guide armature"""
+
+    bl_description = (
+        "Turn on render strands for the active guide armature (or hair Curves guides); a "
+        "selected mesh becomes the scalp"
+    )
 
     bl_idname = "waft.hair_add_render_strands"
     bl_label = "Add Render Strands"

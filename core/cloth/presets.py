@@ -77,7 +77,7 @@ FABRICS: dict[str, dict] = {
 }
 
 DESCRIPTIONS: dict[str, str] = {
-    "TWEED": "Seed 001's jacket: heavy wool, holds its shape, clings to the body, edges flutter",
+    "TWEED": "Alan Wake's jacket: heavy wool, holds its shape, clings to the body, edges flutter",
     "SILK": "Light and slippery: folds at once, follows the air, keeps rippling",
     "LEATHER": "Heavy and stiff: swings as a piece, settles quickly, barely reacts to wind",
     "RUBBER": "Stretchy and bouncy: lengthens under load and springs back",
