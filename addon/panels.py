@@ -30,14 +30,6 @@ def draw_props(layout, data, names) -> None:
             col.prop(data, name)
 
 
-def draw_apply_row(layout, settings, prop: str, operator: str) -> None:
-    """The enum ``prop`` of ``settings`` (a preset, a fabric) and an Apply button running
-    ``operator`` with the chosen value."""
-    row = layout.row(align=True)
-    row.prop(settings, prop, text="")
-    setattr(row.operator(operator, text="Apply"), prop, getattr(settings, prop))
-
-
 class PropertiesPanel:
     """Mixin: a panel of the Properties editor (each subclass sets its ``bl_context`` tab)."""
 

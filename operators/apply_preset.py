@@ -2,7 +2,8 @@
 
 import bpy
 
-from ..addon.strands.presets import PRESET_ITEMS, apply_preset
+from ..addon.preset_menus import mark_applied
+from ..addon.strands.presets import PRESET_ITEMS, PRESET_KIND, apply_preset
 
 
 class WAFT_OT_apply_preset(bpy.types.Operator):
@@ -24,4 +25,5 @@ class WAFT_OT_apply_preset(bpy.types.Operator):
         settings = context.active_object.waft
         settings.preset = self.preset
         apply_preset(settings, self.preset)
+        mark_applied(PRESET_KIND, self.preset)
         return {'FINISHED'}

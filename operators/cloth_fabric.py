@@ -2,7 +2,8 @@
 
 import bpy
 
-from ..addon.cloth.presets import FABRIC_ITEMS, apply_fabric
+from ..addon.cloth.presets import FABRIC_ITEMS, PRESET_KIND, apply_fabric
+from ..addon.preset_menus import mark_applied
 from ..addon.reading import unit_scale
 
 
@@ -23,4 +24,5 @@ class WAFT_OT_cloth_apply_fabric(bpy.types.Operator):
     def execute(self, context):
         apply_fabric(context.active_object.waft_cloth, self.fabric,
                      unit_scale=unit_scale(context.scene))
+        mark_applied(PRESET_KIND, self.fabric)
         return {'FINISHED'}

@@ -3,7 +3,8 @@
 import bpy
 
 from ..addon.compat import pose_bone_selected
-from ..addon.ragdoll.presets import PRESET_ITEMS, apply_preset
+from ..addon.preset_menus import mark_applied
+from ..addon.ragdoll.presets import PRESET_ITEMS, PRESET_KIND, apply_preset
 from .scope import ActiveArmature
 
 
@@ -24,6 +25,7 @@ class WAFT_OT_ragdoll_apply_preset(ActiveArmature, bpy.types.Operator):
         bodies = [pb.waft_ragdoll for pb in ob.pose.bones if pb.waft_ragdoll.body
                   and (not self.only_selected or pose_bone_selected(pb))]
         apply_preset(ob.waft_ragdoll, bodies, self.preset)
+        mark_applied(PRESET_KIND, self.preset)
         self.report({'INFO'}, f"Preset {self.preset.title()} on {len(bodies)} bodies of "
                               f"'{ob.name}'")
         return {'FINISHED'}

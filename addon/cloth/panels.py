@@ -7,11 +7,12 @@ from ..panels import (
     SidebarPanel,
     active_of_type,
     armature_of,
-    draw_apply_row,
     draw_props,
     settings_subpanel,
     settled_subpanel,
 )
+from ..preset_menus import draw_preset_menu, preset_classes
+from .presets import PRESET_KIND
 
 MAIN = ("damping", "gravity", "radius", "world_motion_fraction")
 STIFFNESS = ("use_hard_vertical", "stretch_compliance", "horizontal_compliance",
@@ -28,7 +29,7 @@ def _cage(context):
 
 
 def draw_fabric(layout, settings) -> None:
-    draw_apply_row(layout, settings, "fabric", "waft.cloth_apply_fabric")
+    draw_preset_menu(layout, PRESET_KIND)
 
 
 def draw_setup(layout, ob) -> None:
@@ -170,6 +171,6 @@ class WAFT_PT_rod(PropertiesPanel, bpy.types.Panel):
 CLASSES = (WAFT_UL_cloth_bones, WAFT_PT_cloth, WAFT_PT_cloth_stiffness, WAFT_PT_cloth_limits,
            WAFT_PT_cloth_wind, WAFT_PT_cloth_edges, WAFT_PT_cloth_cuts, WAFT_PT_cloth_settled,
            WAFT_PT_cloth_bones,
-           WAFT_PT_cloth_sidebar, WAFT_PT_rod)
+           WAFT_PT_cloth_sidebar, WAFT_PT_rod, *preset_classes(PRESET_KIND))
 
 register, unregister = bpy.utils.register_classes_factory(CLASSES)

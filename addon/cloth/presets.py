@@ -7,6 +7,7 @@ unit scale when applied.
 from __future__ import annotations
 
 from ...core.cloth import presets as core_presets
+from ..preset_menus import PresetKind
 from .reading import LENGTH_SETTINGS
 
 FABRICS = core_presets.FABRICS
@@ -52,3 +53,14 @@ def apply_fabric(settings, name: str, *, unit_scale: float = 1.0) -> list[str]:
         changed.append(key)
     settings.fabric = name
     return changed
+
+
+# What a user's fabric preset stores: every setting a built-in fabric sets (in the scene's
+# units, as shown), and the backstop switch.
+USER_PRESET_VALUES = tuple(sorted({key for values in FABRICS.values() for key in values}
+                                  - {"description"})) + ("use_backstop",)
+
+PRESET_KIND = PresetKind(
+    key="fabrics", label="Fabric Presets", subdir="waft/fabrics", owner="waft_cloth",
+    values=USER_PRESET_VALUES, builtin=FABRIC_ITEMS, apply_operator="waft.cloth_apply_fabric",
+    apply_property="fabric")

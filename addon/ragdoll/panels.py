@@ -7,10 +7,11 @@ from ..panels import (
     PropertiesPanel,
     SidebarPanel,
     armature_of,
-    draw_apply_row,
     draw_props,
     settings_subpanel,
 )
+from ..preset_menus import draw_preset_menu, preset_classes
+from .presets import PRESET_KIND
 
 RAGDOLL_MAIN = ("root_lock", "fall_threshold", "use_recovery", "recovery_delay", "recovery_time",
                 "gravity_factor", "default_density")
@@ -23,7 +24,7 @@ BODY_DRIVE = ("motor_strength", "motor_damping", "velocity_drive", "blend", "dis
 
 
 def draw_preset(layout, ob) -> None:
-    draw_apply_row(layout, ob.waft_ragdoll, "preset", "waft.ragdoll_apply_preset")
+    draw_preset_menu(layout, PRESET_KIND)
 
 
 def draw_create_buttons(layout) -> None:
@@ -124,7 +125,7 @@ class WAFT_PT_ragdoll_sidebar(SidebarPanel, bpy.types.Panel):
 
 
 CLASSES = (WAFT_PT_ragdoll, WAFT_PT_ragdoll_world, WAFT_PT_ragdoll_carrier,
-           WAFT_PT_ragdoll_body, WAFT_PT_ragdoll_sidebar)
+           WAFT_PT_ragdoll_body, WAFT_PT_ragdoll_sidebar, *preset_classes(PRESET_KIND))
 
 
 register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -11,6 +11,8 @@ for a companion.
 
 from __future__ import annotations
 
+from ..preset_menus import PresetKind, literal
+
 PRESET_ITEMS = (
     ("PHYSICAL", "Physical Animation",
      "Strong motors, root locked with a fall threshold: follows the animation, collides, "
@@ -58,3 +60,44 @@ def apply_preset(ragdoll_settings, body_settings, preset: str) -> None:
     for body in body_settings:
         for name, value in BODY_PRESETS[preset].items():
             setattr(body, name, value)
+
+
+# What a user's ragdoll preset stores: the armature's behaviour and one body's (the active
+# bone's, else the first body's), applied to every body. Not shapes, masses or joint limits:
+# they belong to one rig.
+USER_PRESET_VALUES = ("root_lock", "fall_threshold", "use_recovery", "recovery_delay",
+                      "recovery_time", "gravity_factor", "self_collision")
+USER_PRESET_BODY_VALUES = ("mode", "motor_strength", "motor_damping", "velocity_drive", "blend",
+                           "distance_limit", "distance_limit_speed", "joint_damping",
+                           "linear_damping", "friction", "restitution")
+
+
+def _stored_body(ob, active_pose_bone):
+    if active_pose_bone is not None and active_pose_bone.id_data == ob \
+            and active_pose_bone.waft_ragdoll.body:
+        return active_pose_bone.waft_ragdoll
+    return next((pb.waft_ragdoll for pb in ob.pose.bones if pb.waft_ragdoll.body), None)
+
+
+def write_user_preset(ob, filepath: str, kind) -> None:
+    """A ragdoll preset file: the armature's settings, then a loop giving every body the
+    stored body's behaviour (``AddPresetBase`` can only write plain assignments)."""
+    import bpy
+
+    settings = getattr(ob, kind.owner)
+    body = _stored_body(ob, bpy.context.active_pose_bone)
+    lines = ["import bpy", "", "ob = bpy.context.object", f"ragdoll = ob.{kind.owner}"]
+    lines += [f"ragdoll.{name} = {literal(getattr(settings, name))}" for name in kind.values]
+    if body is not None:
+        lines += ["", "for bone in ob.pose.bones:", "    body = bone.waft_ragdoll",
+                  "    if not body.body:", "        continue"]
+        lines += [f"    body.{name} = {literal(getattr(body, name))}"
+                  for name in kind.body_values]
+    with open(filepath, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+PRESET_KIND = PresetKind(
+    key="ragdolls", label="Ragdoll Presets", subdir="waft/ragdolls", owner="waft_ragdoll",
+    values=USER_PRESET_VALUES, builtin=PRESET_ITEMS, apply_operator="waft.ragdoll_apply_preset",
+    apply_property="preset", write=write_user_preset, body_values=USER_PRESET_BODY_VALUES)

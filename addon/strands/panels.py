@@ -7,11 +7,12 @@ from ..panels import (
     PropertiesPanel,
     SidebarPanel,
     armature_of,
-    draw_apply_row,
     draw_props,
     settings_subpanel,
     settled_subpanel,
 )
+from ..preset_menus import draw_preset_menu, preset_classes
+from .presets import PRESET_KIND
 
 SETUP_MAIN = ("shape_stiffness", "shape_decay", "damping", "gravity_factor", "radius")
 
@@ -30,7 +31,7 @@ SETUP_HAIR = ("local_stiffness", "shape_range", "shock_propagation", "voxel_fric
 
 
 def draw_preset(layout, ob) -> None:
-    draw_apply_row(layout, ob.waft, "preset", "waft.apply_preset")
+    draw_preset_menu(layout, PRESET_KIND)
 
 
 class ArmaturePanel:
@@ -118,7 +119,8 @@ class WAFT_PT_chains_sidebar(ArmaturePanel, SidebarPanel, bpy.types.Panel):
 
 
 CLASSES = (WAFT_PT_setup, WAFT_PT_setup_constraints, WAFT_PT_setup_wind, WAFT_PT_setup_hair,
-           WAFT_PT_setup_settled, WAFT_PT_bone, WAFT_PT_chains_sidebar)
+           WAFT_PT_setup_settled, WAFT_PT_bone, WAFT_PT_chains_sidebar,
+           *preset_classes(PRESET_KIND))
 
 
 register, unregister = bpy.utils.register_classes_factory(CLASSES)

@@ -3,7 +3,12 @@
 Only the settings that give a preset its character are listed; everything else keeps the
 user's value. Compliances are XPBD compliances in m/N (0 = rigid), damping and drag are per
 second, so a preset means the same thing at any frame rate.
+
+``PRESET_KIND``: these built-ins and the user's own in Blender's preset system
+(``addon/preset_menus.py``).
 """
+
+from ..preset_menus import PresetKind
 
 PRESETS: dict[str, dict[str, float]] = {
     # Long, light strands: little shape memory, so the hair swings and settles under gravity.
@@ -97,3 +102,20 @@ def apply_preset(settings, preset: str) -> None:
             f"unknown Waft preset {preset!r}; expected one of {sorted(PRESETS)}") from None
     for name, value in values.items():
         setattr(settings, name, value)
+
+
+# Every physics setting of a chain or hair setup, what a user's preset stores (not the space
+# bone: a bone name belongs to one rig).
+USER_PRESET_VALUES = (
+    "shape_stiffness", "shape_decay", "damping", "gravity_factor", "radius",
+    "stretch_compliance", "ftl_damping", "use_bending", "bend_compliance", "use_tether",
+    "max_distance", "world_motion_fraction",
+    "wind_direction", "wind_speed", "wind_turbulence", "wind_gust", "wind_direction_variation",
+    "wind_tangent_response", "wind_strand_variation", "wind_seed", "drag",
+    "local_stiffness", "shape_range", "shock_propagation", "voxel_friction", "voxel_resolution",
+)
+
+PRESET_KIND = PresetKind(
+    key="chains", label="Chain and Hair Presets", subdir="waft/chains", owner="waft",
+    values=USER_PRESET_VALUES, builtin=PRESET_ITEMS, apply_operator="waft.apply_preset",
+    apply_property="preset")

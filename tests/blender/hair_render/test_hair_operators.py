@@ -77,6 +77,10 @@ class _Layout:
         assert name in data.bl_rna.properties and hasattr(search_data, search_name)
         self.log.append(name)
 
+    def menu(self, idname, **_kw):
+        assert hasattr(bpy.types, idname), idname  # a registered menu
+        self.log.append(idname)
+
     def operator(self, idname, **_kw):
         category, name = idname.split(".")
         assert hasattr(getattr(bpy.ops, category), name), idname
@@ -107,5 +111,6 @@ def test_panels_draw_real_properties_for_armatures_and_grooms(scene):
     assert {"scalp", "density_group", "count", "clump", "points", "render_strands"} <= set(log)
     groom, _scalp2, _head = hair_rigs.curves_head(scene, guides=4, points=4)
     log = _draw_all(groom)
-    assert {"enabled", "shape_stiffness", "collider_collection", "scalp", "preset",
+    assert {"enabled", "shape_stiffness", "collider_collection", "scalp",
+            "WAFT_MT_chains_presets", "waft.chains_preset_add",
             "local_stiffness", "shock_propagation", "voxel_friction"} <= set(log)
