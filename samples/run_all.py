@@ -5,7 +5,8 @@
 The zip is installed into a throwaway Blender user directory exactly as a user's
 Install from Disk would; each sample's ``build_scene()`` runs in an empty file, then the scene is
 baked with ``addon.bake_api.bake_scene`` (the same function the operator and the CLI call),
-saved as ``out/<sample>.blend`` and rendered as ``out/<sample>.png`` (a contact sheet of frames).
+saved as ``out/<sample>.blend`` and rendered as ``out/<sample>.png`` (a contact sheet of frames)
+and ``out/<sample>.webp`` (an animated preview of the whole range).
 Exits non-zero when any sample fails; a sample whose assets are missing is reported as skipped.
 """
 
@@ -99,6 +100,8 @@ def run_sample(name: str, bake_api, out_dir: Path, *, render: bool) -> Row:
         )
         png = contact_sheet.render_contact_sheet(scene, sheet_frames, out_dir / f"{name}.png")
         print(f"[{name}] rendered {png} (frames {', '.join(map(str, sheet_frames))})")
+        webp = contact_sheet.render_animation(scene, out_dir / f"{name}.webp")
+        print(f"[{name}] animated preview {webp} ({webp.stat().st_size // 1024} kB)")
     return Row(", ".join(setups) + f" ({name})", bones, particles, frames, seconds)
 
 

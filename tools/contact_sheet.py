@@ -1,8 +1,10 @@
-"""Render a few frames of a scene and compose them into one contact-sheet PNG.
+"""Render a few frames of a scene and compose them into one contact-sheet PNG; render a short
+animated preview (animated WebP) of the whole range.
 
-Composed with NumPy from the rendered images read back through ``bpy.data.images``
-(``pixels.foreach_get``) and written through a new Blender image, so no imaging library is
-needed besides the bpy wheel.
+The sheet is composed with NumPy from the rendered images read back through ``bpy.data.images``
+(``pixels.foreach_get``) and written through a new Blender image. The animation is encoded by
+Pillow (installed by tools/bootstrap.sh): Blender writes videos, not animated images a README
+can show.
 """
 
 from __future__ import annotations
@@ -84,5 +86,51 @@ def render_contact_sheet(scene, frames: Sequence[int], path: Path, *, columns: i
         save_png(compose(tiles, columns=min(columns, len(tiles))), path)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+        scene.frame_set(current)
+    return path
+
+
+# Animated previews: small enough for a README (about 150-400 kB per sample).
+PREVIEW_FRAMES = 48  # at most; longer ranges are sampled evenly
+PREVIEW_WIDTH = 320
+
+
+def preview_frames(frame_start: int, frame_end: int, count: int = PREVIEW_FRAMES) -> list[int]:
+    """Up to ``count`` frames evenly over the range, first and last included, no repeats."""
+    total = frame_end - frame_start + 1
+    if total <= count:
+        return list(range(frame_start, frame_end + 1))
+    return sorted({round(frame_start + i * (total - 1) / (count - 1)) for i in range(count)})
+
+
+def _to_rgb8(pixels: np.ndarray) -> np.ndarray:
+    """Float RGBA (display-referred, as Workbench writes PNGs) to 8-bit RGB."""
+    return np.clip(np.rint(pixels[..., :3] * 255.0), 0, 255).astype(np.uint8)
+
+
+def render_animation(scene, path: Path, *, frames: Sequence[int] | None = None,
+                     width: int = PREVIEW_WIDTH) -> Path:
+    """Render ``frames`` (default: the range, sampled) at ``width`` pixels and write an animated
+    WebP that plays them at the scene's speed; restores the frame and the resolution."""
+    from PIL import Image
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frames = list(frames or preview_frames(scene.frame_start, scene.frame_end))
+    render = scene.render
+    kept = (render.resolution_percentage, scene.frame_current)
+    render.resolution_percentage = max(1, min(100, round(100 * width / render.resolution_x)))
+    workdir = Path(tempfile.mkdtemp(prefix="waft-preview-"))
+    try:
+        images = [Image.fromarray(_to_rgb8(_read_pixels(p)))
+                  for p in render_frames(scene, frames, workdir)]
+        fps = render.fps / render.fps_base
+        step = (frames[-1] - frames[0]) / max(len(frames) - 1, 1)  # frames per image
+        duration_ms = max(20, round(1000.0 * step / fps))
+        images[0].save(path, save_all=True, append_images=images[1:], duration=duration_ms,
+                       loop=0, quality=70, method=4)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+        render.resolution_percentage, current = kept
         scene.frame_set(current)
     return path
