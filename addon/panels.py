@@ -137,8 +137,10 @@ def draw_original_action(layout, ob) -> None:
 
 
 class WAFT_PT_sidebar(SidebarPanel, bpy.types.Panel):
-    """The sidebar tab's top panel: bake buttons and scene settings; each system adds a child
-    panel (``bl_parent_id = "WAFT_PT_sidebar"``) for the active object."""
+    """Bake and clear every Waft setup of the scene, and the scene's solver settings"""
+
+    # The sidebar tab's top panel; each system adds a child panel
+    # (``bl_parent_id = "WAFT_PT_sidebar"``) for the active object.
 
     bl_label = "Waft"
 

@@ -53,7 +53,7 @@ class WAFT_PT_hair(PropertiesPanel, bpy.types.Panel):
 
 
 class WAFT_PT_hair_guides(PropertiesPanel, bpy.types.Panel):
-    """Physics of hair Curves guides: the object's ordinary Waft settings (``Object.waft``)."""
+    """Physics of the hair Curves guides (the same settings as a bone chain's)"""
 
     bl_label = "Guide Physics"
     bl_context = "object"
