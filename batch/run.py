@@ -234,9 +234,11 @@ def bake_many(shots, out_dir, *, in_place: bool = False, settings: BakeSettings 
                                      dashboard=dashboard) as client:
                 if progress and client.dashboard_link and dashboard:
                     print(f"waft batch: Dask dashboard {client.dashboard_link}", file=sys.stderr)
-                zip_bytes = client.scatter(zip_file.read_bytes(), broadcast=True)
-                child_source = client.scatter(CHILD_SCRIPT.read_text(encoding="utf-8"),
-                                              broadcast=True)
+                # Sent with every task rather than scattered once: scattered data lives on the
+                # workers, and a worker that dies takes it along (a retry on a 1-worker
+                # cluster would find it lost). 0.35 MB per shot.
+                zip_bytes = zip_file.read_bytes()
+                child_source = CHILD_SCRIPT.read_text(encoding="utf-8")
                 batch = _Batch(client, pending, outputs=outputs, settings=settings,
                                ledger=ledger, state_dir=state_dir, retries=retries,
                                timeout=timeout, python=python, in_place=in_place,
