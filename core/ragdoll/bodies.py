@@ -114,15 +114,6 @@ def quat_log(q: np.ndarray) -> np.ndarray:
     return v * scale[..., None]
 
 
-def rotate_by(theta: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``v`` (n, 3) turned by the rotation vectors ``theta`` (n, 3) (Rodrigues' formula)."""
-    angle = np.sqrt(np.einsum("nk,nk->n", theta, theta))
-    axis = theta / np.maximum(angle, 1e-300)[:, None]
-    cos, sin = np.cos(angle)[:, None], np.sin(angle)[:, None]
-    along = np.einsum("nk,nk->n", axis, v)[:, None] * axis
-    return v * cos + cross(axis, v) * sin + along * (1.0 - cos)
-
-
 def rotate(R: np.ndarray, v: np.ndarray) -> np.ndarray:
     """R v for stacks (n, 3, 3), (n, 3)."""
     return np.einsum("nij,nj->ni", R, v)

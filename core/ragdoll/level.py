@@ -21,6 +21,7 @@ from .bodies import (
     Bodies,
     FrozenPairs,
     Pairs,
+    cross,
     nlerp,
     positional,
     q2m,
@@ -29,7 +30,6 @@ from .bodies import (
     quat_exp,
     quat_log,
     rotate,
-    rotate_by,
     rotate_inv,
 )
 from .contacts import Contacts
@@ -70,7 +70,6 @@ class Scene(Protocol):
 BROAD_MARGIN = 0.02  # m, see the broad phase in Level.step
 SUBTREE_MOTORS = True  # motors turn the child's whole subtree (motors.solve_motor_subtree)
 SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
-TORQUE_FREE_PASSES = 6  # fixed-point passes of the torque-free rotation (Level.step)
 JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
 # The root lock is force-limited: it may accelerate the whole ragdoll by at most this much
 # (10 g: a sprint start is ~1 g, a hard landing a few g), so an obstacle between the root and
@@ -313,19 +312,11 @@ class Level:
         np.copyto(s.R_prev, s.R)
         v += h * c.gravity
         x += h * v
-        # Torque-free rotation that keeps the angular momentum as it is measured when a
-        # substep ends (world inertia at the new orientation times the substep's mean angular
-        # velocity): the new ω solves I(R) ω = rot(−hω) L with L = I(R) ω_prev, since turning
-        # by hω turns the inertia but not ω itself (the discrete Euler equation of the
-        # Moser–Veselov rigid body; fixed point, TORQUE_FREE_PASSES passes). The explicit
-        # gyroscopic term (Müller 2020, ω −= h I⁻¹ (ω × Iω)) let a tumbling free humanoid's
-        # angular momentum drift by 20 % in 5 s.
         R = s.R[:n]
-        momentum = rotate(R, self.inertia * rotate_inv(R, s.w[:n]))
-        w = s.w[:n]
-        for _ in range(TORQUE_FREE_PASSES):
-            w = rotate(R, rotate_inv(R, rotate_by(-h * w, momentum)) / self.inertia)
-        s.w[:n] = w
+        wb = rotate_inv(R, s.w[:n])
+        Iw = self.inertia * wb
+        wb -= h * s.inv_inertia[:n] * cross(wb, Iw)
+        s.w[:n] = rotate(R, wb)
         q = qmul(quat_exp(h * s.w[:n]), s.q[:n])
         q /= np.linalg.norm(q, axis=-1, keepdims=True)
         kin = c.kinematic
