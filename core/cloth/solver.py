@@ -48,6 +48,9 @@ from .constraints import (
     axis_major,
     clamp_max_distance,
     collide,
+    collide_edges,
+    edge_contact_parameter,
+    narrowest_radius,
     push_backstop,
     push_layers,
     solve_colour,
@@ -58,6 +61,7 @@ from .drive import CheckedClothDrive, ClothDrive, validate_cloth_drive
 from .model import ClothModel, DistanceGroup
 
 _TIME_EPS = 1e-9
+EDGE_STRETCH = 1.5  # links may stretch this much past their rest length (edge-test bound)
 DIVERGENCE_FACTOR = 100.0  # a vertex further than 100 cloth sizes from its reference ...
 DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
 # DFTL velocity correction of the hard vertical sweep (Mueller et al. 2012; the strand solver's
@@ -134,6 +138,13 @@ class _Bake:
             if on.any():
                 self.collider_index.append((k, int(colliders.kind[k]),
                                             float(colliders.friction[k]), np.flatnonzero(on)))
+        # Links tested against colliders between their ends (constraints.collide_edges): the
+        # quad sides and diagonals, so nothing thinner than the spacing slips through a quad.
+        self.edge_a = np.concatenate([model.stretch.a, model.shear.a])
+        self.edge_b = np.concatenate([model.stretch.b, model.shear.b])
+        rest = model.rest_positions
+        self.longest_edge = float(np.max(np.linalg.norm(rest[self.edge_b] - rest[self.edge_a],
+                                                        axis=1), initial=0.0))
         self.substeps_per_frame = max(1, math.ceil(1.0 / (self.fps * self.h) - 1e-9))
         self._near: list = []
         self._near_frame, self._near_step = -1, 0
@@ -381,7 +392,7 @@ class _Bake:
                 fs, a_s = frame_interval(n * self.h, self.fps, self.F)
                 gs = min(fs + 1, self.F - 1)
                 M_start = cm[fs] + a_s * (cm[gs] - cm[fs])
-            for k, kind, friction, index, by_axis in self._near:
+            for k, kind, friction, index, by_axis, edges in self._near:
                 M = M_all[k]
                 Minv = Minv_all[k] if Minv_all is not None else None
                 similar = bool(self.similar[f, k] and self.similar[g, k])
@@ -390,6 +401,8 @@ class _Bake:
                     surface = surface_motion(M_start[k], M, Minv)
                 collide(x, x_prev, index, fr.radius.take(index), kind, M, Minv, model.colliders, k,
                         similar, friction, contact, by_axis=by_axis, surface=surface)
+                collide_edges(x, self.edge_a[edges], self.edge_b[edges], self.w, fr.radius, kind,
+                              M, Minv, model.colliders, k, similar, contact)
             contact_any |= contact
         # 7. Max distance from the reference, back stop behind its surface.
         if fr.max_index.size:
@@ -413,15 +426,40 @@ class _Bake:
             bound = max(bounding_radius(kind, cm[f, k], self.model.colliders, k),
                         bounding_radius(kind, cm[g, k], self.model.colliders, k))
             if not np.isfinite(bound):
-                near.append((k, kind, friction, index, axis_major(index)))
+                near.append((k, kind, friction, index, axis_major(index),
+                             self.near_edges(x, index, kind, cm[f, k], k, reach_v, 0.0)))
                 continue
             centre = cm[f, k, :3, 3]
             travel = float(np.linalg.norm(cm[g, k, :3, 3] - centre))
             distance = np.linalg.norm(x[index] - centre, axis=1)
-            close = distance < bound + travel + reach_v[index] + self.max_radius
-            if close.any():
-                near.append((k, kind, friction, index[close], axis_major(index[close])))
+            # A link may cross the collider with both ends further out than its bound: its
+            # ends are candidates within half the longest link more.
+            reach = bound + travel + reach_v[index] + self.max_radius
+            close = distance < reach
+            edge_close = distance < reach + 0.5 * self.longest_edge
+            if edge_close.any():
+                near.append((k, kind, friction, index[close], axis_major(index[close]),
+                             self.near_edges(x, index[edge_close], kind, cm[f, k], k, reach_v,
+                                             travel)))
         return near
+
+    def near_edges(self, x: np.ndarray, vertices: np.ndarray, kind: int, M: np.ndarray, k: int,
+                   reach_v: np.ndarray, travel: float) -> np.ndarray:
+        """The edge broad phase, once per frame: links with an end among `vertices` whose
+        closest point is within a frame's motion (theirs and the collider's) of the collider
+        at the frame's start (the bound of `constraints.edge_contact_parameter`)."""
+        candidate = np.zeros(self.model.n_vertices, dtype=bool)
+        candidate[vertices] = True
+        edges = np.flatnonzero(candidate[self.edge_a] | candidate[self.edge_b])
+        a, b = self.edge_a[edges], self.edge_b[edges]
+        if narrowest_radius(kind, M, self.model.colliders, k) >= \
+                0.5 * self.longest_edge * EDGE_STRETCH:
+            return edges[:0]  # too wide to slip between vertices: their own test suffices
+        found = edge_contact_parameter(kind, x[a], x[b], M, None, self.model.colliders, k)
+        if found is None:
+            return edges[:0]
+        margin = np.maximum(reach_v[a], reach_v[b]) + travel + self.max_radius
+        return edges[found[1] < margin]
 
     # ----------------------------------------------------------------------------------------
     def run(self) -> Iterator[tuple[int, int]]:
