@@ -35,14 +35,15 @@ def _base_identifiers() -> set[str]:
     return names
 
 
-def waft_classes(module_name: str) -> list[tuple[str, object, str]]:
-    """(name, bl_rna struct, tooltip) of Waft's registered classes and property groups."""
+def waft_classes(module_name: str) -> list[tuple[str, object, str, str]]:
+    """(name, bl_rna struct, label, tooltip) of Waft's registered classes and property
+    groups (a group's label is empty: its name is not shown)."""
     found = []
     for name in dir(bpy.types):
         cls = getattr(bpy.types, name, None)
         if isinstance(cls, type) and getattr(cls, "__module__", "").startswith(module_name):
             tooltip = getattr(cls, "bl_description", "") or " ".join((cls.__doc__ or "").split())
-            found.append((name, cls.bl_rna, tooltip))
+            found.append((name, cls.bl_rna, getattr(cls, "bl_label", ""), tooltip))
     todo = [prop.fixed_type for owner in OWNERS
             for prop in getattr(bpy.types, owner).bl_rna.properties
             if prop.identifier.startswith("waft") and prop.type in {'POINTER', 'COLLECTION'}]
@@ -52,7 +53,7 @@ def waft_classes(module_name: str) -> list[tuple[str, object, str]]:
         if struct.identifier in seen:
             continue
         seen.add(struct.identifier)
-        found.append((struct.identifier, struct, ""))
+        found.append((struct.identifier, struct, "", ""))
         todo += [prop.fixed_type for prop in struct.properties
                  if prop.type in {'POINTER', 'COLLECTION'} and prop.identifier != "rna_type"
                  and prop.fixed_type.identifier.lower().startswith("waft")]
@@ -63,9 +64,9 @@ def registered_texts(module_name: str) -> list[tuple[str, str]]:
     """(where, text) of every non-empty text Waft shows (module doc)."""
     base = _base_identifiers()
     texts = []
-    for name, rna, tooltip in waft_classes(module_name):
-        if rna.name and rna.name != name:
-            texts.append((f"{name} label", rna.name))
+    for name, rna, label, tooltip in waft_classes(module_name):
+        if label:
+            texts.append((f"{name} label", label))
         if tooltip:
             texts.append((f"{name} tooltip", tooltip))
         for prop in rna.properties:

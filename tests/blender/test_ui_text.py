@@ -19,7 +19,7 @@ RESEARCH_NOTE = re.compile(r"seed\s*0\d\d", re.IGNORECASE)
 
 def test_every_system_is_read(waft_module_name):
     classes = ui_strings.waft_classes(waft_module_name)
-    names = {name for name, _, _ in classes}
+    names = {name for name, _, _, _ in classes}
     assert {"WAFT_OT_bake", "WAFT_PT_setup", "WAFT_MT_chains_presets"} <= names
     assert {"WaftSetupSettings", "WaftClothSettings", "WaftRagdollSettings",
             "WaftRagdollBodySettings"} <= names
