@@ -149,7 +149,9 @@ class WAFT_PT_sidebar(SidebarPanel, bpy.types.Panel):
         draw_bake_buttons(layout, context.active_object)
         draw_props(layout, context.scene.waft, ("substep_rate", "sample_rate", "preroll",
                                                 "constrained_bones"))
-        layout.operator("waft.add_collider", icon='SPHERE')
+        row = layout.row(align=True)
+        row.operator("waft.add_collider", icon='SPHERE')
+        row.operator("waft.fit_colliders", text="Fit to Bones", icon='MESH_CAPSULE')
 
 
 CLASSES = (WAFT_PT_collider, WAFT_PT_scene, WAFT_PT_sidebar)

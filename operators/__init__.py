@@ -9,6 +9,7 @@ from .cloth_bake_cage import WAFT_OT_cloth_bake_cage
 from .cloth_fabric import WAFT_OT_cloth_apply_fabric
 from .cloth_rod import WAFT_OT_rod_assign
 from .edit_original import WAFT_OT_edit_original
+from .fit_colliders import WAFT_OT_fit_colliders
 from .ragdoll_apply_preset import WAFT_OT_ragdoll_apply_preset
 from .ragdoll_create import WAFT_OT_ragdoll_create
 from .ragdoll_set_mode import WAFT_OT_ragdoll_set_mode
@@ -18,7 +19,7 @@ CLASSES = (
     bake.WAFT_OT_bake,
     clear_bake.WAFT_OT_clear_bake,
     WAFT_OT_edit_original,
-    add_collider.WAFT_OT_add_collider,
+    add_collider.WAFT_OT_add_collider, WAFT_OT_fit_colliders,
     assign_bones.WAFT_OT_assign_bones,
     apply_preset.WAFT_OT_apply_preset,
     WAFT_OT_ragdoll_create, WAFT_OT_ragdoll_set_mode, WAFT_OT_ragdoll_apply_preset,
