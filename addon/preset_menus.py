@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import bpy
 from bl_operators.presets import AddPresetBase
 
+BLENDER_RESET_LABEL = "Presets"  # what AddPresetBase sets a menu's title to after a removal
+
 
 @dataclass(frozen=True)
 class PresetKind:
@@ -95,7 +97,9 @@ def _menu_class(kind: PresetKind):
                        add_operator=kind.add_idname)
 
     return type(kind.menu_idname, (bpy.types.Menu,), {
-        "bl_idname": kind.menu_idname, "bl_label": kind.label,
+        # bl_label is the title shown, changed to the preset last applied (as Blender's own
+        # preset menus do); default_label is the menu's own name.
+        "bl_idname": kind.menu_idname, "bl_label": kind.label, "default_label": kind.label,
         "preset_subdir": kind.subdir, "preset_operator": "script.execute_preset",
         "__doc__": f"Built-in {kind.label.lower()} and the ones you saved",
         "draw": draw})
@@ -124,7 +128,9 @@ def draw_preset_menu(layout, kind: PresetKind) -> None:
     """The preset row of a panel: the menu (titled with the preset last applied), ＋ and －."""
     menu = getattr(bpy.types, kind.menu_idname)
     row = layout.row(align=True)
-    row.menu(kind.menu_idname, text=menu.bl_label)
+    # Removing a preset makes AddPresetBase title the menu "Presets": show its own name then.
+    title = kind.label if menu.bl_label == BLENDER_RESET_LABEL else menu.bl_label
+    row.menu(kind.menu_idname, text=title)
     row.operator(kind.add_idname, text="", icon='ADD')
     row.operator(kind.add_idname, text="", icon='REMOVE').remove_active = True
 

@@ -43,7 +43,9 @@ def waft_classes(module_name: str) -> list[tuple[str, object, str, str]]:
         cls = getattr(bpy.types, name, None)
         if isinstance(cls, type) and getattr(cls, "__module__", "").startswith(module_name):
             tooltip = getattr(cls, "bl_description", "") or " ".join((cls.__doc__ or "").split())
-            found.append((name, cls.bl_rna, getattr(cls, "bl_label", ""), tooltip))
+            # A preset menu's bl_label is the preset last applied; its own name is kept apart.
+            label = getattr(cls, "default_label", "") or getattr(cls, "bl_label", "")
+            found.append((name, cls.bl_rna, label, tooltip))
     todo = [prop.fixed_type for owner in OWNERS
             for prop in getattr(bpy.types, owner).bl_rna.properties
             if prop.identifier.startswith("waft") and prop.type in {'POINTER', 'COLLECTION'}]

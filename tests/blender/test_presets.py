@@ -111,6 +111,14 @@ def test_chain_presets_built_in_and_saved_by_the_user(scene, waft_module_name):
     assert [p.name for p in removers] == ["Studio Tail"]  # － beside the user's preset
     _remove(kind, "Studio Tail", path)
     assert not [e for e in _menu_entries(kind) if e[0] == "script.execute_preset"]
+    # Blender titles a menu "Presets" after a removal; the panel shows the menu's own name.
+    shown = []
+    layout = type("Row", (), {"row": lambda self, **_: self,
+                              "menu": lambda self, idname, text="": shown.append(text),
+                              "operator": lambda self, *a, **k: type("P", (), {})()})()
+    preset_menus = importlib.import_module(f"{waft_module_name}.addon.preset_menus")
+    preset_menus.draw_preset_menu(layout, kind)
+    assert shown == ["Chain and Hair Presets"]
 
 
 def test_fabric_presets_store_vectors_and_the_backstop(scene, waft_module_name):
