@@ -64,10 +64,12 @@ def rotation_keys(ob) -> np.ndarray:
     return np.array([[k.co[1] for k in fc.keyframe_points] for fc in rigs.action_fcurves(action)])
 
 
-def test_modal_bake_reports_progress_and_writes_what_execute_writes(scene, waft):
+def test_modal_bake_reports_progress_and_writes_what_execute_writes(scene, waft, monkeypatch):
     ob = rigs.chain_rig(scene, count=3, direction=(1.0, 0.0, 0.0))
     scene.frame_start, scene.frame_end = 1, 12
     cls, op, context, status = modal_operator(waft, scene)
+    # One step per tick, to see every chunk's progress (the real budget is 50 ms per tick).
+    monkeypatch.setattr(sys.modules[cls.__module__], "TICK_BUDGET_S", 0.0)
     results = run_modal(cls, op, context, ['TIMER'] * 200)
     assert results[-1] == {'FINISHED'}
     assert len(results) > 4  # sampled in chunks of 3 frames, then solved, then written
@@ -82,12 +84,25 @@ def test_modal_bake_reports_progress_and_writes_what_execute_writes(scene, waft)
     assert np.array_equal(modal_keys, rotation_keys(ob))
 
 
-def test_escape_cancels_and_changes_nothing(scene, waft):
+def test_a_small_bake_finishes_in_a_tick_or_two(scene, waft):
+    """A tail's whole bake takes well under the 50 ms budget: it must not wait a timer tick
+    per chunk (111 ticks of 10 ms for a 4-bone tail before)."""
+    ob = rigs.chain_rig(scene, count=4, direction=(1.0, 0.0, 0.0))
+    scene.frame_start, scene.frame_end = 1, 100
+    cls, op, context, _ = modal_operator(waft, scene)
+    results = run_modal(cls, op, context, ['TIMER'] * 200)
+    assert results[-1] == {'FINISHED'}
+    assert len(results) <= 12  # bounded by the bake's own time / 50 ms, not by its chunks
+    assert ob.animation_data.nla_tracks.get("Waft") is not None
+
+
+def test_escape_cancels_and_changes_nothing(scene, waft, monkeypatch):
     ob = rigs.chain_rig(scene, count=3, direction=(1.0, 0.0, 0.0))
     scene.frame_start, scene.frame_end = 1, 30
     scene.frame_set(7)
     before = rigs.fingerprint(scene)
     cls, op, context, status = modal_operator(waft, scene)
+    monkeypatch.setattr(sys.modules[cls.__module__], "TICK_BUDGET_S", 0.0)  # Esc mid-bake
     results = run_modal(cls, op, context, ['TIMER', 'TIMER', 'MOUSEMOVE', 'ESC'])
     assert results[2] == {'PASS_THROUGH'}
     assert results[-1] == {'CANCELLED'}
