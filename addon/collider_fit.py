@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..core.collider_fit import MIN_WEIGHT
+from ..core.collider_fit import owned_vertices, strongest_bone
 
 
 def skinned_meshes(rig) -> list:
@@ -16,18 +16,17 @@ def skinned_meshes(rig) -> list:
         m.type == 'ARMATURE' and m.object == rig for m in ob.modifiers)]
 
 
-def _strongest_bone(mesh_ob, deform_groups: dict[int, str]) -> tuple[list, np.ndarray]:
-    """Per vertex: the deforming bone with the largest weight (None) and that weight."""
-    owner, weight = [], np.zeros(len(mesh_ob.data.vertices))
-    for i, vertex in enumerate(mesh_ob.data.vertices):
-        best, best_weight = None, 0.0
-        for element in vertex.groups:
-            name = deform_groups.get(element.group)
-            if name is not None and element.weight > best_weight:
-                best, best_weight = name, element.weight
-        owner.append(best)
-        weight[i] = best_weight
-    return owner, weight
+def _weight_elements(mesh_ob, deform_groups: dict[int, str]) -> tuple:
+    """(vertex, group index, weight) arrays of the mesh's deforming weights. bpy has no bulk
+    read of vertex-group weights: one Python pass over the vertices (a one-shot operator)."""
+    vertex, group, weight = [], [], []
+    for i, v in enumerate(mesh_ob.data.vertices):
+        for element in v.groups:
+            if element.group in deform_groups:
+                vertex.append(i)
+                group.append(element.group)
+                weight.append(element.weight)
+    return np.array(vertex, dtype=np.int64), np.array(group, dtype=np.int64), np.array(weight)
 
 
 def owned_points(rig, bone_names) -> dict[str, np.ndarray]:
@@ -47,11 +46,12 @@ def owned_points(rig, bone_names) -> dict[str, np.ndarray]:
         mesh_ob.data.vertices.foreach_get("co", co)
         matrix = to_rig @ np.array(mesh_ob.matrix_world)
         points = co.reshape(count, 3) @ matrix[:3, :3].T + matrix[:3, 3]
-        owner, weight = _strongest_bone(mesh_ob, deform_groups)
-        owner = np.array(owner, dtype=object)
-        for name in wanted & set(deform_groups.values()):
-            mine = (owner == name) & (weight >= MIN_WEIGHT)
-            if mine.any():
+        owner, strongest = strongest_bone(*_weight_elements(mesh_ob, deform_groups), count)
+        for index, name in deform_groups.items():
+            if name not in wanted:
+                continue
+            mine = owned_vertices(owner, strongest, index)
+            if mine.size:
                 rest = np.linalg.inv(np.array(rig.data.bones[name].matrix_local))
                 found[name].append(points[mine] @ rest[:3, :3].T + rest[:3, 3])
     return {name: np.concatenate(parts) if parts else np.zeros((0, 3))

@@ -61,13 +61,6 @@ def user_preset_dirs(kind: PresetKind, *, create: bool = False) -> list[str]:
     return paths
 
 
-def user_presets(kind: PresetKind) -> list[str]:
-    """The user's preset files of ``kind``, by name (what the menu lists below the built-ins)."""
-    return sorted(os.path.join(folder, name) for folder in user_preset_dirs(kind)
-                  for name in os.listdir(folder)
-                  if name.endswith(".py") and not name.startswith("."))
-
-
 def mark_applied(kind: PresetKind, identifier: str) -> None:
     """Title the menu with the built-in just applied, as ``script.execute_preset`` does with
     a file's name."""

@@ -8,7 +8,6 @@ changes, so farm logs stay readable. The same work shows in Dask's dashboard as 
 from __future__ import annotations
 
 import sys
-import time
 
 BAR = 24
 
@@ -35,7 +34,6 @@ class ProgressBar:
         self.enabled = enabled
         self.tty = enabled and self.stream.isatty()
         self.last = None
-        self.start = time.perf_counter()
 
     def line(self, *, done: int, running: int, failed: int, eta: float | None) -> str:
         filled = BAR * done // max(self.total, 1)

@@ -34,13 +34,29 @@ class FittedCapsule:
     vertices: int
 
 
-def owned_vertices(weights: np.ndarray, bone: int, *, min_weight: float = MIN_WEIGHT
-                   ) -> np.ndarray:
-    """Indices of the vertices bone `bone` moves most, with at least `min_weight`.
-    `weights` (V, B): each vertex's weight per bone (0 where it has none)."""
-    weights = np.asarray(weights, dtype=np.float64)
-    strongest = np.argmax(weights, axis=1)
-    return np.flatnonzero((strongest == bone) & (weights[:, bone] >= min_weight))
+def strongest_bone(vertex: np.ndarray, bone: np.ndarray, weight: np.ndarray, count: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Per vertex of `count`, from a skin's weight elements (vertex, bone, weight), all (E,):
+    the bone with the largest weight (a tie goes to the lower bone index) and that weight;
+    -1 and 0 for a vertex with no element."""
+    vertex, bone = np.asarray(vertex, dtype=np.int64), np.asarray(bone, dtype=np.int64)
+    weight = np.asarray(weight, dtype=np.float64)
+    order = np.lexsort((bone, -weight, vertex))  # by vertex, heaviest first, then lowest bone
+    v = vertex[order]
+    first = np.ones(v.size, dtype=bool)
+    first[1:] = v[1:] != v[:-1]
+    owner = np.full(count, -1, dtype=np.int64)
+    strongest = np.zeros(count)
+    owner[v[first]] = bone[order][first]
+    strongest[v[first]] = weight[order][first]
+    return owner, strongest
+
+
+def owned_vertices(owner: np.ndarray, strongest: np.ndarray, bone: int, *,
+                   min_weight: float = MIN_WEIGHT) -> np.ndarray:
+    """Indices of the vertices bone `bone` moves most (`strongest_bone`), with at least
+    `min_weight`."""
+    return np.flatnonzero((owner == bone) & (strongest >= min_weight))
 
 
 def fit_capsule(points: np.ndarray, *, percentile: float = RADIUS_PERCENTILE

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from waft.core.collider_fit import MIN_VERTICES, fit_capsule, owned_vertices
+from waft.core.collider_fit import MIN_VERTICES, fit_capsule, owned_vertices, strongest_bone
 
 
 def _cylinder(radius, y0, y1, *, centre=(0.0, 0.0), ellipse=1.0, n=4000, seed=3):
@@ -41,5 +41,8 @@ def test_short_thick_parts_become_spheres_and_too_few_vertices_nothing():
 
 def test_a_vertex_belongs_to_the_bone_that_moves_it_most():
     weights = np.array([[1.0, 0.0], [0.6, 0.4], [0.4, 0.6], [0.3, 0.2], [0.5, 0.5]])
-    assert list(owned_vertices(weights, 0)) == [0, 1, 4]  # a tie goes to the first bone
-    assert list(owned_vertices(weights, 1)) == [2]  # 0.3 and 0.2 are both below 0.5
+    vertex, bone = np.nonzero(weights)  # the skin's elements (vertex 0 has no bone-1 weight)
+    owner, strongest = strongest_bone(vertex[::-1], bone[::-1], weights[vertex, bone][::-1], 6)
+    assert owner[5] == -1 and strongest[5] == 0.0  # a vertex with no weight
+    assert list(owned_vertices(owner, strongest, 0)) == [0, 1, 4]  # a tie goes to the first bone
+    assert list(owned_vertices(owner, strongest, 1)) == [2]  # 0.3 and 0.2 are both below 0.5
