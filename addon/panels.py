@@ -45,15 +45,18 @@ class SidebarPanel:
     bl_category = "Waft"
 
 
-def settings_subpanel(ident: str, label: str, parent: str, group: str, names):
+def settings_subpanel(ident: str, label: str, parent: str, group: str, names, *, poll=None):
     """A closed sub-panel ``ident`` of the Object tab under ``parent`` that draws the settings
-    ``names`` of ``context.object.<group>`` (e.g. ``waft_cloth``)."""
+    ``names`` of ``context.object.<group>`` (e.g. ``waft_cloth``); ``poll(context)``: when to
+    show it (None: wherever the parent shows)."""
     def draw(self, context):
         draw_props(self.layout, getattr(context.object, group), names)
 
-    return type(ident, (PropertiesPanel, bpy.types.Panel), {
-        "bl_label": label, "bl_context": "object", "bl_parent_id": parent,
-        "bl_options": {'DEFAULT_CLOSED'}, "draw": draw})
+    members = {"bl_label": label, "bl_context": "object", "bl_parent_id": parent,
+               "bl_options": {'DEFAULT_CLOSED'}, "draw": draw}
+    if poll is not None:
+        members["poll"] = classmethod(lambda cls, context: poll(context))
+    return type(ident, (PropertiesPanel, bpy.types.Panel), members)
 
 
 def settled_subpanel(ident: str, parent: str, group: str, count: str, *, types=None):

@@ -913,3 +913,57 @@ MESSAGES.update({
     "Waft Ragdoll Body": ("Waft ラグドールボディ", "Waft 布娃娃刚体"),
     "Wind and Drag": ("風と空気抵抗", "风与空气阻力"),
 })
+
+
+# VRM Spring Bone solver and VRM spring-bone import.
+MESSAGES.update({
+    "Center": ("中心", "中心"),
+    "Drag Force": ("空気抵抗 (Drag Force)", "阻力 (Drag Force)"),
+    "Gravity Direction": ("重力の方向", "重力方向"),
+    "Gravity Power": ("重力の強さ (Gravity Power)", "重力强度 (Gravity Power)"),
+    "Hit Radius": ("当たり判定の半径", "碰撞半径"),
+    "How the chains are simulated": ("チェーンのシミュレーション方法", "链条的模拟方式"),
+    "Solver": ("ソルバー", "求解器"),
+    "Stiffness Force": ("剛性 (Stiffness Force)", "刚度 (Stiffness Force)"),
+    "The VRM 1.0 spring-bone algorithm, so the bake moves as the character will in VRM "
+    "runtimes (UniVRM, three-vrm). Like them it steps once per frame, so its motion changes "
+    "with the frame rate": (
+        "VRM 1.0 のスプリングボーンのアルゴリズム。ベイクは VRM ランタイム (UniVRM、three-vrm) "
+        "での動きと同じになります。それらと同じく 1 フレームに 1 回計算するため、動きはフレーム"
+        "レートで変わります",
+        "VRM 1.0 弹簧骨骼算法，烘焙结果与角色在 VRM 运行时 (UniVRM、three-vrm) 中的运动一致。"
+        "与它们一样每帧计算一次，因此运动随帧率而变"),
+    "VRM Spring Bone": ("VRM スプリングボーン", "VRM 弹簧骨骼"),
+    "VRM Spring Bone: each frame the tail moves this far times the frame time along the "
+    "gravity direction (metres per second; 0 = no gravity)": (
+        "VRM スプリングボーン: 毎フレーム、先端が重力の方向へこの値 × フレーム時間だけ動きます"
+        " (メートル毎秒、0 = 重力なし)",
+        "VRM 弹簧骨骼：每帧末端沿重力方向移动该值 × 帧时间 (米每秒；0 = 无重力)"),
+    "VRM Spring Bone: fraction of the tail's motion lost every frame (0 = keeps swinging, "
+    "1 = no inertia)": (
+        "VRM スプリングボーン: 先端の動きが毎フレーム失われる割合 (0 = 揺れ続ける、1 = 慣性なし)",
+        "VRM 弹簧骨骼：末端运动每帧损失的比例 (0 = 持续摆动，1 = 无惯性)"),
+    "VRM Spring Bone: pull back toward the rest direction; each frame the tail moves this far "
+    "times the frame time (metres per second)": (
+        "VRM スプリングボーン: 元の向きへ戻る力。毎フレーム、先端がこの値 × フレーム時間だけ"
+        "動きます (メートル毎秒)",
+        "VRM 弹簧骨骼：向静止方向回拉；每帧末端移动该值 × 帧时间 (米每秒)"),
+    "VRM Spring Bone: world direction of the gravity (normalised when baking)": (
+        "VRM スプリングボーン: ワールド空間での重力の方向 (ベイク時に正規化)",
+        "VRM 弹簧骨骼：世界空间中的重力方向 (烘焙时归一化)"),
+    "Chain Colliders": ("チェーンのコライダー", "链条碰撞体"),
+    "Import VRM Spring Bones": ("VRM スプリングボーンを読み込み", "导入 VRM 弹簧骨骼"),
+    "Make this armature's chains and colliders from the VRM spring bones of its .vrm file": (
+        "このアーマチュアのチェーンとコライダーを、その .vrm ファイルの VRM スプリングボーンから"
+        "作成します",
+        "根据此骨架的 .vrm 文件中的 VRM 弹簧骨骼创建其链条和碰撞体"),
+    "On a chain's first bone: only the Waft colliders in this collection touch this chain (an "
+    "empty collection: none). Unset: the setup's colliders": (
+        "チェーンの最初のボーンに設定: このコレクション内の Waft コライダーだけがこのチェーンに"
+        "当たります (空のコレクション: なし)。未設定: セットアップのコライダー",
+        "设在链条的第一根骨骼上：只有此集合中的 Waft 碰撞体作用于此链条 (空集合：无)。"
+        "未设置：使用设置的碰撞体"),
+    "Waft's own solver: XPBD with fixed substeps; the same motion at every frame rate": (
+        "Waft 独自のソルバー: 固定サブステップの XPBD。どのフレームレートでも同じ動き",
+        "Waft 自有求解器：固定子步的 XPBD；任何帧率下运动相同"),
+})

@@ -30,6 +30,28 @@ SETUP_HAIR = ("local_stiffness", "shape_range", "shock_propagation", "voxel_fric
               "voxel_resolution")
 
 
+# VRM Spring Bone: the joint settings of VRMC_springBone (Radius is the hit radius).
+SETUP_VRM = ("vrm_stiffness", "vrm_gravity_power", "vrm_gravity_dir", "vrm_drag_force")
+BONE_VRM = ("vrm_stiffness", "vrm_gravity_power", "vrm_drag_force")
+
+
+def uses_vrm(ob) -> bool:
+    return ob is not None and ob.type == 'ARMATURE' and ob.waft.solver == 'VRM'
+
+
+def draw_vrm(layout, ob) -> None:
+    """The VRM Spring Bone settings: VRM's joint fields, the hit radius and the centre."""
+    draw_props(layout, ob.waft, SETUP_VRM)
+    col = layout.column()
+    col.use_property_split = True
+    col.prop(ob.waft, "radius", text="Hit Radius")
+    col.prop_search(ob.waft, "space_bone", ob.data, "bones", text="Center")
+
+
+def waft_solver_shown(context) -> bool:
+    return armature_of(context) is not None and not uses_vrm(context.object)
+
+
 def draw_preset(layout, ob) -> None:
     draw_preset_menu(layout, PRESET_KIND)
 
@@ -59,22 +81,30 @@ class WAFT_PT_setup(ArmaturePanel, PropertiesPanel, bpy.types.Panel):
         ob = context.object
         layout = self.layout
         layout.active = ob.waft.enabled
-        draw_preset(layout, ob)
-        draw_props(layout, ob.waft, SETUP_MAIN)
+        layout.prop(ob.waft, "solver")
+        if uses_vrm(ob):
+            draw_vrm(layout, ob)
+        else:
+            draw_preset(layout, ob)
+            draw_props(layout, ob.waft, SETUP_MAIN)
         layout.prop(ob.waft, "collider_collection")
         draw_assign_row(layout)
+        layout.operator("waft.import_vrm_springs", icon='IMPORT')
 
 
 WAFT_PT_setup_constraints = settings_subpanel(
-    "WAFT_PT_setup_constraints", "Constraints", "WAFT_PT_setup", "waft", SETUP_CONSTRAINTS)
+    "WAFT_PT_setup_constraints", "Constraints", "WAFT_PT_setup", "waft", SETUP_CONSTRAINTS,
+    poll=waft_solver_shown)
 
 
 WAFT_PT_setup_wind = settings_subpanel(
-    "WAFT_PT_setup_wind", "Wind and Drag", "WAFT_PT_setup", "waft", SETUP_WIND)
+    "WAFT_PT_setup_wind", "Wind and Drag", "WAFT_PT_setup", "waft", SETUP_WIND,
+    poll=waft_solver_shown)
 
 
 WAFT_PT_setup_hair = settings_subpanel(
-    "WAFT_PT_setup_hair", "Hair Shape and Friction", "WAFT_PT_setup", "waft", SETUP_HAIR)
+    "WAFT_PT_setup_hair", "Hair Shape and Friction", "WAFT_PT_setup", "waft", SETUP_HAIR,
+    poll=waft_solver_shown)
 
 
 WAFT_PT_setup_settled = settled_subpanel(
@@ -97,9 +127,16 @@ class WAFT_PT_bone(PropertiesPanel, bpy.types.Panel):
         layout = self.layout
         layout.active = settings.simulate
         draw_props(layout, settings, ("pinned", "use_overrides"))
+        bone = context.active_pose_bone
+        if bone.parent is None or not bone.parent.waft.simulate:  # a chain's first bone
+            layout.prop(settings, "collider_collection")
         col = layout.column()
         col.active = settings.use_overrides
-        draw_props(col, settings, ("shape_stiffness", "damping", "radius"))
+        if uses_vrm(context.object):
+            draw_props(col, settings, BONE_VRM)
+            col.prop(settings, "radius", text="Hit Radius")
+        else:
+            draw_props(col, settings, ("shape_stiffness", "damping", "radius"))
 
 
 class WAFT_PT_chains_sidebar(ArmaturePanel, SidebarPanel, bpy.types.Panel):
@@ -111,11 +148,15 @@ class WAFT_PT_chains_sidebar(ArmaturePanel, SidebarPanel, bpy.types.Panel):
         layout = self.layout
         layout.prop(ob.waft, "enabled", text=f"Waft setup: {ob.name}")
         draw_assign_row(layout)
-        if ob.waft.enabled:
-            draw_preset(layout, ob)
-            draw_props(layout, ob.waft, SETUP_MAIN)
-            draw_props(layout, ob.waft, ("local_stiffness", "shock_propagation",
-                                         "voxel_friction"))
+        if not ob.waft.enabled:
+            return
+        layout.prop(ob.waft, "solver")
+        if uses_vrm(ob):
+            draw_vrm(layout, ob)
+            return
+        draw_preset(layout, ob)
+        draw_props(layout, ob.waft, SETUP_MAIN)
+        draw_props(layout, ob.waft, ("local_stiffness", "shock_propagation", "voxel_friction"))
 
 
 CLASSES = (WAFT_PT_setup, WAFT_PT_setup_constraints, WAFT_PT_setup_wind, WAFT_PT_setup_hair,

@@ -26,12 +26,45 @@ from ..properties import (
 from .presets import PRESET_ITEMS
 
 
+# VRM Spring Bone settings (VRMC_springBone 1.0 joint fields: stiffness, gravityPower,
+# dragForce; the hit radius is Radius), on the armature and as a bone's override.
+def vrm_stiffness_property():
+    return FloatProperty(
+        name="Stiffness Force", default=1.0, min=0.0, soft_max=4.0,
+        description="VRM Spring Bone: pull back toward the rest direction; each frame the "
+                    "tail moves this far times the frame time (metres per second)")
+
+
+def vrm_gravity_power_property():
+    return FloatProperty(
+        name="Gravity Power", default=0.0, min=0.0, soft_max=2.0,
+        description="VRM Spring Bone: each frame the tail moves this far times the frame time "
+                    "along the gravity direction (metres per second; 0 = no gravity)")
+
+
+def vrm_drag_force_property():
+    return FloatProperty(
+        name="Drag Force", default=0.5, min=0.0, max=1.0, subtype='FACTOR',
+        description="VRM Spring Bone: fraction of the tail's motion lost every frame "
+                    "(0 = keeps swinging, 1 = no inertia)")
+
+
 class WaftSetupSettings(bpy.types.PropertyGroup):
     """Settings of one armature made into a Waft setup (``Object.waft``)."""
 
     enabled: BoolProperty(
         name="Waft Setup", default=False,
         description="Simulate this armature's flagged bone chains when baking")
+    solver: EnumProperty(
+        name="Solver", default="WAFT",
+        items=(("WAFT", "Waft",
+                "Waft's own solver: XPBD with fixed substeps; the same motion at every frame "
+                "rate"),
+               ("VRM", "VRM Spring Bone",
+                "The VRM 1.0 spring-bone algorithm, so the bake moves as the character will in "
+                "VRM runtimes (UniVRM, three-vrm). Like them it steps once per frame, so its "
+                "motion changes with the frame rate")),
+        description="How the chains are simulated")
     preset: EnumProperty(
         name="Preset", items=PRESET_ITEMS, default="PONYTAIL",
         description="Starting point for the settings; applied with Apply Preset")
@@ -137,6 +170,12 @@ class WaftSetupSettings(bpy.types.PropertyGroup):
     voxel_resolution: IntProperty(
         name="Voxel Resolution", default=32, min=1, max=256, soft_max=64,
         description="Cells per axis of the velocity grid around each setup's strands")
+    vrm_stiffness: vrm_stiffness_property()
+    vrm_gravity_power: vrm_gravity_power_property()
+    vrm_gravity_dir: FloatVectorProperty(
+        name="Gravity Direction", default=(0.0, 0.0, -1.0), size=3, subtype='DIRECTION',
+        description="VRM Spring Bone: world direction of the gravity (normalised when baking)")
+    vrm_drag_force: vrm_drag_force_property()
     collider_collection: PointerProperty(
         name="Colliders", type=bpy.types.Collection, poll=collection_poll,
         description="Only Waft colliders in this collection touch this setup; "
@@ -176,6 +215,13 @@ class WaftBoneSettings(bpy.types.PropertyGroup):
     radius: FloatProperty(
         name="Radius", default=0.01, min=0.0, soft_max=0.2, unit='LENGTH',
         description="Collision radius of this bone's tail")
+    vrm_stiffness: vrm_stiffness_property()
+    vrm_gravity_power: vrm_gravity_power_property()
+    vrm_drag_force: vrm_drag_force_property()
+    collider_collection: PointerProperty(
+        name="Chain Colliders", type=bpy.types.Collection, poll=collection_poll,
+        description="On a chain's first bone: only the Waft colliders in this collection touch "
+                    "this chain (an empty collection: none). Unset: the setup's colliders")
     # Capture Settled Pose: this bone's tail offset from its animated position, in the axes of
     # the setup's space (armature or Space Bone), Blender units; `has_settled` marks it saved.
     settled_offset: FloatVectorProperty(size=3, options={'HIDDEN'})

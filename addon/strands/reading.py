@@ -24,7 +24,11 @@ SETUP_FLOAT_SETTINGS = (
 )
 
 
-BONE_FLOAT_SETTINGS = ("shape_stiffness", "damping", "radius")
+# The VRM Spring Bone solver's settings (the setup's and each bone's override).
+VRM_FLOAT_SETTINGS = ("vrm_stiffness", "vrm_gravity_power", "vrm_drag_force")
+
+
+BONE_FLOAT_SETTINGS = ("shape_stiffness", "damping", "radius") + VRM_FLOAT_SETTINGS
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,9 @@ class ChainRead:
     # (B, 3) each bone tail's settled offset (Capture Settled Pose; Blender units, the setup
     # space's axes) when the setup's Settled Pose is on, else None
     settled_offset: np.ndarray | None = None
+    # The chain's own colliders (the first bone's Chain Colliders collection), or None: the
+    # setup's. An empty list: this chain collides with nothing.
+    colliders: list | None = None
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class SetupRead:
     bone_count: int  # len(ob.pose.bones), the foreach_get buffer size
     chains: tuple[ChainRead, ...]
     space_bone: int = -1  # index in ob.pose.bones of the Space Bone, -1 = the object
+    solver: str = "WAFT"  # Object.waft.solver: "WAFT" or "VRM" (VRM Spring Bone)
 
 
 @dataclass(frozen=True)
@@ -190,14 +198,25 @@ def read_chain(ob, setup_index: int, run, bone_index: dict, metres_per_unit: flo
         parent_rest_matrix=(np.array(parent.bone.matrix_local, dtype=np.float64)
                             if parent is not None else identity),
         settled_offset=_settled_offset(ob, run) if use_settled else None,
+        colliders=_chain_colliders(ob, run[0]),
     )
+
+
+def _chain_colliders(ob, first_bone) -> list | None:
+    """The Waft colliders of the chain's own collection (``PoseBone.waft.collider_collection``
+    on its first bone), or None when it has none (the setup's colliders then)."""
+    collection = first_bone.waft.collider_collection
+    if collection is None:
+        return None
+    return shared.enabled_colliders(None, collection)
 
 
 def read_setup(ob, setup_index: int, unit: float, *, use_settled: bool = True) -> SetupRead:
     """``use_settled`` False: ignore the setup's settled pose (Capture Settled Pose simulates
     without it)."""
     shared.check_world_scale(ob, "Armature")
-    shared.check_finite_settings(ob.waft, SETUP_FLOAT_SETTINGS, f"Armature '{ob.name}'")
+    shared.check_finite_settings(ob.waft, SETUP_FLOAT_SETTINGS + VRM_FLOAT_SETTINGS,
+                                 f"Armature '{ob.name}'")
     if ob.animation_data is not None and ob.animation_data.use_tweak_mode:
         raise SetupError(f"Armature '{ob.name}': leave NLA tweak mode before baking")
     runs = chain_bone_runs(ob)
@@ -218,7 +237,7 @@ def read_setup(ob, setup_index: int, unit: float, *, use_settled: bool = True) -
     space = shared.space_bone(ob, f"Armature '{ob.name}'")
     space_bone = bone_index[space[1]] if space is not None else -1
     return SetupRead(object=ob, name=ob.name, bone_count=len(ob.pose.bones), chains=chains,
-                     space_bone=space_bone)
+                     space_bone=space_bone, solver=ob.waft.solver)
 
 
 def read_scene(scene, *, objects=None, frame_start=None, frame_end=None,
@@ -230,8 +249,15 @@ def read_scene(scene, *, objects=None, frame_start=None, frame_end=None,
     setups = tuple(read_setup(ob, i, scale, use_settled=use_settled)
                    for i, ob in enumerate(find_setups(scene, objects)))
     chains = tuple(chain for setup in setups for chain in setup.chains)
-    colliders, by_setup = shared.collider_union(
-        [shared.setup_collider_objects(scene, s.object) for s in setups])
-    mask = by_setup[:, [chain.setup_index for chain in chains]]
+    per_setup = [shared.setup_collider_objects(scene, s.object) for s in setups]
+    per_chain = [per_setup[c.setup_index] if c.colliders is None else c.colliders
+                 for c in chains]
+    for chain in chains:
+        for ob in chain.colliders or ():
+            if scene.objects.get(ob.name) is not ob:
+                raise SetupError(f"Armature '{setups[chain.setup_index].name}', bone "
+                                 f"'{chain.bone_names[0]}': chain collider '{ob.name}' is not "
+                                 f"in scene '{scene.name}'")
+    colliders, mask = shared.collider_union(per_chain)
     return SceneRead(setups=setups, chains=chains, colliders=colliders, collider_mask=mask,
                      unit_scale=scale, frame_start=start, frame_end=end, fps=fps)

@@ -20,7 +20,7 @@ from ..sampling import (
     settings_at,
     waft_tracks_muted,
 )
-from .reading import BONE_FLOAT_SETTINGS, SceneRead
+from .reading import BONE_FLOAT_SETTINGS, VRM_FLOAT_SETTINGS, SceneRead
 
 # Object.waft settings sampled per frame (or once): scalars, then the two non-float kinds.
 SETUP_SCALARS = (
@@ -34,6 +34,12 @@ SETUP_SCALARS = (
 
 
 SETUP_VECTORS = ("wind_direction",)
+
+
+# The VRM Spring Bone solver's settings, sampled on armatures only (hair Curves have no VRM mode).
+VRM_SCALARS = VRM_FLOAT_SETTINGS
+VRM_VECTORS = ("vrm_gravity_dir",)
+VECTORS = frozenset(SETUP_VECTORS + VRM_VECTORS)
 
 
 BONE_SCALARS = ("use_overrides",) + BONE_FLOAT_SETTINGS
@@ -87,7 +93,7 @@ class Sampler(FrameSampler):
 
     def _setup_series_for(self, index: int, ob) -> dict:
         animated, _ = self._animated_settings[index]
-        names = SETUP_SCALARS + SETUP_VECTORS
+        names = SETUP_SCALARS + VRM_SCALARS + SETUP_VECTORS + VRM_VECTORS
         return {n: SettingSeries(ob.waft, n, n in animated) for n in names}
 
     def _bone_series_for(self, chain) -> list:
@@ -208,7 +214,7 @@ class SettingSeries:
 
     def sample(self) -> None:
         value = getattr(self.owner, self.name)
-        self.values.append(tuple(value) if self.name in SETUP_VECTORS else value)
+        self.values.append(tuple(value) if self.name in VECTORS else value)
 
     def array(self) -> np.ndarray:
         return np.asarray(self.values, dtype=np.float64)

@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...core.strands.bone_frames import chain_pose_rotations
-from ...core.strands.solver import bake_steps
+from ...core.strands.bone_frames import basis_rotations, chain_axes
+from ...core.strands.solver import BakeResult, bake_steps
 from .. import rest_channels, systems
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
 from ..sampling import sample_steps, sample_times, waft_tracks_muted
-from . import writing
+from . import vrm_mode, writing
 from .assemble import chain_frames, solver_input
 from .reading import SceneRead, find_setups, read_scene
 from .sampling import Sampler
@@ -97,12 +97,15 @@ def _chain_name(read: SceneRead, chain) -> str:
     return f"{read.setups[chain.setup_index].name}: {chain.bone_names[0]}"
 
 
-def _write(read: SceneRead, f, positions, report: StrandReport, static: list) -> None:
-    """``f``: the chains' frames (``ChainFrames``) at the scene frames."""
-    quats = chain_pose_rotations(
-        rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
-        reference_matrix=f.reference_matrix, parent_matrix=f.parent_matrix,
-        object_matrix=f.object_matrix, positions=positions)
+def _write(read: SceneRead, f, positions, report: StrandReport, static: list, vrm=None) -> None:
+    """``f``: the chains' frames (``ChainFrames``) at the scene frames; ``vrm``: the VRM Spring
+    Bone chains' own orientations (``vrm_mode.VrmSolve``), which carry their twist."""
+    axes = chain_axes(reference_matrix=f.reference_matrix, object_matrix=f.object_matrix,
+                      positions=positions)
+    if vrm is not None:
+        axes[:, list(vrm.chains), : vrm.axes.shape[2]] = vrm.axes
+    quats = basis_rotations(rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
+                            parent_matrix=f.parent_matrix, axes=axes)
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
     for i, setup in enumerate(read.setups):
         bone_quats = {}
@@ -124,6 +127,7 @@ class Simulation:
     result: object  # core BakeResult (the scene frames)
     sample_s: float
     solve_s: float
+    vrm: object = None  # vrm_mode.VrmSolve of the VRM Spring Bone chains, or None
 
 
 def simulate(read: SceneRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
@@ -139,10 +143,18 @@ def simulate(read: SceneRead, scene, *, settings, sample_chunk: int = SAMPLE_CHU
     inputs = solver_input(read, samples.take(on_grid), rate=rate if sub_frame else None)
     frames_out = chain_frames(read, samples.take(at_frames))[0] if sub_frame else inputs.frames
     t1 = time.perf_counter()
-    result = yield from solve_steps(
-        lambda: bake_steps(inputs.model, inputs.drive, settings), read.frame_start)
+    vrm = vrm_mode.solve(read, samples.take(at_frames) if sub_frame else samples,
+                         inputs.drive.reference.shape[2],
+                         preroll_frames=settings.preroll_frames if settings is not None else 0)
+    if vrm is not None and len(vrm.chains) == len(read.chains):
+        result = BakeResult(positions=vrm.positions, substeps=0)  # nothing for Waft's solver
+    else:
+        result = yield from solve_steps(
+            lambda: bake_steps(inputs.model, inputs.drive, settings), read.frame_start)
+        if vrm is not None:
+            result.positions[:, list(vrm.chains)] = vrm.positions
     return Simulation(inputs=inputs, frames=frames_out, result=result, sample_s=t1 - t0,
-                      solve_s=time.perf_counter() - t1)
+                      solve_s=time.perf_counter() - t1, vrm=vrm)
 
 
 def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
@@ -163,7 +175,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
 
     def commit() -> StrandReport:
         t2 = time.perf_counter()
-        _write(read, frames_out, result.positions, report, static)
+        _write(read, frames_out, result.positions, report, static, run.vrm)
         for output_commit in output_commits:
             output_commit()
         report.write_s = time.perf_counter() - t2

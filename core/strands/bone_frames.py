@@ -70,15 +70,31 @@ def chain_pose_rotations(
             f"positions hold {positions.shape[2]} particles per chain; "
             f"{reference_matrix.shape[2]} bones need {reference_matrix.shape[2] + 1}"
         )
+    axes = chain_axes(reference_matrix=reference_matrix, object_matrix=object_matrix,
+                      positions=positions)
+    return basis_rotations(rest_matrix=rest_matrix, parent_rest_matrix=parent_rest_matrix,
+                           parent_matrix=parent_matrix, axes=axes)
+
+
+def chain_axes(*, reference_matrix: np.ndarray, object_matrix: np.ndarray,
+               positions: np.ndarray) -> np.ndarray:
+    """Armature-space bone axes (F, S, B, 3, 3): each animated bone swung onto its simulated
+    segment (arguments as ``chain_pose_rotations``)."""
     object_inv = inverse3(object_matrix[..., :3, :3])
     segments_world = positions[:, :, 1:] - positions[:, :, :-1]
     segments = (object_inv[:, :, None] @ segments_world[..., None])[..., 0]
-    swung = swung_axes(reference_axes=reference_matrix[..., :3, :3], segments_armature=segments)
-    # Each bone's parent, new orientation and rest: bone 0's is the unsimulated parent.
-    parent_axes = np.concatenate((parent_matrix[:, :, None, :3, :3], swung[:, :, :-1]), axis=2)
+    return swung_axes(reference_axes=reference_matrix[..., :3, :3], segments_armature=segments)
+
+
+def basis_rotations(*, rest_matrix: np.ndarray, parent_rest_matrix: np.ndarray,
+                    parent_matrix: np.ndarray, axes: np.ndarray) -> np.ndarray:
+    """Quaternions (F, S, B, 4) of the ``matrix_basis`` that give each chain bone the
+    armature-space orientation ``axes`` (F, S, B, 3, 3), its parent being the bone before it
+    (bone 0's: ``parent_matrix``), sign-continuous along the frames."""
+    parent_axes = np.concatenate((parent_matrix[:, :, None, :3, :3], axes[:, :, :-1]), axis=2)
     parent_rest = np.concatenate((parent_rest_matrix[:, None, :3, :3], rest_matrix[:, :-1, :3, :3]),
                                  axis=1)
     rest_offset = inverse3(parent_rest) @ rest_matrix[..., :3, :3]
-    basis = inverse3(parent_axes @ rest_offset) @ swung
+    basis = inverse3(parent_axes @ rest_offset) @ axes
     quats = quat_from_matrix(_rotation_part(basis))
     return make_sign_continuous(quats, axis=0)
