@@ -109,9 +109,9 @@ class WAFT_PT_scene(PropertiesPanel, bpy.types.Panel):
     bl_context = "scene"
 
     def draw(self, context):
-        draw_props(self.layout, context.scene.waft, ("substep_rate", "sample_rate", "iterations",
-                                                    "preroll", "constrained_bones",
-                                                    "show_collider_shapes"))
+        draw_props(self.layout, context.scene.waft, (
+            "substep_rate", "sample_rate", "iterations", "preroll", "use_loop", "loop_cycles",
+            "constrained_bones", "show_collider_shapes"))
         draw_bake_buttons(self.layout)
 
 

@@ -121,6 +121,16 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
     preroll: IntProperty(
         name="Pre-roll", default=0, min=0, soft_max=250,
         description="Frames of settling on the first frame's pose before the bake starts")
+    use_loop: BoolProperty(
+        name="Loop", default=False,
+        description="Bake bone chains as a clean loop: the baked range must be one cycle of a "
+                    "cyclic animation (Cycles modifiers, NLA repeats). Earlier cycles are "
+                    "simulated first so the motion settles into the cycle, and the clip's end "
+                    "is blended into the cycle before it so the last frame flows into the first")
+    loop_cycles: IntProperty(
+        name="Loop Cycles", default=3, min=1, soft_max=10,
+        description="Whole cycles simulated before the baked one when Loop is on (more settle "
+                    "slow, lightly damped motion better)")
     sample_rate: FloatProperty(
         name="Sample Rate", default=120.0, min=0.0, soft_max=1000.0,
         description="How often per second bone chains, hair, cloth and rods read the "

@@ -967,3 +967,26 @@ MESSAGES.update({
         "Waft 独自のソルバー: 固定サブステップの XPBD。どのフレームレートでも同じ動き",
         "Waft 自有求解器：固定子步的 XPBD；任何帧率下运动相同"),
 })
+
+
+# Loop-clean bakes.
+MESSAGES.update({
+    "Bake bone chains as a clean loop: the baked range must be one cycle of a cyclic animation "
+    "(Cycles modifiers, NLA repeats). Earlier cycles are simulated first so the motion settles "
+    "into the cycle, and the clip's end is blended into the cycle before it so the last frame "
+    "flows into the first": (
+        "ボーンチェーンをきれいなループとしてベイクします。ベイク範囲は周期アニメーション"
+        " (Cycles モディファイアー、NLA の繰り返し) のちょうど 1 周期である必要があります。"
+        "先に前の周期をシミュレーションして動きを周期に落ち着かせ、クリップの終わりを前の周期へ"
+        "ブレンドして、最後のフレームが最初のフレームへつながるようにします",
+        "将骨骼链烘焙为无缝循环：烘焙范围必须正好是循环动画 (Cycles 修改器、NLA 重复) 的一个"
+        "周期。先模拟之前的周期使运动进入周期，再把片段末尾混合到前一个周期，使最后一帧衔接"
+        "第一帧"),
+    "Loop": ("ループ", "循环"),
+    "Loop Cycles": ("ループの周期数", "循环周期数"),
+    "Whole cycles simulated before the baked one when Loop is on (more settle slow, lightly "
+    "damped motion better)": (
+        "ループがオンのとき、ベイクする周期の前にシミュレーションする周期の数 (多いほど、ゆっくりで"
+        "減衰の弱い動きがよく落ち着きます)",
+        "开启循环时，在烘焙周期之前模拟的完整周期数 (越多，缓慢、阻尼小的运动越能稳定)"),
+})

@@ -21,7 +21,7 @@ from .. import rest_channels, systems
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
 from ..sampling import sample_steps, sample_times, waft_tracks_muted
-from . import vrm_mode, writing
+from . import loop, vrm_mode, writing
 from .assemble import chain_frames, solver_input
 from .reading import SceneRead, find_setups, read_scene
 from .sampling import Sampler
@@ -162,7 +162,13 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     read = prepared.read
     report = _report_for(read)
     static = _static_channels(read)
-    run = yield from simulate(read, scene, settings=settings, sample_chunk=sample_chunk)
+    if scene.waft.use_loop:  # earlier cycles first, then the clip blended into a loop
+        length = read.frame_end - read.frame_start + 1
+        run = yield from simulate(loop.extended(read, scene.waft.loop_cycles), scene,
+                                  settings=settings, sample_chunk=sample_chunk)
+        run = loop.loop_clip(read, run, length)
+    else:
+        run = yield from simulate(read, scene, settings=settings, sample_chunk=sample_chunk)
     result, frames_out = run.result, run.frames
     report.sample_s, report.solve_s = run.sample_s, run.solve_s
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
