@@ -111,7 +111,8 @@ class WAFT_PT_scene(PropertiesPanel, bpy.types.Panel):
     def draw(self, context):
         draw_props(self.layout, context.scene.waft, (
             "substep_rate", "sample_rate", "iterations", "preroll", "use_loop", "loop_cycles",
-            "constrained_bones", "show_collider_shapes"))
+            "use_key_reduction", "key_error_distance", "key_error_angle", "constrained_bones",
+            "show_collider_shapes"))
         draw_bake_buttons(self.layout)
 
 

@@ -6,6 +6,8 @@ Names and defaults follow docs/internals.md ("Blender-side names"). Every float 
 """
 
 
+import math
+
 import bpy
 from bpy.props import (
     BoolProperty,
@@ -121,6 +123,19 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
     preroll: IntProperty(
         name="Pre-roll", default=0, min=0, soft_max=250,
         description="Frames of settling on the first frame's pose before the bake starts")
+    use_key_reduction: BoolProperty(
+        name="Reduce Keys", default=False,
+        description="Write bone chains' rotations with fewer keys: only where interpolating "
+                    "between keys would move a bone tail more than Key Error Distance or turn a "
+                    "bone more than Key Error Angle (off: a key on every frame)")
+    key_error_distance: FloatProperty(
+        name="Key Error Distance", default=0.001, min=1e-6, soft_max=0.01, unit='LENGTH',
+        precision=4,
+        description="Reduce Keys: the most any bone tail may move from the baked motion")
+    key_error_angle: FloatProperty(
+        name="Key Error Angle", default=math.radians(0.5), min=1e-6, soft_max=math.radians(5.0),
+        subtype='ANGLE',
+        description="Reduce Keys: the most any bone may turn from the baked motion")
     use_loop: BoolProperty(
         name="Loop", default=False,
         description="Bake bone chains as a clean loop: the baked range must be one cycle of a "

@@ -990,3 +990,25 @@ MESSAGES.update({
         "減衰の弱い動きがよく落ち着きます)",
         "开启循环时，在烘焙周期之前模拟的完整周期数 (越多，缓慢、阻尼小的运动越能稳定)"),
 })
+
+
+# Key reduction.
+MESSAGES.update({
+    "Key Error Angle": ("キーの許容誤差 (角度)", "关键帧误差 (角度)"),
+    "Key Error Distance": ("キーの許容誤差 (距離)", "关键帧误差 (距离)"),
+    "Reduce Keys": ("キーを削減", "精简关键帧"),
+    "Reduce Keys: the most any bone may turn from the baked motion": (
+        "キーを削減: ベイクした動きから各ボーンが回転してよい最大の角度",
+        "精简关键帧：每根骨骼相对烘焙运动允许的最大转角"),
+    "Reduce Keys: the most any bone tail may move from the baked motion": (
+        "キーを削減: ベイクした動きから各ボーンの先端が動いてよい最大の距離",
+        "精简关键帧：每个骨骼末端相对烘焙运动允许的最大位移"),
+    "Write bone chains' rotations with fewer keys: only where interpolating between keys would "
+    "move a bone tail more than Key Error Distance or turn a bone more than Key Error Angle "
+    "(off: a key on every frame)": (
+        "ボーンチェーンの回転を少ないキーで書き出します。キー間の補間でボーンの先端が「キーの許容"
+        "誤差 (距離)」より動くか、ボーンが「キーの許容誤差 (角度)」より回転する所だけにキーを"
+        "打ちます (オフ: 毎フレームにキー)",
+        "用更少的关键帧写出骨骼链的旋转：只在关键帧之间的插值会使骨骼末端移动超过“关键帧误差 "
+        "(距离)”或骨骼转动超过“关键帧误差 (角度)”的地方插入关键帧 (关闭：每帧一个关键帧)"),
+})

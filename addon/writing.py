@@ -23,6 +23,7 @@ import math
 import bpy
 import numpy as np
 
+from ..core.key_reduction import kept_frames
 from ..core.rotations import quaternion_to_axis_angle, quaternion_to_euler
 from . import compat
 from .nla import key_channels
@@ -40,9 +41,19 @@ def rotation_channels(mode: str, quats: np.ndarray) -> tuple[str, np.ndarray]:
     return "rotation_euler", quaternion_to_euler(quats, mode)
 
 
-def write_fcurves(container, pose_bone, frames: np.ndarray, quats: np.ndarray) -> int:
-    """Key one bone's rotation on every frame; returns the number of F-curves written."""
+def write_fcurves(container, pose_bone, frames: np.ndarray, quats: np.ndarray, *,
+                  max_angle: float | None = None, keys: list | None = None) -> int:
+    """Key one bone's rotation on every frame, or with ``max_angle`` (radians) only on the
+    frames key reduction keeps (``core.key_reduction``: interpolating the stored float32
+    channels stays within that angle of every frame); returns the number of F-curves written.
+    ``keys``: gets (keys written, keys of a key on every frame) appended."""
     prop, values = rotation_channels(pose_bone.rotation_mode, quats)
+    if max_angle is not None:
+        stored = values.astype(np.float32).astype(np.float64)  # what the F-curves will hold
+        keep = kept_frames(stored, pose_bone.rotation_mode, max_angle=max_angle)
+        frames, values = frames[keep], values[keep]
+    if keys is not None:
+        keys.append((len(frames) * values.shape[1], len(quats) * values.shape[1]))
     path = f'pose.bones["{bpy.utils.escape_identifier(pose_bone.name)}"].{prop}'
     return key_channels(container, path, pose_bone.name, frames, values)
 

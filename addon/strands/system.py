@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ...core.key_reduction import chain_angles, chain_reach
 from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import BakeResult, bake_steps
 from .. import rest_channels, systems
@@ -46,12 +47,16 @@ class StrandReport(SystemReport):
     # Simulated particles per chain ("Rig: FirstBone" → (F, bones + 1, 3), world, Blender units),
     # so callers can compare what Blender plays back with what the solver computed.
     chain_positions: dict = field(default_factory=dict)
+    keys: int = 0  # rotation keys written
+    keys_unreduced: int = 0  # the keys a key on every frame would have been
 
     def summary(self) -> str:
         names = ", ".join(s.name for s in self.setups)
         end = self.frame_start + self.frames - 1
+        reduced = (f", {self.keys} of {self.keys_unreduced} keys kept"
+                   if self.keys < self.keys_unreduced else "")
         return (f"Waft baked {names}: {self.bones} bones, frames {self.frame_start}–{end} "
-                f"({timings(self)})")
+                f"({timings(self)}){reduced}")
 
 
 @dataclass(frozen=True)
@@ -97,9 +102,30 @@ def _chain_name(read: SceneRead, chain) -> str:
     return f"{read.setups[chain.setup_index].name}: {chain.bone_names[0]}"
 
 
-def _write(read: SceneRead, f, positions, report: StrandReport, static: list, vrm=None) -> None:
+def _max_angles(read: SceneRead, f, reduction) -> dict[str, float] | None:
+    """Per bone, the key reduction's angle from the world bound ``reduction`` = (distance in
+    Blender units, angle in radians), or None without reduction."""
+    if reduction is None:
+        return None
+    distance, angle = reduction
+    angles = {}
+    for s, chain in enumerate(read.chains):
+        # World units per armature unit: the object's largest scale over the shot.
+        scale = float(np.linalg.norm(f.object_matrix[:, s, :3, :3], axis=-2).max()
+                      ) / read.unit_scale
+        heads = chain.rest_matrix[:, :3, 3]
+        tails = heads + chain.rest_matrix[:, :3, 1] * chain.bone_length[:, None]
+        per_bone = chain_angles(reach=chain_reach(heads, tails),
+                                max_distance=distance / max(scale, 1e-12), max_angle=angle)
+        angles.update(zip(chain.bone_names, (float(a) for a in per_bone), strict=True))
+    return angles
+
+
+def _write(read: SceneRead, f, positions, report: StrandReport, static: list, vrm=None,
+           reduction=None) -> None:
     """``f``: the chains' frames (``ChainFrames``) at the scene frames; ``vrm``: the VRM Spring
-    Bone chains' own orientations (``vrm_mode.VrmSolve``), which carry their twist."""
+    Bone chains' own orientations (``vrm_mode.VrmSolve``), which carry their twist;
+    ``reduction``: (distance, angle) of key reduction, or None for a key on every frame."""
     axes = chain_axes(reference_matrix=f.reference_matrix, object_matrix=f.object_matrix,
                       positions=positions)
     if vrm is not None:
@@ -107,13 +133,18 @@ def _write(read: SceneRead, f, positions, report: StrandReport, static: list, vr
     quats = basis_rotations(rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
                             parent_matrix=f.parent_matrix, axes=axes)
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
+    max_angles = _max_angles(read, f, reduction)
     for i, setup in enumerate(read.setups):
         bone_quats = {}
         for s, chain in enumerate(read.chains):
             if chain.setup_index == i:
                 for b, name in enumerate(chain.bone_names):
                     bone_quats[name] = quats[:, s, b]
-        action, count = writing.write_setup(setup.object, frames, bone_quats, static[i])
+        keys = []
+        action, count = writing.write_setup(setup.object, frames, bone_quats, static[i],
+                                            max_angles=max_angles, keys=keys)
+        report.keys += sum(k[0] for k in keys)
+        report.keys_unreduced += sum(k[1] for k in keys)
         report.setups[i].fcurves = count
         report.setups[i].action = action.name
 
@@ -162,6 +193,8 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     read = prepared.read
     report = _report_for(read)
     static = _static_channels(read)
+    reduction = ((scene.waft.key_error_distance, scene.waft.key_error_angle)
+                 if scene.waft.use_key_reduction else None)
     if scene.waft.use_loop:  # earlier cycles first, then the clip blended into a loop
         length = read.frame_end - read.frame_start + 1
         run = yield from simulate(loop.extended(read, scene.waft.loop_cycles), scene,
@@ -181,7 +214,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
 
     def commit() -> StrandReport:
         t2 = time.perf_counter()
-        _write(read, frames_out, result.positions, report, static, run.vrm)
+        _write(read, frames_out, result.positions, report, static, run.vrm, reduction)
         for output_commit in output_commits:
             output_commit()
         report.write_s = time.perf_counter() - t2

@@ -25,11 +25,13 @@ def remove_waft_track(ob) -> bool:
 
 
 def write_setup(ob, frames: np.ndarray, bone_quats: dict[str, np.ndarray],
-                static_channels=()) -> tuple:
+                static_channels=(), *, max_angles: dict[str, float] | None = None,
+                keys: list | None = None) -> tuple:
     """Replace Waft's result on ``ob`` by a new action; ``bone_quats``: name → (F, 4).
 
     ``static_channels`` (from ``rest_channels.static_channels``, read before sampling) go on
-    the ``Waft: rest`` track under ``Waft``.
+    the ``Waft: rest`` track under ``Waft``. ``max_angles``: per bone, the key reduction's
+    angle (None: a key on every frame); ``keys`` collects (written, unreduced) key counts.
     """
     anim_data = ob.animation_data or ob.animation_data_create()
     remove_waft_track(ob)
@@ -39,7 +41,9 @@ def write_setup(ob, frames: np.ndarray, bone_quats: dict[str, np.ndarray],
     slot, container = compat.new_fcurve_container(action, ob)
     fcurve_count = 0
     for name, quats in bone_quats.items():
-        fcurve_count += write_fcurves(container, ob.pose.bones[name], frames, quats)
+        max_angle = None if max_angles is None else max_angles[name]
+        fcurve_count += write_fcurves(container, ob.pose.bones[name], frames, quats,
+                                      max_angle=max_angle, keys=keys)
     add_result_track(anim_data, WAFT_TRACK, action, slot, frames[0])
     return action, fcurve_count
 
