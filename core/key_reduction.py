@@ -34,13 +34,6 @@ def channel_rotations(values: np.ndarray, mode: str) -> np.ndarray:
     return euler_to_matrix(values, mode)
 
 
-def _within(reference: np.ndarray, values: np.ndarray, mode: str, cos_limit: float) -> np.ndarray:
-    """Per frame: is the rotation of ``values`` within the angle of ``reference`` rotations?
-    (trace(AᵀB) = 1 + 2 cos(angle), so no inverse cosine is needed)."""
-    trace = np.einsum("fij,fij->f", reference, channel_rotations(values, mode))
-    return trace >= 1.0 + 2.0 * cos_limit - 1e-12
-
-
 def kept_frames(values: np.ndarray, mode: str, *, max_angle: float) -> np.ndarray:
     """(F,) bool: the keys to keep of one bone's rotation channels ``values`` (F, C) so that
     linear interpolation between them stays within ``max_angle`` radians at every frame. The
@@ -52,7 +45,8 @@ def kept_frames(values: np.ndarray, mode: str, *, max_angle: float) -> np.ndarra
     if n <= 2:
         return keep
     reference = channel_rotations(values, mode)
-    cos_limit = float(np.cos(max(max_angle, 0.0)))
+    # trace(AᵀB) = 1 + 2 cos(angle): the angle test needs no inverse cosine.
+    min_trace = 1.0 + 2.0 * float(np.cos(max(max_angle, 0.0))) - 1e-12
     stack = [(0, n - 1)]
     while stack:
         a, b = stack.pop()
@@ -60,13 +54,11 @@ def kept_frames(values: np.ndarray, mode: str, *, max_angle: float) -> np.ndarra
             continue
         t = (np.arange(a + 1, b, dtype=np.float64) - a) / (b - a)
         interpolated = values[a] + t[:, None] * (values[b] - values[a])
-        ok = _within(reference[a + 1:b], interpolated, mode, cos_limit)
-        if ok.all():
-            continue
-        # Split where the interpolation is worst (lowest trace = largest angle).
         trace = np.einsum("fij,fij->f", reference[a + 1:b],
                           channel_rotations(interpolated, mode))
-        split = a + 1 + int(np.argmin(trace))
+        if trace.min() >= min_trace:
+            continue
+        split = a + 1 + int(np.argmin(trace))  # where the interpolation is worst
         keep[split] = True
         stack.extend(((a, split), (split, b)))
     return keep

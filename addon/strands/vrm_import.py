@@ -27,7 +27,6 @@ class ImportReport:
     bones: int = 0
     colliders: int = 0
     overrides: int = 0
-    retargeted_tails: list = field(default_factory=list)
     skipped: list = field(default_factory=list)
 
     def summary(self, rig_name: str, version: str) -> str:
@@ -109,7 +108,6 @@ def _retarget_tails(rig, targets: dict[str, Vector], report: ImportReport) -> No
                 report.skipped.append(f"the tail of '{name}' (a connected child would move)")
                 continue
             bone.tail = target
-            report.retargeted_tails.append(name)
     finally:
         bpy.ops.object.mode_set(mode='OBJECT' if mode == 'EDIT' else mode)
         view_layer.objects.active = active
