@@ -18,6 +18,7 @@ import numpy as np
 from ..core.errors import SetupError
 from ..core.timestep import SolverSettings
 from . import constrained, reading, staging, systems
+from .merging import merge_baked
 from .progress import Progress, run_to_end
 
 # Frames sampled per modal step: small enough to keep the UI responsive.
@@ -38,6 +39,7 @@ class BakeReport:
     total_s: float = 0.0
     systems: dict = field(default_factory=dict)
     warnings: list = field(default_factory=list)  # baked bones something would override
+    merged: list = field(default_factory=list)  # merged copies made (Bake Target: Merged Copy)
 
     @property
     def frames(self) -> int:
@@ -64,7 +66,10 @@ class BakeReport:
     write_s = property(lambda self: self._strands("write_s", 0.0))
 
     def summary(self) -> str:
-        return "; ".join(r.summary() for r in self.systems.values())
+        text = "; ".join(r.summary() for r in self.systems.values())
+        if self.merged:
+            text += f"; merged into {', '.join(repr(name) for name in self.merged)}"
+        return text
 
 
 def _settings(scene, substep_rate, preroll, iterations) -> SolverSettings:
@@ -166,6 +171,8 @@ def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
     if aside is not None:
         staging.discard(aside)
     report.warnings = constrained.resolve(scene, armatures, held)
+    if scene.waft.bake_target == 'MERGED':
+        report.merged = merge_baked(armatures, loop=scene.waft.use_loop)
     report.total_s = time.perf_counter() - t0
     return report
 

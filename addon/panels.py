@@ -111,8 +111,8 @@ class WAFT_PT_scene(PropertiesPanel, bpy.types.Panel):
     def draw(self, context):
         draw_props(self.layout, context.scene.waft, (
             "substep_rate", "sample_rate", "iterations", "preroll", "use_loop", "loop_cycles",
-            "use_key_reduction", "key_error_distance", "key_error_angle", "constrained_bones",
-            "show_collider_shapes"))
+            "use_key_reduction", "key_error_distance", "key_error_angle", "bake_target",
+            "constrained_bones", "show_collider_shapes"))
         draw_bake_buttons(self.layout)
 
 
@@ -121,6 +121,7 @@ def draw_bake_buttons(layout, ob=None) -> None:
     row.operator("waft.bake", text="Bake All", icon='PHYSICS').scope = "ALL"
     row.operator("waft.bake", text="Bake Active").scope = "ACTIVE"
     layout.operator("waft.clear_bake", text="Clear Bake", icon='X').scope = "ALL"
+    layout.operator("waft.export_gltf", icon='EXPORT')
     draw_original_action(layout, ob)
 
 

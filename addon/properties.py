@@ -142,6 +142,18 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
                     "cyclic animation (Cycles modifiers, NLA repeats). Earlier cycles are "
                     "simulated first so the motion settles into the cycle, and the clip's end "
                     "is blended into the cycle before it so the last frame flows into the first")
+    bake_target: EnumProperty(
+        name="Bake Target", default='TRACK',
+        items=(
+            ('TRACK', "NLA Track",
+             "The result plays from Waft's own NLA track above your animation, which is not "
+             "changed (Clear Bake removes it)"),
+            ('MERGED', "NLA Track + Merged Copy",
+             "Also make '<action> (Waft)': a copy of your action with the physics keys in it "
+             "and its frame range set to the bake, one clip per action for game export (glTF, "
+             "FBX). Your action is not changed"),
+        ),
+        description="Where a bake's keys go")
     loop_cycles: IntProperty(
         name="Loop Cycles", default=3, min=1, soft_max=10,
         description="Whole cycles simulated before the baked one when Loop is on (more settle "

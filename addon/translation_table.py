@@ -1012,3 +1012,30 @@ MESSAGES.update({
         "用更少的关键帧写出骨骼链的旋转：只在关键帧之间的插值会使骨骼末端移动超过“关键帧误差 "
         "(距离)”或骨骼转动超过“关键帧误差 (角度)”的地方插入关键帧 (关闭：每帧一个关键帧)"),
 })
+
+
+# Bake targets and the glTF export.
+MESSAGES.update({
+    "Bake Target": ("ベイク先", "烘焙目标"),
+    "Where a bake's keys go": ("ベイクしたキーの書き込み先", "烘焙关键帧写入的位置"),
+    "NLA Track": ("NLA トラック", "NLA 轨道"),
+    "NLA Track + Merged Copy": ("NLA トラック + 統合コピー", "NLA 轨道 + 合并副本"),
+    "The result plays from Waft's own NLA track above your animation, which is not changed "
+    "(Clear Bake removes it)": (
+        "結果はアニメーションの上にある Waft 専用の NLA トラックから再生されます。あなたの"
+        "アニメーションは変更されません (ベイクをクリアで削除)",
+        "结果从动画上方的 Waft 专用 NLA 轨道播放，你的动画不会被修改 (清除烘焙会将其删除)"),
+    "Also make '<action> (Waft)': a copy of your action with the physics keys in it and its "
+    "frame range set to the bake, one clip per action for game export (glTF, FBX). Your "
+    "action is not changed": (
+        "さらに「<アクション> (Waft)」を作ります: 物理のキーを含み、フレーム範囲をベイクに合わせた"
+        "アクションのコピーで、ゲーム向け書き出し (glTF、FBX) でアクションごとに 1 クリップに"
+        "なります。元のアクションは変更されません",
+        "同时创建“<动作> (Waft)”：包含物理关键帧、帧范围设为烘焙范围的动作副本，游戏导出 (glTF、"
+        "FBX) 时每个动作一个片段。你的动作不会被修改"),
+    "Export glTF with Physics": ("物理込みで glTF を書き出し", "导出含物理的 glTF"),
+    "Export the baked armatures to glTF with one clip per action, the physics merged in": (
+        "ベイクしたアーマチュアを glTF に書き出します。アクションごとに 1 クリップで、物理が"
+        "統合されています",
+        "将烘焙过的骨架导出为 glTF，每个动作一个片段，并合并物理"),
+})
