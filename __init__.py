@@ -8,6 +8,18 @@ This module is the extension entry point and only registers things. It imports n
 _cli_handle = None
 
 
+class glTF2ExportUserExtension:  # noqa: N801 - the name Blender's glTF exporter looks for
+    """Waft's hooks in Blender's glTF exporter (VRM spring bones out, addon/gltf_hooks.py)."""
+
+    def __init__(self):
+        from .addon.gltf_hooks import GltfExportExtension
+
+        self._hooks = GltfExportExtension()
+
+    def gather_gltf_extensions_hook(self, gltf, export_settings) -> None:
+        self._hooks.gather_gltf_extensions_hook(gltf, export_settings)
+
+
 def register() -> None:
     global _cli_handle
     import bpy

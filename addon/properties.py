@@ -154,6 +154,11 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
              "FBX). Your action is not changed"),
         ),
         description="Where a bake's keys go")
+    export_vrm_springs: BoolProperty(
+        name="VRM Spring Bones", default=True,
+        description="glTF export: write the exported armatures' Waft bone chains and their "
+                    "colliders as VRM spring bones (VRMC_springBone), for VRM runtimes and "
+                    "engines that read them; other programs ignore the data")
     loop_cycles: IntProperty(
         name="Loop Cycles", default=3, min=1, soft_max=10,
         description="Whole cycles simulated before the baked one when Loop is on (more settle "

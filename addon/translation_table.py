@@ -1039,3 +1039,19 @@ MESSAGES.update({
         "統合されています",
         "将烘焙过的骨架导出为 glTF，每个动作一个片段，并合并物理"),
 })
+
+
+# VRM spring bones out (glTF export).
+MESSAGES.update({
+    "VRM Spring Bones": ("VRM スプリングボーン", "VRM 弹簧骨骼"),
+    "Waft's option in the glTF export dialog": (
+        "glTF 書き出しダイアログの Waft のオプション", "glTF 导出对话框中的 Waft 选项"),
+    "glTF export: write the exported armatures' Waft bone chains and their colliders as VRM "
+    "spring bones (VRMC_springBone), for VRM runtimes and engines that read them; other "
+    "programs ignore the data": (
+        "glTF 書き出し: 書き出すアーマチュアの Waft ボーンチェーンとそのコライダーを VRM スプリング"
+        "ボーン (VRMC_springBone) として書き込みます。VRM ランタイムや対応エンジン用で、他の"
+        "プログラムはこのデータを無視します",
+        "glTF 导出：将导出骨架的 Waft 骨骼链及其碰撞体写为 VRM 弹簧骨骼 (VRMC_springBone)，供 VRM "
+        "运行时和支持它的引擎使用；其他程序会忽略这些数据"),
+})

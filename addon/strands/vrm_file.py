@@ -50,6 +50,7 @@ class Spring:
     tail: str | None  # VRM 1.0: the last node, the last joint's tail; None: VRM 0.x's virtual tail
     collider_groups: tuple[int, ...]
     center: str | None
+    tail_point: tuple[float, float, float] | None = None  # the tail node's world rest place
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,12 @@ def _to_blender(v) -> np.ndarray:
     return np.array((x, -z, y))
 
 
+def to_gltf(v) -> np.ndarray:
+    """Blender (+Z up) to glTF (+Y up): the inverse of ``_to_blender``."""
+    x, y, z = (float(c) for c in v)
+    return np.array((x, z, -y))
+
+
 def _node_matrix(node: dict) -> np.ndarray:
     if "matrix" in node:
         return np.array(node["matrix"], dtype=np.float64).reshape(4, 4).T  # column-major
@@ -110,7 +117,8 @@ def _node_matrix(node: dict) -> np.ndarray:
     return m
 
 
-def _world_matrices(nodes: list) -> list[np.ndarray]:
+def world_matrices(nodes: list) -> list[np.ndarray]:
+    """Each glTF node's world matrix at the file's rest pose (glTF axes)."""
     parent = {}
     for i, node in enumerate(nodes):
         for child in node.get("children", []):
@@ -147,7 +155,7 @@ def _settings_1(joint: dict) -> JointSettings:
 
 
 def _read_1(gltf: dict) -> SpringFile:
-    nodes, world = gltf.get("nodes", []), _world_matrices(gltf.get("nodes", []))
+    nodes, world = gltf.get("nodes", []), world_matrices(gltf.get("nodes", []))
     ext = gltf["extensions"]["VRMC_springBone"]
     skipped = []
     colliders = []
@@ -189,6 +197,7 @@ def _read_1(gltf: dict) -> SpringFile:
             name=name, joints=tuple(_name(nodes, j.get("node")) for j in joints[:-1]),
             settings=tuple(_settings_1(j) for j in joints[:-1]),
             tail=_name(nodes, joints[-1].get("node")),
+            tail_point=_point(world[joints[-1]["node"]], (0.0, 0.0, 0.0)),
             collider_groups=tuple(int(g) for g in s.get("colliderGroups", [])),
             center=_name(nodes, s["center"]) if "center" in s else None))
     groups = tuple(tuple(int(c) for c in g.get("colliders", []))
@@ -203,7 +212,7 @@ def _unity_to_gltf(v: dict) -> tuple[float, float, float]:
 
 
 def _read_0(gltf: dict) -> SpringFile:
-    nodes, world = gltf.get("nodes", []), _world_matrices(gltf.get("nodes", []))
+    nodes, world = gltf.get("nodes", []), world_matrices(gltf.get("nodes", []))
     secondary = gltf["extensions"]["VRM"].get("secondaryAnimation", {})
     skipped = []
     colliders, groups = [], []

@@ -39,8 +39,9 @@ class ImportReport:
 
 def _check_bones(rig, springs: SpringFile) -> None:
     bones = rig.data.bones
-    missing = sorted({name for s in springs.springs for name in s.joints + ((s.tail,) if s.tail
-                      else ()) if bones.get(name) is None})
+    # A tail node that is not a bone (a leaf node an exporter added) is placed from the file.
+    missing = sorted({name for s in springs.springs for name in s.joints + (
+        (s.tail,) if s.tail and s.tail_point is None else ()) if bones.get(name) is None})
     if missing:
         shown = ", ".join(f"'{n}'" for n in missing[:6])
         raise SetupError(f"Armature '{rig.name}' has no bone named {shown}"
@@ -68,8 +69,10 @@ def _tail_targets(rig, springs: SpringFile) -> dict[str, Vector]:
     targets = {}
     for spring in springs.springs:
         last = bones[spring.joints[-1]]
-        if spring.tail is not None:
+        if spring.tail is not None and bones.get(spring.tail) is not None:
             target = bones[spring.tail].head_local.copy()
+        elif spring.tail is not None:  # the file's rest place (armature space, as colliders)
+            target = Vector(spring.tail_point)
         else:
             parent = last.parent
             direction = (last.head_local - parent.head_local) if parent is not None else Vector()
