@@ -23,15 +23,15 @@ def set_pose_bone_selected(pose_bone, state: bool) -> None:
         pose_bone.bone.select = state
 
 
-def new_fcurve_container(action, id_block):
+def new_fcurve_container(action, id_block, name: str | None = None):
     """``(slot, container)``; ``container.fcurves`` is where F-curves go.
 
-    On 4.4+ that is the channelbag of a new slot for ``id_block`` in the action's only
-    layer/strip; on 4.2 it is the action itself and there is no slot.
+    On 4.4+ that is the channelbag of a new slot for ``id_block`` (named ``name``, else after
+    it) in the action's only layer/strip; on 4.2 it is the action itself and there is no slot.
     """
     if not LAYERED_ACTIONS:
         return None, action
-    slot = action.slots.new(id_type=id_block.id_type, name=id_block.name)
+    slot = action.slots.new(id_type=id_block.id_type, name=name or id_block.name)
     layer = action.layers[0] if action.layers else action.layers.new("Layer")
     strip = layer.strips[0] if layer.strips else layer.strips.new(type='KEYFRAME')
     return slot, strip.channelbag(slot, ensure=True)
@@ -71,6 +71,20 @@ def new_fcurve(container, data_path: str, index: int, group: str):
     fcurve = fcurves.new(data_path, index=index)  # 4.4/4.5 channelbag: group set afterwards
     fcurve.group = container.groups.get(group) or container.groups.new(group)
     return fcurve
+
+
+def slot_fcurves(action, slot):
+    """The F-curves ``slot`` of ``action`` plays (what an object using that slot sees); every
+    F-curve of the action on 4.2 or when there is no slot."""
+    if slot is None or not LAYERED_ACTIONS:
+        return action_fcurves(action)
+    curves = []
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            if bag is not None:
+                curves.extend(bag.fcurves)
+    return curves
 
 
 def action_fcurves(action):

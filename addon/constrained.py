@@ -22,7 +22,7 @@ import re
 import bpy
 
 from . import compat
-from .nla import add_result_track, held_values, write_held_track
+from .nla import add_result_track, held_values, slot_marker, write_held_track
 from .sampling import is_result_track
 
 WARN, TURN_OFF = "WARN", "TURN_OFF"
@@ -110,10 +110,10 @@ def unfixable(ob, bone_names) -> dict[str, list[str]]:
     return reasons
 
 
-def baked_bones(action) -> list[str]:
-    """Bones whose rotation ``action`` keys (a Waft result action)."""
+def baked_bones(action, slot=None) -> list[str]:
+    """Bones whose rotation ``slot`` of ``action`` keys (a Waft result)."""
     names = []
-    for fc in compat.action_fcurves(action):
+    for fc in compat.slot_fcurves(action, slot):
         match = _BONE_PATH.match(fc.data_path)
         if match:
             name = match.group(1).replace('\\"', '"')
@@ -172,10 +172,11 @@ def resolve(scene, objects, held: dict) -> list[str]:
         if ob.type != "ARMATURE":
             continue
         for track, strip in _result_strips(ob):
-            if strip.action.get(RESOLVED):
+            marker = slot_marker(RESOLVED, getattr(strip, "action_slot", None))
+            if strip.action.get(marker):
                 continue  # not baked now: resolved when it was
-            strip.action[RESOLVED] = True
-            bones = baked_bones(strip.action)
+            strip.action[marker] = True
+            bones = baked_bones(strip.action, getattr(strip, "action_slot", None))
             found = overriding_constraints(ob, bones, held)
             for name, causes in unfixable(ob, set(bones)).items():
                 warnings.append(f"Armature '{ob.name}', bone '{name}': {', '.join(causes)}; "

@@ -20,6 +20,7 @@ import bpy
 import numpy as np
 
 from . import compat
+from .nla import remove_waft_slot, waft_slots
 from .sampling import is_result_track
 
 FOR_OBJECT = "waft_merged_for"  # custom property on a merged copy: the armature's name
@@ -126,6 +127,9 @@ def merge_results(ob, *, loop: bool = False):
     original, slot_identifier = _original(ob)
     if original is not None:
         copy = original.copy()
+        for waft_slot in [s for s in getattr(copy, "slots", ())
+                          if s.identifier in waft_slots(copy)]:
+            remove_waft_slot(copy, waft_slot)  # a Slot in Your Action result: merged below
         slot = next((s for s in getattr(copy, "slots", ()) if s.identifier == slot_identifier),
                     None)
         container = compat.fcurve_container(copy, slot) if slot is not None else copy

@@ -42,11 +42,62 @@ def key_channels(container, path: str, group: str, frames: np.ndarray,
     return values.shape[1]
 
 
+WAFT_SLOTS = "waft_result_slots"  # on a user's action: identifiers of the slots Waft added
+
+
+def slot_marker(name: str, slot) -> str:
+    """A per-slot ID property name on an action (removed with the slot, ``remove_waft_slot``)."""
+    return name if slot is None else f"{name}:{slot.identifier}"
+
+
+def waft_slots(action) -> list[str]:
+    """Identifiers of the slots Waft added to ``action`` (Slot in Your Action)."""
+    return [s for s in action.get(WAFT_SLOTS, "").split("\n") if s]
+
+
+def new_result_action(ob, name: str):
+    """(action, slot, F-curve container) for a system's result on ``ob``.
+
+    A new action ``name``; with Bake Target *Slot in Your Action* (Blender 4.4+ and a user
+    action stashed by the bake) a new slot of the user's own action instead, so the result
+    travels with that action (append, asset libraries), played by the same NLA track."""
+    original = ob.waft.original_action
+    if (bpy.context.scene.waft.bake_target == 'SLOT' and compat.LAYERED_ACTIONS
+            and original is not None and original.library is None):
+        slot, container = compat.new_fcurve_container(original, ob, name="Waft " + ob.name)
+        original[WAFT_SLOTS] = "\n".join([*waft_slots(original), slot.identifier])
+        return original, slot, container
+    action = bpy.data.actions.new(name)
+    slot, container = compat.new_fcurve_container(action, ob)
+    return action, slot, container
+
+
+def remove_waft_slot(action, slot) -> bool:
+    """Remove ``slot`` from ``action`` when Waft added it there (a Slot in Your Action result)
+    with its per-slot markers; whether it did."""
+    if slot is None or slot.identifier not in waft_slots(action):
+        return False
+    identifier = slot.identifier
+    for key in [k for k, _value in action.items() if k.endswith(":" + identifier)]:
+        del action[key]
+    left = [s for s in waft_slots(action) if s != identifier]
+    if left:
+        action[WAFT_SLOTS] = "\n".join(left)
+    else:
+        del action[WAFT_SLOTS]
+    action.slots.remove(slot)
+    return True
+
+
 def remove_track_and_orphans(anim_data, track) -> None:
-    """Remove ``track`` and the actions of its strips that nothing else uses."""
-    actions = [strip.action for strip in track.strips if strip.action is not None]
+    """Remove ``track`` and the actions of its strips that nothing else uses (a result in a
+    slot of the user's action: that slot)."""
+    played = [(strip.action, getattr(strip, "action_slot", None)) for strip in track.strips
+              if strip.action is not None]
     anim_data.nla_tracks.remove(track)
-    for action in actions:
+    for action, slot in played:
+        if remove_waft_slot(action, slot):
+            continue
         if action.users == 0:
             bpy.data.actions.remove(action)
 
@@ -82,7 +133,8 @@ def held_values(ob, name: str) -> dict[tuple[str, int], float]:
     if track is None:
         return values
     for strip in track.strips:
-        for fcurve in compat.action_fcurves(strip.action) if strip.action else ():
+        slot = getattr(strip, "action_slot", None)
+        for fcurve in compat.slot_fcurves(strip.action, slot) if strip.action else ():
             if len(fcurve.keyframe_points):
                 values[(fcurve.data_path, fcurve.array_index)] = fcurve.keyframe_points[0].co[1]
     return values

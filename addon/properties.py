@@ -17,7 +17,7 @@ from bpy.props import (
     PointerProperty,
 )
 
-from . import constrained
+from . import compat, constrained
 
 COLLIDER_SHAPES = (
     ("AUTO", "Auto", "From the empty's display type: Sphere → ellipsoid, Cube → box, "
@@ -106,6 +106,22 @@ def settled_frame_property():
                        description="Scene frame the settled pose was captured at")
 
 
+
+BAKE_TARGETS = (
+    ('TRACK', "NLA Track",
+     "The result plays from Waft's own NLA track above your animation, which is not changed "
+     "(Clear Bake removes it)"),
+    ('MERGED', "NLA Track + Merged Copy",
+     "Also make '<action> (Waft)': a copy of your action with the physics keys in it and its "
+     "frame range set to the bake, one clip per action for game export (glTF, FBX). Your "
+     "action is not changed"),
+) + ((
+    ('SLOT', "Slot in Your Action",
+     "The result goes into a new slot of your own action (your keys are not changed), played "
+     "by Waft's NLA track: the physics travels with the action when you append it or put it "
+     "in an asset library (Clear Bake removes the slot)"),
+) if compat.LAYERED_ACTIONS else ())
+
 class WaftSceneSettings(bpy.types.PropertyGroup):
     """Bake settings of the scene (``Scene.waft``)."""
 
@@ -143,16 +159,7 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
                     "simulated first so the motion settles into the cycle, and the clip's end "
                     "is blended into the cycle before it so the last frame flows into the first")
     bake_target: EnumProperty(
-        name="Bake Target", default='TRACK',
-        items=(
-            ('TRACK', "NLA Track",
-             "The result plays from Waft's own NLA track above your animation, which is not "
-             "changed (Clear Bake removes it)"),
-            ('MERGED', "NLA Track + Merged Copy",
-             "Also make '<action> (Waft)': a copy of your action with the physics keys in it "
-             "and its frame range set to the bake, one clip per action for game export (glTF, "
-             "FBX). Your action is not changed"),
-        ),
+        name="Bake Target", default='TRACK', items=BAKE_TARGETS,
         description="Where a bake's keys go")
     export_vrm_springs: BoolProperty(
         name="VRM Spring Bones", default=True,

@@ -57,12 +57,15 @@ def animated_paths(ob, *, skip_track: Callable[[str], bool] = is_strand_track) -
     if anim_data is None:
         return set()
     paths = {fc.data_path for fc in anim_data.drivers}
-    actions = [anim_data.action] if anim_data.action is not None else []
+    played = []  # (action, slot): only the slot each one plays animates this object
+    if anim_data.action is not None:
+        played.append((anim_data.action, compat.active_slot(anim_data)))
     for track in anim_data.nla_tracks:
         if not skip_track(track.name):
-            actions.extend(strip.action for strip in track.strips if strip.action is not None)
-    for action in actions:
-        paths.update(fc.data_path for fc in compat.action_fcurves(action))
+            played.extend((strip.action, getattr(strip, "action_slot", None))
+                          for strip in track.strips if strip.action is not None)
+    for action, slot in played:
+        paths.update(fc.data_path for fc in compat.slot_fcurves(action, slot))
     return paths
 
 

@@ -1055,3 +1055,17 @@ MESSAGES.update({
         "glTF 导出：将导出骨架的 Waft 骨骼链及其碰撞体写为 VRM 弹簧骨骼 (VRMC_springBone)，供 VRM "
         "运行时和支持它的引擎使用；其他程序会忽略这些数据"),
 })
+
+
+# Bake Target: Slot in Your Action (Blender 4.4+).
+MESSAGES.update({
+    "Slot in Your Action": ("あなたのアクションのスロット", "你的动作中的槽位"),
+    "The result goes into a new slot of your own action (your keys are not changed), played by "
+    "Waft's NLA track: the physics travels with the action when you append it or put it in an "
+    "asset library (Clear Bake removes the slot)": (
+        "結果はあなたのアクションの新しいスロットに入り (あなたのキーは変更されません)、Waft の"
+        " NLA トラックで再生されます。アクションをアペンドしたりアセットライブラリに入れたりしても"
+        "物理が一緒に移ります (ベイクをクリアでスロットを削除)",
+        "结果写入你自己动作的一个新槽位 (你的关键帧不会被修改)，由 Waft 的 NLA 轨道播放：追加该动作"
+        "或放入资产库时物理随之一起 (清除烘焙会删除该槽位)"),
+})

@@ -20,6 +20,7 @@ from ..nla import (
     clear_held_track,
     held_values,
     key_channels,
+    new_result_action,
     remove_track,
     write_held_track,
 )
@@ -83,8 +84,7 @@ def write_armature(ob, frames: np.ndarray, bones: dict[str, tuple[np.ndarray, np
     shared_writing.stash_original_action(ob)
     write_held_track(ob, static, float(frames[0]),
                      tracks.prefix + ob.name + rest_channels.REST_SUFFIX, tracks.rest)
-    action = bpy.data.actions.new(tracks.prefix + ob.name)
-    slot, container = compat.new_fcurve_container(action, ob)
+    action, slot, container = new_result_action(ob, tracks.prefix + ob.name)
     count = 0
     for name, (location, quats) in bones.items():
         pose_bone = ob.pose.bones[name]

@@ -14,13 +14,13 @@ from __future__ import annotations
 import bpy
 import numpy as np
 
-from .. import compat
 from .. import writing as shared_writing
 from ..nla import (
     add_result_track,
     clear_held_track,
     held_values,
     key_channels,
+    new_result_action,
     remove_track,
     write_held_track,
 )
@@ -76,8 +76,7 @@ def write_ragdoll(ob, frames: np.ndarray, names, rotation: np.ndarray, located,
     remove_track(ob, REST_TRACK)
     shared_writing.stash_original_action(ob)
     write_held_track(ob, static, float(frames[0]), ACTION_PREFIX + ob.name + "|rest", REST_TRACK)
-    action = bpy.data.actions.new(ACTION_PREFIX + ob.name)
-    slot, container = compat.new_fcurve_container(action, ob)
+    action, slot, container = new_result_action(ob, ACTION_PREFIX + ob.name)
     count = 0
     for b, name in enumerate(names):
         count += shared_writing.write_fcurves(container, ob.pose.bones[name], frames,

@@ -5,11 +5,10 @@ addon/writing.py and addon/nla.py."""
 
 from __future__ import annotations
 
-import bpy
 import numpy as np
 
-from .. import compat, rest_channels
-from ..nla import add_result_track, remove_track
+from .. import rest_channels
+from ..nla import add_result_track, new_result_action, remove_track
 from ..sampling import WAFT_TRACK
 from ..writing import (
     ACTION_PREFIX,
@@ -37,8 +36,7 @@ def write_setup(ob, frames: np.ndarray, bone_quats: dict[str, np.ndarray],
     remove_waft_track(ob)
     stash_original_action(ob)
     rest_channels.write_rest_track(ob, static_channels, float(frames[0]), ACTION_PREFIX + ob.name)
-    action = bpy.data.actions.new(ACTION_PREFIX + ob.name)
-    slot, container = compat.new_fcurve_container(action, ob)
+    action, slot, container = new_result_action(ob, ACTION_PREFIX + ob.name)
     fcurve_count = 0
     for name, quats in bone_quats.items():
         max_angle = None if max_angles is None else max_angles[name]

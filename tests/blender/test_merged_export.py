@@ -186,3 +186,47 @@ def test_failed_export_changes_nothing_and_says_why(scene, bake_api, tmp_path):
 def test_export_needs_a_bake(scene):
     _walk(scene)
     assert not bpy.ops.waft.export_gltf.poll()
+
+
+@pytest.mark.skipif(bpy.app.version < (4, 4, 0), reason="action slots came with Blender 4.4")
+def test_slot_in_your_action_target(scene, bake_api, merging):
+    ob = _walk(scene)
+    walk = ob.animation_data.action
+    user = _curves(walk)
+    user_slots = [s.identifier for s in walk.slots]
+    bake_api.bake_scene(scene)
+    track_played = _bone_matrices(scene, ob, range(1, CYCLE + 1))
+    bake_api.clear_bake(scene)
+    scene.waft.bake_target = 'SLOT'
+    for _ in range(2):  # a re-bake replaces its slot
+        report = bake_api.bake_scene(scene)
+        assert report.bones == 4
+        assert len(walk.slots) == 2
+        strip = ob.animation_data.nla_tracks["Waft"].strips[0]
+        assert strip.action == walk and strip.action_slot.identifier not in user_slots
+        assert not [a for a in bpy.data.actions if a.name.startswith("Waft|Rig")
+                    and not a.name.endswith("rest")]
+        # The user's own slot is bitwise as it was; the result plays as the track target does.
+        assert {k: v for k, v in _curves_of_slot(walk, user_slots[0]).items()} == user
+        assert np.abs(_bone_matrices(scene, ob, range(1, CYCLE + 1)) - track_played).max() < 1e-6
+    copy = merging.merge_results(ob)
+    assert [s.identifier for s in copy.slots] == user_slots
+    bake_api.clear_bake(scene)
+    assert [s.identifier for s in walk.slots] == user_slots
+    assert not [k for k, _v in walk.items()]
+    assert _curves(walk) == user
+    assert ob.animation_data.action == walk
+
+
+def _curves_of_slot(action, identifier: str) -> dict:
+    slot = next(s for s in action.slots if s.identifier == identifier)
+    out = {}
+    for layer in action.layers:
+        for strip in layer.strips:
+            bag = strip.channelbag(slot)
+            for fc in bag.fcurves if bag is not None else ():
+                co = np.empty(2 * len(fc.keyframe_points), dtype=np.float32)
+                fc.keyframe_points.foreach_get("co", co)
+                out[(fc.data_path, fc.array_index)] = (co.tobytes(),
+                                                       tuple(m.type for m in fc.modifiers))
+    return out
