@@ -121,7 +121,9 @@ def draw_bake_buttons(layout, ob=None) -> None:
     row.operator("waft.bake", text="Bake All", icon='PHYSICS').scope = "ALL"
     row.operator("waft.bake", text="Bake Active").scope = "ACTIVE"
     layout.operator("waft.clear_bake", text="Clear Bake", icon='X').scope = "ALL"
-    layout.operator("waft.export_gltf", icon='EXPORT')
+    row = layout.row(align=True)
+    row.operator("waft.reduce_keys", icon='IPO_LINEAR').scope = "ALL"
+    row.operator("waft.export_gltf", icon='EXPORT')
     draw_original_action(layout, ob)
 
 

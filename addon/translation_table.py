@@ -1069,3 +1069,13 @@ MESSAGES.update({
         "结果写入你自己动作的一个新槽位 (你的关键帧不会被修改)，由 Waft 的 NLA 轨道播放：追加该动作"
         "或放入资产库时物理随之一起 (清除烘焙会删除该槽位)"),
 })
+
+
+# Reduce Keys on an existing result.
+MESSAGES.update({
+    "Reduce Keys of Result": ("結果のキーを削減", "精简结果的关键帧"),
+    "Thin out the keys of the baked bone chains within Key Error Distance and Key Error Angle": (
+        "ベイク済みボーンチェーンのキーを「キーの許容誤差 (距離)」と「キーの許容誤差 (角度)」の"
+        "範囲で間引きます",
+        "在“关键帧误差 (距离)”和“关键帧误差 (角度)”范围内精简已烘焙骨骼链的关键帧"),
+})

@@ -15,6 +15,7 @@ from .import_vrm_springs import WAFT_OT_import_vrm_springs
 from .ragdoll_apply_preset import WAFT_OT_ragdoll_apply_preset
 from .ragdoll_create import WAFT_OT_ragdoll_create
 from .ragdoll_set_mode import WAFT_OT_ragdoll_set_mode
+from .reduce_keys import WAFT_OT_reduce_keys
 
 CLASSES = (
     hair_strands.WAFT_OT_hair_add_render_strands, hair_strands.WAFT_OT_hair_export_alembic,
@@ -27,7 +28,7 @@ CLASSES = (
     WAFT_OT_ragdoll_create, WAFT_OT_ragdoll_set_mode, WAFT_OT_ragdoll_apply_preset,
     WAFT_OT_cloth_add, WAFT_OT_cloth_apply_fabric, WAFT_OT_cloth_bake_cage,
     WAFT_OT_capture_settled, WAFT_OT_rod_assign, WAFT_OT_import_vrm_springs,
-    WAFT_OT_export_gltf,
+    WAFT_OT_export_gltf, WAFT_OT_reduce_keys,
 )
 
 

@@ -64,3 +64,30 @@ def test_reduced_keys_stay_within_the_bound(scene, bake_api, rotation_mode):
     stored = sum(len(fc.keyframe_points) for fc in rigs.action_fcurves(action))
     assert stored == reduced.systems["strands"].keys
     assert "keys kept" in reduced.systems["strands"].summary()
+
+
+def test_reduce_keys_operator_on_an_existing_result(scene, bake_api):
+    """The operator reduces a bake made with a key on every frame to what the bake option
+    writes, within the same bound of the played-back motion, as one undoable step."""
+    import bpy
+
+    ob = _swinging_chain(scene, "QUATERNION")
+    bake_api.bake_scene(scene)
+    tails, rotations = _played(scene, ob)
+    action = ob.animation_data.nla_tracks["Waft"].strips[0].action
+    every = sum(len(fc.keyframe_points) for fc in rigs.action_fcurves(action))
+    scene.waft.key_error_distance = 0.001
+    scene.waft.key_error_angle = math.radians(0.5)
+    assert bpy.ops.waft.reduce_keys() == {'FINISHED'}
+    kept = sum(len(fc.keyframe_points) for fc in rigs.action_fcurves(action))
+    assert kept < 0.9 * every
+    tails_r, rotations_r = _played(scene, ob)
+    assert np.linalg.norm(tails_r - tails, axis=-1).max() <= 0.001 + 1e-5
+    trace = np.einsum("fbij,fbij->fb", rotations, rotations_r)
+    assert np.degrees(np.arccos(np.clip((trace - 1) / 2, -1, 1))).max() <= 0.5 + 0.01
+    # The same keys as the bake option writes.
+    scene.waft.use_key_reduction = True
+    reduced = bake_api.bake_scene(scene)
+    assert reduced.systems["strands"].keys == kept
+    bake_api.clear_bake(scene)
+    assert bpy.ops.waft.reduce_keys() == {'CANCELLED'}  # nothing baked
