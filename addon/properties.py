@@ -154,10 +154,11 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
         description="Reduce Keys: the most any bone may turn from the baked motion")
     use_loop: BoolProperty(
         name="Loop", default=False,
-        description="Bake bone chains as a clean loop: the baked range must be one cycle of a "
-                    "cyclic animation (Cycles modifiers, NLA repeats). Earlier cycles are "
-                    "simulated first so the motion settles into the cycle, and the clip's end "
-                    "is blended into the cycle before it so the last frame flows into the first")
+        description="Bake bone chains and cloth-bones as a clean loop: the baked range must "
+                    "be one cycle of a cyclic animation (Cycles modifiers, NLA repeats). "
+                    "Earlier cycles are simulated first so the motion settles into the cycle, "
+                    "and the clip's end is blended into the cycle before it so the last frame "
+                    "flows into the first")
     bake_target: EnumProperty(
         name="Bake Target", default='TRACK', items=BAKE_TARGETS,
         description="Where a bake's keys go")

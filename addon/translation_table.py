@@ -971,15 +971,15 @@ MESSAGES.update({
 
 # Loop-clean bakes.
 MESSAGES.update({
-    "Bake bone chains as a clean loop: the baked range must be one cycle of a cyclic animation "
+    "Bake bone chains and cloth-bones as a clean loop: the baked range must be one cycle of a cyclic animation "
     "(Cycles modifiers, NLA repeats). Earlier cycles are simulated first so the motion settles "
     "into the cycle, and the clip's end is blended into the cycle before it so the last frame "
     "flows into the first": (
-        "ボーンチェーンをきれいなループとしてベイクします。ベイク範囲は周期アニメーション"
+        "ボーンチェーンとクロスボーンをきれいなループとしてベイクします。ベイク範囲は周期アニメーション"
         " (Cycles モディファイアー、NLA の繰り返し) のちょうど 1 周期である必要があります。"
         "先に前の周期をシミュレーションして動きを周期に落ち着かせ、クリップの終わりを前の周期へ"
         "ブレンドして、最後のフレームが最初のフレームへつながるようにします",
-        "将骨骼链烘焙为无缝循环：烘焙范围必须正好是循环动画 (Cycles 修改器、NLA 重复) 的一个"
+        "将骨骼链和布料骨骼烘焙为无缝循环：烘焙范围必须正好是循环动画 (Cycles 修改器、NLA 重复) 的一个"
         "周期。先模拟之前的周期使运动进入周期，再把片段末尾混合到前一个周期，使最后一帧衔接"
         "第一帧"),
     "Loop": ("ループ", "循环"),
