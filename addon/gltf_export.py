@@ -64,7 +64,8 @@ def clips_only(context, armatures: list, clips: dict):
     track each, no active action, every other strip muted), and exactly the armatures and
     their meshes are selected. Restored on the way out, whatever happened."""
     view_layer = context.view_layer
-    selection = [ob for ob in context.scene.objects if ob.select_get()]
+    # Only objects in the view layer can be selected (an excluded collection's cannot).
+    selection = [ob for ob in view_layer.objects if ob.select_get()]
     active = view_layer.objects.active
     saved = []
     try:
@@ -87,7 +88,8 @@ def clips_only(context, armatures: list, clips: dict):
             ob.select_set(False)
         for ob in armatures:
             for member in [ob, *_meshes_of(ob)]:
-                member.select_set(True)
+                if view_layer.objects.get(member.name) is member:
+                    member.select_set(True)
         yield
     finally:
         for ob, action, identifier, mutes, tracks in reversed(saved):
@@ -98,7 +100,7 @@ def clips_only(context, armatures: list, clips: dict):
                 strip.mute = mute
             anim_data.action = action
             compat.restore_active_slot(anim_data, action, identifier)
-        for ob in context.scene.objects:
+        for ob in view_layer.objects:
             ob.select_set(ob in selection)
         view_layer.objects.active = active
 

@@ -230,3 +230,20 @@ def _curves_of_slot(action, identifier: str) -> dict:
                 out[(fc.data_path, fc.array_index)] = (co.tobytes(),
                                                        tuple(m.type for m in fc.modifiers))
     return out
+
+
+def test_export_with_an_excluded_collection_keeps_the_selection(scene, bake_api, tmp_path):
+    ob = _walk(scene)
+    hidden = bpy.data.collections.new("Hidden")
+    scene.collection.children.link(hidden)
+    body = bpy.data.objects.new("Body", bpy.data.meshes.new("Body"))
+    hidden.objects.link(body)
+    body.parent = ob
+    other = bpy.data.objects.new("Other", None)
+    scene.collection.objects.link(other)
+    bpy.context.view_layer.layer_collection.children["Hidden"].exclude = True
+    bake_api.bake_scene(scene)
+    ob.select_set(False)
+    other.select_set(True)
+    assert bpy.ops.waft.export_gltf(filepath=str(tmp_path / "walk.glb")) == {'FINISHED'}
+    assert [o.name for o in bpy.context.view_layer.objects if o.select_get()] == ["Other"]

@@ -4,10 +4,8 @@ the file's own node matrices) and by re-importing with *Import VRM Spring Bones*
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
-import struct
 import sys
 from pathlib import Path
 
@@ -20,12 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import waft_rigs as rigs  # noqa: E402
 
 GODETTE = Path(__file__).resolve().parents[1] / "data" / "godette_vrm" / "Godette_vrm_v4.vrm"
-
-
-def _gltf_json(path: Path) -> dict:
-    data = path.read_bytes()
-    length = struct.unpack_from("<I", data, 12)[0]
-    return json.loads(data[20:20 + length])
 
 
 def _node_world(nodes: list) -> list[np.ndarray]:
@@ -64,7 +56,7 @@ def _at(world: np.ndarray, offset) -> np.ndarray:
 def _export(path: Path, **kwargs) -> dict:
     assert bpy.ops.export_scene.gltf(filepath=str(path), export_format='GLB',
                                      **kwargs) == {'FINISHED'}
-    return _gltf_json(path)
+    return rigs.gltf_json(path)
 
 
 def _vrm_chain_scene(scene):

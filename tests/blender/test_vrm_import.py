@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import struct
 import sys
 from pathlib import Path
 
@@ -18,12 +17,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import waft_rigs as rigs  # noqa: E402
 
 GODETTE = Path(__file__).resolve().parents[1] / "data" / "godette_vrm" / "Godette_vrm_v4.vrm"
-
-
-def _gltf_json(path: Path) -> dict:
-    data = path.read_bytes()
-    length = struct.unpack_from("<I", data, 12)[0]
-    return json.loads(data[20:20 + length])
 
 
 @pytest.fixture
@@ -55,7 +48,7 @@ def _chains(gltf: dict) -> list[list[str]]:
 
 def test_godette_vrm0_springs_become_the_files_chains_settings_and_colliders(godette, scene):
     rig = godette
-    gltf = _gltf_json(GODETTE)
+    gltf = rigs.gltf_json(GODETTE)
     secondary = gltf["extensions"]["VRM"]["secondaryAnimation"]
     result = bpy.ops.waft.import_vrm_springs(filepath=str(GODETTE))
     assert result == {'FINISHED'}
@@ -158,7 +151,7 @@ def test_vrm1_springs_and_capsule_and_plane_colliders(godette, scene, tmp_path):
     """A VRM 1.0 file for the same rig (its nodes, VRMC_springBone written by hand): the last
     joint is the tail of the one before, settings per joint, a capsule and a plane."""
     rig = godette
-    gltf = _gltf_json(GODETTE)
+    gltf = rigs.gltf_json(GODETTE)
     nodes = gltf["nodes"]
     index = {n["name"]: i for i, n in enumerate(nodes)}
     fringe = _chains(gltf)[0]  # FrontHair_Center_L and its child

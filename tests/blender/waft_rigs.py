@@ -8,8 +8,11 @@ pose-bone world matrices.
 
 from __future__ import annotations
 
+import json
 import math
+import struct
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import bpy
 import numpy as np
@@ -224,3 +227,10 @@ def set_selected(pose_bone, state: bool) -> None:
         pose_bone.select = state
     else:
         pose_bone.bone.select = state
+
+
+def gltf_json(path: Path) -> dict:
+    """The JSON chunk of a binary glTF (.glb / .vrm) file."""
+    data = Path(path).read_bytes()
+    length = struct.unpack_from("<I", data, 12)[0]
+    return json.loads(data[20:20 + length])
