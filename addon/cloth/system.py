@@ -14,6 +14,7 @@ import numpy as np
 
 from ...core.cloth.solver import bake_cloth_steps
 from ...core.errors import DivergenceError
+from ..looping import simulate_for_bake
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
 from ..sampling import sample_times
@@ -94,13 +95,8 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
     for setup in read.setups:
         static.setdefault(setup.armature.name, []).extend(
             writing.static_channels(setup.armature, setup.bone_names))
-    if scene.waft.use_loop:  # earlier cycles first, then the clip blended into a loop
-        length = read.frame_end - read.frame_start + 1
-        run = yield from simulate(loop.extended(read, scene.waft.loop_cycles), scene,
-                                  settings=settings, sample_chunk=sample_chunk)
-        run = loop.loop_clip(read, run, length)
-    else:
-        run = yield from simulate(read, scene, settings=settings, sample_chunk=sample_chunk)
+    run = yield from simulate_for_bake(simulate, loop, read, scene, settings=settings,
+                                       sample_chunk=sample_chunk)
     inputs, samples, result, reference = run.inputs, run.samples, run.result, run.reference
     frames = samples.frames.astype(np.float64)
     offsets = inputs.model.vertex_offset

@@ -19,6 +19,7 @@ from ...core.key_reduction import chain_angles, chain_reach
 from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import BakeResult, bake_steps
 from .. import rest_channels, systems
+from ..looping import simulate_for_bake
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
 from ..sampling import sample_steps, sample_times, waft_tracks_muted
@@ -195,13 +196,8 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     static = _static_channels(read)
     reduction = ((scene.waft.key_error_distance, scene.waft.key_error_angle)
                  if scene.waft.use_key_reduction else None)
-    if scene.waft.use_loop:  # earlier cycles first, then the clip blended into a loop
-        length = read.frame_end - read.frame_start + 1
-        run = yield from simulate(loop.extended(read, scene.waft.loop_cycles), scene,
-                                  settings=settings, sample_chunk=sample_chunk)
-        run = loop.loop_clip(read, run, length)
-    else:
-        run = yield from simulate(read, scene, settings=settings, sample_chunk=sample_chunk)
+    run = yield from simulate_for_bake(simulate, loop, read, scene, settings=settings,
+                                       sample_chunk=sample_chunk)
     result, frames_out = run.result, run.frames
     report.sample_s, report.solve_s = run.sample_s, run.solve_s
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)

@@ -3,7 +3,6 @@ back a clip whose last frame flows into its first."""
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -24,17 +23,9 @@ def _walk(scene, *, cyclic: bool = True, travel: bool = False):
     scene.frame_start, scene.frame_end = 1, CYCLE
     ob = rigs.chain_rig(scene, count=5, length=0.12, direction=(0.0, 0.6, -1.0))
     ob.waft.damping = 0.5
-    root = ob.pose.bones[rigs.ROOT]
-    root.rotation_mode = 'XYZ'
-    for k in range(0, CYCLE + 1, 3):
-        phase = 2 * math.pi * k / CYCLE
-        root.location = (0.12 * math.sin(phase), 0.0, 0.05 * math.sin(2 * phase))
-        root.rotation_euler = (0.0, 0.0, 0.35 * math.sin(phase))
-        root.keyframe_insert("location", frame=1 + k)
-        root.keyframe_insert("rotation_euler", frame=1 + k)
+    rigs.key_sway(ob.pose.bones[rigs.ROOT], CYCLE, step=3, sway=0.12, bob=0.05, turn=0.35)
     if cyclic:
-        for fcurve in rigs.action_fcurves(ob.animation_data.action):
-            fcurve.modifiers.new('CYCLES')
+        rigs.make_cyclic(ob)
     if travel:
         for frame, y in ((1, 0.0), (CYCLE + 1, 1.0)):
             ob.location = (0.0, y, 0.0)

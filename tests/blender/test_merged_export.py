@@ -4,7 +4,6 @@ the one-click glTF export that writes one clip per merged copy (checked by re-im
 from __future__ import annotations
 
 import importlib
-import math
 import sys
 from pathlib import Path
 
@@ -30,19 +29,11 @@ def _walk(scene, *, name: str = "Rig"):
     scene.render.fps, scene.render.fps_base = 24, 1.0
     scene.frame_start, scene.frame_end = 1, CYCLE
     ob = rigs.chain_rig(scene, name, count=4, length=0.15, direction=(0.0, 0.5, -1.0))
-    root = ob.pose.bones[rigs.ROOT]
-    root.rotation_mode = 'XYZ'
-    for k in range(0, CYCLE + 1, 4):
-        phase = 2 * math.pi * k / CYCLE
-        root.location = (0.2 * math.sin(phase), 0.0, 0.05 * math.sin(2 * phase))
-        root.rotation_euler = (0.0, 0.0, 0.4 * math.sin(phase))
-        root.keyframe_insert("location", frame=1 + k)
-        root.keyframe_insert("rotation_euler", frame=1 + k)
+    rigs.key_sway(ob.pose.bones[rigs.ROOT], CYCLE, step=4, sway=0.2, bob=0.05, turn=0.4)
     first = ob.pose.bones[HAIR[0]]
     first.scale = (1.0, 1.1, 1.0)
     first.keyframe_insert("scale", frame=1)
-    for fcurve in rigs.action_fcurves(ob.animation_data.action):
-        fcurve.modifiers.new('CYCLES')
+    rigs.make_cyclic(ob)
     ob.animation_data.action.name = "Walk"
     return ob
 

@@ -234,3 +234,22 @@ def gltf_json(path: Path) -> dict:
     data = Path(path).read_bytes()
     length = struct.unpack_from("<I", data, 12)[0]
     return json.loads(data[20:20 + length])
+
+
+def key_sway(root, cycle: int, *, step: int, sway: float, bob: float, turn: float) -> None:
+    """Key ``root`` over one cycle of ``cycle`` frames from frame 1 (frame 1 = frame cycle + 1),
+    every ``step`` frames: sideways ``sway`` and twice-as-fast ``bob`` in location, ``turn``
+    about Z (XYZ Euler), like a walk seen from the hips."""
+    root.rotation_mode = 'XYZ'
+    for k in range(0, cycle + 1, step):
+        phase = 2 * math.pi * k / cycle
+        root.location = (sway * math.sin(phase), 0.0, bob * math.sin(2 * phase))
+        root.rotation_euler = (0.0, 0.0, turn * math.sin(phase))
+        root.keyframe_insert("location", frame=1 + k)
+        root.keyframe_insert("rotation_euler", frame=1 + k)
+
+
+def make_cyclic(ob) -> None:
+    """A Cycles modifier on every F-curve of ``ob``'s active action."""
+    for fcurve in action_fcurves(ob.animation_data.action):
+        fcurve.modifiers.new('CYCLES')

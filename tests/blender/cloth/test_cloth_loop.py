@@ -3,7 +3,6 @@ frame flows into its first (the loop criterion of bone chains, tests/blender/tes
 
 from __future__ import annotations
 
-import math
 import sys
 from pathlib import Path
 
@@ -21,17 +20,10 @@ def _swaying(scene, *, cyclic: bool = True):
     scene.render.fps, scene.render.fps_base = 24, 1.0
     scene.frame_start, scene.frame_end = 1, CYCLE
     rig, cage = cloth_rigs.cloth_rig(scene)
-    root = rig.pose.bones[cloth_rigs.ROOT]
-    root.rotation_mode = 'XYZ'
-    for k in range(0, CYCLE + 1, 3):
-        phase = 2 * math.pi * k / CYCLE
-        root.location = (0.25 * math.sin(phase), 0.0, 0.04 * math.sin(2 * phase))
-        root.rotation_euler = (0.0, 0.0, 0.3 * math.sin(phase))
-        root.keyframe_insert("location", frame=1 + k)
-        root.keyframe_insert("rotation_euler", frame=1 + k)
+    rigs.key_sway(rig.pose.bones[cloth_rigs.ROOT], CYCLE, step=3, sway=0.25, bob=0.04,
+                  turn=0.3)
     if cyclic:
-        for fcurve in rigs.action_fcurves(rig.animation_data.action):
-            fcurve.modifiers.new('CYCLES')
+        rigs.make_cyclic(rig)
     return rig, cage
 
 
