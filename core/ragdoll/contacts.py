@@ -163,8 +163,9 @@ class Contacts:
         return self.near_each(s, M, (movable,), margin)[0]
 
     def near_each(self, s: Bodies, M: ColliderFrame, masks: tuple[np.ndarray, ...],
-                  margin: float) -> list[np.ndarray]:
-        """`near` for several body masks at once (one distance test per collider)."""
+                  margin: float, touched: np.ndarray | None = None) -> list[np.ndarray]:
+        """`near` for several body masks at once (one distance test per collider); touched
+        (n,) bool, if given, is set where a body of the first mask is near a collider."""
         n = len(self.half)
         x = s.x[:n]
         axis = s.R[:n, :, 1] * self.half[:, None]
@@ -175,6 +176,8 @@ class Contacts:
                 continue
             _, _, sd = self.deepest(k, x - axis, x + axis, M, point=False)
             close = sd < self.radius + margin
+            if touched is not None:
+                touched |= allowed[0] & close
             for out, a in zip(near, allowed, strict=True):
                 if np.any(a & close):
                     out.append(k)

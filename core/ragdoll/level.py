@@ -44,6 +44,7 @@ from .limits import (
     swing_twist,
 )
 from .model import BodyMode, RagdollModel
+from .momentum import momenta, restore_momenta
 from .motors import (
     motor_alpha_tilde,
     motor_omega,
@@ -149,6 +150,16 @@ class FrameCoefficients:
         self.limit_active = simulated & np.isfinite(limit)
         self.any_limit = bool(np.any(self.limit_active))
         self.friction = P["friction"][f, b]
+        # Ragdolls that only internal forces and uniform gravity act on (unless a collider or
+        # another ragdoll comes near within the substep): their momenta are kept exactly
+        # (momentum.py).
+        external = (self.kinematic | locked | (self.drive > 0) | self.limit_active
+                    | (self.linear_keep != 1.0))
+        self.free_ragdoll = np.bincount(r, weights=external,
+                                        minlength=len(level.ragdolls)) == 0
+        self.any_free = bool(self.free_ragdoll.any())
+        motor = driven & ~level.is_root & (strength > 0)
+        self.passive_ragdoll = np.bincount(r, weights=motor, minlength=len(level.ragdolls)) == 0
         self.restitution = P["restitution"][f, b]
         # Final top-down pass, per depth level: joints re-attached (seed 004's joint projection),
         # rigid motors set, limits clamped, distance limits clamped; index arrays per level.
@@ -192,6 +203,9 @@ class Level:
         self.parent = np.where(self.is_root, n, local[np.maximum(gp, 0)])
         self.mass, self.inertia = model.mass[b], model.inertia[b]
         self.ragdoll_mass = np.bincount(self.ragdoll_local, weights=self.mass)[self.ragdoll_local]
+        # member[r, k] = 1 when body k belongs to the level's ragdoll r
+        self.member = (self.ragdoll_local[None, :] == np.arange(len(ragdolls))[:, None]
+                       ).astype(float)
         self.joint_inertia = model.joint_inertia[b]
         self.half = 0.5 * model.length[b]
         self.radius = model.radius[b]
@@ -302,6 +316,7 @@ class Level:
         Rt = q2m(quat_t)
         centre_t = origin_t + Rt[:, :, 1] * self.half[:, None]
         v, x = s.v[:n], s.x[:n]
+        start = (momenta(s, self.member, self.mass, self.inertia) if c.any_free else None)
         if c.any_drive:
             tv = np.zeros((n, 3)) if sub.frozen else self.centre_velocity[f]
             velocity_drive(v, x, centre_t, tv, c.drive)
@@ -354,9 +369,15 @@ class Level:
                                                                initial=0.0)))
         # ... and the colliders near a locked root (usually none: the iterations' root pushes
         # are skipped).
-        near, root_near = self.contacts.near_each(s, colliders, (~kin, c.locked), margin)
+        touched = np.zeros(n, dtype=bool)
+        near, root_near = self.contacts.near_each(s, colliders, (~kin, c.locked), margin,
+                                                  touched=touched)
         self_near = (self.self_collision is not None
                      and self.self_collision.near(s, 2.0 * margin))
+        if self_near:  # a pair of two ragdolls exchanges momentum between them
+            pa, pb = self.self_collision.candidates[:2]
+            crossing = self.ragdoll_local[pa] != self.ragdoll_local[pb]
+            touched[pa[crossing]] = touched[pb[crossing]] = True
         for it in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
@@ -421,6 +442,12 @@ class Level:
                                         self.joint_inertia[col.index])
             else:
                 damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
+        if start is not None:
+            alone = c.free_ragdoll & (self.member @ touched == 0)
+            if alone.any():
+                impulse = h * (self.member @ (self.mass[:, None] * c.gravity))
+                restore_momenta(s, self.member, self.mass, self.inertia, start, impulse, h,
+                                alone, c.passive_ragdoll)
 
     def solve_distance_limits(self, s: Bodies, c: FrameCoefficients, origin_t: np.ndarray
                               ) -> None:
