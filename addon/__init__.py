@@ -13,7 +13,7 @@ PARTS = (
     "translations", "properties", "panels", "overlay", "gltf_hooks",
     "strands.properties", "strands.panels",
     "hair.properties", "hair.panels",
-    "ragdoll.properties", "ragdoll.panels",
+    "ragdoll.properties", "ragdoll.migrate", "ragdoll.panels",
     "cloth.properties", "cloth.panels",
 )
 

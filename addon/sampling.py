@@ -76,17 +76,20 @@ def user_paths(ob) -> set[str]:
 
 
 @functools.cache
-def _setting_patterns(prop: str) -> tuple[re.Pattern, re.Pattern]:
+def _setting_patterns(prop: str, bone_separator: str) -> tuple[re.Pattern, re.Pattern]:
     """(object setting, pose-bone setting) path patterns of the property group ``prop``."""
     name = re.escape(prop)
     return (re.compile(rf"^{name}\.(\w+)"),
-            re.compile(rf'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.{name}\.(\w+)'))
+            re.compile(rf'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.{name}'
+                       rf'{re.escape(bone_separator)}(\w+)'))
 
 
-def setting_paths(paths, prop: str = "waft") -> tuple[set[str], set[tuple[str, str]]]:
+def setting_paths(paths, prop: str = "waft", bone_separator: str = "."
+                  ) -> tuple[set[str], set[tuple[str, str]]]:
     """Split data paths into animated (object setting names, (bone name, setting name) pairs)
-    of the property group ``prop`` (``Object.<prop>`` and ``PoseBone.<prop>``)."""
-    setup_path, bone_path = _setting_patterns(prop)
+    of the property group ``prop`` (``Object.<prop>`` and ``PoseBone.<prop>``; with
+    bone_separator "_", the pose bone's own properties ``PoseBone.<prop>_<name>``)."""
+    setup_path, bone_path = _setting_patterns(prop, bone_separator)
     setup, bones = set(), set()
     for path in paths:
         if m := setup_path.match(path):

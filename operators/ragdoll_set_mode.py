@@ -24,6 +24,6 @@ class WAFT_OT_ragdoll_set_mode(ActiveArmature, bpy.types.Operator):
             self.report({'ERROR'}, f"Armature '{ob.name}': no selected bone is a ragdoll body")
             return {'CANCELLED'}
         for pb in bodies:
-            pb.waft_ragdoll.mode = self.mode
+            pb.waft_ragdoll_mode = self.mode
         self.report({'INFO'}, f"{len(bodies)} bodies of '{ob.name}' set to {self.mode.title()}")
         return {'FINISHED'}

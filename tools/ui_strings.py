@@ -74,12 +74,22 @@ def registered_texts(module_name: str) -> list[tuple[str, str]]:
         for prop in rna.properties:
             if prop.identifier in base or prop.name in ("", prop.identifier):
                 continue
-            where = f"{name}.{prop.identifier}"
-            texts += [(f"{where} name", prop.name), (f"{where} description", prop.description)]
-            for item in getattr(prop, "enum_items", ()):
-                texts += [(f"{where} item {item.identifier}", item.name),
-                          (f"{where} item {item.identifier} description", item.description)]
+            texts += _property_texts(f"{name}.{prop.identifier}", prop)
+    # Settings registered straight on a Blender type (a ragdoll body's per-frame settings are
+    # PoseBone.waft_ragdoll_<name>, so that Insert Keyframe can make their path).
+    for owner in OWNERS:
+        for prop in getattr(bpy.types, owner).bl_rna.properties:
+            if prop.identifier.startswith("waft") and prop.type not in {'POINTER', 'COLLECTION'}:
+                texts += _property_texts(f"{owner}.{prop.identifier}", prop)
     return [(where, text) for where, text in texts if text]
+
+
+def _property_texts(where: str, prop) -> list[tuple[str, str]]:
+    texts = [(f"{where} name", prop.name), (f"{where} description", prop.description)]
+    for item in getattr(prop, "enum_items", ()):
+        texts += [(f"{where} item {item.identifier}", item.name),
+                  (f"{where} item {item.identifier} description", item.description)]
+    return texts
 
 
 def drawn_labels(module_name: str) -> list[tuple[str, str]]:

@@ -12,6 +12,7 @@ from ..panels import (
 )
 from ..preset_menus import draw_preset_menu, preset_classes
 from .presets import PRESET_KIND
+from .properties import ANIMATED_BODY_SETTINGS, BONE_PREFIX
 
 RAGDOLL_MAIN = ("root_lock", "fall_threshold", "use_recovery", "recovery_delay", "recovery_time",
                 "gravity_factor", "default_density")
@@ -21,6 +22,19 @@ BODY_SHAPE = ("radius", "use_mass", "mass", "density")
 BODY_JOINT = ("swing_limit", "twist_limit", "joint_damping")
 BODY_DRIVE = ("motor_strength", "motor_damping", "velocity_drive", "blend", "distance_limit",
               "distance_limit_speed", "linear_damping", "friction", "restitution")
+
+
+def draw_body_props(layout, pose_bone, names) -> None:
+    """A body's settings: the per-frame ones from the pose bone itself (so Insert Keyframe can
+    make their path), the others from its ``waft_ragdoll`` group."""
+    col = layout.column()
+    col.use_property_split = True
+    col.use_property_decorate = True
+    for name in names:
+        if name in ANIMATED_BODY_SETTINGS:
+            col.prop(pose_bone, BONE_PREFIX + name)
+        else:
+            col.prop(pose_bone.waft_ragdoll, name)
 
 
 def draw_preset(layout, ob) -> None:
@@ -90,16 +104,16 @@ class WAFT_PT_ragdoll_body(PropertiesPanel, bpy.types.Panel):
         self.layout.prop(context.active_pose_bone.waft_ragdoll, "body", text="")
 
     def draw(self, context):
-        body = context.active_pose_bone.waft_ragdoll
+        pose_bone = context.active_pose_bone
         layout = self.layout
-        layout.active = body.body
-        draw_props(layout, body, ("mode",))
+        layout.active = pose_bone.waft_ragdoll.body
+        draw_body_props(layout, pose_bone, ("mode",))
         layout.label(text="Shape")
-        draw_props(layout, body, BODY_SHAPE)
+        draw_body_props(layout, pose_bone, BODY_SHAPE)
         layout.label(text="Joint")
-        draw_props(layout, body, BODY_JOINT)
+        draw_body_props(layout, pose_bone, BODY_JOINT)
         layout.label(text="Drive")
-        draw_props(layout, body, BODY_DRIVE)
+        draw_body_props(layout, pose_bone, BODY_DRIVE)
 
 
 class WAFT_PT_ragdoll_sidebar(SidebarPanel, bpy.types.Panel):
@@ -121,7 +135,7 @@ class WAFT_PT_ragdoll_sidebar(SidebarPanel, bpy.types.Panel):
         pose_bone = context.active_pose_bone
         if pose_bone is not None and pose_bone.waft_ragdoll.body:
             layout.label(text=f"Body: {pose_bone.name}")
-            draw_props(layout, pose_bone.waft_ragdoll, ("mode", "motor_strength", "blend"))
+            draw_body_props(layout, pose_bone, ("mode", "motor_strength", "blend"))
 
 
 CLASSES = (WAFT_PT_ragdoll, WAFT_PT_ragdoll_world, WAFT_PT_ragdoll_carrier,

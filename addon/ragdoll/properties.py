@@ -2,10 +2,12 @@
 ``PoseBone.waft_ragdoll`` (one rigid body per chosen bone).
 
 Names are the core's (core/ragdoll: ``RagdollParams`` and ``RagdollRest`` fields) wherever the
-setting is the same thing. Every float is keyframeable: the per-frame ones (motor, blend,
-limits to the target, damping, friction, gravity, fall threshold) are sampled on every frame
-when animated; the body's shape (radius, mass, density) and joint limits are read once, at the
-first baked frame, because they define the rigid bodies. Lengths are in scene units (converted to
+setting is the same thing. The per-frame settings (the armature's gravity, lock, fall threshold
+and recovery; a body's mode, motor, blend, limits to the target, damping, friction, bounce) are
+sampled on every frame when animated; a body's are ``PoseBone.waft_ragdoll_<name>`` so that
+Insert Keyframe works on them (``ANIMATED_BODY_SETTINGS``). The body's shape (radius, mass,
+density) and joint limits are read once, at the first baked frame, because they define the
+rigid bodies. Lengths are in scene units (converted to
 metres with the unit scale), angles in radians (shown in degrees), mass in kg.
 """
 
@@ -120,9 +122,6 @@ class WaftRagdollBodySettings(bpy.types.PropertyGroup):
     body: BoolProperty(
         name="Body", default=False,
         description="This bone is a rigid body of the ragdoll (a capsule along the bone)")
-    mode: EnumProperty(
-        name="Mode", items=MODE_ITEMS, default="DRIVEN",
-        description="Kinematic, driven by motors toward the animation, or free")
     radius: FloatProperty(
         name="Radius", default=0.0, min=0.0, soft_max=0.5, unit='LENGTH',
         description="Capsule radius; 0 = the bone's envelope radius (mean of head and tail "
@@ -146,46 +145,102 @@ class WaftRagdollBodySettings(bpy.types.PropertyGroup):
         subtype='NONE', unit='ROTATION',
         description="Minimum and maximum twist about the bone's axis (local Y), relative to "
                     "the rest pose")
-    motor_strength: FloatProperty(
+
+
+# The body settings that may change during a shot (sampled on every frame when animated). They
+# live on the pose bone itself as ``PoseBone.waft_ragdoll_<name>``: Blender cannot make an
+# animation path to a property group under a pose bone ("could not make path"), so Insert
+# Keyframe (I over the field) would fail on ``PoseBone.waft_ragdoll.<name>``. The group keeps
+# ``<name>`` as an alias (below) for scripts and presets.
+BONE_PREFIX = "waft_ragdoll_"
+ANIMATED_BODY_SETTINGS = {
+    "mode": EnumProperty(
+        name="Mode", items=MODE_ITEMS, default="DRIVEN",
+        description="Kinematic, driven by motors toward the animation, or free"),
+    "motor_strength": FloatProperty(
         name="Motor Strength", default=0.8, min=0.0, max=1.0, subtype='FACTOR',
         description="Pull of the motor toward the animation's local rotation: a spring of "
                     "2 Hz × s / (1 − s) (1 = reproduce it exactly); the same at any frame rate "
-                    "and substep. The root has no motor (see Lock Root)")
-    motor_damping: FloatProperty(
+                    "and substep. The root has no motor (see Lock Root)"),
+    "motor_damping": FloatProperty(
         name="Motor Damping", default=0.5, min=0.0, soft_max=2.0,
         description="Damping ratio of the motor's spring (0 = springy, 1 = critically "
-                    "damped); independent of frame rate and substep")
-    velocity_drive: FloatProperty(
+                    "damped); independent of frame rate and substep"),
+    "velocity_drive": FloatProperty(
         name="Velocity Drive", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
         description="Fraction T (per 1/30 s) of the body's linear velocity blended toward the "
                     "velocity that reaches its animation target this frame (Jedi: Fallen Order's "
-                    "hips on the beam)")
-    blend: FloatProperty(
+                    "hips on the beam)"),
+    "blend": FloatProperty(
         name="Blend", default=0.0, min=0.0, max=1.0, subtype='FACTOR',
         description="Local-space blend of the output toward the animation: 0 = physics "
-                    "only, 1 = the animation (Jedi: Fallen Order kept 40–50 % physics: 0.5–0.6)")
-    distance_limit: FloatProperty(
+                    "only, 1 = the animation (Jedi: Fallen Order kept 40–50 % physics: 0.5–0.6)"),
+    "distance_limit": FloatProperty(
         name="Distance Limit", default=0.0, min=0.0, soft_max=1.0, unit='LENGTH',
         description="The body stays within this distance of its animation target, rotation "
-                    "free (Jedi: Fallen Order's wrists: 5–25 cm); 0 = off")
-    distance_limit_speed: FloatProperty(
+                    "free (Jedi: Fallen Order's wrists: 5–25 cm); 0 = off"),
+    "distance_limit_speed": FloatProperty(
         name="Lock Speed", default=0.0, min=0.0, soft_max=20.0, unit='VELOCITY',
         description="Target speed at which the distance limit has shrunk to zero and locks "
-                    "the body to its target (Jedi: Fallen Order's BD-1 head); 0 = never shrinks")
-    joint_damping: FloatProperty(
+                    "the body to its target (Jedi: Fallen Order's BD-1 head); 0 = never shrinks"),
+    "joint_damping": FloatProperty(
         name="Joint Damping", default=1.0, min=0.0, soft_max=50.0,
-        description="Angular velocity relative to the parent decays at this rate per second")
-    linear_damping: FloatProperty(
+        description="Angular velocity relative to the parent decays at this rate per second"),
+    "linear_damping": FloatProperty(
         name="Linear Damping", default=0.0, min=0.0, soft_max=10.0,
-        description="Linear velocity decays at this rate per second (air drag)")
-    friction: FloatProperty(
+        description="Linear velocity decays at this rate per second (air drag)"),
+    "friction": FloatProperty(
         name="Friction", default=0.5, min=0.0, max=1.0,
         description="Coulomb friction against colliders and the ground; low values let driven "
-                    "bodies slide to their targets")
-    restitution: FloatProperty(
+                    "bodies slide to their targets"),
+    "restitution": FloatProperty(
         name="Bounce", default=0.0, min=0.0, max=1.0,
         description="Restitution: the share of its approach speed a body keeps when it hits a "
-                    "collider or the ground (0 = no bounce, 1 = elastic)")
+                    "collider or the ground (0 = no bounce, 1 = elastic)"),
+}
+
+
+def pose_bone_of(body) -> bpy.types.PoseBone:
+    """The pose bone whose ``waft_ragdoll`` group is ``body``."""
+    pointer = body.as_pointer()
+    for pose_bone in body.id_data.pose.bones:
+        if pose_bone.waft_ragdoll.as_pointer() == pointer:
+            return pose_bone
+    raise LookupError(f"Armature '{body.id_data.name}': no pose bone holds these ragdoll "
+                      f"settings")
+
+
+def body_setting(pose_bone, name: str):
+    """A body setting of ``pose_bone``, per-frame (the bone's own property) or not (its group),
+    without the alias's search for the bone."""
+    if name in ANIMATED_BODY_SETTINGS:
+        return getattr(pose_bone, BONE_PREFIX + name)
+    return getattr(pose_bone.waft_ragdoll, name)
+
+
+def _alias(name: str) -> property:
+    """``body.<name>`` reads and writes ``pose_bone.waft_ragdoll_<name>``."""
+    flat = BONE_PREFIX + name
+
+    def get(body):
+        return getattr(pose_bone_of(body), flat)
+
+    def set_(body, value):
+        setattr(pose_bone_of(body), flat, value)
+
+    return property(get, set_, doc=f"Alias of PoseBone.{flat}")
+
+
+def _animation_call(method: str):
+    """``keyframe_insert`` / ``keyframe_delete`` of the group that key the pose bone's own
+    property for the animated settings (the group's path cannot be made)."""
+    def call(body, data_path, *args, **kwargs):
+        if data_path in ANIMATED_BODY_SETTINGS:
+            return getattr(pose_bone_of(body), method)(BONE_PREFIX + data_path, *args, **kwargs)
+        return getattr(super(WaftRagdollBodySettings, body), method)(data_path, *args, **kwargs)
+
+    call.__name__ = method
+    return call
 
 
 CLASSES = (WaftRagdollSettings, WaftRagdollBodySettings)
@@ -195,4 +250,21 @@ POINTERS = (
     (bpy.types.PoseBone, "waft_ragdoll", WaftRagdollBodySettings),
 )
 
-register, unregister = groups_registration(CLASSES, POINTERS)
+for _name in ANIMATED_BODY_SETTINGS:
+    setattr(WaftRagdollBodySettings, _name, _alias(_name))
+WaftRagdollBodySettings.keyframe_insert = _animation_call("keyframe_insert")
+WaftRagdollBodySettings.keyframe_delete = _animation_call("keyframe_delete")
+
+_register_groups, _unregister_groups = groups_registration(CLASSES, POINTERS)
+
+
+def register() -> None:
+    _register_groups()
+    for name, prop in ANIMATED_BODY_SETTINGS.items():
+        setattr(bpy.types.PoseBone, BONE_PREFIX + name, prop)
+
+
+def unregister() -> None:
+    for name in ANIMATED_BODY_SETTINGS:
+        delattr(bpy.types.PoseBone, BONE_PREFIX + name)
+    _unregister_groups()

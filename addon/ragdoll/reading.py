@@ -19,7 +19,7 @@ from ...core import transcendental
 from ...core.errors import SetupError
 from .. import reading as shared_reading
 from .create import body_parent
-from .properties import MODE_VALUES
+from .properties import MODE_VALUES, body_setting
 
 # A bone shorter than this in the world (metres) has no axis for its capsule.
 MIN_BONE_LENGTH = shared_reading.MIN_BONE_LENGTH
@@ -82,15 +82,15 @@ def _check_settings(ob) -> None:
 
 
 def _check_body_settings(ob, pose_bone) -> None:
-    body = pose_bone.waft_ragdoll
     where = _where(ob, pose_bone.name)
     for name in BODY_FLOATS:
-        _finite(getattr(body, name), f"{where}: setting '{name}'")
+        _finite(body_setting(pose_bone, name), f"{where}: setting '{name}'")
     for name in BODY_VECTORS:
-        for value in getattr(body, name):
+        for value in body_setting(pose_bone, name):
             _finite(value, f"{where}: setting '{name}'")
-    if body.mode not in MODE_VALUES:
-        raise SetupError(f"{where}: unknown mode {body.mode!r}")
+    mode = body_setting(pose_bone, "mode")
+    if mode not in MODE_VALUES:
+        raise SetupError(f"{where}: unknown mode {mode!r}")
 
 
 def joint_parent(pb, names) -> str | None:

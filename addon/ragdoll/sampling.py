@@ -16,7 +16,7 @@ import numpy as np
 
 from ...core.errors import SetupError
 from ..sampling import FrameSampler, first_bad_frame, setting_paths, user_paths
-from .properties import MODE_VALUES
+from .properties import BONE_PREFIX, MODE_VALUES
 from .reading import RagdollRead
 
 MIN_SCALE = 1e-9
@@ -35,12 +35,13 @@ class Series:
     owner: object
     name: str
     animated: bool
+    attribute: str = ""  # of the owner, when not ``name``
 
     def __post_init__(self):
         self.values = []
 
     def sample(self) -> None:
-        value = getattr(self.owner, self.name)
+        value = getattr(self.owner, self.attribute or self.name)
         self.values.append(MODE_VALUES[value] if self.name == "mode" else float(value))
 
     def array(self) -> np.ndarray:
@@ -73,11 +74,14 @@ class RagdollSampler(FrameSampler):
         self._ragdoll_series, self._body_series = [], []
         for read in reads:
             ob = read.object
-            setup_animated, bone_animated = setting_paths(user_paths(ob), "waft_ragdoll")
+            paths = user_paths(ob)
+            setup_animated, _ = setting_paths(paths, "waft_ragdoll")
+            # a body's per-frame settings are the pose bone's own (PoseBone.waft_ragdoll_<name>)
+            _, bone_animated = setting_paths(paths, "waft_ragdoll", bone_separator="_")
             self._ragdoll_series.append(
                 {n: Series(ob.waft_ragdoll, n, n in setup_animated) for n in RAGDOLL_SERIES})
             self._body_series.append([
-                {n: Series(ob.pose.bones[b].waft_ragdoll, n, (b, n) in bone_animated)
+                {n: Series(ob.pose.bones[b], n, (b, n) in bone_animated, BONE_PREFIX + n)
                  for n in BODY_SERIES} for b in read.names])
         self._animated = [s for s in self._all_series() if s.animated]
 

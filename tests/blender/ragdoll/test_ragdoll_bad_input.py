@@ -90,7 +90,7 @@ def test_zero_default_density(scene, bake_api, baked, setup_error):
 
 @pytest.mark.parametrize("name", ["motor_strength", "blend", "radius", "joint_damping"])
 def test_nan_body_setting(scene, bake_api, baked, setup_error, name):
-    baked.pose.bones["upper_arm.L"].waft_ragdoll[name] = float("nan")
+    setattr(baked.pose.bones["upper_arm.L"].waft_ragdoll, name, float("nan"))  # RNA keeps NaN
     _fails_cleanly(scene, bake_api, setup_error, rf"'Dummy', bone 'upper_arm\.L'.*'{name}'")
 
 
@@ -106,8 +106,9 @@ def test_setting_keyed_to_nan_names_the_frame(scene, bake_api, baked, setup_erro
     baked.animation_data.nla_tracks.remove(baked.animation_data.nla_tracks["Waft: original"])
     baked.waft.original_action = None
     body.blend = 0.2
-    baked.keyframe_insert('pose.bones["forearm.L"].waft_ragdoll.blend', frame=1)
-    curve = next(c for c in waft_rigs.action_fcurves(original) if c.data_path.endswith(".blend"))
+    body.keyframe_insert("blend", frame=1)  # the bone's own property (waft_ragdoll_blend)
+    curve = next(c for c in waft_rigs.action_fcurves(original)
+                 if c.data_path.endswith("waft_ragdoll_blend"))
     curve.keyframe_points[0].interpolation = 'CONSTANT'  # finite until the NaN key
     curve.keyframe_points.insert(6, float("nan"))
     scene.frame_set(3)
