@@ -14,11 +14,11 @@ import re
 import bpy
 
 from .. import compat
-from .properties import ANIMATED_BODY_SETTINGS, BONE_PREFIX, MODE_ITEMS
+from .properties import ANIMATED_BODY_SETTINGS, BONE_PREFIX, MODE_VALUES
 
 _OLD_PATH = re.compile(r'^(pose\.bones\["(?:[^"\\]|\\.)*"\])\.waft_ragdoll\.('
                        + "|".join(ANIMATED_BODY_SETTINGS) + r")$")
-_MODE_NAMES = {item[3]: item[0] for item in MODE_ITEMS}
+_MODE_NAMES = {value: name for name, value in MODE_VALUES.items()}
 
 
 def new_path(data_path: str) -> str | None:

@@ -16,17 +16,15 @@ import numpy as np
 
 from ...core.errors import SetupError
 from ..sampling import FrameSampler, first_bad_frame, setting_paths, user_paths
-from .properties import BONE_PREFIX, MODE_VALUES
+from .properties import ANIMATED_BODY_SETTINGS, BONE_PREFIX, MODE_VALUES
 from .reading import RagdollRead
 
 MIN_SCALE = 1e-9
 
-# Per-frame settings of Object.waft_ragdoll and PoseBone.waft_ragdoll (RagdollParams fields).
+# Per-frame settings of Object.waft_ragdoll and of the pose bones (RagdollParams fields).
 RAGDOLL_SERIES = ("gravity_factor", "root_lock", "fall_threshold", "use_recovery",
                   "recovery_delay", "recovery_time")
-BODY_SERIES = ("mode", "motor_strength", "motor_damping", "velocity_drive", "blend",
-               "distance_limit", "distance_limit_speed", "joint_damping", "linear_damping",
-               "friction", "restitution")
+BODY_SERIES = tuple(ANIMATED_BODY_SETTINGS)  # PoseBone.waft_ragdoll_<name>
 
 @dataclass
 class Series:

@@ -88,19 +88,20 @@ def restore_momenta(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np
     s.w[:n] += w_body
     centre = start.centre[rows] + h * linear[rows] / start.mass[rows, None]
     if passive[rows].any():
-        _cap_internal_energy(s, mass, inertia, Iw, body, d, I_sys, start, rows, passive)
+        _cap_internal_energy(s, mass, Iw, body, d, I_sys, linear[rows] / start.mass[rows, None],
+                             start, rows, passive)
     s.x[:n] += body @ (centre - now.centre[rows])
 
 
-def _cap_internal_energy(s: Bodies, mass: np.ndarray, inertia: np.ndarray, Iw: np.ndarray,
-                         body: np.ndarray, d: np.ndarray, I_sys: np.ndarray, start: Momenta,
+def _cap_internal_energy(s: Bodies, mass: np.ndarray, Iw: np.ndarray, body: np.ndarray,
+                         d: np.ndarray, I_sys: np.ndarray, vc: np.ndarray, start: Momenta,
                          rows: np.ndarray, passive: np.ndarray) -> None:
     """Scale the deformation velocities of passive ragdolls so that their kinetic energy
-    relative to the centre of mass is at most start.internal (see restore_momenta)."""
+    relative to the centre of mass is at most start.internal (see restore_momenta, which has
+    just given them the centre velocity vc and the angular momentum start.angular)."""
     n = len(mass)
     v, w = s.v[:n], s.w[:n]
-    vc = (body.T @ (mass[:, None] * v)) / (body.T @ mass)[:, None]
-    angular = body.T @ (mass[:, None] * cross(d, v - body @ vc) + np.einsum("nij,nj->ni", Iw, w))
+    angular = start.angular[rows]
     omega = np.einsum("rij,rj->ri", inverse3(I_sys), angular)
     rigid_w = body @ omega
     u = v - body @ vc - cross(rigid_w, d)
