@@ -13,10 +13,21 @@ from __future__ import annotations
 import numpy as np
 
 from .. import transcendental
-from .bodies import Bodies, angular, q2m, qmul, quat_conj, quat_exp, quat_log, rotate
+from .bodies import (
+    Bodies,
+    angular,
+    angular_velocity_impulse,
+    q2m,
+    qmul,
+    quat_conj,
+    quat_exp,
+    quat_log,
+    rotate,
+)
 from .joints import JointColour
 
 _TINY_LIMIT = 1e-6
+_ELLIPSE_NEWTON_STEPS = 12  # quadratic from a lower bound: 12 reach rounding for a 1e-6 axis
 
 
 def joint_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.ndarray
@@ -26,19 +37,34 @@ def joint_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.
     return d * np.where(d[:, :1] < 0, -1.0, 1.0)
 
 
-def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, R_child: np.ndarray,
-                   rest_relative: np.ndarray, swing_limit: np.ndarray, twist_limit: np.ndarray
-                   ) -> np.ndarray | None:
+def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.ndarray,
+                   swing_limit: np.ndarray, twist_limit: np.ndarray) -> np.ndarray | None:
     """World rotation vector (n, 3) of the child (relative to its parent) that brings the joint
     back inside its swing ellipse and twist range (zero where it is inside); None when every
-    joint is inside."""
-    swing, twist = swing_twist(joint_rotation(q_child, q_parent, rest_relative))
+    joint is inside.
+
+    The vector is the exact rotation from the child's orientation J ⊗ d to J ⊗ d', with J the
+    joint frame (parent ⊗ rest) and d' the clamped joint rotation: Δ = J ⊗ (d' ⊗ d⁻¹) ⊗ J⁻¹.
+    Adding the swing and twist corrections as rotation vectors is exact only for a swing
+    fixed along its own direction; at a deep knee bend (140°) a sideways fix taken as
+    exp(J fix) turned the knee further out each iteration and the solve diverged."""
+    d = joint_rotation(q_child, q_parent, rest_relative)
+    swing, twist = swing_twist(d)
     swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit)
-    if not (np.any(swing_fix) or np.any(twist_fix)):
+    over = (twist_fix != 0.0) | np.any(swing_fix != 0.0, axis=1)
+    if not over.any():
         return None  # every joint inside its limits (the usual case)
-    # The swing acts in the joint frame J = parent ⊗ rest; the twist about the child's own Y.
+    clamped = clamped_rotation(swing + swing_fix, twist + twist_fix)
+    local = quat_log(qmul(clamped, quat_conj(d)))
     joint_frame = qmul(q_parent, rest_relative)
-    return rotate(q2m(joint_frame), swing_fix) + R_child[:, :, 1] * twist_fix[:, None]
+    return np.where(over[:, None], rotate(q2m(joint_frame), local), 0.0)
+
+
+def clamped_rotation(swing: np.ndarray, twist: np.ndarray) -> np.ndarray:
+    """The joint rotation exp(swing) ⊗ exp(twist Y) (n, 4) of a swing vector and twist angle."""
+    twist_vec = np.zeros((len(twist), 3))
+    twist_vec[:, 1] = twist
+    return qmul(quat_exp(swing), quat_exp(twist_vec))
 
 
 def swing_twist(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -57,15 +83,45 @@ def swing_twist(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def limit_correction(swing: np.ndarray, twist: np.ndarray, swing_limit: np.ndarray,
                      twist_limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(swing correction in the joint frame (n, 3), twist correction angle (n,))."""
+    """(swing correction in the joint frame (n, 3), twist correction angle (n,)).
+
+    An outside swing goes to the closest point of its ellipse, not along the ray to the
+    origin: for a knee (145° about its bend axis, 10° sideways) a few degrees too far sideways
+    at a deep bend would otherwise be fixed by straightening the knee 20-40° at once, a hard
+    projection that threw a limp body curled over a box into the air."""
     ax = np.maximum(swing_limit[:, 0], _TINY_LIMIT)
     az = np.maximum(swing_limit[:, 1], _TINY_LIMIT)
     e = (swing[:, 0] / ax) ** 2 + (swing[:, 2] / az) ** 2
     over = e > 1.0
-    scale = np.where(over, 1.0 / np.sqrt(np.maximum(e, 1.0)), 1.0)
-    swing_fix = swing * (scale - 1.0)[:, None]
+    swing_fix = np.zeros_like(swing)
+    if over.any():
+        closest = closest_on_ellipse(swing[over][:, [0, 2]], ax[over], az[over])
+        swing_fix[over, 0] = closest[:, 0] - swing[over, 0]
+        swing_fix[over, 2] = closest[:, 1] - swing[over, 2]
     twist_fix = np.clip(twist, twist_limit[:, 0], twist_limit[:, 1]) - twist
     return swing_fix, twist_fix
+
+
+def closest_on_ellipse(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Closest points (m, 2) on the ellipses (x/a)² + (y/b)² = 1 to the outside points (m, 2).
+
+    Eberly, "Distance from a point to an ellipse" (Geometric Tools, 2011): the closest point is
+    (a² x / (t + a²), b² y / (t + b²)) where t >= 0 is the root of
+    F(t) = (a x / (t + a²))² + (b y / (t + b²))² - 1, convex and decreasing for t >= 0. Newton
+    from a point where F >= 0 (the larger of 0 and max_k a_k |p_k| - a_k², below the root)
+    climbs to it monotonically without overshooting; a fixed count keeps bakes deterministic
+    and the last radial rescale (by a factor within rounding of 1) puts it exactly on."""
+    x, y = point[:, 0], point[:, 1]
+    a2, b2 = a * a, b * b
+    t = np.maximum(np.maximum(a * np.abs(x) - a2, b * np.abs(y) - b2), 0.0)
+    for _ in range(_ELLIPSE_NEWTON_STEPS):
+        ra, rb = a * x / (t + a2), b * y / (t + b2)
+        value = ra * ra + rb * rb - 1.0
+        slope = -2.0 * (ra * ra / (t + a2) + rb * rb / (t + b2))
+        t = t - value / np.minimum(slope, -1e-300)
+    closest = np.stack((a2 * x / (t + a2), b2 * y / (t + b2)), axis=1)
+    e = (closest[:, 0] / a) ** 2 + (closest[:, 1] / b) ** 2
+    return closest / np.sqrt(np.maximum(e, 1.0))[:, None]
 
 
 def solve_limits(s: Bodies, col: JointColour) -> None:
@@ -73,10 +129,43 @@ def solve_limits(s: Bodies, col: JointColour) -> None:
     if not col.has_limit.any():
         return
     p = col.pairs
-    dtheta = limit_rotation(s.q[p.a], s.q[p.b], s.R[p.a], col.rest_relative, col.swing_limit,
+    dtheta = limit_rotation(s.q[p.a], s.q[p.b], col.rest_relative, col.swing_limit,
                             col.twist_limit)
     if dtheta is not None:  # (a zero rotation would only renormalise the quaternions)
         angular(s, p, dtheta, active=col.has_limit)
+
+
+def limit_directions(s: Bodies, col: JointColour) -> np.ndarray | None:
+    """World rotation vectors (n_c, 3) back inside the limits of this colour's joints as the
+    bodies are now (zero inside, None when all are inside or nothing is limited)."""
+    if not col.has_limit.any():
+        return None
+    p = col.pairs
+    dtheta = limit_rotation(s.q[p.a], s.q[p.b], col.rest_relative, col.swing_limit,
+                            col.twist_limit)
+    if dtheta is None:
+        return None
+    return np.where(col.has_limit[:, None], dtheta, 0.0)
+
+
+def stop_at_limits(s: Bodies, col: JointColour, inward: np.ndarray) -> None:
+    """The limits' velocity pass: a joint the iterations left outside its limit (``inward``,
+    from `limit_directions`, points back in) keeps no relative angular velocity outward.
+
+    The final pass puts such a joint back on its limit by position only, so the outward
+    velocity the iterations derived survives it: the next substep drives the joint out again
+    by the same angle, the limit and the joints fight over it, and a passive body gained
+    energy substep after substep (a limp Rigify knee sideways at 25 rad/s, frame after frame).
+    Removing it is the inelastic limit of the velocity level (the contacts' normal velocity
+    likewise), as an equal and opposite couple on child and parent, so momentum is kept."""
+    p = col.pairs
+    size = np.sqrt(np.einsum("nk,nk->n", inward, inward))
+    unit = inward / np.maximum(size, 1e-300)[:, None]
+    w_rel = s.w[p.a] - s.w[p.b]
+    along = np.einsum("nk,nk->n", w_rel, unit)
+    cut = np.where((size > 0.0) & (along < 0.0), along, 0.0)
+    if np.any(cut):
+        angular_velocity_impulse(s, p, cut[:, None] * unit)
 
 
 def project_limits(s: Bodies, idx: np.ndarray, parent: np.ndarray, rest_relative: np.ndarray,
@@ -93,9 +182,7 @@ def project_limits(s: Bodies, idx: np.ndarray, parent: np.ndarray, rest_relative
     if not over.any():
         return
     idx, parent = idx[over], parent[over]
-    twist_vec = np.zeros((len(idx), 3))
-    twist_vec[:, 1] = (twist + twist_fix)[over]
-    clamped = qmul(quat_exp((swing + swing_fix)[over]), quat_exp(twist_vec))
+    clamped = clamped_rotation((swing + swing_fix)[over], (twist + twist_fix)[over])
     q = qmul(qmul(s.q[parent], rest_relative[over]), clamped)
     q /= np.sqrt(np.einsum("nk,nk->n", q, q))[:, None]
     a = anchor_a[over]

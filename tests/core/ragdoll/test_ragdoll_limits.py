@@ -13,7 +13,13 @@ from waft.core.ragdoll import (
     build_ragdoll_model,
 )
 from waft.core.ragdoll.bodies import qmul, quat_conj, quat_exp
-from waft.core.ragdoll.limits import limit_correction, swing_twist
+from waft.core.ragdoll.limits import (
+    closest_on_ellipse,
+    joint_rotation,
+    limit_correction,
+    limit_rotation,
+    swing_twist,
+)
 from waft.core.rotations import quat_from_matrix
 
 from .conftest import chain_rest, static_drive
@@ -88,6 +94,53 @@ def test_limit_correction_projects_onto_the_ellipse_and_range():
     d = qmul(quat_exp(np.array([[0.2, 0.0, -0.1]])), quat_exp(np.array([[0.0, 0.3, 0.0]])))
     s, t = swing_twist(d)
     assert np.allclose(s, [[0.2, 0, -0.1]]) and np.allclose(t, [0.3])
+
+
+def test_an_outside_swing_goes_to_the_closest_point_of_its_ellipse():
+    """Against a dense sampling of each ellipse, over axes from 1e-6 to 3 rad and points up to
+    50 times outside; and a knee (145° bend, 10° sideways) bent 117° and 8.7° sideways is fixed
+    sideways, not by straightening it (the radial scaling straightened it 18°)."""
+    rng = np.random.default_rng(7)
+    a, b = rng.uniform(1e-6, 3.0, 400), rng.uniform(1e-6, 3.0, 400)
+    angle, scale = rng.uniform(0, 2 * np.pi, 400), rng.uniform(1.001, 50.0, 400)
+    point = np.stack((a * np.cos(angle) * scale, b * np.sin(angle) * scale), axis=1)
+    closest = closest_on_ellipse(point, a, b)
+    assert np.abs((closest[:, 0] / a) ** 2 + (closest[:, 1] / b) ** 2 - 1.0).max() < 1e-12
+    t = np.linspace(0.0, 2 * np.pi, 20001)
+    for k in range(len(a)):
+        ring = np.stack((a[k] * np.cos(t), b[k] * np.sin(t)), axis=1)
+        best = np.linalg.norm(ring - point[k], axis=1).min()
+        assert np.linalg.norm(closest[k] - point[k]) <= best + 1e-12
+    knee = np.radians([[145.0, 10.0]])
+    fix, _ = limit_correction(np.radians([[116.6, 0.0, 8.7]]), np.zeros(1), knee,
+                              np.radians([[-10.0, 10.0]]))
+    assert abs(np.degrees(fix[0, 0])) < 1.0 and np.degrees(fix[0, 2]) < -2.0
+
+
+def test_the_limit_rotation_lands_on_the_limit_at_a_deep_bend():
+    """Turning the child by the returned world rotation vector puts the joint exactly on its
+    limit, for swings up to 170° combined with twist (summing the swing fix in the joint frame
+    and the twist fix about the child's axis as one rotation vector missed by tens of degrees
+    at deep bends, and the iterations diverged)."""
+    rng = np.random.default_rng(11)
+    m = 300
+    swing_limit = np.tile(np.radians([145.0, 10.0]), (m, 1))
+    twist_limit = np.tile(np.radians([-10.0, 10.0]), (m, 1))
+    bend = rng.uniform(np.radians(90.0), np.radians(170.0), m)
+    side = rng.uniform(-0.8, 0.8, m)
+    swing = np.stack((bend, np.zeros(m), side), axis=1)
+    twist = np.zeros((m, 3))
+    twist[:, 1] = rng.uniform(-1.2, 1.2, m)
+    d = qmul(quat_exp(swing), quat_exp(twist))
+    parent = quat_exp(rng.normal(size=(m, 3)))
+    rest = quat_exp(rng.normal(size=(m, 3)) * 0.3)
+    child = qmul(qmul(parent, rest), d)
+    dtheta = limit_rotation(child, parent, rest, swing_limit, twist_limit)
+    moved = qmul(quat_exp(dtheta), child)
+    s, t = swing_twist(joint_rotation(moved, parent, rest))
+    e = (s[:, 0] / swing_limit[:, 0]) ** 2 + (s[:, 2] / swing_limit[:, 1]) ** 2
+    assert e.max() < 1.0 + 1e-9
+    assert np.all(np.abs(t) <= np.radians(10.0) + 1e-9)
 
 
 def test_limits_are_never_exceeded_under_violent_motion():
