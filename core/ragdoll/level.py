@@ -39,12 +39,14 @@ from .joints import JointColour, colour_joints, damp_joints, damp_joints_subtree
 from .limits import (
     joint_rotation,
     limit_correction,
+    limit_directions,
     project_limits,
     solve_limits,
+    stop_at_limits,
     swing_twist,
 )
 from .model import BodyMode, RagdollModel
-from .momentum import momenta, restore_momenta
+from .momentum import cap_energy, energies, momenta, restore_momenta
 from .motors import (
     motor_alpha_tilde,
     motor_omega,
@@ -63,6 +65,7 @@ class Scene(Protocol):
 
     fallen: np.ndarray  # (R,) bool: the ragdoll let go of its root lock
     fallen_version: int
+    moving_colliders: np.ndarray  # (K,) bool: the collider's matrix changes in the bake
 
     def colliders_at(self, sub: Substep): ...
 
@@ -160,6 +163,7 @@ class FrameCoefficients:
         self.any_free = bool(self.free_ragdoll.any())
         motor = driven & ~level.is_root & (strength > 0)
         self.passive_ragdoll = np.bincount(r, weights=motor, minlength=len(level.ragdolls)) == 0
+        self.any_passive_free = bool(np.any(self.passive_ragdoll & self.free_ragdoll))
         self.restitution = P["restitution"][f, b]
         # Final top-down pass, per depth level: joints re-attached (seed 004's joint projection),
         # rigid motors set, limits clamped, distance limits clamped; index arrays per level.
@@ -317,6 +321,8 @@ class Level:
         centre_t = origin_t + Rt[:, :, 1] * self.half[:, None]
         v, x = s.v[:n], s.x[:n]
         start = (momenta(s, self.member, self.mass, self.inertia) if c.any_free else None)
+        energy = (sum(energies(s, self.member, self.mass, self.inertia, c.gravity))
+                  if c.any_passive_free else None)
         if c.any_drive:
             tv = np.zeros((n, 3)) if sub.frozen else self.centre_velocity[f]
             velocity_drive(v, x, centre_t, tv, c.drive)
@@ -374,10 +380,14 @@ class Level:
                                                   touched=touched)
         self_near = (self.self_collision is not None
                      and self.self_collision.near(s, 2.0 * margin))
+        driven = np.zeros(n, dtype=bool)  # near a moving collider or another ragdoll
         if self_near:  # a pair of two ragdolls exchanges momentum between them
             pa, pb = self.self_collision.candidates[:2]
             crossing = self.ragdoll_local[pa] != self.ragdoll_local[pb]
             touched[pa[crossing]] = touched[pb[crossing]] = True
+            driven[pa[crossing]] = driven[pb[crossing]] = True
+        if energy is not None and len(near) and self.run.moving_colliders[near].any():
+            driven[:] = True  # (which bodies it is near is not kept: all, to be safe)
         for it in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
@@ -417,6 +427,7 @@ class Level:
         s.v[:] = (s.x - s.x_prev) / h
         dq = qmul(s.q, quat_conj(s.q_prev))
         s.w[:] = quat_log(dq) / h
+        outside = [limit_directions(s, col) for col in self.colours]
         self.final_pass(c, anchor, local_t, origin_t)
         self.project_contacts(c, colliders, ~kin, anchor)  # every collider: nothing ends inside
         # velocity pass: no de-penetration pop, joint damping and the motors' dampers
@@ -424,6 +435,11 @@ class Level:
         self.contacts.velocity_pass(s, c.friction, h, restitution=c.restitution,
                                     v_before=v_before, w_before=w_before,
                                     gravity=float(np.abs(c.gravity).max(initial=0.0)))
+        if self_near:
+            self.self_collision.stop_normal_motion(s, ~kin)
+        for col, inward in zip(self.colours, outside, strict=True):
+            if inward is not None:
+                stop_at_limits(s, col, inward)
         for j, col in enumerate(self.colours):
             cc = c.colours[j]
             if sub.frozen:
@@ -442,12 +458,19 @@ class Level:
                                         self.joint_inertia[col.index])
             else:
                 damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
+        alone = np.zeros(len(self.ragdolls), dtype=bool)
         if start is not None:
             alone = c.free_ragdoll & (self.member @ touched == 0)
             if alone.any():
                 impulse = h * (self.member @ (self.mass[:, None] * c.gravity))
                 restore_momenta(s, self.member, self.mass, self.inertia, start, impulse, h,
                                 alone, c.passive_ragdoll)
+        if energy is not None:
+            # A passive ragdoll on still colliders may only lose energy (momentum.py)
+            still = (c.passive_ragdoll & c.free_ragdoll & (self.member @ driven == 0)
+                     & ~alone)  # (restore_momenta has kept the energy of those alone)
+            if still.any():
+                cap_energy(s, self.member, self.mass, self.inertia, c.gravity, energy, still)
 
     def solve_distance_limits(self, s: Bodies, c: FrameCoefficients, origin_t: np.ndarray
                               ) -> None:

@@ -15,7 +15,17 @@ smallest change in the kinetic-energy metric that restores the momenta is a rigi
 whole ragdoll, a common velocity plus a rotation Δω = I_sys⁻¹ (L₀ − L) about the centre of
 mass with the system's inertia tensor I_sys. The centre of mass is put back on its ballistic
 path, c₀ + h P/M, by a common translation (joints, limits and self-contacts are unaffected by
-it). A ragdoll that touches anything is left as the contacts made it.
+it).
+
+A passive ragdoll (no motor, nothing external driving it) that touches only colliders that do
+not move cannot gain energy either: static contacts do no work and friction, damping and the
+inelastic parts only take energy away. The substep can still add some: when the iterations leave
+a conflict between joints, limits and contacts unresolved, the final projections separate a
+joint that the next substep's solve pulls together, and that closing speed is energy from
+nowhere (a limp Rigify human curled over a box was thrown up 1 m). `cap_energy` projects the
+velocities of such a ragdoll back onto its energy budget (kinetic plus gravitational at the
+substep's start), the closest velocities in the mass metric with that energy: all of them scaled
+by one factor.
 """
 
 from __future__ import annotations
@@ -116,3 +126,32 @@ def _cap_internal_energy(s: Bodies, mass: np.ndarray, Iw: np.ndarray, body: np.n
         keep = body @ scale + (1.0 - body.sum(axis=1))  # 1 outside the restored rows
         s.v[:n] = v + (keep - 1.0)[:, None] * u
         s.w[:n] = w + (keep - 1.0)[:, None] * uw
+
+
+def energies(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np.ndarray,
+             gravity: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(kinetic (R,), gravitational potential (R,)) of each ragdoll; gravity (n, 3)."""
+    n = len(mass)
+    v = s.v[:n]
+    wb = rotate_inv(s.R[:n], s.w[:n])
+    kinetic = 0.5 * (member @ (mass * np.einsum("nk,nk->n", v, v)
+                               + np.einsum("nk,nk->n", inertia * wb, wb)))
+    potential = -(member @ (mass * np.einsum("nk,nk->n", gravity, s.x[:n])))
+    return kinetic, potential
+
+
+def cap_energy(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np.ndarray,
+               gravity: np.ndarray, budget: np.ndarray, which: np.ndarray) -> None:
+    """Scale the velocities of each ragdoll r with which[r] so that its kinetic plus
+    gravitational energy is at most budget[r] (its total at the substep's start); positions
+    are left as they are (if they alone are above the budget, the ragdoll stops)."""
+    n = len(mass)
+    kinetic, potential = energies(s, member, mass, inertia, gravity)
+    over = which & (kinetic + potential > budget)
+    if not over.any():
+        return
+    allowed = np.maximum(budget - potential, 0.0)
+    scale = np.where(over, np.sqrt(allowed / np.maximum(kinetic, 1e-300)), 1.0)
+    keep = member.T @ scale  # every body belongs to exactly one ragdoll of the level
+    s.v[:n] *= keep[:, None]
+    s.w[:n] *= keep[:, None]

@@ -23,6 +23,7 @@ import numpy as np
 from .bodies import Bodies, cross
 
 REST_MARGIN = 0.005  # m: pairs closer than this at bind pose never collide
+CONTACT_SLOP = 0.001  # m: a pair this far apart after the iterations still touches
 
 
 def _unit(x: np.ndarray) -> np.ndarray:
@@ -154,3 +155,43 @@ class SelfCollision:
         dth[:n] = scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib)
         s.move(dx, dth)
         return True
+
+    def stop_normal_motion(self, s: Bodies, movable: np.ndarray) -> None:
+        """The velocity pass of the pairs (Müller et al. 2020 §3.5, restitution 0): a pair in
+        contact at the end of the substep keeps no relative normal velocity, neither apart
+        (the iterations' pushes taken into the velocities as a speed of separation,
+        penetration / h, the PBD "pop") nor together (a limb that kept its approach speed went
+        4 cm into the other in the next substep). One Jacobi pass with the same mass splitting
+        as `solve`; equal and opposite impulses, so momentum is kept."""
+        if not self.count:
+            return
+        n = len(self.half)
+        x, R = s.x[:n], s.R[:n]
+        axis = R[:, :, 1] * self.half[:, None]
+        i, j, sum_radius, split_a, split_b, scatter_a, scatter_b = self.candidates
+        p, q = segment_pairs_closest(x[i] - axis[i], x[i] + axis[i], x[j] - axis[j],
+                                     x[j] + axis[j])
+        d = p - q
+        dist = np.sqrt(np.einsum("pk,pk->p", d, d))
+        touching = (dist <= sum_radius + CONTACT_SLOP) & (movable[i] | movable[j])
+        if not touching.any():
+            return
+        nrm = d / np.maximum(dist, 1e-12)[:, None]
+        ra, rb = p - x[i], q - x[j]
+        v, w = s.v[:n], s.w[:n]
+        u = v[i] + cross(w[i], ra) - v[j] - cross(w[j], rb)
+        apart = np.einsum("pk,pk->p", u, nrm)
+        ca, cb = cross(ra, nrm), cross(rb, nrm)
+        ia = s.inv_inertia_times(i, ca)
+        ib = s.inv_inertia_times(j, cb)
+        wa = (s.inv_mass[i] + np.einsum("pk,pk->p", ca, ia)) * split_a
+        wb = (s.inv_mass[j] + np.einsum("pk,pk->p", cb, ib)) * split_b
+        denom = wa + wb
+        lam = np.where(touching & (denom > 1e-12),
+                       apart / np.maximum(denom, 1e-12), 0.0)
+        if not lam.any():
+            return
+        impulse = lam[:, None] * nrm  # taken from a along +nrm, given to b
+        s.v[:n] -= (scatter_a @ (impulse * s.inv_mass[i, None])
+                    - scatter_b @ (impulse * s.inv_mass[j, None]))
+        s.w[:n] -= scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib)

@@ -61,7 +61,8 @@ class _Run:
         # Colliders that never move (a ground, walls) give the same ColliderFrame every
         # substep: built once.
         cm = drive.collider_matrix
-        self._static_colliders = bool(np.all(cm == cm[:1]))
+        self.moving_colliders = np.any(cm != cm[:1], axis=(0, 2, 3))
+        self._static_colliders = not self.moving_colliders.any()
 
     def colliders_at(self, sub: Substep):
         """The colliders at the end of substep `sub` (interpolated matrices, cached)."""

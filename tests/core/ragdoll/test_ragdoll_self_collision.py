@@ -77,18 +77,26 @@ def test_a_limp_ragdoll_falling_down_does_not_pass_through_itself():
     sc = SelfCollision(ragdoll=model.ragdoll_of_body, parent=model.parent,
                        rest_matrix=model.rest_matrix, half=model.length / 2, radius=model.radius)
 
-    def worst(result):
+    def worst(result):  # (frames,) deepest overlap of any pair
         P = result.physics_matrix
         a = P[..., :3, 3]
         b = a + P[..., :3, 1] * model.length[:, None]
         p, q = segment_pairs_closest(a[:, sc.a].reshape(-1, 3), b[:, sc.a].reshape(-1, 3),
                                      a[:, sc.b].reshape(-1, 3), b[:, sc.b].reshape(-1, 3))
-        return (np.tile(sc.sum_radius, frames) - np.linalg.norm(p - q, axis=1)).max()
+        overlap = np.tile(sc.sum_radius, frames) - np.linalg.norm(p - q, axis=1)
+        return overlap.reshape(frames, -1).max(axis=1)
 
     off = worst(bake_ragdoll(model, drive, RagdollSettings(self_collision=False)))
     on = worst(bake_ragdoll(model, drive, RagdollSettings()))
-    assert off > 0.1  # the limbs fold through the body without it
-    assert on < 0.025
+    assert off.max() > 0.1  # the limbs fold through the body without it
+    # On landing (frame 18) the thigh comes down on a foot held by the ground: the iterations
+    # leave them overlapping, and since a passive ragdoll may not gain energy (cap_energy)
+    # they are no longer popped apart by a separation speed, but pushed apart over the next
+    # frames (limbs settling on each other afterwards overlap less than 2 cm). Lying still
+    # in the last second, they are apart to within 5 mm.
+    assert on.max() < 0.05
+    assert on[24:].max() < 0.02
+    assert on[-30:].max() < 0.005
 
 
 def test_segment_closest_points_match_brute_force():
