@@ -83,12 +83,10 @@ def build_scene():
     settings.root_lock = False
     settings.use_ground = True
     settings.ground_height = 0.0
-    # 31 bodies in long chains: more passes keep the joints tighter, and at 8 the body lying
-    # on the floor does not settle (it creeps 1-15 mm a frame from the joints' and contacts'
-    # residual fight; 0.8 mm at 16). Known defect at 16: the body curled over the box is thrown
-    # up and flips around frame 25 (energy from the folded contacts, with or without the
-    # in-air momentum projection; the open ragdoll issue)
-    settings.iterations = 16
+    # 31 bodies in long chains: more passes than the default keep the joints tighter (at 8 the
+    # body lying on the floor crept 1-15 mm a frame from the joints' and contacts' residual
+    # fight). At 12 it lies still by frame 60.
+    settings.iterations = 12
     # A low box behind the knees: a Waft box collider and the cube that shows it.
     box = new_object("Collider.Box", None)
     box.empty_display_type = "CUBE"
