@@ -119,12 +119,10 @@ class SelfCollision:
             self.candidates = self._subset(close)
         return bool(len(close))
 
-    def solve(self, s: Bodies, movable: np.ndarray) -> bool:
-        """One Jacobi pass over every pair (hard, both bodies move); after `near`, over the
-        pairs it found close. False when no pair penetrated (nothing moved, so a further pass
-        would find the same)."""
-        if not self.count:
-            return False
+    def _contact(self, s: Bodies, movable: np.ndarray, reach: float):
+        """The candidate pairs closer than their radii + reach (the mask), with their normal
+        (from b to a), lever arms, penetration, world inverse inertia times the levers'
+        moments, and generalised inverse masses with the mass splitting; None if none."""
         n = len(self.half)
         x, R = s.x[:n], s.R[:n]
         axis = R[:, :, 1] * self.half[:, None]
@@ -134,9 +132,9 @@ class SelfCollision:
         d = p - q
         dist = np.sqrt(np.einsum("pk,pk->p", d, d))
         pen = sum_radius - dist
-        active = (pen > 0.0) & (movable[i] | movable[j])
-        if not active.any():
-            return False
+        mask = (pen > -reach) & (movable[i] | movable[j])
+        if not mask.any():
+            return None
         nrm = d / np.maximum(dist, 1e-12)[:, None]
         ra, rb = p - x[i], q - x[j]
         ca, cb = cross(ra, nrm), cross(rb, nrm)
@@ -144,7 +142,20 @@ class SelfCollision:
         ib = s.inv_inertia_times(j, cb)
         wa = (s.inv_mass[i] + np.einsum("pk,pk->p", ca, ia)) * split_a
         wb = (s.inv_mass[j] + np.einsum("pk,pk->p", cb, ib)) * split_b
-        denom = wa + wb
+        return mask, nrm, ra, rb, pen, ia, ib, wa + wb
+
+    def solve(self, s: Bodies, movable: np.ndarray) -> bool:
+        """One Jacobi pass over every pair (hard, both bodies move); after `near`, over the
+        pairs it found close. False when no pair penetrated (nothing moved, so a further pass
+        would find the same)."""
+        if not self.count:
+            return False
+        contact = self._contact(s, movable, 0.0)
+        if contact is None:
+            return False
+        active, nrm, _, _, pen, ia, ib, denom = contact
+        n = len(self.half)
+        i, j, _, _, _, scatter_a, scatter_b = self.candidates
         lam = np.where(active & (denom > 1e-12), pen / np.maximum(denom, 1e-12), 0.0)
         # impulse lam * nrm on a (pushed along +nrm, away from b), the opposite on b
         impulse = lam[:, None] * nrm
@@ -165,30 +176,16 @@ class SelfCollision:
         as `solve`; equal and opposite impulses, so momentum is kept."""
         if not self.count:
             return
-        n = len(self.half)
-        x, R = s.x[:n], s.R[:n]
-        axis = R[:, :, 1] * self.half[:, None]
-        i, j, sum_radius, split_a, split_b, scatter_a, scatter_b = self.candidates
-        p, q = segment_pairs_closest(x[i] - axis[i], x[i] + axis[i], x[j] - axis[j],
-                                     x[j] + axis[j])
-        d = p - q
-        dist = np.sqrt(np.einsum("pk,pk->p", d, d))
-        touching = (dist <= sum_radius + CONTACT_SLOP) & (movable[i] | movable[j])
-        if not touching.any():
+        contact = self._contact(s, movable, CONTACT_SLOP)
+        if contact is None:
             return
-        nrm = d / np.maximum(dist, 1e-12)[:, None]
-        ra, rb = p - x[i], q - x[j]
+        touching, nrm, ra, rb, _, ia, ib, denom = contact
+        n = len(self.half)
+        i, j, _, _, _, scatter_a, scatter_b = self.candidates
         v, w = s.v[:n], s.w[:n]
         u = v[i] + cross(w[i], ra) - v[j] - cross(w[j], rb)
         apart = np.einsum("pk,pk->p", u, nrm)
-        ca, cb = cross(ra, nrm), cross(rb, nrm)
-        ia = s.inv_inertia_times(i, ca)
-        ib = s.inv_inertia_times(j, cb)
-        wa = (s.inv_mass[i] + np.einsum("pk,pk->p", ca, ia)) * split_a
-        wb = (s.inv_mass[j] + np.einsum("pk,pk->p", cb, ib)) * split_b
-        denom = wa + wb
-        lam = np.where(touching & (denom > 1e-12),
-                       apart / np.maximum(denom, 1e-12), 0.0)
+        lam = np.where(touching & (denom > 1e-12), apart / np.maximum(denom, 1e-12), 0.0)
         if not lam.any():
             return
         impulse = lam[:, None] * nrm  # taken from a along +nrm, given to b
