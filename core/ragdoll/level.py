@@ -380,14 +380,14 @@ class Level:
                                                   touched=touched)
         self_near = (self.self_collision is not None
                      and self.self_collision.near(s, 2.0 * margin))
-        driven = np.zeros(n, dtype=bool)  # near a moving collider or another ragdoll
+        disturbed = np.zeros(n, dtype=bool)  # near a moving collider or another ragdoll
         if self_near:  # a pair of two ragdolls exchanges momentum between them
             pa, pb = self.self_collision.candidates[:2]
             crossing = self.ragdoll_local[pa] != self.ragdoll_local[pb]
             touched[pa[crossing]] = touched[pb[crossing]] = True
-            driven[pa[crossing]] = driven[pb[crossing]] = True
+            disturbed[pa[crossing]] = disturbed[pb[crossing]] = True
         if energy is not None and len(near) and self.run.moving_colliders[near].any():
-            driven[:] = True  # (which bodies it is near is not kept: all, to be safe)
+            disturbed[:] = True  # (which bodies it is near is not kept: all, to be safe)
         for it in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
@@ -467,7 +467,7 @@ class Level:
                                 alone, c.passive_ragdoll)
         if energy is not None:
             # A passive ragdoll on still colliders may only lose energy (momentum.py)
-            still = (c.passive_ragdoll & c.free_ragdoll & (self.member @ driven == 0)
+            still = (c.passive_ragdoll & c.free_ragdoll & (self.member @ disturbed == 0)
                      & ~alone)  # (restore_momenta has kept the energy of those alone)
             if still.any():
                 cap_energy(s, self.member, self.mass, self.inertia, c.gravity, energy, still)

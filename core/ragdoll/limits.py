@@ -126,13 +126,9 @@ def closest_on_ellipse(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nd
 
 def solve_limits(s: Bodies, col: JointColour) -> None:
     """Project violated swing / twist limits (hard, both bodies move)."""
-    if not col.has_limit.any():
-        return
-    p = col.pairs
-    dtheta = limit_rotation(s.q[p.a], s.q[p.b], col.rest_relative, col.swing_limit,
-                            col.twist_limit)
+    dtheta = limit_directions(s, col)
     if dtheta is not None:  # (a zero rotation would only renormalise the quaternions)
-        angular(s, p, dtheta, active=col.has_limit)
+        angular(s, col.pairs, dtheta, active=col.has_limit)
 
 
 def limit_directions(s: Bodies, col: JointColour) -> np.ndarray | None:
