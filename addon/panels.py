@@ -89,7 +89,7 @@ class WAFT_PT_collider(PropertiesPanel, bpy.types.Panel):
 
     @classmethod
     def poll(cls, context):
-        return context.object is not None and context.object.type == 'EMPTY'
+        return context.object is not None and context.object.type in {'EMPTY', 'MESH'}
 
     def draw_header(self, context):
         self.layout.prop(context.object.waft_collider, "enabled", text="")
@@ -97,6 +97,10 @@ class WAFT_PT_collider(PropertiesPanel, bpy.types.Panel):
     def draw(self, context):
         settings = context.object.waft_collider
         self.layout.active = settings.enabled
+        if context.object.type == 'MESH':
+            # A body-mesh collider: its deformed surface is the shape.
+            draw_props(self.layout, settings, ["friction", "depth"])
+            return
         names = ["shape", "friction"]
         if settings.shape == "CAPSULE":
             names += ["radius_a", "radius_b"]

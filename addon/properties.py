@@ -198,13 +198,19 @@ class WaftColliderSettings(bpy.types.PropertyGroup):
 
     enabled: BoolProperty(
         name="Waft Collider", default=False,
-        description="Simulated chains collide with this empty")
+        description="Simulated chains, hair and cloth collide with this object: an empty "
+                    "with a shape, or a mesh (its deformed surface, e.g. the character's body)")
     shape: EnumProperty(name="Shape", items=COLLIDER_SHAPES, default="AUTO")
     radius_a: _capsule_radius("A", "−Z")
     radius_b: _capsule_radius("B", "+Z")
     friction: FloatProperty(
         name="Friction", default=0.3, min=0.0, soft_max=1.0,
         description="Coulomb friction coefficient of contacts with this collider")
+    depth: FloatProperty(
+        name="Depth", default=0.05, min=1e-4, soft_max=0.5, unit='LENGTH',
+        description="Mesh colliders: how far inside the surface a particle is still found and "
+                    "pushed out. Deeper costs more; thin parts (fingers, ears) thinner than this "
+                    "can let a fast particle through to the other side")
 
 
 register, unregister = groups_registration(

@@ -127,8 +127,10 @@ def enabled_colliders(scene, collection) -> list:
 
 def collider_union(per_owner: list[list]) -> tuple[tuple[ColliderRead, ...], np.ndarray]:
     """Read every collider empty any owner (setup, cage, rod armature) collides with, once and
-    sorted by name, and the (K, owners) bool mask of which owner collides with which."""
-    found = sorted({ob.name: ob for obs in per_owner for ob in obs}.values(),
+    sorted by name, and the (K, owners) bool mask of which owner collides with which. Mesh
+    colliders are left to ``mesh_colliders.mesh_collider_union``."""
+    found = sorted({ob.name: ob for obs in per_owner for ob in obs
+                    if ob.type != 'MESH'}.values(),
                    key=lambda ob: ob.name)
     colliders = tuple(read_collider(ob) for ob in found)
     mask = np.array([[any(c.object is ob for ob in obs) for obs in per_owner]

@@ -38,6 +38,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "Cut Threshold": ("カットのしきい値", "剪切阈值"),
     "Damping": ("減衰", "阻尼"),
     "Density": ("密度", "密度"),
+    "Depth": ("深さ", "深度"),
     "Direction Variation": ("方向の揺らぎ", "方向变化"),
     "Distance Limit": ("距離制限", "距离限制"),
     "Down Jacket": ("ダウンジャケット", "羽绒服"),
@@ -501,6 +502,13 @@ MESSAGES.update({
         "質量を使用がオンのときのボディの質量 (kg)", "启用使用质量时刚体的质量 (kg)"),
     "Max-distance multiplier on edge vertices": ("縁の頂点の最大距離の倍率", "边缘顶点的最大距离倍数"),
     "Mean wind velocity in m/s": ("平均風速 (m/s)", "平均风速 (m/s)"),
+    "Mesh colliders: how far inside the surface a particle is still found and pushed out. "
+    "Deeper costs more; thin parts (fingers, ears) thinner than this can let a fast particle "
+    "through to the other side": (
+        "メッシュコライダー: 表面からどれだけ内側まで粒子を見つけて押し出すか。深いほど重くなります。"
+        "これより薄い部分(指、耳)では速い粒子が反対側へ抜けることがあります",
+        "网格碰撞体: 粒子在表面以内多深仍会被找到并推出。越深越慢; 比此值更薄的部分(手指、耳朵)"
+        "可能让快速的粒子穿到另一侧"),
     "Mesh the render strands grow from; roots follow its evaluated (skinned or parented) surface "
     "every frame": (
         "レンダーストランドが生えるメッシュ。根元は毎フレーム評価後の(スキンまたはペアレントされた)"
@@ -676,8 +684,11 @@ MESSAGES.update({
         "ベイク時にこの髪のカーブオブジェクトのカーブをガイドとしてシミュレートします"
         "(根元はサーフェスメッシュに従います)",
         "烘焙时将此头发曲线物体的曲线作为引导线模拟(发根跟随其表面网格)"),
-    "Simulated chains collide with this empty": (
-        "シミュレートするチェーンはこのエンプティと衝突します", "模拟的骨链与此空物体碰撞"),
+    "Simulated chains, hair and cloth collide with this object: an empty with a shape, or a "
+    "mesh (its deformed surface, e.g. the character's body)": (
+        "シミュレートするチェーン・髪・布はこのオブジェクトと衝突します: 形状を持つエンプティ、"
+        "またはメッシュ(変形後の表面、例: キャラクターの体)",
+        "模拟的骨链、头发和布料与此物体碰撞: 带形状的空物体, 或网格(其变形后的表面, 例如角色的身体)"),
     "Simulated without motors: a limp ragdoll part": (
         "モーターなしでシミュレート: 脱力したラグドールの部位", "无马达模拟: 瘫软的布娃娃部位"),
     "Simulated; motors pull its rotation toward the animation's": (

@@ -228,5 +228,6 @@ def solver_input(read: SceneRead, samples: Samples, *, rate: float | None = None
                   collider_matrix=samples.collider_matrix,
                   params=strand_params(read, samples, n_particles), output_fps=read.fps,
                   output_frames=read.frame_end - read.frame_start + 1,
-                  settled_offset=settled_offsets(read, n_particles))
+                  settled_offset=settled_offsets(read, n_particles),
+                  meshes=samples.meshes, mesh_mask=read.mesh_mask)
     return SolverInput(model=model, drive=drive, frames=frames)

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...core.errors import SetupError
 from .. import reading as shared
+from ..mesh_colliders import mesh_collider_union
 
 # Settings of Object.waft that are plain floats; each must be finite.
 SETUP_FLOAT_SETTINGS = (
@@ -71,6 +72,9 @@ class SceneRead:
     frame_start: int
     frame_end: int
     fps: float
+    # Body-mesh colliders (addon.mesh_colliders.MeshColliderRead) and their (M, S) bool mask.
+    meshes: tuple = ()
+    mesh_mask: np.ndarray | None = None
 
 
 def find_setups(scene, objects=None) -> list:
@@ -259,5 +263,7 @@ def read_scene(scene, *, objects=None, frame_start=None, frame_end=None,
                                  f"'{chain.bone_names[0]}': chain collider '{ob.name}' is not "
                                  f"in scene '{scene.name}'")
     colliders, mask = shared.collider_union(per_chain)
+    meshes, mesh_mask = mesh_collider_union(per_chain, scale)
     return SceneRead(setups=setups, chains=chains, colliders=colliders, collider_mask=mask,
-                     unit_scale=scale, frame_start=start, frame_end=end, fps=fps)
+                     unit_scale=scale, frame_start=start, frame_end=end, fps=fps,
+                     meshes=meshes, mesh_mask=mesh_mask)

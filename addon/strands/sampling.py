@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core.errors import SetupError
+from .. import mesh_colliders
 from ..reading import MIN_BONE_LENGTH
 from ..sampling import (
     FrameSampler,
@@ -61,6 +62,7 @@ class Samples:
     gravity: np.ndarray  # (F, 3) scene gravity, m/s²
     setup_settings: list  # per setup: {name: (F or 1, …) array}
     bone_settings: list  # per chain: {name: (F or 1, B) array}
+    meshes: object = None  # core MeshColliders (world metres per sample) or None
 
     def take(self, index: np.ndarray) -> Samples:
         """The samples at ``index`` (settings read once keep their single row)."""
@@ -69,7 +71,8 @@ class Samples:
             object_matrix=self.object_matrix[index],
             collider_matrix=self.collider_matrix[index], gravity=self.gravity[index],
             setup_settings=settings_at(self.setup_settings, index, len(self.frames)),
-            bone_settings=settings_at(self.bone_settings, index, len(self.frames)))
+            bone_settings=settings_at(self.bone_settings, index, len(self.frames)),
+            meshes=mesh_colliders.take(self.meshes, index))
 
 
 class Sampler(FrameSampler):
@@ -84,6 +87,7 @@ class Sampler(FrameSampler):
         self._object = np.empty((n_frames, len(read.setups), 4, 4))
         self._collider = np.empty((n_frames, len(read.colliders), 4, 4))
         self._gravity = np.empty((n_frames, 3))
+        self._meshes = mesh_colliders.MeshSampler(read.meshes, n_frames)
         # Which settings are animated, once per setup (walks every F-curve of its actions).
         self._animated_settings = [animated_settings(s.object) for s in read.setups]
         self._setup_series = [self._setup_series_for(i, s.object)
@@ -120,6 +124,7 @@ class Sampler(FrameSampler):
             self._object[i, s] = np.array(ob.matrix_world)
         for k, collider in enumerate(self.read.colliders):
             self._collider[i, k] = np.array(collider.object.matrix_world)
+        self._meshes.sample(i)
         scene = self.scene
         self._gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
         for series in (self._all_series() if i == 0 else self._animated):
@@ -143,6 +148,7 @@ class Sampler(FrameSampler):
                  for n in BONE_SCALARS}
                 for chain in self._bone_series
             ],
+            meshes=self._meshes.result(self.read.unit_scale),
         )
         check_samples(self.read, samples)
         return samples

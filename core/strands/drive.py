@@ -21,6 +21,7 @@ import numpy as np
 
 from ..colliders import MIN_DETERMINANT, check_collider_matrix
 from ..errors import SetupError
+from ..mesh_colliders import MeshColliders, check_meshes
 from ..timestep import check_fps, check_output
 from .model import StrandModel
 from .params import StrandParams, validate_params
@@ -43,6 +44,10 @@ class Drive:
     # without one. None: no chain has one. Chains with one start (and restart after
     # animation cuts) from it instead of from the reference.
     settled_offset: np.ndarray | None = None
+    # Body-mesh colliders (`mesh_colliders`), sampled like the reference, and the (M, S) bool
+    # mask of which chain collides with which (None: every chain with every mesh).
+    meshes: MeshColliders | None = None
+    mesh_mask: np.ndarray | None = None
 
     @property
     def frames(self) -> int:
@@ -63,6 +68,8 @@ class CheckedDrive:
     output_frames: int = 0  # result frames
     settled_offset: np.ndarray | None = None  # (S, P, 3), 0 on kinematic particles and padding
     settled: np.ndarray | None = None  # (S,) bool: the chain starts from its settled pose
+    meshes: MeshColliders | None = None  # None when there is none
+    mesh_mask: np.ndarray | None = None  # (M, S) bool
 
     @property
     def frames(self) -> int:
@@ -117,10 +124,12 @@ def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
     output_fps, output_frames = check_output(samples=F, fps=fps, output_fps=drive.output_fps,
                                              output_frames=drive.output_frames)
     settled_offset, settled = _check_settled(model, drive.settled_offset, kinematic)
+    meshes, mesh_mask = check_meshes(drive.meshes, drive.mesh_mask, F, S)
     return CheckedDrive(fps=fps, reference=reference, kinematic=kinematic, space=space,
                         collider_matrix=colliders, params=params, output_fps=output_fps,
                         output_frames=output_frames, settled_offset=settled_offset,
-                        settled=settled)
+                        settled=settled, meshes=meshes, mesh_mask=mesh_mask)
+
 
 
 def _check_settled(model: StrandModel, offset, kinematic: np.ndarray

@@ -34,6 +34,7 @@ from ..colliders import apply_friction as _friction
 from ..errors import DivergenceError
 from ..forces import strand_phase, tangent_response, wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
+from ..mesh_colliders import MeshField
 from ..shake import ShakeCoefficients, ShakeScratch, solve_shake
 from ..space import apply_carry, carry_operators
 from ..timestep import SolverSettings, frame_interval, interpolate
@@ -206,6 +207,9 @@ class Workspace:
         ]
         self._views: tuple[np.ndarray, _Views] | None = None
         self._shake: dict[int, ShakeScratch] = {}
+        # (coefficients, chain index, particle index, radius, (M, N) mask or None) of the
+        # particles body meshes push, for the coefficients they were gathered with.
+        self.mesh_targets: tuple | None = None
 
     def shake_scratch(self, n: int) -> ShakeScratch:
         """Buffers for the SHAKE projection of the first `n` segments."""
@@ -433,6 +437,8 @@ class SubstepDrive:
     # (K, 4, 4) colliders at the start of the substep (None: not moving / not known): friction
     # acts on the motion relative to the collider's surface.
     collider_start: np.ndarray | None = None
+    # Body-mesh colliders: the bake's field and its (M, S) bool mask of chains per mesh.
+    meshes: tuple[MeshField, np.ndarray] | None = None
 
     def __post_init__(self):
         if self.source is None and self.source_terms is None:
@@ -541,7 +547,7 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
             solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
             particle_major = None
         _collide(model, ws, x, x_prev, drive_at_t, c, particle_major)
-        if c.ftl is not None and ws.colliders:
+        if c.ftl is not None and (ws.colliders or drive_at_t.meshes is not None):
             _lengths_after_contact(model, ws, x, x_prev, drive_at_t, c, reference)
     if c.voxel is not None:
         # Inter-hair friction (seed 002): velocities only, after every positional constraint.
@@ -644,6 +650,29 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             n, dist = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
             push_out(xs, xps, n, dist, c.collision_radius[idx], friction, surface)
             x[:, idx] = np.moveaxis(xs, -1, 0)
+    if sd.meshes is not None:
+        _collide_meshes(ws, x, x_prev, sd, c)
+
+
+def _collide_meshes(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, sd: SubstepDrive,
+                    c: FrameCoefficients) -> None:
+    """Body-mesh colliders after the shapes: the movable particles of the chains that collide
+    with a mesh, gathered once per set of frame coefficients."""
+    field, mask = sd.meshes
+    targets = ws.mesh_targets
+    if targets is None or targets[0] is not c:
+        movable = np.isfinite(c.collision_radius) & mask.any(axis=0)[:, None]
+        s_idx, p_idx = np.nonzero(movable)
+        per_mesh = mask[:, s_idx]
+        targets = (c, s_idx, p_idx, c.collision_radius[s_idx, p_idx],
+                   None if per_mesh.all() else per_mesh)
+        ws.mesh_targets = targets
+    _, s_idx, p_idx, radius, per_mesh = targets
+    if len(s_idx) == 0:
+        return
+    points = np.ascontiguousarray(x[:, s_idx, p_idx].T)
+    field.push_out(points, x_prev[:, s_idx, p_idx].T, radius, sd.t - ws.h, sd.t, per_mesh)
+    x[:, s_idx, p_idx] = points.T
 
 
 def _sphere_distances(ws: Workspace, x: np.ndarray, sd: SubstepDrive, blocks: SphereBlocks,
@@ -771,6 +800,12 @@ class _Bake:
         self._out_scratch = np.empty((3, S, Ps))
         self.settled = drive.settled if drive.settled is not None and drive.settled.any() \
             else None
+        self.meshes = None
+        if drive.meshes is not None:
+            radius = np.asarray(drive.params["radius"], dtype=np.float64)
+            field = MeshField(drive.meshes, fps=self.fps,
+                              radius=float(np.max(radius)) if radius.size else 0.0)
+            self.meshes = (field, drive.mesh_mask)
 
     def _settled_at(self, t: float, chains: np.ndarray) -> np.ndarray:
         """(3, S, Ps) the reference at time `t` with the settled pose (`settled.py`) put back
@@ -836,7 +871,7 @@ class _Bake:
                 carry = carry_operators(start, end, coeffs.world_motion_fraction)
         return SubstepDrive(t=t_end, reference=ref, collider_matrix=M, collider_inverse=Minv,
                             collider_similarity=similar, carry=carry, coefficients=coeffs,
-                            collider_start=start)
+                            collider_start=start, meshes=self.meshes)
 
     def reference_at(self, t: float, out: np.ndarray) -> np.ndarray:
         """The interpolated reference (3, S, Ps) at time `t` into `out`."""
@@ -924,7 +959,8 @@ class _Bake:
                     collider_similarity=similar, carry=carry, coefficients=coeffs,
                     source_terms=(A, B, float(alphas[t])),
                     shock_motion=None if shock is None else (shock[0][t], shock[1][t]),
-                    collider_start=None if collider_starts is None else collider_starts[t]))
+                    collider_start=None if collider_starts is None else collider_starts[t],
+                    meshes=self.meshes))
             j = k
         return drives
 

@@ -1,0 +1,136 @@
+"""Body-mesh colliders: a mesh object (usually the character's skinned body) with Waft Collider
+on. Its evaluated (deformed) surface is read at every sample time with the other inputs and
+handed to the core as ``core.mesh_colliders.MeshColliders``.
+
+Read once (``read_mesh_collider``): the object, its settings and that its evaluated mesh has
+faces. Sample (``MeshSampler``): the loop triangles at the first sample, then per sample the
+evaluated positions (``attributes["position"]``, reference/blender-api.md §2) and the world
+matrix; a modifier that changes the vertex or triangle count during the animation is an error
+naming the object. Chains, hair guides, render strands and cloth collide with mesh colliders;
+ragdolls and rods collide with the shape colliders only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+from ..core.errors import SetupError
+from ..core.mesh_colliders import MeshColliders
+
+MESH_FLOAT_SETTINGS = ("friction", "depth")
+
+
+@dataclass(frozen=True)
+class MeshColliderRead:
+    object: object  # bpy.types.Object (mesh)
+    name: str
+    friction: float
+    depth: float  # metres
+
+
+def is_mesh_collider(ob) -> bool:
+    return ob.type == 'MESH'
+
+
+def read_mesh_collider(ob, unit_scale: float) -> MeshColliderRead:
+    """Validate a mesh collider: finite settings, a world matrix that is not collapsed, and an
+    evaluated mesh with faces."""
+    settings = ob.waft_collider
+    for name in MESH_FLOAT_SETTINGS:
+        value = float(getattr(settings, name))
+        if not np.isfinite(value):
+            raise SetupError(f"Collider '{ob.name}': setting '{name}' is not finite")
+    m = np.array(ob.matrix_world, dtype=np.float64)
+    if not np.all(np.isfinite(m)) or abs(np.linalg.det(m[:3, :3])) < 1e-18:
+        raise SetupError(f"Collider '{ob.name}': world matrix is not finite or has zero scale")
+    mesh = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    if len(mesh.polygons) == 0:
+        raise SetupError(f"Collider '{ob.name}': a mesh collider needs faces; this mesh has "
+                         f"{len(mesh.vertices)} vertices and no face")
+    if not settings.depth > 0.0:
+        raise SetupError(f"Collider '{ob.name}': Depth must be positive")
+    return MeshColliderRead(object=ob, name=ob.name, friction=float(settings.friction),
+                            depth=float(settings.depth) * unit_scale)
+
+
+def mesh_collider_union(per_owner: list[list], unit_scale: float
+                        ) -> tuple[tuple[MeshColliderRead, ...], np.ndarray]:
+    """The mesh colliders any owner collides with, once and sorted by name, and the
+    (M, owners) bool mask (as ``reading.collider_union`` for the shapes)."""
+    found = sorted({ob.name: ob for obs in per_owner for ob in obs
+                    if is_mesh_collider(ob)}.values(), key=lambda ob: ob.name)
+    meshes = tuple(read_mesh_collider(ob, unit_scale) for ob in found)
+    mask = np.array([[any(m.object is ob for ob in obs) for obs in per_owner]
+                     for m in meshes], dtype=bool).reshape(len(meshes), len(per_owner))
+    return meshes, mask
+
+
+class MeshSampler:
+    """The evaluated world vertices of every mesh collider at each of `samples` times."""
+
+    def __init__(self, reads: tuple[MeshColliderRead, ...], samples: int):
+        self.reads = reads
+        self.samples = samples
+        self._triangles: list[np.ndarray | None] = [None] * len(reads)
+        self._local: list[np.ndarray | None] = [None] * len(reads)
+        self._world = np.empty((samples, len(reads), 4, 4))
+
+    def sample(self, i: int) -> None:
+        if not self.reads:
+            return
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        for m, read in enumerate(self.reads):
+            evaluated = read.object.evaluated_get(depsgraph)
+            mesh = evaluated.data
+            if self._triangles[m] is None:
+                mesh.calc_loop_triangles()
+                tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+                mesh.loop_triangles.foreach_get("vertices", tris)
+                self._triangles[m] = tris.reshape(-1, 3).astype(np.int64)
+                self._local[m] = np.empty((self.samples, len(mesh.vertices) * 3), np.float32)
+            elif (len(mesh.vertices) * 3 != self._local[m].shape[1]
+                  or len(mesh.polygons) == 0):
+                raise SetupError(
+                    f"Collider '{read.name}': its modifiers change the mesh's vertex count "
+                    f"during the animation ({len(mesh.vertices)} vertices now, "
+                    f"{self._local[m].shape[1] // 3} at the first frame); a mesh collider needs "
+                    "the same topology on every frame")
+            mesh.attributes["position"].data.foreach_get("vector", self._local[m][i])
+            self._world[i, m] = np.array(evaluated.matrix_world)
+
+    def result(self, unit_scale: float) -> MeshColliders | None:
+        """World-space vertices in metres (float32), None when there is no mesh collider."""
+        if not self.reads:
+            return None
+        vertices, triangles = [], []
+        for m, read in enumerate(self.reads):
+            world = self._world[:, m]
+            det = np.linalg.det(world[:, :3, :3])
+            if np.any(det <= 0.0) and not np.all(det < 0.0):
+                f = int(np.flatnonzero(det <= 0.0)[0] if det[0] > 0 else
+                        np.flatnonzero(det > 0.0)[0])
+                raise SetupError(f"Collider '{read.name}': its world scale flips sign or "
+                                 f"collapses at sample {f}")
+            tris = self._triangles[m]
+            if det[0] < 0.0:
+                tris = tris[:, ::-1].copy()  # mirrored: keep the faces' outside outward
+            local = self._local[m].reshape(self.samples, -1, 3).astype(np.float64)
+            points = (np.einsum("fij,fnj->fni", world[:, :3, :3], local)
+                      + world[:, None, :3, 3]) * unit_scale
+            vertices.append(points.astype(np.float32))
+            triangles.append(tris)
+        return MeshColliders.create(
+            names=[r.name for r in self.reads], triangles=triangles, vertices=vertices,
+            friction=[r.friction for r in self.reads], depth=[r.depth for r in self.reads])
+
+
+def take(meshes: MeshColliders | None, index) -> MeshColliders | None:
+    """The mesh colliders at the samples `index`."""
+    if meshes is None:
+        return None
+    return MeshColliders(meshes.names, meshes.triangles,
+                         tuple(v[index] for v in meshes.vertices), meshes.friction,
+                         meshes.depth)

@@ -1,0 +1,276 @@
+"""Body-mesh colliders (core.mesh_colliders): closest points, inside/outside, the grid's
+completeness, the push with friction on a moving mesh, and bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from waft.core.errors import SetupError
+from waft.core.mesh_colliders import (
+    MeshColliders,
+    MeshField,
+    build_grid,
+    candidates,
+    closest_on_triangles,
+)
+
+
+def uv_sphere(radius: float, rings: int = 24, segments: int = 48):
+    """A closed UV sphere: (V, 3) vertices and (T, 3) outward-wound triangles."""
+    theta = np.linspace(0.0, np.pi, rings + 1)[1:-1]
+    phi = np.linspace(0.0, 2.0 * np.pi, segments, endpoint=False)
+    ring = np.stack([np.sin(theta)[:, None] * np.cos(phi), np.sin(theta)[:, None] * np.sin(phi),
+                     np.cos(theta)[:, None] * np.ones_like(phi)], axis=-1).reshape(-1, 3)
+    vertices = np.concatenate([[[0.0, 0.0, 1.0]], ring, [[0.0, 0.0, -1.0]]]) * radius
+    tris = []
+    top, bottom = 0, len(vertices) - 1
+
+    def at(r, s):
+        return 1 + r * segments + s % segments
+
+    for s in range(segments):
+        tris.append((top, at(0, s), at(0, s + 1)))
+        tris.append((bottom, at(rings - 2, s + 1), at(rings - 2, s)))
+        for r in range(rings - 2):
+            tris.append((at(r, s), at(r + 1, s), at(r + 1, s + 1)))
+            tris.append((at(r, s), at(r + 1, s + 1), at(r, s + 1)))
+    return vertices, np.array(tris)
+
+
+def brute_closest(p, a, b, c, n=400):
+    """Closest point by dense barycentric sampling (reference only)."""
+    u, v = np.meshgrid(np.linspace(0, 1, n), np.linspace(0, 1, n))
+    keep = u + v <= 1.0
+    u, v = u[keep], v[keep]
+    pts = a + (b - a) * u[:, None] + (c - a) * v[:, None]
+    return pts[np.argmin(np.linalg.norm(pts - p, axis=1))]
+
+
+def test_closest_point_on_triangle_matches_dense_sampling_in_every_region():
+    rng = np.random.default_rng(4)
+    for _ in range(60):
+        a, b, c = rng.normal(size=(3, 3))
+        p = rng.normal(size=3) * 2.0
+        closest, region = closest_on_triangles(p[None], a[None], b[None], c[None])
+        reference = brute_closest(p, a, b, c)
+        # The dense sampling is within ~1/400 of the triangle's size of the true point.
+        assert np.linalg.norm(p - closest[0]) <= np.linalg.norm(p - reference) + 1e-12
+        assert np.linalg.norm(closest[0] - reference) < 0.03
+    # A point above the face projects into it; one past a corner lands on the corner.
+    a, b, c = np.eye(3)[None, 0] * 0, np.array([[1.0, 0, 0]]), np.array([[0.0, 1, 0]])
+    closest, region = closest_on_triangles(np.array([[0.2, 0.2, 1.0]]), a, b, c)
+    np.testing.assert_allclose(closest, [[0.2, 0.2, 0.0]], atol=1e-15)
+    assert region[0] == 6
+    closest, _ = closest_on_triangles(np.array([[2.0, -1.0, 0.5]]), a, b, c)
+    np.testing.assert_allclose(closest, [[1.0, 0.0, 0.0]], atol=1e-15)
+
+
+def test_grid_finds_every_triangle_within_reach():
+    rng = np.random.default_rng(1)
+    vertices, tris = uv_sphere(0.3, 12, 24)
+    reach = 0.04
+    corners = vertices[tris][None]
+    grid = build_grid(corners, reach)
+    points = rng.uniform(-0.4, 0.4, size=(3000, 3))
+    point, triangle = candidates(grid, points)
+    found = set(zip(point.tolist(), triangle.tolist(), strict=True))
+    for i in range(0, 3000, 7):
+        p = np.repeat(points[i][None], len(tris), axis=0)
+        closest, _ = closest_on_triangles(p, *np.moveaxis(vertices[tris], 1, 0))
+        near = np.flatnonzero(np.linalg.norm(p - closest, axis=1) <= reach)
+        for t in near:
+            assert (i, int(t)) in found
+
+
+def field(vertices_per_frame, tris, *, friction=0.0, depth=0.05, radius=0.01, fps=24.0):
+    meshes = MeshColliders.create(names=["Body"], triangles=[tris],
+                                  vertices=[np.asarray(vertices_per_frame)],
+                                  friction=[friction], depth=[depth])
+    return MeshField(meshes, fps=fps, radius=radius)
+
+
+def test_signed_distance_of_a_closed_sphere_mesh():
+    R = 0.3
+    vertices, tris = uv_sphere(R, 32, 64)
+    f = field([vertices, vertices], tris, depth=0.1)
+    rng = np.random.default_rng(2)
+    directions = rng.normal(size=(2000, 3))
+    directions /= np.linalg.norm(directions, axis=1)[:, None]
+    radii = rng.uniform(R - 0.08, R + 0.08, size=2000)
+    points = directions * radii[:, None]
+    c = f.contacts(0, points, 0.0, 0.01)
+    # Every point within reach (0.11) of the surface is found, with the right side.
+    assert len(c.index) == 2000
+    sd = c.distance
+    # The mesh is inside the sphere by at most its chord sag (~R (1 - cos(pi/64)) = 0.36 mm).
+    np.testing.assert_allclose(sd, radii[c.index] - R, atol=1e-3)
+    clear = np.abs(radii[c.index] - R) > 1e-3  # beyond the sag, the side is unambiguous
+    np.testing.assert_array_equal(np.sign(sd[clear]), np.sign(radii[c.index] - R)[clear])
+    # Outward normals point away from the centre.
+    assert np.all(np.einsum("ij,ij->i", c.normal, directions[c.index]) > 0.95)
+
+
+def test_open_mesh_is_solid_on_its_front_side():
+    # A 2 x 2 quad grid facing +Z: below it is "inside" within reach, beyond its edge the
+    # boundary edge's one face decides.
+    xs = np.linspace(-1, 1, 3)
+    X, Y = np.meshgrid(xs, xs)
+    vertices = np.stack([X.ravel(), Y.ravel(), np.zeros(9)], axis=1)
+    tris = []
+    for j in range(2):
+        for i in range(2):
+            a = j * 3 + i
+            tris += [(a, a + 1, a + 4), (a, a + 4, a + 3)]
+    f = field([vertices, vertices], np.array(tris), depth=0.1)
+    points = np.array([[0.3, 0.2, 0.02], [0.3, 0.2, -0.02], [1.02, 0.0, -0.01]])
+    c = f.contacts(0, points, 0.0, 0.01)
+    order = np.argsort(c.index)
+    np.testing.assert_allclose(c.distance[order][:2], [0.02, -0.02], atol=1e-12)
+    np.testing.assert_allclose(c.normal[order][:2], [[0, 0, 1], [0, 0, 1]], atol=1e-12)
+    assert c.distance[order][2] < 0.0
+
+
+def test_particles_are_pushed_out_to_their_radius_and_dragged_by_a_moving_mesh():
+    R, radius = 0.3, 0.01
+    vertices, tris = uv_sphere(R, 24, 48)
+    shift = np.array([0.02, 0.0, 0.0])  # the sphere moves 2 cm per frame along +X
+    frames = [vertices + k * shift for k in range(3)]
+    rng = np.random.default_rng(3)
+    d = rng.normal(size=(500, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    x = d * rng.uniform(R - 0.03, R + 0.02, size=500)[:, None]
+    x_prev = x.copy()
+    f = field(frames, tris, friction=0.0, radius=radius)
+    y = x.copy()
+    f.push_out(y, x_prev, np.full(500, radius), 0.0, 1.0 / 24.0)
+    # At t = 1/24 the sphere's centre is at +2 cm (no particle deeper than the reach): every
+    # particle ends at least its radius out of the mesh, and off the sphere only by its sag.
+    after = f.contacts(0, y, 0.0, 1.0 / 24.0)
+    assert after.distance.min() >= radius - 1e-12
+    assert np.linalg.norm(y - shift, axis=1).min() >= R + radius - 1.5e-3
+    moved = np.linalg.norm(y - x, axis=1) > 0
+    assert moved.any()
+    # With high friction a particle resting on top is carried along with the surface.
+    top = np.array([[0.0, 0.0, R + radius - 0.002]])
+    g = field(frames, tris, friction=100.0, radius=radius)  # inside the cone
+    carried = top.copy()
+    g.push_out(carried, top.copy(), np.array([radius]), 0.0, 1.0 / 24.0)
+    np.testing.assert_allclose(carried[0, 0], 0.02, atol=1e-3)
+    free = top.copy()
+    field(frames, tris, friction=0.0, radius=radius).push_out(free, top.copy(),
+                                                               np.array([radius]), 0.0, 1 / 24)
+    assert abs(free[0, 0]) < 1e-3
+
+
+def test_particles_deeper_than_the_reach_are_left_alone():
+    vertices, tris = uv_sphere(0.5, 16, 32)
+    f = field([vertices, vertices], tris, depth=0.02, radius=0.01)
+    x = np.array([[0.0, 0.0, 0.3]])  # 20 cm inside
+    y = x.copy()
+    f.push_out(y, x.copy(), np.array([0.01]), 0.0, 0.01)
+    np.testing.assert_array_equal(y, x)
+
+
+@pytest.mark.parametrize("bad, message", [
+    (dict(triangles=[np.zeros((0, 3), int)]), "needs faces"),
+    (dict(triangles=[np.array([[0, 1, 7]])]), "uses vertex 7"),
+    (dict(vertices=[np.full((2, 3, 3), np.nan)]), "not finite"),
+    (dict(depth=[0.0]), "depth"),
+    (dict(friction=[-1.0]), "friction"),
+])
+def test_bad_mesh_colliders_name_the_collider(bad, message):
+    args = dict(names=["Body"], triangles=[np.array([[0, 1, 2]])],
+                vertices=[np.zeros((2, 3, 3))], friction=[0.1], depth=[0.05])
+    args.update(bad)
+    with pytest.raises(SetupError, match=message) as error:
+        MeshColliders.create(**args)
+    assert "Body" in str(error.value)
+
+
+def test_push_out_is_deterministic():
+    vertices, tris = uv_sphere(0.3, 16, 32)
+    frames = [vertices, vertices * 1.05]
+    rng = np.random.default_rng(5)
+    x = rng.uniform(-0.35, 0.35, size=(800, 3))
+    results = []
+    for _ in range(2):
+        f = field(frames, tris, friction=0.4)
+        y = x.copy()
+        f.push_out(y, x - 0.001, np.full(800, 0.01), 0.01, 0.03)
+        results.append(y)
+    assert np.array_equal(results[0], results[1])
+
+
+# --------------------------------------------------------------------------------------------
+# In the strand solver (bone chains and hair guides).
+
+
+def _drape(rig, *, mesh: bool, frames=48, fps=24.0, motion=None, friction=0.0, damping=0.0):
+    """A 12 x 3 cm strand rooted on top of a 10 cm head, falling over it."""
+    from dataclasses import replace
+
+    from waft import core
+
+    R = 0.1
+    root = np.array([0.0, 0.0, R + 0.012])
+    rest = root + np.outer(np.arange(13), [0.03, 0.0, 0.0])
+    centre = np.zeros((frames, 3))
+    if motion is not None:
+        centre = motion(np.arange(frames) / fps)
+    root_motion = (lambda t: centre) if motion is not None else None
+    if mesh:
+        model, drive = rig.build([rest], frames=frames, fps=fps, radius=0.01,
+                                 root_motion=root_motion, damping=damping)
+        vertices, tris = uv_sphere(R, 32, 64)
+        meshes = MeshColliders.create(names=["Head"], triangles=[tris],
+                                      vertices=[vertices[None] + centre[:, None]],
+                                      friction=[friction])
+        drive = replace(drive, meshes=meshes)
+    else:
+        colliders = core.ColliderSet.create(names=["Head"], kind=[0], size=[R],
+                                            friction=[friction])
+        M = np.tile(np.eye(4), (frames, 1, 1, 1))
+        M[:, 0, :3, 3] = centre
+        model, drive = rig.build([rest], frames=frames, fps=fps, radius=0.01,
+                                 colliders=colliders, collider_matrix=M,
+                                 root_motion=root_motion, damping=damping)
+    return model, drive
+
+
+def _outside(drive, positions, fps, radius=0.01):
+    """The deepest particle (signed distance to the mesh minus its radius) over all frames."""
+    f = MeshField(drive.meshes, fps=fps, radius=radius)
+    worst = np.inf
+    for frame in range(len(positions)):
+        c = f.contacts(0, positions[frame, 1:], frame / fps, frame / fps)
+        if len(c.distance):
+            worst = min(worst, float(c.distance.min()) - radius)
+    return worst
+
+
+def test_strand_drapes_over_a_mesh_head_like_over_the_sphere_it_approximates(rig):
+    from waft import core
+
+    model, drive = _drape(rig, mesh=True, frames=96, damping=3.0)
+    on_mesh = core.bake(model, drive).positions[:, 0]
+    model_s, drive_s = _drape(rig, mesh=False, frames=96, damping=3.0)
+    on_sphere = core.bake(model_s, drive_s).positions[:, 0]
+    # Outside the mesh at every frame's end, by the particle radius (1e-9: rounding).
+    assert _outside(drive, on_mesh, 24.0) >= -1e-9
+    # The strand hangs over the head: it reached below the head's top.
+    assert on_mesh[-1, -1, 2] < 0.0
+    # At rest it drapes as over the analytic sphere, up to the mesh's faceting.
+    assert np.abs(on_mesh[-1] - on_sphere[-1]).max() < 0.01
+
+
+def test_strand_stays_outside_a_fast_moving_mesh_head(rig):
+    from waft import core
+
+    def motion(t):  # 1.5 m/s sideways and bobbing at 2 Hz (about 2.4 g)
+        return np.stack([1.5 * t, np.zeros_like(t), 0.15 * np.sin(4 * np.pi * t)], axis=1)
+
+    model, drive = _drape(rig, mesh=True, motion=motion, friction=0.3)
+    positions = core.bake(model, drive).positions[:, 0]
+    assert np.all(np.isfinite(positions))
+    assert _outside(drive, positions, 24.0) >= -1e-9
