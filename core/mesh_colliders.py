@@ -38,6 +38,15 @@ import numpy as np
 from .errors import SetupError
 from .timestep import frame_interval
 from .transcendental import arctan2
+from .triangles import (
+    REGION_A,
+    REGION_AB,
+    REGION_B,
+    REGION_BC,
+    REGION_C,
+    REGION_CA,
+    closest_on_triangles,
+)
 
 _EPS = 1e-12
 # Sample intervals one triangle grid serves (the triangles' bounds are taken over all of them):
@@ -203,63 +212,6 @@ def pseudo_normals(topology: _Topology, vertices: np.ndarray
 
 
 # --------------------------------------------------------------------------------------------
-# Closest point on a triangle (Ericson 2005, §5.1.5), vectorised over pairs.
-
-# Voronoi regions of the closest point: the three vertices, the three edges, the face.
-REGION_A, REGION_B, REGION_C, REGION_AB, REGION_BC, REGION_CA, REGION_FACE = range(7)
-
-
-def closest_on_triangles(p: np.ndarray, a: np.ndarray, b: np.ndarray, c: np.ndarray
-                         ) -> tuple[np.ndarray, np.ndarray]:
-    """Closest points (N, 3) of triangles (a, b, c) to points `p` and their region (N,)."""
-    ab, ac = b - a, c - a
-    ap, bp, cp = p - a, p - b, p - c
-    d1 = np.einsum("ij,ij->i", ab, ap)
-    d2 = np.einsum("ij,ij->i", ac, ap)
-    d3 = np.einsum("ij,ij->i", ab, bp)
-    d4 = np.einsum("ij,ij->i", ac, bp)
-    d5 = np.einsum("ij,ij->i", ab, cp)
-    d6 = np.einsum("ij,ij->i", ac, cp)
-    vc = d1 * d4 - d3 * d2
-    vb = d5 * d2 - d1 * d6
-    va = d3 * d6 - d5 * d4
-    # Ericson's early returns in his order: the first region whose test passes.
-    conditions = [
-        (d1 <= 0.0) & (d2 <= 0.0),
-        (d3 >= 0.0) & (d4 <= d3),
-        (vc <= 0.0) & (d1 >= 0.0) & (d3 <= 0.0),
-        (d6 >= 0.0) & (d5 <= d6),
-        (vb <= 0.0) & (d2 >= 0.0) & (d6 <= 0.0),
-        (va <= 0.0) & (d4 - d3 >= 0.0) & (d5 - d6 >= 0.0),
-    ]
-    region = np.select(conditions, [REGION_A, REGION_B, REGION_AB, REGION_C, REGION_CA,
-                                    REGION_BC], REGION_FACE)
-    # Barycentric weights (v on b, w on c) per region, divisions guarded (a degenerate
-    # triangle's face region is never chosen: va + vb + vc = 0 fails no test above only when
-    # one of the vertex or edge tests passed).
-    v = np.zeros(len(p))
-    w = np.zeros(len(p))
-    on = region == REGION_B
-    v[on] = 1.0
-    on = region == REGION_C
-    w[on] = 1.0
-    on = region == REGION_AB
-    v[on] = d1[on] / np.maximum(d1[on] - d3[on], _EPS)
-    on = region == REGION_CA
-    w[on] = d2[on] / np.maximum(d2[on] - d6[on], _EPS)
-    on = region == REGION_BC
-    e = d4[on] - d3[on]
-    w[on] = e / np.maximum(e + d5[on] - d6[on], _EPS)
-    v[on] = 1.0 - w[on]
-    on = region == REGION_FACE
-    denominator = np.maximum(va[on] + vb[on] + vc[on], _EPS)
-    v[on] = vb[on] / denominator
-    w[on] = vc[on] / denominator
-    closest = a + ab * v[:, None] + ac * w[:, None]
-    return closest, region
-
-
-# --------------------------------------------------------------------------------------------
 # The broad phase: a uniform grid of the triangles, per span of sample intervals.
 
 
@@ -399,7 +351,8 @@ class MeshField:
         tri = self.topology[m].triangles[triangle]  # (C, 3)
         corners = self._positions(m, t_end, tri)  # (C, 3, 3)
         p = points[point]
-        closest, region = closest_on_triangles(p, corners[:, 0], corners[:, 1], corners[:, 2])
+        closest, bary, region = closest_on_triangles(p, corners[:, 0], corners[:, 1],
+                                                     corners[:, 2])
         offset = p - closest
         d2 = np.einsum("ij,ij->i", offset, offset)
         # The nearest candidate per point: candidates come grouped by point, in order.
@@ -412,7 +365,8 @@ class MeshField:
         chosen = chosen[nearest <= reach * reach]
         if len(chosen) == 0:
             return empty
-        offset, region, triangle = offset[chosen], region[chosen], triangle[chosen]
+        offset, region, triangle, bary = (offset[chosen], region[chosen], triangle[chosen],
+                                          bary[chosen])
         distance = np.sqrt(d2[chosen])
         # Pseudo-normal of the closest feature, blended between the interval's samples.
         g = min(f + 1, self.F - 1)
@@ -429,9 +383,7 @@ class MeshField:
                 np.sqrt(np.einsum("ij,ij->i", fn, fn)), _EPS)[:, None]
         # Where the surface point was at the substep's start (same barycentric weights).
         before = self._positions(m, t_start, self.topology[m].triangles[triangle])
-        after = corners[chosen]
-        weights = _barycentric(closest[chosen], after)
-        motion = np.einsum("ij,ijk->ik", weights, after - before)
+        motion = np.einsum("ij,ijk->ik", bary, corners[chosen] - before)
         return Contacts(point[chosen], normal, sign * distance, motion)
 
     def _feature_normal(self, normals: tuple, m: int, triangle: np.ndarray,
@@ -452,9 +404,11 @@ class MeshField:
         return out
 
     def push_out(self, x: np.ndarray, x_prev: np.ndarray, radius: np.ndarray, t_start: float,
-                 t_end: float, mask: np.ndarray | None = None) -> None:
+                 t_end: float, mask: np.ndarray | None = None) -> np.ndarray:
         """Push points `x` (N, 3) out of every mesh to their `radius` (N,), with friction.
-        `mask` (M, N) bool: which points collide with which mesh (None: all)."""
+        `mask` (M, N) bool: which points collide with which mesh (None: all). Returns the
+        indices of the points pushed (a point pushed by two meshes is listed twice)."""
+        pushed = []
         for m in range(self.meshes.count):
             if mask is None:
                 index = None
@@ -481,28 +435,13 @@ class MeshField:
                                   c.surface_motion[hit])
             target = i if index is None else index[i]
             x[target] = moved
+            pushed.append(target)
+        return np.concatenate(pushed) if pushed else np.zeros(0, dtype=np.int64)
 
 
 # Which corner (vertex regions) or edge slot (edge regions) a region names.
 _CORNER = {REGION_A: 0, REGION_B: 1, REGION_C: 2}
 _EDGE_SLOT = {REGION_AB: 0, REGION_BC: 1, REGION_CA: 2}
-
-
-def _barycentric(p: np.ndarray, corners: np.ndarray) -> np.ndarray:
-    """Barycentric weights (N, 3) of points `p` on triangles `corners` (N, 3, 3)."""
-    a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
-    v0, v1, v2 = b - a, c - a, p - a
-    d00 = np.einsum("ij,ij->i", v0, v0)
-    d01 = np.einsum("ij,ij->i", v0, v1)
-    d11 = np.einsum("ij,ij->i", v1, v1)
-    d20 = np.einsum("ij,ij->i", v2, v0)
-    d21 = np.einsum("ij,ij->i", v2, v1)
-    denominator = d00 * d11 - d01 * d01
-    safe = np.abs(denominator) > _EPS
-    denominator = np.where(safe, denominator, 1.0)
-    v = np.where(safe, (d11 * d20 - d01 * d21) / denominator, 0.0)
-    w = np.where(safe, (d00 * d21 - d01 * d20) / denominator, 0.0)
-    return np.stack([1.0 - v - w, v, w], axis=1)
 
 
 def _friction(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, penetration: np.ndarray,

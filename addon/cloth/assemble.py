@@ -124,5 +124,6 @@ def cloth_input(read: ClothRead, samples: ClothSamples, *, rate: float | None = 
                        space=spaces(read, samples), collider_matrix=samples.collider_matrix,
                        params=cloth_params(read, samples), reset_frames=reset_indices(read),
                        output_fps=read.fps, output_frames=read.frame_end - read.frame_start + 1,
-                       settled_offset=settled_offsets(read))
+                       settled_offset=settled_offsets(read), meshes=samples.meshes,
+                       mesh_mask=read.mesh_mask)
     return ClothInput(model=model, drive=drive, reference=reference)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ...core.errors import SetupError
 from .. import reading as shared_reading
+from ..mesh_colliders import mesh_collider_union
 from ..settled import read_point_offsets
 from . import topology
 
@@ -73,6 +74,9 @@ class ClothRead:
     frame_start: int
     frame_end: int
     fps: float
+    # Body-mesh colliders (addon.mesh_colliders.MeshColliderRead) and their (M, C) bool mask.
+    meshes: tuple = ()
+    mesh_mask: np.ndarray | None = None
 
 
 def _where(ob) -> str:
@@ -359,7 +363,9 @@ def read_cloth(scene, objects, frame_start: int, frame_end: int, *,
                     if both:
                         raise SetupError(f"{_where(s.object)}, bone '{sorted(both)[0]}': also "
                                          f"driven by cage '{other.name}'")
-    colliders, mask = shared_reading.collider_union(
-        [collider_objects(scene, s.object) for s in setups])
+    per_cloth = [collider_objects(scene, s.object) for s in setups]
+    colliders, mask = shared_reading.collider_union(per_cloth)
+    meshes, mesh_mask = mesh_collider_union(per_cloth, scale)
     return ClothRead(setups=setups, colliders=colliders, collider_mask=mask, unit_scale=scale,
-                     frame_start=frame_start, frame_end=frame_end, fps=fps)
+                     frame_start=frame_start, frame_end=frame_end, fps=fps, meshes=meshes,
+                     mesh_mask=mesh_mask)

@@ -15,6 +15,7 @@ import bpy
 import numpy as np
 
 from ...core.errors import SetupError
+from .. import mesh_colliders
 from ..sampling import (
     FrameSampler,
     animated_paths,
@@ -53,6 +54,7 @@ class ClothSamples:
     body_triangles: list  # per setup (T, 3) vertex indices, or None
     collider_matrix: np.ndarray  # (F, K, 4, 4) metres
     settings: list  # per setup {name: (F or 1, ...) array}
+    meshes: object = None  # core MeshColliders (world metres per sample) or None
 
     def take(self, index: np.ndarray) -> ClothSamples:
         """The samples at ``index`` (settings read once keep their single row)."""
@@ -62,7 +64,8 @@ class ClothSamples:
             armature_world=[m[index] for m in self.armature_world],
             body=[None if b is None else b[index] for b in self.body],
             body_triangles=self.body_triangles, collider_matrix=self.collider_matrix[index],
-            settings=settings_at(self.settings, index, len(self.frames)))
+            settings=settings_at(self.settings, index, len(self.frames)),
+            meshes=mesh_colliders.take(self.meshes, index))
 
 
 class ClothSampler(FrameSampler):
@@ -81,6 +84,7 @@ class ClothSampler(FrameSampler):
         self._body_world = np.empty((n, len(read.setups), 4, 4))
         self._triangles = [None] * len(read.setups)
         self._collider = np.empty((n, len(read.colliders), 4, 4))
+        self._meshes = mesh_colliders.MeshSampler(read.meshes, n)
         self._animated = [{p.split(".", 1)[1] for p in animated_paths(s.object)
                            if p.startswith("waft_cloth.")} for s in read.setups]
         self._settings = [{name: [] for name in SAMPLED} for _ in read.setups]
@@ -103,6 +107,7 @@ class ClothSampler(FrameSampler):
                     values.append(tuple(value) if name in VECTOR_SETTINGS else value)
         for k, collider in enumerate(self.read.colliders):
             self._collider[i, k] = np.array(collider.object.matrix_world)
+        self._meshes.sample(i)
 
     def _sample_body(self, i: int, s: int, body) -> None:
         mesh = body.data
@@ -135,7 +140,8 @@ class ClothSampler(FrameSampler):
             body=body, body_triangles=self._triangles,
             collider_matrix=scale @ self._collider,
             settings=[{n: np.asarray(v, dtype=np.float64) for n, v in d.items()}
-                      for d in self._settings])
+                      for d in self._settings],
+            meshes=self._meshes.result(unit))
         check_samples(self.read, samples)
         return samples
 

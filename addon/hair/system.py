@@ -26,6 +26,7 @@ from ...core.strands.model import MIN_SEGMENT_LENGTH, ChainRest, build_strand_mo
 from ...core.strands.params import StrandParams
 from ...core.strands.solver import bake_steps
 from .. import reading
+from ..mesh_colliders import MeshSampler, is_mesh_collider, read_mesh_collider
 from ..progress import Progress, solve_steps
 from ..report import SystemReport, timings
 from ..sampling import frame_kept
@@ -63,6 +64,7 @@ class Prepared:
     frame_end: int
     fps: float
     unit: float
+    meshes: tuple = ()  # mesh_colliders.MeshColliderRead, sorted by name
 
 
 @dataclass
@@ -151,10 +153,13 @@ def prepare(scene, *, objects, frame_start, frame_end, use_settled: bool = True
         return None
     setups = [_read_setup(scene, ob, use_settled=use_settled) for ob in obs]
     names = sorted({c for s in setups for c in s.colliders})
-    colliders = tuple(reading.read_collider(scene.objects[n]) for n in names)
+    found = [scene.objects[n] for n in names]
+    unit = reading.unit_scale(scene)
+    colliders = tuple(reading.read_collider(ob) for ob in found if not is_mesh_collider(ob))
+    meshes = tuple(read_mesh_collider(ob, unit) for ob in found if is_mesh_collider(ob))
     return Prepared(setups=setups, colliders=colliders, frame_start=int(frame_start),
-                    frame_end=int(frame_end), fps=reading.scene_fps(scene),
-                    unit=reading.unit_scale(scene))
+                    frame_end=int(frame_end), fps=reading.scene_fps(scene), unit=unit,
+                    meshes=meshes)
 
 
 class _Samples:
@@ -169,6 +174,7 @@ class _Samples:
         self.space_matrix = np.empty((F, len(prepared.setups), 4, 4))
         self.collider = np.empty((F, len(prepared.colliders), 4, 4))
         self.gravity = np.empty((F, 3))
+        self.meshes = MeshSampler(prepared.meshes, F)
         self.settings = [{name: np.empty(F) for name in SETUP_SCALARS} | {
             name: np.empty((F, 3)) for name in SETUP_VECTORS} for _ in prepared.setups]
 
@@ -200,6 +206,7 @@ def _sample(scene, prepared: Prepared, samples: _Samples, i: int) -> None:
             samples.space_matrix[i, s] = samples.surface_matrix[i, s]
     for k, collider in enumerate(prepared.colliders):
         samples.collider[i, k] = np.array(collider.object.matrix_world)
+    samples.meshes.sample(i)
     samples.gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
 
 
@@ -304,12 +311,15 @@ def simulate(prepared: Prepared, scene, *, settings):
     P = chains[0].rest_positions.shape[0]
     if any(c.rest_positions.shape[0] != P for c in chains):
         raise SetupError("Hair Curves objects baked together need the same points per curve")
-    K = len(prepared.colliders)
+    K, M = len(prepared.colliders), len(prepared.meshes)
     mask = np.zeros((K, len(chains)), dtype=bool)
+    mesh_mask = np.zeros((M, len(chains)), dtype=bool)
     start = 0
     for setup, n in zip(prepared.setups, sizes, strict=True):
         for k, collider in enumerate(prepared.colliders):
             mask[k, start:start + n] = collider.name in setup.colliders
+        for m, mesh in enumerate(prepared.meshes):
+            mesh_mask[m, start:start + n] = mesh.name in setup.colliders
         start += n
     shapes = reading.collider_set(prepared.colliders) if K else ColliderSet.empty()
     model = build_strand_model(chains=chains, colliders=shapes, collider_mask=mask)
@@ -322,7 +332,8 @@ def simulate(prepared: Prepared, scene, *, settings):
     drive = Drive(fps=prepared.fps, reference=np.concatenate(references, axis=1) * unit,
                   kinematic=kinematic, space=space, collider_matrix=scale @ samples.collider,
                   params=_params(prepared, samples, sizes, P),
-                  settled_offset=np.concatenate(settled) if any_settled else None)
+                  settled_offset=np.concatenate(settled) if any_settled else None,
+                  meshes=samples.meshes.result(unit), mesh_mask=mesh_mask if M else None)
     t1 = time.perf_counter()
     result = yield from solve_steps(lambda: bake_steps(model, drive, settings),
                                     prepared.frame_start)

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..colliders import MIN_DETERMINANT, check_collider_matrix
 from ..errors import SetupError
+from ..mesh_colliders import MeshColliders, check_meshes
 from ..timestep import check_fps, check_output
 from .model import ClothModel
 from .params import ClothParams, validate_params
@@ -38,6 +39,10 @@ class ClothDrive:
     # reference in its cloth's space axes; a cloth restarts from it (at frame 0, cuts and
     # resets) instead of from its reference. NaN rows: that cloth has none. None: no cloth has.
     settled_offset: np.ndarray | None = None
+    # Body-mesh colliders (`mesh_colliders`), sampled like the reference, and the (M, C) bool
+    # mask of which cloth collides with which (None: every cloth with every mesh).
+    meshes: MeshColliders | None = None
+    mesh_mask: np.ndarray | None = None
 
     @property
     def frames(self) -> int:
@@ -56,6 +61,8 @@ class CheckedClothDrive:
     output_frames: int
     settled_offset: np.ndarray  # (N, 3), 0 where a cloth has none or the vertex is pinned
     settled: np.ndarray  # (C,) bool: the cloth restarts from its settled pose
+    meshes: MeshColliders | None = None  # None when there is none
+    mesh_mask: np.ndarray | None = None  # (M, C) bool
 
     @property
     def frames(self) -> int:
@@ -100,11 +107,12 @@ def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDr
         resets.add(int(r))
     params = validate_params(drive.params, frames=F, setup_names=model.setup_names)
     settled_offset, settled = _check_settled(model, drive.settled_offset)
+    meshes, mesh_mask = check_meshes(drive.meshes, drive.mesh_mask, F, C)
     return CheckedClothDrive(fps=fps, reference=reference, space=space,
                              collider_matrix=colliders, params=params,
                              reset_frames=frozenset(resets), output_fps=output_fps,
                              output_frames=output_frames, settled_offset=settled_offset,
-                             settled=settled)
+                             settled=settled, meshes=meshes, mesh_mask=mesh_mask)
 
 
 def _check_settled(model: ClothModel, offset) -> tuple[np.ndarray, np.ndarray]:

@@ -38,6 +38,7 @@ from ..colliders import ColliderKind, is_similarity, surface_motion
 from ..errors import DivergenceError, SetupError
 from ..forces import wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
+from ..mesh_colliders import MeshField
 from ..settled import settled_positions
 from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
@@ -149,6 +150,17 @@ class _Bake:
         self._near: list = []
         self._near_frame, self._near_step = -1, 0
         self.max_radius = float(np.max(drive.params["radius"])) if self.collider_index else 0.0
+        # Body-mesh colliders: the field, the free vertices any mesh acts on and the (M, n)
+        # mask of which mesh acts on which of them (None: all).
+        self.meshes = None
+        if drive.meshes is not None:
+            per_vertex = drive.mesh_mask[:, self.cloth] & self.free
+            index = np.flatnonzero(per_vertex.any(axis=0))
+            if len(index):
+                field = MeshField(drive.meshes, fps=self.fps,
+                                  radius=float(np.max(drive.params["radius"])))
+                mask = per_vertex[:, index]
+                self.meshes = (field, index, None if mask.all() else mask)
         K = colliders.count
         self.similar = np.zeros((self.F, K), dtype=bool)
         for k in range(K):
@@ -404,6 +416,15 @@ class _Bake:
                 collide_edges(x, self.edge_a[edges], self.edge_b[edges], self.w, fr.radius, kind,
                               M, Minv, model.colliders, k, similar, contact)
             contact_any |= contact
+        if self.meshes is not None:
+            field, index, mask = self.meshes
+            points = x[index]
+            pushed = field.push_out(points, x_prev[index], fr.radius.take(index), n * self.h,
+                                    (n + 1) * self.h, mask)
+            if len(pushed):
+                x[index] = points
+                contact[index[pushed]] = True
+                contact_any[index[pushed]] = True
         # 7. Max distance from the reference, back stop behind its surface.
         if fr.max_index.size:
             clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)

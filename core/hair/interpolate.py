@@ -37,8 +37,9 @@ import numpy as np
 
 from .. import transcendental
 from ..errors import SetupError
+from ..triangles import closest_on_triangles
 from .bspline import resample_bspline
-from .scalp import RootSamples, closest_on_triangles
+from .scalp import RootSamples
 
 METHODS = ("BARYCENTRIC", "NEAREST")
 MIN_GUIDE_LENGTH = 1e-6  # metres
@@ -197,7 +198,7 @@ def _triangulate(points, guide_roots, index, dist):
     out = np.flatnonzero(~inside)
     if out.size:
         p = points[out, None]
-        closest, edge_bary = closest_on_triangles(p, a[out], b[out], c[out])
+        closest, edge_bary, _ = closest_on_triangles(p, a[out], b[out], c[out])
         gap = np.sum((closest - p) ** 2, axis=-1)
         gap = np.where(_degenerate(a[out], b[out], c[out]), np.inf, gap)
         near = np.argmin(gap, axis=1)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import SetupError
+from ..triangles import closest_on_triangles
 
 MIN_AREA = 1e-14  # square metres; smaller triangles cannot carry hair
 
@@ -133,54 +134,6 @@ def scatter_roots(*, vertices, triangles, count: int, density=None, seed: int,
     return RootSamples(triangle=tri, barycentric=bary, position=position, normal=normal)
 
 
-def closest_on_triangles(p, a, b, c):
-    """Closest points on triangles (a, b, c) to points p, all (..., 3); barycentric (..., 3).
-
-    Ericson, Real-Time Collision Detection §5.1.5, with the Voronoi-region branches evaluated
-    for every pair at once and selected with masks.
-    """
-    ab, ac, ap = b - a, c - a, p - a
-    d1 = np.einsum("...i,...i->...", ab, ap)
-    d2 = np.einsum("...i,...i->...", ac, ap)
-    bp = p - b
-    d3 = np.einsum("...i,...i->...", ab, bp)
-    d4 = np.einsum("...i,...i->...", ac, bp)
-    cp = p - c
-    d5 = np.einsum("...i,...i->...", ab, cp)
-    d6 = np.einsum("...i,...i->...", ac, cp)
-    va = d3 * d6 - d5 * d4
-    vb = d5 * d2 - d1 * d6
-    vc = d1 * d4 - d3 * d2
-    with np.errstate(divide="ignore", invalid="ignore"):
-        denom = va + vb + vc
-        v_in = vb / denom
-        w_in = vc / denom
-        v_ab = d1 / (d1 - d3)
-        w_ac = d2 / (d2 - d6)
-        w_bc = (d4 - d3) / ((d4 - d3) + (d5 - d6))
-    zeros = np.zeros_like(d1)
-    ones = np.ones_like(d1)
-    # Default: interior.
-    v, w = v_in, w_in
-    region_bc = (va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0)
-    v, w = np.where(region_bc, 1 - w_bc, v), np.where(region_bc, w_bc, w)
-    region_ac = (vb <= 0) & (d2 >= 0) & (d6 <= 0)
-    v, w = np.where(region_ac, zeros, v), np.where(region_ac, w_ac, w)
-    region_ab = (vc <= 0) & (d1 >= 0) & (d3 <= 0)
-    v, w = np.where(region_ab, v_ab, v), np.where(region_ab, zeros, w)
-    region_c = (d6 >= 0) & (d5 <= d6)
-    v, w = np.where(region_c, zeros, v), np.where(region_c, ones, w)
-    region_b = (d3 >= 0) & (d4 <= d3)
-    v, w = np.where(region_b, ones, v), np.where(region_b, zeros, w)
-    region_a = (d1 <= 0) & (d2 <= 0)
-    v, w = np.where(region_a, zeros, v), np.where(region_a, zeros, w)
-    v = np.nan_to_num(v)
-    w = np.nan_to_num(w)
-    bary = np.stack([1 - v - w, v, w], axis=-1)
-    point = a + v[..., None] * ab + w[..., None] * ac
-    return point, bary
-
-
 def closest_on_mesh(points, *, vertices, triangles, name: str = "surface",
                     chunk: int = 1 << 20) -> RootSamples:
     """Bind each point (N, 3) to the closest point of the triangle mesh (brute force, chunked).
@@ -197,7 +150,7 @@ def closest_on_mesh(points, *, vertices, triangles, name: str = "surface",
     rows = max(1, chunk // max(T, 1))
     for start in range(0, N, rows):  # chunks bound memory at ~chunk point-triangle pairs
         p = points[start:start + rows, None, :]
-        closest, bary = closest_on_triangles(p, a_all[None], b_all[None], c_all[None])
+        closest, bary, _ = closest_on_triangles(p, a_all[None], b_all[None], c_all[None])
         d2 = np.sum((closest - p) ** 2, axis=-1)
         k = np.argmin(d2, axis=1)
         best_tri[start:start + rows] = k

@@ -144,3 +144,48 @@ def test_mesh_collider_whose_topology_changes_names_it_and_changes_nothing(scene
         bake_api.bake_scene(scene)
     assert re.search(r"Collider 'Growing'.*(vertex count|faces)", str(info.value)), info.value
     assert rigs.fingerprint(scene) == before
+
+
+def test_mesh_ball_pushes_the_cloth(scene, bake_api):
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "cloth"))
+    import cloth_rigs
+
+    rig, cage = cloth_rigs.cloth_rig(scene)
+    scene.frame_start, scene.frame_end = 1, 24
+    center = np.array((0.0, -0.05, 1.75))
+    ball = mesh_sphere(scene, "Ball", center, 0.12)
+    cage.waft_cloth.radius = 0.01
+    cloth = bake_api.bake_scene(scene).systems["cloth"]
+    positions = cloth.positions["Cage"]
+    # Without the collider the cloth would hang through the ball.
+    assert np.linalg.norm(cloth.reference["Cage"][0, 6:] - center, axis=-1).min() < 0.12
+    # Frame 1 is the skinned start (inside the ball); from the next frame on it is outside the
+    # mesh by its radius.
+    sd = signed_distances(scene, ball, positions[1:, 6:].reshape(-1, 3))
+    assert sd.min() > 0.01 - 1e-4, sd.min()
+
+
+def test_hair_curves_guides_fall_onto_a_mesh_ball(scene, bake_api, tmp_path):
+    sys.path.insert(0, str(Path(__file__).resolve().parent / "hair_render"))
+    import hair_rigs
+
+    # Horizontal guides fall under gravity onto a mesh ball below them (as the sphere-empty
+    # test in hair_render/test_curves_guides.py): every point ends outside the mesh.
+    scene.frame_start, scene.frame_end = 1, 24
+    ob, _scalp, _head = hair_rigs.curves_head(scene, guides=6, points=6, turn_deg=0.0)
+    points = hair_rigs.original_points(ob).reshape(6, 6, 3)
+    points[:] = points[:, :1] + np.linspace(0, 0.3, 6)[None, :, None] * np.array([1.0, 0, 0])
+    ob.data.position_data.foreach_set("vector", points.ravel())
+    centre = np.array(hair_rigs.HEAD) + np.array([0.0, 0.0, -0.6])
+    ball = mesh_sphere(scene, "Ball", tuple(centre), 0.45, segments=64, rings=32)
+    ob.waft.shape_stiffness = 0.0
+    ob.waft.radius = 0.005
+    hair_rigs.save_first_on_42(tmp_path)
+    bake_api.bake_scene(scene)
+    lowest = []
+    for f in range(1, 25, 4):
+        scene.frame_set(f)
+        p = hair_rigs.evaluated_points(ob).reshape(6, 6, 3)[:, 1:].reshape(-1, 3)
+        assert signed_distances(scene, ball, p).min() >= 0.005 - 1e-4, f
+        lowest.append(p[:, 2].min())
+    assert lowest[-1] < lowest[0] - 0.05  # they did fall onto the ball

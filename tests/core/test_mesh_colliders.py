@@ -12,8 +12,8 @@ from waft.core.mesh_colliders import (
     MeshField,
     build_grid,
     candidates,
-    closest_on_triangles,
 )
+from waft.core.triangles import REGION_FACE, closest_on_triangles
 
 
 def uv_sphere(radius: float, rings: int = 24, segments: int = 48):
@@ -52,17 +52,17 @@ def test_closest_point_on_triangle_matches_dense_sampling_in_every_region():
     for _ in range(60):
         a, b, c = rng.normal(size=(3, 3))
         p = rng.normal(size=3) * 2.0
-        closest, region = closest_on_triangles(p[None], a[None], b[None], c[None])
+        closest, _, region = closest_on_triangles(p[None], a[None], b[None], c[None])
         reference = brute_closest(p, a, b, c)
         # The dense sampling is within ~1/400 of the triangle's size of the true point.
         assert np.linalg.norm(p - closest[0]) <= np.linalg.norm(p - reference) + 1e-12
         assert np.linalg.norm(closest[0] - reference) < 0.03
     # A point above the face projects into it; one past a corner lands on the corner.
     a, b, c = np.eye(3)[None, 0] * 0, np.array([[1.0, 0, 0]]), np.array([[0.0, 1, 0]])
-    closest, region = closest_on_triangles(np.array([[0.2, 0.2, 1.0]]), a, b, c)
+    closest, _, region = closest_on_triangles(np.array([[0.2, 0.2, 1.0]]), a, b, c)
     np.testing.assert_allclose(closest, [[0.2, 0.2, 0.0]], atol=1e-15)
-    assert region[0] == 6
-    closest, _ = closest_on_triangles(np.array([[2.0, -1.0, 0.5]]), a, b, c)
+    assert region[0] == REGION_FACE
+    closest, _, _ = closest_on_triangles(np.array([[2.0, -1.0, 0.5]]), a, b, c)
     np.testing.assert_allclose(closest, [[1.0, 0.0, 0.0]], atol=1e-15)
 
 
@@ -77,7 +77,7 @@ def test_grid_finds_every_triangle_within_reach():
     found = set(zip(point.tolist(), triangle.tolist(), strict=True))
     for i in range(0, 3000, 7):
         p = np.repeat(points[i][None], len(tris), axis=0)
-        closest, _ = closest_on_triangles(p, *np.moveaxis(vertices[tris], 1, 0))
+        closest, _, _ = closest_on_triangles(p, *np.moveaxis(vertices[tris], 1, 0))
         near = np.flatnonzero(np.linalg.norm(p - closest, axis=1) <= reach)
         for t in near:
             assert (i, int(t)) in found
@@ -274,3 +274,36 @@ def test_strand_stays_outside_a_fast_moving_mesh_head(rig):
     positions = core.bake(model, drive).positions[:, 0]
     assert np.all(np.isfinite(positions))
     assert _outside(drive, positions, 24.0) >= -1e-9
+
+
+# --------------------------------------------------------------------------------------------
+# In the cloth solver.
+
+
+def test_cloth_blown_onto_a_mesh_ball_stays_outside_and_flags_contact():
+    from dataclasses import replace
+
+    from tests.core.cloth.conftest import still_drive
+    from waft.core.cloth import bake_cloth, build_cloth_model
+    from waft.core.cloth._bench_cases import grid_rest
+
+    model = build_cloth_model(cloths=[grid_rest(8, 8)])
+    frames = 36
+    vertices, tris = uv_sphere(0.2, 24, 48)
+    centre = np.array([0.5, 0.25, -0.6])
+    meshes = MeshColliders.create(names=["Ball"], triangles=[tris],
+                                  vertices=[np.repeat((vertices + centre)[None], frames, 0)],
+                                  friction=[0.3])
+    drive = replace(still_drive(model, frames, wind_velocity=(0.0, 6.0, 0.0), drag=2.0,
+                                radius=0.02), meshes=meshes)
+    result = bake_cloth(model, drive)
+    free = ~model.pinned
+    f = MeshField(meshes, fps=24.0, radius=0.02)
+    for frame in range(frames):
+        c = f.contacts(0, result.positions[frame, free], 0.0, 0.0)
+        if len(c.distance):
+            assert c.distance.min() >= 0.02 - 1e-9, frame
+    assert result.contact.any()
+    # The ball was really in the way: some vertex rests on it.
+    d = np.linalg.norm(result.positions[-1, free] - centre, axis=-1)
+    assert d.min() < 0.2 + 0.03
