@@ -207,7 +207,7 @@ class WaftColliderSettings(bpy.types.PropertyGroup):
         name="Friction", default=0.3, min=0.0, soft_max=1.0,
         description="Coulomb friction coefficient of contacts with this collider")
     depth: FloatProperty(
-        name="Depth", default=0.05, min=1e-4, soft_max=0.5, unit='LENGTH',
+        name="Depth", default=0.02, min=1e-4, soft_max=0.2, unit='LENGTH',
         description="Mesh colliders: how far inside the surface a particle is still found and "
                     "pushed out. Deeper costs more; thin parts (fingers, ears) thinner than this "
                     "can let a fast particle through to the other side")

@@ -56,8 +56,11 @@ GRID_SPAN = 4
 # area, e.g. a ground plane, would otherwise ask for a huge grid).
 MAX_CELLS = 1 << 22
 # How far inside a mesh's surface a particle is still found and pushed out, beyond its radius
-# (metres). One substep moves hair tips a few centimetres at most.
-DEFAULT_DEPTH = 0.05
+# (metres). One substep moves a hair tip about a centimetre (3 m/s at 240 Hz). The cost grows
+# with it: a point tests the triangles within about this distance.
+DEFAULT_DEPTH = 0.02
+# Point-triangle pairs tested at once (memory: ~100 bytes each).
+MAX_PAIRS = 1 << 21
 
 
 @dataclass(frozen=True)
@@ -224,6 +227,10 @@ class TriangleGrid:
     dims: np.ndarray  # (3,) int64
     start: np.ndarray  # (cells + 1,) int64
     entries: np.ndarray  # (n,) triangle indices
+    # (T, 3) centres and (T,) radii of spheres holding each triangle over the whole span,
+    # grown by the reach: a point outside a triangle's sphere is farther than the reach from it.
+    centre: np.ndarray
+    bound: np.ndarray
 
 
 def build_grid(corners: np.ndarray, reach: float) -> TriangleGrid:
@@ -232,8 +239,11 @@ def build_grid(corners: np.ndarray, reach: float) -> TriangleGrid:
     low = corners.min(axis=(0, 2)) - reach  # (T, 3)
     high = corners.max(axis=(0, 2)) + reach
     extent = high - low
-    # Cells about as big as the triangles' grown boxes (a box then covers 1-2 cells per axis).
-    cell = float(max(np.median(extent.max(axis=1)), _EPS))
+    # Cells half as big as the triangles' grown boxes (a box covers 2-3 cells per axis).
+    # Measured on a 50k-triangle sphere with 32k points near it: cells as big as the boxes
+    # 0.96 s per query (491 candidates per point), half 0.71 s (245), a third 0.58 s but a
+    # grid 3x bigger to build per span.
+    cell = float(max(0.5 * np.median(extent.max(axis=1)), _EPS))
     origin = low.min(axis=0)
     span = high.max(axis=0) - origin
     while np.prod(np.floor(span / cell) + 1.0) > MAX_CELLS:
@@ -255,16 +265,31 @@ def build_grid(corners: np.ndarray, reach: float) -> TriangleGrid:
     cells = int(dims.prod())
     start = np.zeros(cells + 1, dtype=np.int64)
     np.cumsum(np.bincount(key, minlength=cells), out=start[1:])
+    centre = 0.5 * (low + high)
+    raw = extent - 2.0 * reach  # the swept box before growing
+    bound = 0.5 * np.sqrt(np.einsum("ij,ij->i", raw, raw)) + reach
     return TriangleGrid(origin=origin, cell=cell, dims=dims, start=start,
-                        entries=triangle[order])
+                        entries=triangle[order], centre=centre, bound=bound)
 
 
-def candidates(grid: TriangleGrid, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(point index, triangle index) pairs: every triangle in each point's cell."""
+def _cells(grid: TriangleGrid, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each point's cell key (0 outside the grid) and whether it is inside the grid."""
     index = np.floor((points - grid.origin) / grid.cell)
     inside = np.all((index >= 0) & (index < grid.dims), axis=1)
     idx = index.astype(np.int64)
     key = np.where(inside, (idx[:, 0] * grid.dims[1] + idx[:, 1]) * grid.dims[2] + idx[:, 2], 0)
+    return key, inside
+
+
+def cell_counts(grid: TriangleGrid, points: np.ndarray) -> np.ndarray:
+    """How many candidate triangles each point has (0 outside the grid)."""
+    key, inside = _cells(grid, points)
+    return np.where(inside, grid.start[key + 1] - grid.start[key], 0)
+
+
+def candidates(grid: TriangleGrid, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(point index, triangle index) pairs: every triangle in each point's cell."""
+    key, inside = _cells(grid, points)
     first = grid.start[key]
     count = np.where(inside, grid.start[key + 1] - first, 0)
     total = int(count.sum())
@@ -340,12 +365,37 @@ class MeshField:
 
     def contacts(self, m: int, points: np.ndarray, t_start: float, t_end: float) -> Contacts:
         """The contacts of `points` (N, 3) with mesh `m` at the end of the substep
-        [t_start, t_end] (see `Contacts`); points farther than its reach are left out."""
-        f, alpha = frame_interval(t_end, self.fps, self.F)
+        [t_start, t_end] (see `Contacts`); points farther than its reach are left out. Points
+        are taken in chunks of at most `MAX_PAIRS` point-triangle pairs (bounded memory)."""
+        f, _ = frame_interval(t_end, self.fps, self.F)
         grid = self._grid(m, f)
+        count = cell_counts(grid, points)
+        ends = np.cumsum(count)
+        if len(ends) == 0 or ends[-1] <= MAX_PAIRS:
+            return self._contacts(m, grid, points, t_start, t_end)
+        parts = []
+        first = 0
+        while first < len(points):
+            budget = (ends[first - 1] if first else 0) + MAX_PAIRS
+            last = max(int(np.searchsorted(ends, budget, side="right")), first + 1)
+            c = self._contacts(m, grid, points[first:last], t_start, t_end)
+            c.index += first
+            parts.append(c)
+            first = last
+        return Contacts(*(np.concatenate([getattr(c, name) for c in parts])
+                          for name in ("index", "normal", "distance", "surface_motion")))
+
+    def _contacts(self, m: int, grid: TriangleGrid, points: np.ndarray, t_start: float,
+                  t_end: float) -> Contacts:
+        f, alpha = frame_interval(t_end, self.fps, self.F)
         point, triangle = candidates(grid, points)
         empty = Contacts(np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0),
                          np.zeros((0, 3)))
+        # Bounding-sphere test per pair before the exact distance: a cell holds every triangle
+        # within reach of any of its points, most of them out of reach of a given one.
+        gap = points[point] - grid.centre[triangle]
+        near = np.einsum("ij,ij->i", gap, gap) <= grid.bound[triangle] ** 2
+        point, triangle = point[near], triangle[near]
         if len(point) == 0:
             return empty
         tri = self.topology[m].triangles[triangle]  # (C, 3)

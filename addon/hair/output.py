@@ -27,6 +27,7 @@ from ...core.hair import (
     resample_bspline,
 )
 from ...core.hair import scatter_roots as core_scatter
+from ..mesh_colliders import is_mesh_collider
 from ..reading import collider_set, read_collider, setup_collider_objects
 from ..sampling import frame_kept, waft_tracks_muted
 from . import curves
@@ -137,8 +138,11 @@ def target_for(scene, ob) -> Target:
     scalp = hair.scalp
     if scalp is None and ob.type == 'CURVES':  # hair Curves guides: grow on their surface
         scalp = ob.data.surface
+    # Render strands are pushed out of the shape colliders; a body-mesh collider acts on the
+    # guides they follow (mesh_colliders), not yet on every render strand point.
     colliders = tuple(read_collider(c) for c in sorted(setup_collider_objects(scene, ob),
-                                                        key=lambda c: c.name))
+                                                        key=lambda c: c.name)
+                      if not is_mesh_collider(c))
     return Target(setup=ob.name, scalp=read_scalp(scene, ob, scalp, hair.density_group),
                   settings=settings, colliders=colliders)
 

@@ -272,9 +272,11 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
 
 
 def collider_objects(scene, ob) -> list:
-    """The Waft collider empties this ragdoll collides with (its collection, else all)."""
+    """The Waft collider empties this ragdoll collides with (its collection, else all). Body
+    meshes are not ragdoll colliders (bodies collide with the shapes)."""
     collection = ob.waft_ragdoll.collider_collection
-    members = shared_reading.enabled_colliders(scene, collection)
+    members = [m for m in shared_reading.enabled_colliders(scene, collection)
+               if m.type != 'MESH']
     if collection is None:
         return sorted(members, key=lambda o: o.name)
     if not members:

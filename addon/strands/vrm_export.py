@@ -200,6 +200,11 @@ class _Writer:
         if ob.name in self.collider_index:
             return self.collider_index[ob.name]
         rig = self.rig
+        if ob.type == 'MESH':
+            self.data.skipped.append(f"collider '{ob.name}' (a body mesh: VRM spring bones "
+                                     "collide with spheres, capsules and planes only)")
+            self.collider_index[ob.name] = None
+            return None
         if ob.parent is not rig or ob.parent_type != 'BONE' \
                 or ob.parent_bone not in self.bone_node:
             self.data.skipped.append(f"collider '{ob.name}' (not parented to a bone of "

@@ -1,0 +1,144 @@
+"""Body-mesh collider benchmark (NumPy only, no Blender): what a mesh costs against the sphere
+it approximates, measured in the same run.
+
+1. ``query``: one push of N points (all within 8 cm of the surface, the worst case: hair lying
+   on a head) out of a closed body mesh of T triangles (a UV sphere of radius 0.3 m), milliseconds,
+   beside Waft's analytic sphere collider pushing the same points (``colliders.push_out``).
+2. ``bake``: 100 guides x 16 points falling on a 0.1 m head for 24 frames at 240 Hz, core
+   milliseconds per frame, with the head as a 5k-triangle mesh and as a sphere collider.
+
+Prints JSON lines:
+
+    .venv/bin/python tests/benchmarks/bench_mesh_colliders.py [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import replace
+
+import numpy as np
+from _waft import use_checkout
+
+use_checkout()
+
+from waft import core  # noqa: E402
+from waft.core.colliders import push_out, sphere_normal  # noqa: E402
+from waft.core.mesh_colliders import MeshColliders, MeshField, build_grid  # noqa: E402
+
+
+def uv_sphere(radius: float, rings: int, segments: int):
+    theta = np.linspace(0.0, np.pi, rings + 1)[1:-1]
+    phi = np.linspace(0.0, 2.0 * np.pi, segments, endpoint=False)
+    ring = np.stack([np.sin(theta)[:, None] * np.cos(phi), np.sin(theta)[:, None] * np.sin(phi),
+                     np.cos(theta)[:, None] * np.ones_like(phi)], axis=-1).reshape(-1, 3)
+    vertices = np.concatenate([[[0.0, 0.0, 1.0]], ring, [[0.0, 0.0, -1.0]]]) * radius
+    tris = []
+    top, bottom = 0, len(vertices) - 1
+
+    def at(r, s):
+        return 1 + r * segments + s % segments
+
+    for s in range(segments):
+        tris += [(top, at(0, s), at(0, s + 1)), (bottom, at(rings - 2, s + 1), at(rings - 2, s))]
+        for r in range(rings - 2):
+            tris += [(at(r, s), at(r + 1, s), at(r + 1, s + 1)),
+                     (at(r, s), at(r + 1, s + 1), at(r, s + 1))]
+    return vertices, np.array(tris)
+
+
+def best(fn, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def query_case(points: int, rings: int, segments: int, repeat: int) -> dict:
+    R, radius = 0.3, 0.005
+    vertices, tris = uv_sphere(R, rings, segments)
+    rng = np.random.default_rng(0)
+    d = rng.normal(size=(points, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    x = d * rng.uniform(R - 0.02, R + 0.06, points)[:, None]
+    meshes = MeshColliders.create(names=["Body"], triangles=[tris],
+                                  vertices=[np.repeat(vertices[None], 9, 0).astype(np.float32)],
+                                  friction=[0.3])
+    field = MeshField(meshes, fps=120.0, radius=radius)
+    field.contacts(0, x, 0.0, 1 / 240)  # builds the span's grid once, as in a bake
+    r = np.full(points, radius)
+    mesh_s = best(lambda: field.push_out(x.copy(), x, r, 0.0, 1 / 240), repeat)
+
+    def sphere():
+        y = x.copy()
+        n, sd = sphere_normal(y, np.zeros(3), R)
+        push_out(y, x, n, sd, r, 0.3)
+
+    sphere_s = best(sphere, repeat)
+    corners = np.repeat(vertices[tris][None], 5, axis=0)  # a span: 5 samples
+    grid_s = best(lambda: build_grid(corners, float(field.reach[0])), repeat)
+    return {"case": "query", "points": points, "triangles": len(tris),
+            "mesh_ms": round(mesh_s * 1e3, 2), "grid_build_ms": round(grid_s * 1e3, 2),
+            "peer": "Waft sphere collider", "peer_ms": round(sphere_s * 1e3, 3),
+            "ratio": round(mesh_s / sphere_s, 1)}
+
+
+def bake_case(repeat: int) -> dict:
+    R, frames, fps = 0.1, 24, 24.0
+    vertices, tris = uv_sphere(R, 50, 50)
+    chains = []
+    rng = np.random.default_rng(1)
+    for _ in range(100):
+        d = rng.normal(size=3)
+        d[2] = abs(d[2]) + 0.5
+        d /= np.linalg.norm(d)
+        side = np.cross(d, [0.0, 0.0, 1.0]) + 1e-9
+        side /= np.linalg.norm(side)
+        chains.append(d * (R + 0.006) + np.outer(np.arange(16) * 0.015, side))
+    colliders = core.ColliderSet.create(names=["Head"], kind=[0], size=[R], friction=[0.3])
+    model_s, drive_s = _build(chains, frames, fps, colliders)
+    model_m, drive_m = _build(chains, frames, fps, None)
+    meshes = MeshColliders.create(names=["Head"], triangles=[tris],
+                                  vertices=[np.repeat(vertices[None], frames, 0)],
+                                  friction=[0.3])
+    drive_m = replace(drive_m, meshes=meshes)
+    settings = core.SolverSettings(substep=1 / 240)
+    mesh_s = best(lambda: core.bake(model_m, drive_m, settings), repeat) / frames
+    sphere_s = best(lambda: core.bake(model_s, drive_s, settings), repeat) / frames
+    return {"case": "bake", "guides": 100, "points": 16, "triangles": len(tris),
+            "mesh_ms_per_frame": round(mesh_s * 1e3, 2), "peer": "Waft sphere collider",
+            "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
+
+
+def _build(chains, frames, fps, colliders):
+    rests = [core.ChainRest(setup="Hair", name=f"Hair: {i}", rest_positions=c,
+                            kinematic=np.r_[True, np.zeros(len(c) - 1, bool)])
+             for i, c in enumerate(chains)]
+    model = core.build_strand_model(chains=rests, colliders=colliders)
+    S, P = model.strands, model.particles
+    reference = np.repeat(np.stack(chains)[None], frames, axis=0)
+    K = model.colliders.count
+    M = np.tile(np.eye(4), (frames, K, 1, 1))
+    drive = core.Drive(fps=fps, reference=reference, kinematic=np.eye(1, P, dtype=bool)
+                       .repeat(S, axis=0), space=np.broadcast_to(np.eye(4), (frames, S, 4, 4)),
+                       collider_matrix=M, params=core.StrandParams.defaults(
+                           S, P, radius=0.005, damping=1.0))
+    return model, drive
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    for points, rings, segments in ((1_000, 40, 64), (32_000, 40, 64), (1_000, 125, 200),
+                                    (32_000, 125, 200)):
+        print(json.dumps(query_case(points, rings, segments, args.repeat)), flush=True)
+    print(json.dumps(bake_case(args.repeat)), flush=True)
+
+
+if __name__ == "__main__":
+    main()
