@@ -154,6 +154,9 @@ def test_mesh_ball_pushes_the_cloth(scene, bake_api):
     scene.frame_start, scene.frame_end = 1, 24
     center = np.array((0.0, -0.05, 1.75))
     ball = mesh_sphere(scene, "Ball", center, 0.12)
+    # The skinned cage starts up to 4.3 cm inside the ball: the mesh's Depth must reach that
+    # far (at the default 2 cm the deepest vertices are not found and stay inside).
+    ball.waft_collider.depth = 0.06
     cage.waft_cloth.radius = 0.01
     cloth = bake_api.bake_scene(scene).systems["cloth"]
     positions = cloth.positions["Cage"]
