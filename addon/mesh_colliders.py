@@ -68,6 +68,14 @@ def mesh_collider_union(per_owner: list[list], unit_scale: float
     return meshes, mask
 
 
+def loop_triangles(mesh) -> np.ndarray:
+    """The (T, 3) int64 vertex indices of an (evaluated) mesh's loop triangles."""
+    mesh.calc_loop_triangles()
+    tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
+    mesh.loop_triangles.foreach_get("vertices", tris)
+    return tris.reshape(-1, 3).astype(np.int64)
+
+
 class MeshSampler:
     """The evaluated world vertices of every mesh collider at each of `samples` times."""
 
@@ -86,10 +94,7 @@ class MeshSampler:
             evaluated = read.object.evaluated_get(depsgraph)
             mesh = evaluated.data
             if self._triangles[m] is None:
-                mesh.calc_loop_triangles()
-                tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
-                mesh.loop_triangles.foreach_get("vertices", tris)
-                self._triangles[m] = tris.reshape(-1, 3).astype(np.int64)
+                self._triangles[m] = loop_triangles(mesh)
                 self._local[m] = np.empty((self.samples, len(mesh.vertices) * 3), np.float32)
             elif (len(mesh.vertices) * 3 != self._local[m].shape[1]
                   or len(mesh.polygons) == 0):

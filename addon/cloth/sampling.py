@@ -112,10 +112,7 @@ class ClothSampler(FrameSampler):
     def _sample_body(self, i: int, s: int, body) -> None:
         mesh = body.data
         if self._body[s] is None:
-            mesh.calc_loop_triangles()
-            tris = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int32)
-            mesh.loop_triangles.foreach_get("vertices", tris)
-            self._triangles[s] = tris.reshape(-1, 3).astype(np.int64)
+            self._triangles[s] = mesh_colliders.loop_triangles(mesh)
             self._body[s] = np.empty((self.total, len(mesh.vertices) * 3), np.float32)
         if len(mesh.vertices) * 3 != self._body[s].shape[1]:
             raise SetupError(f"Body '{body.name}': its vertex count changes during the "

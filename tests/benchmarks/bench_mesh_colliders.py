@@ -25,28 +25,9 @@ from _waft import use_checkout
 use_checkout()
 
 from waft import core  # noqa: E402
+from waft.core._bench_meshes import uv_sphere  # noqa: E402
 from waft.core.colliders import push_out, sphere_normal  # noqa: E402
 from waft.core.mesh_colliders import MeshColliders, MeshField, build_grid  # noqa: E402
-
-
-def uv_sphere(radius: float, rings: int, segments: int):
-    theta = np.linspace(0.0, np.pi, rings + 1)[1:-1]
-    phi = np.linspace(0.0, 2.0 * np.pi, segments, endpoint=False)
-    ring = np.stack([np.sin(theta)[:, None] * np.cos(phi), np.sin(theta)[:, None] * np.sin(phi),
-                     np.cos(theta)[:, None] * np.ones_like(phi)], axis=-1).reshape(-1, 3)
-    vertices = np.concatenate([[[0.0, 0.0, 1.0]], ring, [[0.0, 0.0, -1.0]]]) * radius
-    tris = []
-    top, bottom = 0, len(vertices) - 1
-
-    def at(r, s):
-        return 1 + r * segments + s % segments
-
-    for s in range(segments):
-        tris += [(top, at(0, s), at(0, s + 1)), (bottom, at(rings - 2, s + 1), at(rings - 2, s))]
-        for r in range(rings - 2):
-            tris += [(at(r, s), at(r + 1, s), at(r + 1, s + 1)),
-                     (at(r, s), at(r + 1, s + 1), at(r, s + 1))]
-    return vertices, np.array(tris)
 
 
 def best(fn, repeat: int) -> float:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from waft.core._bench_meshes import uv_sphere
 from waft.core.errors import SetupError
 from waft.core.mesh_colliders import (
     MeshColliders,
@@ -14,28 +15,6 @@ from waft.core.mesh_colliders import (
     candidates,
 )
 from waft.core.triangles import REGION_FACE, closest_on_triangles
-
-
-def uv_sphere(radius: float, rings: int = 24, segments: int = 48):
-    """A closed UV sphere: (V, 3) vertices and (T, 3) outward-wound triangles."""
-    theta = np.linspace(0.0, np.pi, rings + 1)[1:-1]
-    phi = np.linspace(0.0, 2.0 * np.pi, segments, endpoint=False)
-    ring = np.stack([np.sin(theta)[:, None] * np.cos(phi), np.sin(theta)[:, None] * np.sin(phi),
-                     np.cos(theta)[:, None] * np.ones_like(phi)], axis=-1).reshape(-1, 3)
-    vertices = np.concatenate([[[0.0, 0.0, 1.0]], ring, [[0.0, 0.0, -1.0]]]) * radius
-    tris = []
-    top, bottom = 0, len(vertices) - 1
-
-    def at(r, s):
-        return 1 + r * segments + s % segments
-
-    for s in range(segments):
-        tris.append((top, at(0, s), at(0, s + 1)))
-        tris.append((bottom, at(rings - 2, s + 1), at(rings - 2, s)))
-        for r in range(rings - 2):
-            tris.append((at(r, s), at(r + 1, s), at(r + 1, s + 1)))
-            tris.append((at(r, s), at(r + 1, s + 1), at(r, s + 1)))
-    return vertices, np.array(tris)
 
 
 def brute_closest(p, a, b, c, n=400):
