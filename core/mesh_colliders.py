@@ -78,10 +78,6 @@ class MeshColliders:
         return len(self.names)
 
     @classmethod
-    def empty(cls) -> MeshColliders:
-        return cls((), (), (), np.zeros(0), np.zeros(0))
-
-    @classmethod
     def create(cls, *, names: Sequence[str], triangles: Sequence, vertices: Sequence,
                friction: Sequence[float] | None = None,
                depth: Sequence[float] | None = None) -> MeshColliders:
