@@ -320,16 +320,31 @@ class MeshField:
         self.reach = float(radius) + meshes.depth
         self.topology = [_topology(t, v.shape[1])
                          for t, v in zip(meshes.triangles, meshes.vertices, strict=True)]
-        self._grids: dict[tuple[int, int], TriangleGrid] = {}
+        # Samples read so far (a bake fed as the timeline plays: `update`); a span's grid covers
+        # only these, and is built again once more of its samples have arrived.
+        self.known = self.F
+        self._grids: dict[tuple[int, int, int], TriangleGrid] = {}
         self._normals: dict[tuple[int, int], tuple] = {}
+
+    def update(self, meshes: MeshColliders, known: int) -> None:
+        """The same meshes with the samples before `known` now read (the rest are held)."""
+        self.meshes, self.known = meshes, int(known)
+
+    def widen(self, radius: float) -> None:
+        """Look at least `radius` + depth from every surface (the largest particle radius so
+        far: grown, never shrunk, so a bake and the same frames fed one by one agree)."""
+        reach = np.maximum(self.reach, float(radius) + self.meshes.depth)
+        if np.any(reach > self.reach):
+            self.reach = reach
+            self._grids = {}
 
     def _grid(self, m: int, f: int) -> TriangleGrid:
         span = f // GRID_SPAN
-        key = (m, span)
+        first = span * GRID_SPAN
+        last = min(first + GRID_SPAN, self.F - 1, self.known - 1)
+        key = (m, span, last)
         grid = self._grids.get(key)
         if grid is None:
-            first = span * GRID_SPAN
-            last = min(first + GRID_SPAN, self.F - 1)
             v = self.meshes.vertices[m][first:last + 1]
             corners = v[:, self.topology[m].triangles]  # (S, T, 3, 3)
             grid = build_grid(corners.astype(np.float64, copy=False), float(self.reach[m]))
@@ -406,7 +421,12 @@ class MeshField:
         nearest = np.minimum.reduceat(d2, starts)
         group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(point)]))
         is_nearest = d2 == nearest[group]
-        chosen = np.maximum.reduceat(np.where(is_nearest, np.arange(len(point)), -1), starts)
+        # Ties (a point nearest to a vertex or edge several triangles share) go to the lowest
+        # triangle index, whatever order the grid listed the candidates in: the same contact
+        # for any grid that holds every triangle within reach.
+        lowest = np.minimum.reduceat(np.where(is_nearest, triangle, np.iinfo(np.int64).max),
+                                     starts)
+        chosen = np.flatnonzero(is_nearest & (triangle == lowest[group]))
         reach = float(self.reach[m])
         chosen = chosen[nearest <= reach * reach]
         if len(chosen) == 0:

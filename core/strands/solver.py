@@ -667,6 +667,8 @@ def _collide_meshes(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, sd: Subste
         targets = (c, s_idx, p_idx, c.collision_radius[s_idx, p_idx],
                    None if per_mesh.all() else per_mesh)
         ws.mesh_targets = targets
+        if len(s_idx):
+            field.widen(float(targets[3].max()))
     _, s_idx, p_idx, radius, per_mesh = targets
     if len(s_idx) == 0:
         return
@@ -726,43 +728,76 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
 class _Bake:
     """Drives `step` over the frame range; per-frame work is done once per frame."""
 
-    def __init__(self, model: StrandModel, drive: CheckedDrive, settings: SolverSettings):
-        self.model, self.drive, self.settings = model, drive, settings
+    def __init__(self, model: StrandModel, drive: CheckedDrive, settings: SolverSettings, *,
+                 known: int | None = None):
+        self.model, self.settings = model, settings
         self.h = float(settings.substep)
         self.ws = Workspace(model, self.h, iterations=settings.iterations)
-        S, P, Ps = self.ws.S, self.ws.P, self.ws.Ps
+        S = self.ws.S
         self.F = drive.frames
         self.fps = drive.fps
+        self.kinematic = drive.kinematic
+        self.static_params = all(
+            np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0
+            for a in drive.params.values()
+        )
+        self._coefficients: dict[int, FrameCoefficients] = {}
+        # (substep n, (3, S, 2) root segment reference at its start n h) after the last drive
+        # with shock propagation, so the next one starts from it.
+        self._root_segment: tuple[int, np.ndarray] | None = None
+        # Per-sample facts, derived as the samples arrive (all at once for a bake, a few per
+        # frame for a bake fed as the timeline plays, `Stream`): what a substep reads never
+        # depends on samples after the ones it interpolates, so both agree bit for bit.
+        # The first sample with the same params (the add-on samples every setting per frame,
+        # animated or not: per-frame coefficients, ~3-5 ms at 1,000 x 32, are rebuilt only at
+        # samples whose params differ from the previous sample's, compared exactly).
+        self._param_frame = np.zeros(self.F, dtype=np.int64)
+        # Animation cuts: sample intervals over which a chain's root jumps further than
+        # CUT_DISTANCE (a teleport, a camera-cut re-pose); (F, S) bool.
+        self.cuts = np.zeros((self.F, S), dtype=bool)
+        self.any_cut = False
+        colliders = model.colliders
+        K = colliders.count
+        kinds = colliders.kind
+        # Sphere fast path where both ends of every interval are similarity transforms.
+        self.similar = np.zeros((self.F, K), dtype=bool)
+        # Colliders with friction drag what rests on them by their surface motion (SubstepDrive;
+        # `surface_motion` is None over a substep where one did not move).
+        self.moving_colliders = bool(K and np.any(colliders.friction > 0.0))
+        self.needs_inverse = bool(np.any(kinds == ColliderKind.BOX)
+                                  | np.any(kinds == ColliderKind.PLANE)
+                                  | np.any(kinds == ColliderKind.ELLIPSOID))
+        lengths = model.tether_length[np.arange(S), np.asarray(model.count) - 1]
+        self.bound = np.maximum(DIVERGENCE_FACTOR * lengths, DIVERGENCE_MIN_BOUND)
+        self.bound_squared = (self.bound**2)[:, None]
+        self._unchecked = _pad(self.kinematic | ~model.active, self.ws.Ps, True)  # never diverged
+        self.roots_only_output = bool(np.all(self.kinematic[:, 0])
+                                      and not np.any(self.kinematic[:, 1:]))
+        self._out_scratch = np.empty((3, S, self.ws.Ps))
+        self.settled = drive.settled if drive.settled is not None and drive.settled.any() \
+            else None
+        self.meshes = None
+        if drive.meshes is not None:
+            self.meshes = (MeshField(drive.meshes, fps=self.fps, radius=0.0), drive.mesh_mask)
+        self.known = 0
+        self.update(drive, self.F if known is None else known)
+
+    def update(self, drive: CheckedDrive, known: int) -> None:
+        """Take `drive` with its samples before `known` read (later ones are placeholders a
+        substep never reads) and derive the per-sample facts of the new ones."""
+        S, P, Ps = self.ws.S, self.ws.P, self.ws.Ps
+        self.drive = drive
         reference = drive.reference
         if Ps > P:
             pad = np.repeat(reference[:, :, P - 1 : P], Ps - P, axis=2)
             reference = np.concatenate([reference, pad], axis=2)
         self.reference = np.ascontiguousarray(reference)  # (F, S, Ps, 3) for output and checks
         self.reference_soa = np.ascontiguousarray(np.moveaxis(reference, -1, 1))  # (F, 3, S, Ps)
-        self.kinematic = drive.kinematic
-        self.static_params = all(
-            np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0
-            for a in drive.params.values()
-        )
-        # The add-on samples every setting per frame, animated or not: per-frame coefficients
-        # (~3-5 ms at 1,000 x 32) are rebuilt only at frames whose params differ from the
-        # previous frame's (exact comparison, so the coefficients are the same either way).
-        self._param_frame = np.zeros(self.F, dtype=np.int64)
-        if not self.static_params and self.F > 1:
-            changed = np.zeros(self.F, dtype=bool)
-            changed[0] = True
-            for a in drive.params.values():
-                if np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0:
-                    continue
-                changed[1:] |= np.any((a[1:] != a[:-1]).reshape(self.F - 1, -1), axis=1)
-            self._param_frame = np.maximum.accumulate(np.where(changed, np.arange(self.F), 0))
-        self._coefficients: dict[int, FrameCoefficients] = {}
-        # Animation cuts: sample intervals over which a chain's root jumps further than
-        # CUT_DISTANCE (a teleport, a camera-cut re-pose); (F, S) bool, None when there is none.
-        roots = self.reference[:, :, 0]
-        jump = np.linalg.norm(np.diff(roots, axis=0), axis=-1) > CUT_DISTANCE
-        self.cuts = (np.concatenate([jump, np.zeros((1, S), dtype=bool)])
-                     if jump.any() else None)
+        first, known = self.known, min(int(known), self.F)
+        if known > first:
+            self._derive(first, known)
+        self.known = known
+        # Interpolation caches may hold an interval whose far end was a placeholder.
         self._interval = -1
         self._dref = np.empty((3, S, Ps))
         self._previous = np.empty((3, S, Ps))  # reference before a frame's first substep
@@ -771,41 +806,33 @@ class _Bake:
         # (interval, coefficients, (A, B)) of the two latest intervals, see `_source_terms`.
         self._sources = [(-1, None, (np.empty((3, S, Ps)), np.empty((3, S, Ps))))
                          for _ in range(2)]
-        # (substep n, (3, S, 2) root segment reference at its start n h) after the last drive
-        # with shock propagation, so the next one starts from it.
-        self._root_segment: tuple[int, np.ndarray] | None = None
-        colliders = model.colliders
-        K = colliders.count
-        kinds = colliders.kind
-        # Sphere fast path where both ends of every interval are similarity transforms.
-        sim = np.zeros((self.F, K), dtype=bool)
-        for k in range(K):
-            if kinds[k] == ColliderKind.ELLIPSOID:
-                for f in range(self.F):
-                    sim[f, k] = is_similarity(drive.collider_matrix[f, k])
-        self.similar = sim
-        # Colliders that move and have friction: their surface motion drags (SubstepDrive).
-        cm = drive.collider_matrix
-        self.moving_colliders = bool(K and np.any(colliders.friction > 0.0)
-                                     and np.any(cm != cm[:1]))
-        self.needs_inverse = bool(np.any(kinds == ColliderKind.BOX)
-                                  | np.any(kinds == ColliderKind.PLANE)
-                                  | np.any((kinds == ColliderKind.ELLIPSOID) & ~np.all(sim, 0)))
-        lengths = model.tether_length[np.arange(S), np.asarray(model.count) - 1]
-        self.bound = np.maximum(DIVERGENCE_FACTOR * lengths, DIVERGENCE_MIN_BOUND)
-        self.bound_squared = (self.bound**2)[:, None]
-        self._unchecked = _pad(self.kinematic | ~model.active, Ps, True)  # never diverged
-        self.roots_only_output = bool(np.all(self.kinematic[:, 0])
-                                      and not np.any(self.kinematic[:, 1:]))
-        self._out_scratch = np.empty((3, S, Ps))
-        self.settled = drive.settled if drive.settled is not None and drive.settled.any() \
-            else None
-        self.meshes = None
-        if drive.meshes is not None:
-            radius = np.asarray(drive.params["radius"], dtype=np.float64)
-            field = MeshField(drive.meshes, fps=self.fps,
-                              radius=float(np.max(radius)) if radius.size else 0.0)
-            self.meshes = (field, drive.mesh_mask)
+        if self.meshes is not None:
+            self.meshes[0].update(drive.meshes, known)
+
+    def _derive(self, first: int, known: int) -> None:
+        """Per-sample facts of samples first..known-1 (and of the intervals they end)."""
+        drive = self.drive
+        if not self.static_params and known > 1:
+            lo = max(first, 1)
+            changed = np.zeros(known - lo, dtype=bool)
+            for a in drive.params.values():
+                if np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0:
+                    continue
+                changed |= np.any((a[lo:known] != a[lo - 1:known - 1]).reshape(known - lo, -1),
+                                  axis=1)
+            previous = self._param_frame[lo - 1]
+            rows = np.maximum.accumulate(np.where(changed, np.arange(lo, known), previous))
+            self._param_frame[lo:known] = np.maximum(rows, previous)
+        lo = max(first - 1, 0)
+        if known - lo >= 2:
+            roots = self.reference[lo:known, :, 0]
+            jump = np.linalg.norm(np.diff(roots, axis=0), axis=-1) > CUT_DISTANCE
+            self.cuts[lo:known - 1] = jump
+            self.any_cut = self.any_cut or bool(jump.any())
+        kinds = self.model.colliders.kind
+        for k in np.flatnonzero(kinds == ColliderKind.ELLIPSOID):
+            for f in range(first, known):
+                self.similar[f, k] = is_similarity(drive.collider_matrix[f, k])
 
     def _settled_at(self, t: float, chains: np.ndarray) -> np.ndarray:
         """(3, S, Ps) the reference at time `t` with the settled pose (`settled.py`) put back
@@ -1025,6 +1052,7 @@ class _Bake:
         state.x_prev += 0.5 * self.coefficients(0).gravity_h2
         self.state = state
         positions = np.empty((F, S, P, 3))
+        self.positions = positions  # filled frame by frame (a `Stream` reads each as it comes)
         total = F
         substeps = 0
         # Pre-roll (in output frames): settle on the first sample's drive, time up to 0.
@@ -1047,7 +1075,7 @@ class _Bake:
                 if (n + 1) * h > T + _TIME_EPS:
                     np.copyto(before, state.x)
                     crossed = True
-                if self.cuts is not None:
+                if self.any_cut:
                     self._carry_over_cut(state, n * h, (n + 1) * h)
                 step(model, state, sd, h, workspace=self.ws)
                 n += 1
@@ -1112,6 +1140,53 @@ class _Bake:
             detail = (f"chain '{self.model.strand_names[s]}' particle {p} is "
                       + distance_detail(distance[s, p]))
             raise DivergenceError(self.model.setup_of(s), frame, detail)
+
+
+class Stream:
+    """A bake fed its samples as they are read (the add-on's live preview steps it one scene
+    frame per timeline frame): `needed(i)` samples must be real before `step()` gives output
+    frame i, and `feed` hands over the drive with more of them. The drive has the bake's full
+    shape from the start (samples not read yet are placeholders, e.g. the last one repeated);
+    a substep never reads past the sample after its own time, so the frames come out bit for
+    bit as `bake` gives them for the same drive."""
+
+    def __init__(self, model: StrandModel, drive: Drive, settings: SolverSettings | None = None,
+                 *, known: int):
+        settings = settings if settings is not None else SolverSettings()
+        self._bake = _Bake(model, validate_drive(model, drive), settings, known=known)
+        self._frames = self._bake.run()
+        self.model = model
+        self.frames_done = 0  # output frames stepped
+        self.output_frames = self._bake.drive.output_frames
+        self.output_fps = self._bake.drive.output_fps
+
+    @property
+    def known(self) -> int:
+        return self._bake.known
+
+    def needed(self, frame: int) -> int:
+        """Samples that must be read before output frame `frame` (index from 0) is stepped:
+        every sample up to its time, and the next (an interval's far end, read with weight 0
+        when the frame falls on a sample)."""
+        h = self._bake.h
+        # The frame's last substep ends at the first substep time at or after the frame time.
+        last = max(math.ceil((frame / self.output_fps - _TIME_EPS) / h - 1e-9), 0) * h
+        return min(int(math.floor(last * self._bake.fps + 1e-9)) + 2, self._bake.F)
+
+    def feed(self, drive: Drive, known: int) -> None:
+        """The drive again, with its samples before `known` now read (validated again)."""
+        self._bake.update(validate_drive(self.model, drive), known)
+
+    def step(self) -> np.ndarray:
+        """Solve the next output frame; its particle positions (S, P, 3), world metres."""
+        i = self.frames_done
+        if i >= self.output_frames:
+            raise IndexError("every frame of the stream is solved")
+        if self.known < self.needed(i):
+            raise ValueError(f"frame {i} needs {self.needed(i)} samples, {self.known} are read")
+        next(self._frames)
+        self.frames_done = i + 1
+        return self._bake.positions[i]
 
 
 class BakeJob(FrameJob):

@@ -1,0 +1,102 @@
+"""A bake fed its samples as they are read (`core.strands.solver.Stream`, what the live preview
+steps as the timeline plays) gives the bake's frames bit for bit: nothing a substep reads may
+depend on samples after it, whatever the scene holds (moving colliders with friction, animated
+settings, an animation cut, sub-frame samples, a body mesh)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from waft import core
+from waft.core._bench_meshes import uv_sphere
+from waft.core.mesh_colliders import MeshColliders
+from waft.core.strands.solver import Stream
+
+
+def _held(drive, known: int):
+    """`drive` with every sample from `known` on replaced by sample `known - 1` (what the
+    preview has before reading them): placeholders the stream must never read."""
+
+    def hold(a):
+        a = np.array(a, copy=True)
+        if a.ndim and a.shape[0] == drive.frames and a.shape[0] > 1:
+            a[known:] = a[known - 1]
+        return a
+
+    params = replace(drive.params, **{name: hold(getattr(drive.params, name))
+                                      for name in drive.params.__dataclass_fields__
+                                      if getattr(drive.params, name) is not None})
+    meshes = drive.meshes
+    if meshes is not None:
+        meshes = replace(meshes, vertices=[hold(v) for v in meshes.vertices])
+    return replace(drive, reference=hold(drive.reference), space=hold(drive.space),
+                   collider_matrix=hold(drive.collider_matrix), params=params, meshes=meshes)
+
+
+def _streamed(model, drive, settings=None) -> np.ndarray:
+    stream = Stream(model, _held(drive, 1), settings, known=1)
+    frames = []
+    for i in range(stream.output_frames):
+        need = stream.needed(i)
+        if stream.known < need:
+            stream.feed(_held(drive, need), need)
+        frames.append(stream.step().copy())
+    return np.stack(frames)
+
+
+def _scene(rig, *, sample_fps: float, output_fps: float, seconds: float = 1.0, mesh=False):
+    frames = int(round(seconds * sample_fps)) + 1
+    t = np.arange(frames) / sample_fps
+    rest = rig.vertical_chain(bones=8, length=0.04, top=(0.0, 0.0, 0.5))
+    colliders = core.ColliderSet.create(names=["Ball", "Floor"], kind=[0, 3], size=[0.08, 1.0],
+                                        friction=[0.4, 0.2])
+    M = np.tile(np.eye(4), (frames, 2, 1, 1))
+    M[:, 0, :3, 3] = np.stack([0.1 * np.sin(6 * t), 0.05 + 0 * t, 0.3 - 0.1 * t], -1)
+    M[:, 1, 2, 3] = 0.05
+
+    def sway(time):  # fast (several g) with a 2 m teleport half way
+        jump = np.where(time >= 0.5, 2.0, 0.0)
+        return np.stack([0.15 * np.sin(14 * time) + jump, 0.1 * np.cos(9 * time), 0 * time], -1)
+
+    damping = np.where(t[:, None, None] < 0.4, 0.5, 2.0) * np.ones((1, 2, 9))
+    model, drive = rig.build([rest, rest + (0.2, 0.0, 0.0)], frames=frames, fps=sample_fps,
+                             root_motion=sway, colliders=colliders, collider_matrix=M,
+                             radius=0.01, shape_stiffness=0.1, damping=damping,
+                             shock_propagation=0.3)
+    if mesh:
+        vertices, tris = uv_sphere(0.07, 12, 24)
+        centre = np.stack([0.05 * np.cos(5 * t), 0.0 * t, 0.25 + 0 * t], -1)
+        meshes = MeshColliders.create(names=["Body"], triangles=[tris],
+                                      vertices=[vertices[None] + centre[:, None]],
+                                      friction=[0.3])
+        drive = replace(drive, meshes=meshes)
+    output = int(round(seconds * output_fps)) + 1
+    return model, replace(drive, output_fps=output_fps, output_frames=output)
+
+
+@pytest.mark.parametrize(("sample_fps", "output_fps"), [(24.0, 24.0), (120.0, 24.0),
+                                                         (120.0, 25.0), (120.0, 60.0)])
+def test_stream_gives_the_bake_bit_for_bit(rig, sample_fps, output_fps):
+    model, drive = _scene(rig, sample_fps=sample_fps, output_fps=output_fps)
+    settings = core.SolverSettings(preroll_frames=6)
+    baked = core.bake(model, drive, settings).positions
+    streamed = _streamed(model, drive, settings)
+    assert np.all(np.isfinite(baked))
+    assert np.abs(baked - baked[:1]).max() > 0.1  # the chains did move (and jumped)
+    np.testing.assert_array_equal(streamed, baked)
+
+
+def test_stream_with_a_body_mesh_gives_the_bake_bit_for_bit(rig):
+    model, drive = _scene(rig, sample_fps=120.0, output_fps=24.0, seconds=0.5, mesh=True)
+    np.testing.assert_array_equal(_streamed(model, drive), core.bake(model, drive).positions)
+
+
+def test_stream_refuses_a_frame_whose_samples_are_not_read(rig):
+    model, drive = _scene(rig, sample_fps=120.0, output_fps=24.0, seconds=0.25)
+    stream = Stream(model, _held(drive, 2), known=2)
+    stream.step()  # frame 0 needs samples 0 and 1
+    with pytest.raises(ValueError, match="needs 7 samples, 2 are read"):
+        stream.step()
