@@ -106,6 +106,13 @@ class MeshSampler:
             mesh.attributes["position"].data.foreach_get("vector", self._local[m][i])
             self._world[i, m] = np.array(evaluated.matrix_world)
 
+    def hold(self, done: int) -> None:
+        """Every sample from `done` on a copy of the last one read (a preview's placeholders)."""
+        self._world[done:] = self._world[done - 1]
+        for local in self._local:
+            if local is not None:
+                local[done:] = local[done - 1]
+
     def result(self, unit_scale: float) -> MeshColliders | None:
         """World-space vertices in metres (float32), None when there is no mesh collider."""
         if not self.reads:

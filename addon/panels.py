@@ -3,6 +3,7 @@ panels, and the 3D view sidebar tab "Waft" under which each system adds its own 
 
 import bpy
 
+from .preview import draw_status
 from .reading import space_armature
 
 
@@ -117,6 +118,7 @@ class WAFT_PT_scene(PropertiesPanel, bpy.types.Panel):
             "substep_rate", "sample_rate", "iterations", "preroll", "use_loop", "loop_cycles",
             "use_key_reduction", "key_error_distance", "key_error_angle", "bake_target",
             "constrained_bones", "show_collider_shapes"))
+        draw_status(self.layout.box(), context.scene)
         draw_bake_buttons(self.layout)
 
 
@@ -157,6 +159,7 @@ class WAFT_PT_sidebar(SidebarPanel, bpy.types.Panel):
 
     def draw(self, context):
         layout = self.layout
+        draw_status(layout.box(), context.scene)
         draw_bake_buttons(layout, context.active_object)
         draw_props(layout, context.scene.waft, ("substep_rate", "sample_rate", "preroll",
                                                 "constrained_bones"))

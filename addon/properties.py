@@ -30,6 +30,12 @@ COLLIDER_SHAPES = (
 )
 
 
+def _preview_toggled(settings, context) -> None:
+    from .preview import set_enabled
+
+    set_enabled(settings.id_data, settings.use_preview)
+
+
 def collection_poll(_self, collection) -> bool:
     """PointerProperty poll: only collections."""
     return isinstance(collection, bpy.types.Collection)
@@ -125,6 +131,13 @@ BAKE_TARGETS = (
 class WaftSceneSettings(bpy.types.PropertyGroup):
     """Bake settings of the scene (``Scene.waft``)."""
 
+    use_preview: BoolProperty(
+        name="Preview", default=False, update=_preview_toggled,
+        description="Simulate the bone chains while the timeline plays, with the bake's own "
+                    "solver, from the first frame (no keys are written; played from the first "
+                    "frame it shows exactly what Bake writes). Simulated frames are kept for "
+                    "scrubbing; any change to a setting, a collider or the animation starts it "
+                    "over")
     show_collider_shapes: BoolProperty(
         name="Show Collider Shapes", default=True,
         description="Draw every Waft collider in the viewport as the exact surface chains, "

@@ -132,7 +132,29 @@ class Sampler(FrameSampler):
 
     def result(self) -> Samples:
         self._check_finished()
+        return self._samples()
+
+    def partial_result(self) -> Samples:
+        """The samples read so far and, in place of every later one, a copy of the last read
+        (placeholders for a bake fed as the timeline plays: the live preview)."""
+        done = self.done
+        if done < 1:
+            raise RuntimeError("nothing is sampled yet")
+        for buf in (*self._pose, self._object, self._collider, self._gravity):
+            buf[done:] = buf[done - 1]
+        self._meshes.hold(done)
+        return self._samples(done)
+
+    def _samples(self, done: int | None = None) -> Samples:
         n_frames = self.total
+
+        def series(s: SettingSeries) -> np.ndarray:
+            values = s.array()
+            if done is not None and s.animated and len(values) < n_frames:
+                values = np.concatenate([values, np.repeat(values[-1:], n_frames - len(values),
+                                                           axis=0)])
+            return values
+
         scale = np.diag([self.read.unit_scale] * 3 + [1.0])
         pose = [buf.reshape(n_frames, -1, 4, 4).transpose(0, 1, 3, 2).astype(np.float64)
                 for buf in self._pose]
@@ -142,9 +164,9 @@ class Sampler(FrameSampler):
             object_matrix=scale @ self._object,
             collider_matrix=scale @ self._collider,
             gravity=self._gravity * self.read.unit_scale,
-            setup_settings=[{n: s.array() for n, s in d.items()} for d in self._setup_series],
+            setup_settings=[{n: series(s) for n, s in d.items()} for d in self._setup_series],
             bone_settings=[
-                {n: np.stack(np.broadcast_arrays(*(b[n].array() for b in chain)), axis=-1)
+                {n: np.stack(np.broadcast_arrays(*(series(b[n]) for b in chain)), axis=-1)
                  for n in BONE_SCALARS}
                 for chain in self._bone_series
             ],

@@ -1,0 +1,288 @@
+"""Live preview: see the bone chains' simulation while the timeline plays, without baking.
+
+With *Preview* on (``Scene.waft.use_preview``: the Waft scene panel, the sidebar and the
+timeline header), a ``frame_change_post`` handler steps the bake's own solver
+(``strands/preview.py``) one frame per timeline frame from the scene's first frame and puts the
+result on the bones; no key is written. Played from the first frame the preview shows, frame for
+frame, bit for bit what *Bake* writes (the test plays the frames and compares with the baked
+F-curves).
+
+- **Cache.** Every simulated frame is kept (``MAX_CACHED_BONE_FRAMES``), so scrubbing back over
+  them is instant. A change to anything the simulation reads (a Waft setting of the scene, an
+  armature, a bone or a collider, a key of their animation, an unanimated collider's or
+  armature's transform, the frame range or rate) is noticed at the next frame change
+  (``fingerprint``) and drops the cache: the preview starts over from the first frame.
+- **Jumps.** A frame up to ``CATCH_UP_FRAMES`` after the last simulated one is reached by
+  simulating every frame in between (playback that drops frames keeps the state right); a
+  farther jump, or a frame before the first, shows the animation and says to play from the
+  first frame.
+- **Cost.** Milliseconds per simulated frame against the frame time are shown; when slower,
+  the status says so (frames are never skipped in the simulation).
+
+Bone chains only: hair, cloth, rods and ragdolls show their last bake while the preview runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from ..core.errors import SetupError
+from . import reading
+from .compat import action_fcurves
+from .sampling import animated_paths, frame_kept, is_result_or_rest_track
+
+CATCH_UP_FRAMES = 12  # frames simulated on one frame change, at most, to reach a later frame
+MAX_CACHED_BONE_FRAMES = 2_000_000  # bone rotations kept for scrubbing (older frames dropped)
+
+_previews: dict[str, Preview] = {}
+_busy = False  # the handler is running (sampling sets frames, which calls it again)
+
+
+@dataclass
+class Preview:
+    """The preview state of one scene."""
+
+    fingerprint: str = ""
+    run: object = None  # strands.preview.PreviewRun, or None before the first frame
+    cache: dict = field(default_factory=dict)  # {frame: what it shows}
+    cost_ms: float = 0.0  # per simulated frame, the latest
+    frame_ms: float = 0.0  # the scene's frame time
+    message: str = ""  # why the current frame shows the animation, or the error
+    showing: int | None = None  # the frame whose simulation is on the bones
+
+    def status(self) -> str:
+        if self.message:
+            return self.message
+        if not self.cache:
+            return "Play from the first frame to preview"
+        first, last = min(self.cache), max(self.cache)
+        text = f"Simulated {first}–{last}, {self.cost_ms:.1f} ms/frame"
+        if self.cost_ms > self.frame_ms > 0.0:
+            text += f" (slower than the {self.frame_ms:.0f} ms frame time: no frame is skipped)"
+        return text
+
+
+def state(scene) -> Preview | None:
+    return _previews.get(scene.name)
+
+
+# --------------------------------------------------------------------------------------------
+# What the simulation reads, hashed.
+
+
+def _hash_group(h, group) -> None:
+    """Every plain property of a property group (``ob.waft``, a bone's, a collider's)."""
+    for prop in group.bl_rna.properties:
+        if prop.type in {'POINTER', 'COLLECTION'} or prop.identifier == "rna_type":
+            continue
+        value = getattr(group, prop.identifier)
+        h.update(repr(tuple(value) if getattr(prop, "is_array", False) else value).encode())
+
+
+def _hash_animation(h, ob) -> None:
+    """The keys, modifiers and drivers of everything the user animates ``ob`` with (Waft's own
+    result and rest tracks left out), the NLA stack's mute and influence too."""
+    anim_data = ob.animation_data
+    if anim_data is None:
+        return
+    actions = [anim_data.action]
+    for track in anim_data.nla_tracks:
+        if is_result_or_rest_track(track.name):
+            continue
+        h.update(repr((track.name, track.mute, track.is_solo)).encode())
+        for strip in track.strips:
+            actions.append(strip.action)
+            h.update(repr((strip.frame_start, strip.frame_end, strip.influence, strip.mute,
+                           strip.blend_type, strip.repeat, strip.scale)).encode())
+    fcurves = [fc for action in actions if action is not None for fc in action_fcurves(action)]
+    for fc in list(fcurves) + list(anim_data.drivers):
+        h.update(repr((fc.data_path, fc.array_index, fc.mute, len(fc.modifiers),
+                       fc.extrapolation)).encode())
+        parts = []
+        for name in ("co", "handle_left", "handle_right"):
+            part = np.empty(len(fc.keyframe_points) * 2, dtype=np.float32)
+            fc.keyframe_points.foreach_get(name, part)
+            parts.append(part)
+        points = np.concatenate(parts)
+        h.update(points.tobytes())
+        h.update(repr([k.interpolation for k in fc.keyframe_points]).encode())
+        if fc.driver is not None:
+            h.update(fc.driver.expression.encode())
+
+
+def fingerprint(scene, objects, colliders) -> str:
+    """A hash of everything the preview's simulation of ``objects`` (armatures) reads."""
+    h = hashlib.blake2b(digest_size=16)
+    settings = scene.waft
+    h.update(repr((scene.frame_start, scene.frame_end, scene.use_preview_range,
+                   scene.frame_preview_start, scene.frame_preview_end, scene.render.fps,
+                   scene.render.fps_base, tuple(scene.gravity), scene.use_gravity,
+                   scene.unit_settings.scale_length, settings.substep_rate,
+                   settings.sample_rate, settings.iterations, settings.preroll)).encode())
+    for ob in list(objects) + list(colliders):
+        h.update(ob.name.encode())
+        _hash_group(h, ob.waft_collider if ob in colliders else ob.waft)
+        if ob.type == 'ARMATURE' and ob in objects:
+            for bone in ob.pose.bones:
+                _hash_group(h, bone.waft)
+        if not animated_paths(ob, skip_track=is_result_or_rest_track) and ob.parent is None:
+            h.update(np.array(ob.matrix_world, dtype=np.float64).tobytes())
+        _hash_animation(h, ob)
+    return h.hexdigest()
+
+
+def _inputs(scene) -> tuple[list, list]:
+    """The armatures the preview simulates and the colliders in the scene."""
+    objects = [ob for ob in scene.objects if ob.type == 'ARMATURE' and ob.waft.enabled]
+    colliders = [ob for ob in scene.objects if ob.waft_collider.enabled]
+    return sorted(objects, key=lambda ob: ob.name), sorted(colliders, key=lambda ob: ob.name)
+
+
+# --------------------------------------------------------------------------------------------
+# The handler.
+
+
+def _show_animation(preview: Preview, message: str) -> None:
+    if preview.run is not None:
+        preview.run.restore_static()
+    preview.showing = None
+    preview.message = message
+
+
+def _drop(preview: Preview) -> None:
+    """Forget the run and its frames (the bones go back to the animation)."""
+    if preview.run is not None:
+        preview.run.restore_static()
+    preview.run, preview.cache, preview.showing = None, {}, None
+
+
+def _simulate_to(scene, preview: Preview, frame: int) -> None:
+    from .bake_api import solver_settings
+    from .strands.preview import PreviewRun
+
+    run = preview.run
+    if run is None:
+        run = preview.run = PreviewRun(scene, settings=solver_settings(scene))
+    t0 = time.perf_counter()
+    count = 0
+    with frame_kept(scene):
+        while run.next_frame <= frame:
+            simulated = run.next_frame
+            preview.cache[simulated] = run.step()
+            count += 1
+    preview.cost_ms = 1000.0 * (time.perf_counter() - t0) / max(count, 1)
+    bones = sum(len(v) for v in preview.cache.values())
+    while bones > MAX_CACHED_BONE_FRAMES and len(preview.cache) > 1:
+        bones -= len(preview.cache.pop(min(preview.cache)))
+
+
+def update(scene) -> None:
+    """Show the current frame's simulation (simulating up to it when needed)."""
+    from .strands.preview import show
+
+    preview = _previews.setdefault(scene.name, Preview())
+    frame = scene.frame_current
+    objects, colliders = _inputs(scene)
+    if not objects:
+        _drop(preview)
+        preview.message = "No bone chains to preview"
+        return
+    try:
+        preview.frame_ms = 1000.0 / reading.scene_fps(scene)
+        print_ = fingerprint(scene, objects, colliders)
+        if print_ != preview.fingerprint:
+            _drop(preview)
+            preview.fingerprint = print_
+        start, end = reading.frame_range(scene)
+        if frame not in preview.cache:
+            next_frame = start if preview.run is None else preview.run.next_frame
+            if not (start <= frame <= end):
+                _show_animation(preview, f"Frame {frame} is outside the range {start}–{end}")
+                return
+            if not next_frame <= frame <= next_frame + CATCH_UP_FRAMES:
+                _show_animation(preview, f"Not simulated yet: play from frame {start}")
+                return
+            _simulate_to(scene, preview, frame)
+    except SetupError as error:
+        _drop(preview)
+        preview.message = str(error)
+        return
+    show(preview.cache[frame])
+    preview.showing, preview.message = frame, ""
+
+
+@bpy.app.handlers.persistent
+def _on_frame_change(scene, depsgraph=None) -> None:
+    global _busy
+    if _busy or not scene.waft.use_preview:
+        return
+    _busy = True
+    try:
+        update(scene)
+    finally:
+        _busy = False
+
+
+@bpy.app.handlers.persistent
+def _on_load(_file) -> None:
+    _previews.clear()  # another file: its scenes are other scenes
+
+
+def set_enabled(scene, enabled: bool) -> None:
+    """``Scene.waft.use_preview`` changed: show the current frame's simulation, or give the
+    bones back to the animation (the frame evaluated again)."""
+    global _busy
+    if _busy:
+        return
+    _busy = True
+    try:
+        if enabled:
+            update(scene)
+        else:
+            preview = _previews.pop(scene.name, None)
+            if preview is not None:
+                _drop(preview)
+                scene.frame_set(scene.frame_current, subframe=scene.frame_subframe)
+    finally:
+        _busy = False
+
+
+def draw_status(layout, scene) -> None:
+    """The preview toggle and, when on, what it shows (the Waft panels)."""
+    layout.prop(scene.waft, "use_preview", icon='PLAY')
+    if scene.waft.use_preview:
+        preview = state(scene)
+        if preview is not None:
+            layout.label(text=preview.status(), icon='ERROR' if preview.message else 'INFO',
+                         translate=False)
+
+
+def _draw_timeline(self, context) -> None:
+    space = context.space_data
+    if getattr(space, "mode", 'TIMELINE') != 'TIMELINE':
+        return
+    self.layout.prop(context.scene.waft, "use_preview", text="Waft Preview", icon='PLAY')
+
+
+def _timeline_header():
+    return getattr(bpy.types, "DOPESHEET_HT_playback_controls", bpy.types.DOPESHEET_HT_header)
+
+
+def register() -> None:
+    bpy.app.handlers.frame_change_post.append(_on_frame_change)
+    bpy.app.handlers.load_post.append(_on_load)
+    _timeline_header().append(_draw_timeline)
+
+
+def unregister() -> None:
+    _timeline_header().remove(_draw_timeline)
+    for handlers, function in ((bpy.app.handlers.frame_change_post, _on_frame_change),
+                               (bpy.app.handlers.load_post, _on_load)):
+        if function in handlers:
+            handlers.remove(function)
+    _previews.clear()

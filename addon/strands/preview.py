@@ -1,0 +1,174 @@
+"""The bone chains' live preview: the bake's own pipeline fed one scene frame at a time.
+
+A ``PreviewRun`` reads the setups as the bake does (``read_scene`` over the scene's range),
+samples the scene at the bake's sample times as the timeline reaches them (``Sampler``, the
+samples not read yet held at the last one read), and steps ``core.strands.solver.Stream``, which
+gives every frame bit for bit as the bake of the same range does. Each frame's bone rotations
+are computed as the bake writes them (``chain_axes`` + ``basis_rotations``, the quaternion sign
+carried from frame to frame as ``make_sign_continuous`` does) and kept as the channel values the
+F-curves would hold (``writing.rotation_channels``), so showing a frame sets exactly what
+playing the bake would.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.errors import SetupError
+from ...core.strands.bone_frames import basis_rotations, chain_axes
+from ...core.strands.solver import Stream
+from .. import rest_channels
+from ..sampling import sample_times, waft_tracks_muted
+from ..writing import rotation_channels
+from . import vrm_mode
+from .assemble import chain_frames, solver_input
+from .reading import read_scene
+from .sampling import Sampler
+
+
+class PreviewRun:
+    """One run of the preview from the scene's first frame (see module doc).
+
+    ``frames`` holds what each simulated frame shows: ``{frame: [(object, bone name, property,
+    values), …]}``. Sampling sets the scene's frame (sub-frames too); the caller keeps the
+    frame-change handler from running the preview again meanwhile and puts its frame back.
+    """
+
+    def __init__(self, scene, *, settings):
+        read = read_scene(scene)
+        vrm = vrm_mode.vrm_chains(read)
+        if vrm:
+            setup = read.setups[read.chains[vrm[0]].setup_index]
+            raise SetupError(f"Armature '{setup.name}': chains in VRM Spring Bone mode are not "
+                             "previewed; bake them to see them")
+        self.scene, self.read, self.settings = scene, read, settings
+        rate = float(scene.waft.sample_rate)
+        self.rate = rate if rate > 0.0 else None
+        self.times, self.on_grid, self.at_frames = sample_times(
+            read.frame_start, read.frame_end, read.fps, rate)
+        self.sampler = Sampler(scene, read, self.times)
+        # The unkeyed rotations of simulated bones, put back before each sample so the
+        # preview's own pose is never read as the animation (as the bake's rest track does).
+        self.static = [rest_channels.static_channels(
+            s.object, [n for c in s.chains for n in c.bone_names]) for s in read.setups]
+        self.stream: Stream | None = None
+        self._signs: np.ndarray | None = None  # (S, B, 1) quaternion signs of the last frame
+        self._raw: np.ndarray | None = None  # (S, B, 4) its quaternions before the signs
+        self._partial = None  # (samples read, their Samples)
+        self._euler: dict = {}  # (chain, bone): (last raw Euler angles, unwrap correction)
+
+    @property
+    def frame_start(self) -> int:
+        return self.read.frame_start
+
+    @property
+    def frame_end(self) -> int:
+        return self.read.frame_end
+
+    @property
+    def next_frame(self) -> int:
+        """The scene frame the next ``step`` simulates."""
+        return self.frame_start + (0 if self.stream is None else self.stream.frames_done)
+
+    def objects(self) -> list:
+        return [s.object for s in self.read.setups]
+
+    def restore_static(self) -> None:
+        """Put the simulated bones' unkeyed rotations back to the animation's."""
+        for setup, channels in zip(self.read.setups, self.static, strict=True):
+            bones = setup.object.pose.bones
+            for path, index, value, name in channels:
+                prop = path.rsplit(".", 1)[1]
+                getattr(bones[name], prop)[index] = value
+
+    def _sample_until(self, count: int) -> None:
+        """Read the samples before grid sample ``count`` (and every scene frame among them)."""
+        stop = int(self.on_grid[count - 1]) + 1
+        if self.sampler.done >= stop:
+            return
+        self.restore_static()
+        with waft_tracks_muted(self.objects()):
+            self.sampler.sample_chunk(stop - self.sampler.done)
+
+    def _samples(self):
+        """Everything read so far, later samples held (converted once per sampling pass)."""
+        if self._partial is None or self._partial[0] != self.sampler.done:
+            self._partial = (self.sampler.done, self.sampler.partial_result())
+        return self._partial[1]
+
+    def _drive(self):
+        return solver_input(self.read, self._samples().take(self.on_grid), rate=self.rate)
+
+    def step(self) -> list:
+        """Simulate the next frame; what it shows (see ``frames``)."""
+        i = self.next_frame - self.frame_start
+        if i > self.frame_end - self.frame_start:
+            raise IndexError("the preview reached the end of the range")
+        if self.stream is None:
+            self._sample_until(min(2, len(self.on_grid)))
+            inputs = self._drive()
+            self.stream = Stream(inputs.model, inputs.drive, self.settings,
+                                 known=self._known())
+        need = self.stream.needed(i)
+        if self.stream.known < need:
+            self._sample_until(need)
+            self.stream.feed(self._drive().drive, self._known())
+        positions = self.stream.step()
+        return self._pose(i, positions)
+
+    def _known(self) -> int:
+        """Grid samples read so far."""
+        return int(np.searchsorted(self.on_grid, self.sampler.done))
+
+    def _pose(self, i: int, positions: np.ndarray) -> list:
+        """The channel values the bake would key at output frame ``i``."""
+        read = self.read
+        samples = self._samples().take(self.at_frames[i : i + 1])
+        f = chain_frames(read, samples)[0]
+        axes = chain_axes(reference_matrix=f.reference_matrix, object_matrix=f.object_matrix,
+                          positions=positions[None])
+        raw = basis_rotations(rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
+                              parent_matrix=f.parent_matrix, axes=axes)[0]
+        # make_sign_continuous along the frames, one frame at a time: the product of the flips.
+        if self._raw is None:
+            signs = np.ones(raw.shape[:-1] + (1,))
+        else:
+            flips = np.sign(np.sum(raw * self._raw, axis=-1, keepdims=True))
+            flips[flips == 0] = 1.0
+            signs = self._signs * flips
+        self._raw, self._signs = raw, signs
+        quats = raw * signs
+        shown = []
+        for s, chain in enumerate(read.chains):
+            ob = read.setups[chain.setup_index].object
+            for b, name in enumerate(chain.bone_names):
+                pose_bone = ob.pose.bones[name]
+                prop, values = rotation_channels(pose_bone.rotation_mode, quats[None, s, b])
+                values = values[0]
+                if prop == "rotation_euler":
+                    values = self._unwrapped(s, b, values)
+                shown.append((ob, name, prop, tuple(float(v) for v in values)))
+        return shown
+
+    def _unwrapped(self, s: int, b: int, euler: np.ndarray) -> np.ndarray:
+        """``np.unwrap`` along the frames (what ``quaternion_to_euler`` does to the bake's
+        keys), one frame at a time: the same per-step correction, summed in the same order."""
+        previous = self._euler.get((s, b))
+        if previous is None:
+            self._euler[(s, b)] = (euler, np.zeros(3))
+            return euler
+        raw, correction = previous
+        dd = euler - raw
+        ddmod = np.mod(dd + np.pi, 2.0 * np.pi) - np.pi
+        np.copyto(ddmod, np.pi, where=(ddmod == -np.pi) & (dd > 0))
+        step = ddmod - dd
+        np.copyto(step, 0.0, where=np.abs(dd) < np.pi)
+        correction = correction + step
+        self._euler[(s, b)] = (euler, correction)
+        return euler + correction
+
+
+def show(frame_pose: list) -> None:
+    """Set what one simulated frame shows on the bones."""
+    for ob, name, prop, values in frame_pose:
+        setattr(ob.pose.bones[name], prop, values)

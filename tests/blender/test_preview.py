@@ -1,0 +1,157 @@
+"""Live preview (Scene.waft.use_preview) in the real bpy wheel: the timeline played forward with
+``frame_set`` shows, bit for bit, what the bake of the same scene writes; scrubbing back is
+served from the cache; a changed setting starts over; nothing is keyed; turning it off gives
+the bones back to the animation."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import waft_rigs as rigs  # noqa: E402
+
+NAMES = rigs.bone_names("Hair", 5)
+
+
+def _preview_module(waft_module_name: str):
+    return importlib.import_module(f"{waft_module_name}.addon.preview")
+
+
+def _scene(scene, *, fps=24, rotation_mode="QUATERNION", seconds=1.0):
+    """A 5-bone chain on a root swinging a fast figure-eight (several g), a moving sphere with
+    friction in its way, a sub-frame sample rate, every frame keyed (no key reduction)."""
+    ob = rigs.chain_rig(scene, count=5, length=0.08, direction=(1.0, 0.0, -0.3),
+                        rotation_mode=rotation_mode)
+    rigs.calm(ob, damping=0.5, radius=0.01)
+    rigs.key_figure_eight(ob.pose.bones[rigs.ROOT], fps, peak_g=4.0, seconds=seconds,
+                          scene=scene)
+    ball = rigs.sphere_collider(scene, "Ball", (0.2, 0.0, 1.7), 0.08)
+    ball.waft_collider.friction = 0.4
+    ball.keyframe_insert("location", frame=1)
+    ball.location = (0.1, 0.05, 1.9)
+    ball.keyframe_insert("location", frame=scene.frame_end)
+    scene.waft.sample_rate = 120.0
+    scene.waft.use_key_reduction = False
+    scene.frame_set(scene.frame_start)
+    return ob
+
+
+def _shown(ob) -> np.ndarray:
+    """The simulated bones' rotation channels as stored (float32) and their evaluated pose
+    matrices, flattened: what an animator sees."""
+    bpy.context.view_layer.update()
+    values = []
+    for name in NAMES:
+        pose_bone = ob.pose.bones[name]
+        prop = ("rotation_quaternion" if pose_bone.rotation_mode == "QUATERNION"
+                else "rotation_euler")
+        values.extend(getattr(pose_bone, prop))
+        values.extend(v for row in pose_bone.matrix for v in row)
+    return np.array(values, dtype=np.float32)
+
+
+def _play(scene, ob, frames) -> dict:
+    out = {}
+    for frame in frames:
+        scene.frame_set(frame)
+        out[frame] = _shown(ob)
+    return out
+
+
+@pytest.mark.parametrize(("fps", "rotation_mode"), [(24, "QUATERNION"), (25, "XYZ")])
+def test_played_preview_is_the_bake_bit_for_bit(scene, bake_api, waft_module_name, fps,
+                                                rotation_mode):
+    ob = _scene(scene, fps=fps, rotation_mode=rotation_mode)
+    frames = range(scene.frame_start, scene.frame_end + 1)
+    actions_before = set(bpy.data.actions.keys())
+    scene.waft.use_preview = True
+    previewed = _play(scene, ob, frames)
+    state = _preview_module(waft_module_name).state(scene)
+    assert state.message == "" and sorted(state.cache) == list(frames)
+    # The preview writes nothing: no action, no track.
+    assert set(bpy.data.actions.keys()) == actions_before
+    assert not [t for t in ob.animation_data.nla_tracks if t.name.startswith("Waft")]
+    scene.waft.use_preview = False
+
+    bake_api.bake_scene(scene)
+    baked = _play(scene, ob, frames)
+    moved = max(np.abs(baked[f] - baked[frames[0]]).max() for f in frames)
+    assert moved > 0.1  # the chain did swing
+    for frame in frames:
+        np.testing.assert_array_equal(previewed[frame], baked[frame], err_msg=f"frame {frame}")
+
+
+def test_scrubbing_back_uses_the_cache_and_a_far_jump_shows_the_animation(
+        scene, waft_module_name):
+    ob = _scene(scene, seconds=2.0)
+    preview = _preview_module(waft_module_name)
+    animation = _play(scene, ob, [10])[10]  # preview off: the animation's pose
+    scene.waft.use_preview = True
+    first = _play(scene, ob, range(1, 16))
+    run = preview.state(scene).run
+    assert run.next_frame == 16
+    again = _play(scene, ob, [12, 5, 15])
+    for frame, shown in again.items():
+        np.testing.assert_array_equal(shown, first[frame])
+    assert preview.state(scene).run is run and run.next_frame == 16  # nothing simulated again
+    # A dropped frame or two is caught up (every frame simulated, none skipped) ...
+    _play(scene, ob, [18])
+    assert sorted(preview.state(scene).cache) == list(range(1, 19))
+    # ... a far jump is not: the animation is shown and the status says how to get there.
+    far = _play(scene, ob, [scene.frame_end])[scene.frame_end]
+    state = preview.state(scene)
+    assert "play from frame 1" in state.status()
+    assert scene.frame_end not in state.cache
+    scene.waft.use_preview = False
+    np.testing.assert_array_equal(_play(scene, ob, [scene.frame_end])[scene.frame_end], far)
+    np.testing.assert_array_equal(_play(scene, ob, [10])[10], animation)
+
+
+def test_a_changed_setting_starts_the_preview_over(scene, bake_api, waft_module_name):
+    ob = _scene(scene)
+    preview = _preview_module(waft_module_name)
+    scene.waft.use_preview = True
+    before = _play(scene, ob, range(1, 13))
+    ob.waft.damping = 4.0  # mid-way, at frame 12
+    state = preview.state(scene)
+    old_cache = state.cache
+    scene.frame_set(13)  # near the start: simulated again from frame 1 on the spot
+    assert state.cache is not old_cache and sorted(state.cache) == list(range(1, 14))
+    after = _play(scene, ob, range(1, 13))
+    assert np.abs(after[12] - before[12]).max() > 1e-3
+    # A collider's key moved: noticed too.
+    ball = scene.objects["Ball"]
+    fcurve = rigs.action_fcurves(ball.animation_data.action)[0]
+    fcurve.keyframe_points[0].co.y += 0.05
+    old_cache = state.cache
+    scene.frame_set(5)
+    assert state.cache is not old_cache and sorted(state.cache) == list(range(1, 6))
+    after = _play(scene, ob, range(1, 13))
+    scene.waft.use_preview = False
+    bake_api.bake_scene(scene)
+    baked = _play(scene, ob, range(1, 13))
+    for frame in range(1, 13):
+        np.testing.assert_array_equal(after[frame], baked[frame])
+
+
+def test_preview_off_gives_unkeyed_bones_back_and_bad_setups_say_why(scene, waft_module_name):
+    ob = _scene(scene)
+    rest = [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES]
+    scene.waft.use_preview = True
+    _play(scene, ob, range(1, 8))
+    assert [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES] != rest
+    scene.waft.use_preview = False
+    assert [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES] == rest
+    # A setup the bake would refuse: the status names it, the bones show the animation.
+    ob.waft.damping = float("nan")
+    scene.waft.use_preview = True
+    scene.frame_set(1)
+    status = _preview_module(waft_module_name).state(scene).status()
+    assert "Rig" in status and "damping" in status
+    assert [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES] == rest
