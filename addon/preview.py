@@ -24,6 +24,7 @@ Bone chains only: hair, cloth, rods and ragdolls show their last bake while the 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class Preview:
     frame_ms: float = 0.0  # the scene's frame time
     message: str = ""  # why the current frame shows the animation, or the error
     showing: int | None = None  # the frame whose simulation is on the bones
+    loop: bool = False  # the scene's Loop is on (the bake then differs from the preview)
 
     def status(self) -> str:
         if self.message:
@@ -62,6 +64,8 @@ class Preview:
             return "Play from the first frame to preview"
         first, last = min(self.cache), max(self.cache)
         text = f"Simulated {first}–{last}, {self.cost_ms:.1f} ms/frame"
+        if self.loop:
+            text += "; Loop is on: the bake blends a seamless cycle, the preview plays straight"
         if self.cost_ms > self.frame_ms > 0.0:
             text += f" (slower than the {self.frame_ms:.0f} ms frame time: no frame is skipped)"
         return text
@@ -194,6 +198,7 @@ def update(scene) -> None:
         return
     try:
         preview.frame_ms = 1000.0 / reading.scene_fps(scene)
+        preview.loop = bool(scene.waft.use_loop)
         print_ = fingerprint(scene, objects, colliders)
         if print_ != preview.fingerprint:
             _drop(preview)
@@ -212,6 +217,11 @@ def update(scene) -> None:
         _drop(preview)
         preview.message = str(error)
         return
+    except ReferenceError:
+        # An object or bone the run held was removed (deleted, or undone without the undo
+        # handler, e.g. by a script): start over at the next frame change.
+        _previews.pop(scene.name, None)
+        return
     show(preview.cache[frame])
     preview.showing, preview.message = frame, ""
 
@@ -229,8 +239,43 @@ def _on_frame_change(scene, depsgraph=None) -> None:
 
 
 @bpy.app.handlers.persistent
-def _on_load(_file) -> None:
-    _previews.clear()  # another file: its scenes are other scenes
+def _on_load(*_args) -> None:
+    # Another file: its scenes are other scenes.
+    _previews.clear()
+
+
+@bpy.app.handlers.persistent
+def _on_undo(*_args) -> None:
+    # Undo/redo rebuilt the objects and bones a run holds, from a state that may have been
+    # saved with a simulated pose shown: give the unkeyed bones their own pose back (by name),
+    # then start over at the next frame change.
+    for preview in _previews.values():
+        if preview.run is not None:
+            with contextlib.suppress(ReferenceError):  # the object itself went away
+                preview.run.restore_static()
+    _previews.clear()
+
+
+@bpy.app.handlers.persistent
+def _on_save_pre(*_args) -> None:
+    # The file keeps the animator's pose, never the preview's.
+    for preview in _previews.values():
+        if preview.run is not None:
+            preview.run.restore_static()
+
+
+@bpy.app.handlers.persistent
+def _on_save_post(*_args) -> None:
+    from .strands.preview import show
+
+    for preview in _previews.values():
+        if preview.run is not None and preview.showing in preview.cache:
+            show(preview.cache[preview.showing])
+
+
+_HANDLERS = (("frame_change_post", "_on_frame_change"), ("load_post", "_on_load"),
+             ("undo_post", "_on_undo"), ("redo_post", "_on_undo"),
+             ("save_pre", "_on_save_pre"), ("save_post", "_on_save_post"))
 
 
 def set_enabled(scene, enabled: bool) -> None:
@@ -274,15 +319,15 @@ def _timeline_header():
 
 
 def register() -> None:
-    bpy.app.handlers.frame_change_post.append(_on_frame_change)
-    bpy.app.handlers.load_post.append(_on_load)
+    for name, function in _HANDLERS:
+        getattr(bpy.app.handlers, name).append(globals()[function])
     _timeline_header().append(_draw_timeline)
 
 
 def unregister() -> None:
     _timeline_header().remove(_draw_timeline)
-    for handlers, function in ((bpy.app.handlers.frame_change_post, _on_frame_change),
-                               (bpy.app.handlers.load_post, _on_load)):
-        if function in handlers:
-            handlers.remove(function)
+    for name, function in _HANDLERS:
+        handlers = getattr(bpy.app.handlers, name)
+        if globals()[function] in handlers:
+            handlers.remove(globals()[function])
     _previews.clear()

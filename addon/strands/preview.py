@@ -12,6 +12,7 @@ playing the bake would.
 
 from __future__ import annotations
 
+import bpy
 import numpy as np
 
 from ...core.errors import SetupError
@@ -49,8 +50,17 @@ class PreviewRun:
         self.sampler = Sampler(scene, read, self.times)
         # The unkeyed rotations of simulated bones, put back before each sample so the
         # preview's own pose is never read as the animation (as the bake's rest track does).
-        self.static = [rest_channels.static_channels(
-            s.object, [n for c in s.chains for n in c.bone_names]) for s in read.setups]
+        # By name, not by reference: undo rebuilds the objects (see ``restore_static``).
+        self.static = []  # (object name, bone name, property, values): one per bone
+        for setup in read.setups:
+            bones = setup.object.pose.bones
+            per_bone: dict = {}
+            for path, index, value, name in rest_channels.static_channels(
+                    setup.object, [n for c in setup.chains for n in c.bone_names]):
+                prop = path.rsplit(".", 1)[1]
+                per_bone.setdefault((name, prop), list(getattr(bones[name], prop)))[index] = value
+            self.static += [(setup.object.name, name, prop, tuple(values))
+                            for (name, prop), values in per_bone.items()]
         self.stream: Stream | None = None
         self._signs: np.ndarray | None = None  # (S, B, 1) quaternion signs of the last frame
         self._raw: np.ndarray | None = None  # (S, B, 4) its quaternions before the signs
@@ -74,12 +84,14 @@ class PreviewRun:
         return [s.object for s in self.read.setups]
 
     def restore_static(self) -> None:
-        """Put the simulated bones' unkeyed rotations back to the animation's."""
-        for setup, channels in zip(self.read.setups, self.static, strict=True):
-            bones = setup.object.pose.bones
-            for path, index, value, name in channels:
-                prop = path.rsplit(".", 1)[1]
-                getattr(bones[name], prop)[index] = value
+        """Put the simulated bones' unkeyed rotations back to the animation's (found by name:
+        also on the objects undo rebuilt from a state saved while the preview was shown)."""
+        objects = bpy.data.objects
+        for object_name, name, prop, values in self.static:
+            ob = objects.get(object_name)
+            pose_bone = ob.pose.bones.get(name) if ob is not None and ob.pose else None
+            if pose_bone is not None:
+                setattr(pose_bone, prop, values)
 
     def _sample_until(self, count: int) -> None:
         """Read the samples before grid sample ``count`` (and every scene frame among them)."""

@@ -16,6 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import waft_rigs as rigs  # noqa: E402
 
+pytestmark = pytest.mark.compat
+
 NAMES = rigs.bone_names("Hair", 5)
 
 
@@ -155,3 +157,20 @@ def test_preview_off_gives_unkeyed_bones_back_and_bad_setups_say_why(scene, waft
     status = _preview_module(waft_module_name).state(scene).status()
     assert "Rig" in status and "damping" in status
     assert [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES] == rest
+
+
+def test_preview_survives_undo(scene, waft_module_name):
+    ob = _scene(scene)
+    scene.waft.use_preview = True
+    before = _play(scene, ob, range(1, 6))
+    bpy.ops.ed.undo_push(message="before")
+    ob.waft.damping = 3.0
+    bpy.ops.ed.undo_push(message="damping")
+    bpy.ops.ed.undo()  # Blender rebuilds the objects the preview held
+    scene = bpy.context.scene
+    ob = scene.objects["Rig"]
+    assert ob.waft.damping == 0.5
+    after = _play(scene, ob, range(1, 6))
+    for frame in range(1, 6):
+        np.testing.assert_array_equal(after[frame], before[frame])
+    assert sorted(_preview_module(waft_module_name).state(scene).cache) == list(range(1, 6))

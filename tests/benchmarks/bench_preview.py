@@ -1,0 +1,81 @@
+"""Live preview cost in real Blender: milliseconds per played frame with *Preview* on, against
+the frame time at 24 fps and against playing the same frames with the preview off (Blender's
+own evaluation of the animation: the floor any handler-driven preview pays).
+
+Rigs: the benchmark rig of bench_chains.py (chains × bones hanging from a keyed ``Root``, one
+sphere collider) at 1 × 4 (a tail), 4 × 8 (ears and a ponytail) and 64 × 8 bones, 100 frames,
+the scene's default sample rate (120 Hz: five scene evaluations per 24 fps frame) and with
+*Sample Rate* 0 (one per frame). Prints one JSON line per case.
+
+    .venv/bin/python tests/benchmarks/bench_preview.py [--repeat N] [--zip ZIP]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_chains  # noqa: E402  (imports bpy in a throwaway user dir)
+from bench_chains import blender_env, build_extension  # noqa: E402
+
+FRAMES = 100
+CASES = ((1, 4), (4, 8), (64, 8))
+
+
+def _play(scene) -> float:
+    """Seconds to play every frame of the range once, forward."""
+    t0 = time.perf_counter()
+    for frame in range(scene.frame_start, scene.frame_end + 1):
+        scene.frame_set(frame)
+    return time.perf_counter() - t0
+
+
+def measure(module: str, chains: int, bones: int, sample_rate: float, repeat: int) -> dict:
+    preview_s, plain_s = [], []
+    for _ in range(repeat):
+        blender_env.reset_to_empty_file()
+        scene, rig, names = bench_chains.build_rig(chains, bones, FRAMES)
+        for name in names:
+            rig.pose.bones[name].waft.simulate = True
+        rig.waft.enabled = True
+        scene.objects["Collider"].waft_collider.enabled = True
+        scene.waft.sample_rate = sample_rate
+        scene.frame_set(scene.frame_start)
+        plain_s.append(_play(scene))
+        scene.frame_set(scene.frame_start)
+        scene.waft.use_preview = True
+        preview_s.append(_play(scene))
+        state = sys.modules[f"{module}.addon.preview"].state(scene)
+        assert state is not None and len(state.cache) == FRAMES, state and state.status()
+        scene.waft.use_preview = False
+    preview_ms = 1000.0 * min(preview_s) / FRAMES
+    plain_ms = 1000.0 * min(plain_s) / FRAMES
+    return {"bench": "preview", "chains": chains, "bones": chains * bones,
+            "sample_rate_hz": sample_rate, "preview_ms_per_frame": round(preview_ms, 3),
+            "playback_ms_per_frame_preview_off": round(plain_ms, 3),
+            "frame_time_ms_24fps": round(1000.0 / 24.0, 3),
+            "ratio_preview_over_frame_time": round(preview_ms / (1000.0 / 24.0), 3)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--zip", type=Path)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        zip_path = args.zip or build_extension.build(bench_chains.REPO_ROOT, Path(folder))
+        module, _ = blender_env.install_extension(zip_path)
+        for chains, bones in CASES:
+            for rate in (120.0, 0.0):
+                print(json.dumps(measure(module, chains, bones, rate, args.repeat)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
