@@ -104,7 +104,7 @@ def _hash_animation(h, ob) -> None:
             h.update(repr((strip.frame_start, strip.frame_end, strip.influence, strip.mute,
                            strip.blend_type, strip.repeat, strip.scale)).encode())
     fcurves = [fc for action in actions if action is not None for fc in action_fcurves(action)]
-    for fc in list(fcurves) + list(anim_data.drivers):
+    for fc in fcurves + list(anim_data.drivers):
         h.update(repr((fc.data_path, fc.array_index, fc.mute, len(fc.modifiers),
                        fc.extrapolation)).encode())
         parts = []
@@ -199,10 +199,10 @@ def update(scene) -> None:
     try:
         preview.frame_ms = 1000.0 / reading.scene_fps(scene)
         preview.loop = bool(scene.waft.use_loop)
-        print_ = fingerprint(scene, objects, colliders)
-        if print_ != preview.fingerprint:
+        inputs = fingerprint(scene, objects, colliders)
+        if inputs != preview.fingerprint:
             _drop(preview)
-            preview.fingerprint = print_
+            preview.fingerprint = inputs
         start, end = reading.frame_range(scene)
         if frame not in preview.cache:
             next_frame = start if preview.run is None else preview.run.next_frame

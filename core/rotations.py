@@ -161,8 +161,20 @@ def quaternion_to_euler(q: np.ndarray, order: str) -> np.ndarray:
     euler = np.empty(m.shape[:-2] + (3,))
     euler[..., i], euler[..., j], euler[..., k] = a, b, c
     if euler.ndim > 1 and euler.shape[0] > 1:
-        euler = np.unwrap(euler, axis=0)
+        euler = euler.copy()
+        euler[1:] += np.cumsum(unwrap_steps(np.diff(euler, axis=0)), axis=0)
     return euler
+
+
+def unwrap_steps(step: np.ndarray) -> np.ndarray:
+    """The multiple of 2π to add to each change of angle `step` so no change exceeds π (the
+    correction of ``np.unwrap``, whose running sum unwraps a series); one shared rule for the
+    bake's keys and the live preview, which sums it one frame at a time."""
+    wrapped = np.mod(step + np.pi, 2.0 * np.pi) - np.pi
+    np.copyto(wrapped, np.pi, where=(wrapped == -np.pi) & (step > 0))
+    correction = wrapped - step
+    np.copyto(correction, 0.0, where=np.abs(step) < np.pi)
+    return correction
 
 
 def euler_to_matrix(euler: np.ndarray, order: str) -> np.ndarray:

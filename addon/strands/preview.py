@@ -16,6 +16,7 @@ import bpy
 import numpy as np
 
 from ...core.errors import SetupError
+from ...core.rotations import unwrap_steps
 from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import Stream
 from .. import rest_channels
@@ -30,8 +31,8 @@ from .sampling import Sampler
 class PreviewRun:
     """One run of the preview from the scene's first frame (see module doc).
 
-    ``frames`` holds what each simulated frame shows: ``{frame: [(object, bone name, property,
-    values), …]}``. Sampling sets the scene's frame (sub-frames too); the caller keeps the
+    ``step`` returns what a simulated frame shows, ``[(object, bone name, property, values),
+    …]`` (``show`` puts it on the bones; addon/preview.py caches it per frame). Sampling sets the scene's frame (sub-frames too); the caller keeps the
     frame-change handler from running the preview again meanwhile and puts its frame back.
     """
 
@@ -42,12 +43,12 @@ class PreviewRun:
             setup = read.setups[read.chains[vrm[0]].setup_index]
             raise SetupError(f"Armature '{setup.name}': chains in VRM Spring Bone mode are not "
                              "previewed; bake them to see them")
-        self.scene, self.read, self.settings = scene, read, settings
+        self.read, self.settings = read, settings
         rate = float(scene.waft.sample_rate)
         self.rate = rate if rate > 0.0 else None
-        self.times, self.on_grid, self.at_frames = sample_times(
+        times, self.on_grid, self.at_frames = sample_times(
             read.frame_start, read.frame_end, read.fps, rate)
-        self.sampler = Sampler(scene, read, self.times)
+        self.sampler = Sampler(scene, read, times)
         # The unkeyed rotations of simulated bones, put back before each sample so the
         # preview's own pose is never read as the animation (as the bake's rest track does).
         # By name, not by reference: undo rebuilds the objects (see ``restore_static``).
@@ -65,7 +66,7 @@ class PreviewRun:
         self._signs: np.ndarray | None = None  # (S, B, 1) quaternion signs of the last frame
         self._raw: np.ndarray | None = None  # (S, B, 4) its quaternions before the signs
         self._partial = None  # (samples read, their Samples)
-        self._euler: dict = {}  # (chain, bone): (last raw Euler angles, unwrap correction)
+        self._euler: dict = {}  # (mode, bones): (last raw Euler angles, unwrap correction)
 
     @property
     def frame_start(self) -> int:
@@ -112,7 +113,7 @@ class PreviewRun:
         return solver_input(self.read, self._samples().take(self.on_grid), rate=self.rate)
 
     def step(self) -> list:
-        """Simulate the next frame; what it shows (see ``frames``)."""
+        """Simulate the next frame; what it shows (see the class doc)."""
         i = self.next_frame - self.frame_start
         if i > self.frame_end - self.frame_start:
             raise IndexError("the preview reached the end of the range")
@@ -150,34 +151,33 @@ class PreviewRun:
             signs = self._signs * flips
         self._raw, self._signs = raw, signs
         quats = raw * signs
+        # One conversion per rotation mode (not per bone); (1, n, 4) so the frames axis is 1
+        # long and nothing is unwrapped across bones.
+        bones = [(s, b, read.setups[chain.setup_index].object, name)
+                 for s, chain in enumerate(read.chains) for b, name in enumerate(chain.bone_names)]
+        by_mode: dict = {}
+        for s, b, ob, name in bones:
+            by_mode.setdefault(ob.pose.bones[name].rotation_mode, []).append((s, b, ob, name))
         shown = []
-        for s, chain in enumerate(read.chains):
-            ob = read.setups[chain.setup_index].object
-            for b, name in enumerate(chain.bone_names):
-                pose_bone = ob.pose.bones[name]
-                prop, values = rotation_channels(pose_bone.rotation_mode, quats[None, s, b])
-                values = values[0]
-                if prop == "rotation_euler":
-                    values = self._unwrapped(s, b, values)
-                shown.append((ob, name, prop, tuple(float(v) for v in values)))
+        for mode, group in by_mode.items():
+            chains, index = (np.array(column) for column in zip(*((s, b) for s, b, _, _ in group),
+                                                               strict=True))
+            prop, values = rotation_channels(mode, quats[None, chains, index])
+            values = values[0]
+            if prop == "rotation_euler":
+                values = self._unwrapped((mode, tuple(zip(chains, index, strict=True))), values)
+            shown += [(ob, name, prop, tuple(v)) for (_, _, ob, name), v
+                      in zip(group, values.tolist(), strict=True)]
         return shown
 
-    def _unwrapped(self, s: int, b: int, euler: np.ndarray) -> np.ndarray:
-        """``np.unwrap`` along the frames (what ``quaternion_to_euler`` does to the bake's
-        keys), one frame at a time: the same per-step correction, summed in the same order."""
-        previous = self._euler.get((s, b))
-        if previous is None:
-            self._euler[(s, b)] = (euler, np.zeros(3))
-            return euler
-        raw, correction = previous
-        dd = euler - raw
-        ddmod = np.mod(dd + np.pi, 2.0 * np.pi) - np.pi
-        np.copyto(ddmod, np.pi, where=(ddmod == -np.pi) & (dd > 0))
-        step = ddmod - dd
-        np.copyto(step, 0.0, where=np.abs(dd) < np.pi)
-        correction = correction + step
-        self._euler[(s, b)] = (euler, correction)
-        return euler + correction
+    def _unwrapped(self, key, euler: np.ndarray) -> np.ndarray:
+        """The bake's Euler unwrap along the frames (``quaternion_to_euler``: the running sum
+        of ``unwrap_steps``), one frame at a time for the bones ``key`` names."""
+        previous = self._euler.get(key)
+        correction = (np.zeros_like(euler) if previous is None
+                      else previous[1] + unwrap_steps(euler - previous[0]))
+        self._euler[key] = (euler, correction)
+        return euler if previous is None else euler + correction
 
 
 def show(frame_pose: list) -> None:

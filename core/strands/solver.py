@@ -764,9 +764,11 @@ class _Bake:
         # Colliders with friction drag what rests on them by their surface motion (SubstepDrive;
         # `surface_motion` is None over a substep where one did not move).
         self.moving_colliders = bool(K and np.any(colliders.friction > 0.0))
+        # Box and plane colliders always need the inverse; an ellipsoid only over an interval
+        # where it is not a similarity at both ends (`_needs_inverse`, decided per interval).
         self.needs_inverse = bool(np.any(kinds == ColliderKind.BOX)
-                                  | np.any(kinds == ColliderKind.PLANE)
-                                  | np.any(kinds == ColliderKind.ELLIPSOID))
+                                  | np.any(kinds == ColliderKind.PLANE))
+        self._ellipsoids = kinds == ColliderKind.ELLIPSOID
         lengths = model.tether_length[np.arange(S), np.asarray(model.count) - 1]
         self.bound = np.maximum(DIVERGENCE_FACTOR * lengths, DIVERGENCE_MIN_BOUND)
         self.bound_squared = (self.bound**2)[:, None]
@@ -834,6 +836,11 @@ class _Bake:
             for f in range(first, known):
                 self.similar[f, k] = is_similarity(drive.collider_matrix[f, k])
 
+    def _needs_inverse(self, similar: np.ndarray) -> bool:
+        """Whether the colliders' inverse matrices are needed over an interval whose ellipsoids
+        are similarities at both ends where `similar` (K,) says so."""
+        return self.needs_inverse or bool(np.any(self._ellipsoids & ~similar))
+
     def _settled_at(self, t: float, chains: np.ndarray) -> np.ndarray:
         """(3, S, Ps) the reference at time `t` with the settled pose (`settled.py`) put back
         on `chains` (S,) bool (chains with one)."""
@@ -879,8 +886,8 @@ class _Bake:
         g = min(f + 1, self.F - 1)
         cm = self.drive.collider_matrix
         M = cm[f] + alpha * (cm[g] - cm[f]) if cm.shape[1] else cm[f]
-        Minv = np.linalg.inv(M) if self.needs_inverse else None
         similar = self.similar[f] & self.similar[g]
+        Minv = np.linalg.inv(M) if self._needs_inverse(similar) else None
         coeffs = self.coefficients(f)
         start = None
         if cm.shape[1] and self.moving_colliders and not frozen:
@@ -956,8 +963,8 @@ class _Bake:
                 gs = min(fs + 1, F - 1)
                 collider_starts = np.concatenate([(cm[fs] + a_s * (cm[gs] - cm[fs]))[None],
                                                   M[:-1]])
-            Minv = np.linalg.inv(M) if self.needs_inverse else None
             similar = self.similar[f] & self.similar[g]
+            Minv = np.linalg.inv(M) if self._needs_inverse(similar) else None
             shock = None
             if coeffs.shock is not None:
                 # Root motion of every substep of the group at once, from the root segment's
