@@ -32,8 +32,9 @@ class PreviewRun:
     """One run of the preview from the scene's first frame (see module doc).
 
     ``step`` returns what a simulated frame shows, ``[(object, bone name, property, values),
-    …]`` (``show`` puts it on the bones; addon/preview.py caches it per frame). Sampling sets the scene's frame (sub-frames too); the caller keeps the
-    frame-change handler from running the preview again meanwhile and puts its frame back.
+    …]`` (``show`` puts it on the bones; addon/preview.py caches it per frame). Sampling sets
+    the scene's frame (sub-frames too); the caller keeps the frame-change handler from running
+    the preview again meanwhile and puts its frame back.
     """
 
     def __init__(self, scene, *, settings):
