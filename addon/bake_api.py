@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import SetupError
 from ..core.timestep import SolverSettings
-from . import constrained, reading, staging, systems
+from . import constrained, preview, reading, staging, systems
 from .merging import merge_baked
 from .progress import Progress, run_to_end
 
@@ -135,8 +135,16 @@ def bake_scene_steps(scene, *, objects=None, frame_start=None, frame_end=None,
     Every system (strands, then ``addon/systems.py``) is read and validated, then sampled and
     solved; only when all have succeeded do their commits write. Closing the generator before
     that (a cancelled modal bake) leaves the file unchanged: samplers restore the current frame
-    and Waft's track mute state in ``finally``.
+    and Waft's track mute state in ``finally``. The live preview is suspended meanwhile
+    (``preview.suspended``): the bake reads the animator's pose, never the preview's.
     """
+    with preview.suspended():
+        return (yield from _bake_steps(scene, objects, frame_start, frame_end, substep_rate,
+                                       preroll, iterations, sample_chunk))
+
+
+def _bake_steps(scene, objects, frame_start, frame_end, substep_rate, preroll, iterations,
+                sample_chunk) -> Iterator[Progress]:
     t0 = time.perf_counter()
     claimed = _partition(scene, objects, systems.system_modules())
     start, end = reading.frame_range(scene, frame_start, frame_end)

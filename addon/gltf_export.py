@@ -22,6 +22,7 @@ import bpy
 from ..core.errors import SetupError
 from . import compat
 from .merging import copy_slot, merge_results, merged_copies
+from .preview import suspended
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,7 @@ def export_gltf(context, filepath: str, *, objects=None, export_format: str = 'G
             raise SetupError(f"Armature '{ob.name}': no Waft result to export (bake first)")
     frame = context.scene.frame_current
     try:
-        with clips_only(context, armatures, clips):
+        with suspended(), clips_only(context, armatures, clips):
             result = bpy.ops.export_scene.gltf(
                 filepath=filepath, export_format=export_format, use_selection=True,
                 export_animations=True, export_animation_mode='ACTIONS',

@@ -151,6 +151,27 @@ def _inputs(scene) -> tuple[list, list]:
 # The handler.
 
 
+@contextlib.contextmanager
+def suspended():
+    """While the block runs, no bone shows a preview pose and no frame change steps the
+    preview: a bake, a settled-pose capture, a limit fit or an export reads the animator's own
+    pose of the unkeyed bones (the bake keeps it on its rest track) and samples the animation.
+    Read with the preview's pose on the bones, a bake used to key it as the rest pose. The cache
+    stays: the bones show it again at the next frame change."""
+    global _busy
+    was_busy = _busy
+    _busy = True
+    try:
+        for preview in _previews.values():
+            if preview.run is not None:
+                with contextlib.suppress(ReferenceError):  # the object itself went away
+                    preview.run.restore_static()
+            preview.showing = None
+        yield
+    finally:
+        _busy = was_busy
+
+
 def _show_animation(preview: Preview, message: str) -> None:
     if preview.run is not None:
         preview.run.restore_static()

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...core.cloth import capture_settled_offsets
 from ...core.errors import SetupError
+from ..preview import suspended
 from ..progress import run_to_end
 from ..settled import Captured, capture_frames, store_point_offsets
 from . import reading, system
@@ -26,7 +27,8 @@ def capture_settled_pose(scene, cage, *, frame: int | None = None, settings) -> 
     read = reading.read_cloth(scene, [cage], start, frame, use_settled=False)
     if read is None:
         raise SetupError(f"Object '{cage.name}' is not an enabled Waft cloth cage")
-    run = run_to_end(system.simulate(read, scene, settings=settings, sample_chunk=1 << 30))
+    with suspended():  # the animation is sampled, never the live preview's pose
+        run = run_to_end(system.simulate(read, scene, settings=settings, sample_chunk=1 << 30))
     offset = capture_settled_offsets(run.inputs.model, run.inputs.drive, run.result.positions,
                                      frame - start) / read.unit_scale
     store_point_offsets(cage.data, offset)

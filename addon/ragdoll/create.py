@@ -11,6 +11,7 @@ import numpy as np
 from ...core.errors import SetupError
 from ...core.ragdoll.limits import fit_limits
 from ...core.rotations import quat_from_matrix, quat_multiply
+from ..preview import suspended
 from .humanoid import body_mass, defaults_for, role_of, side_of
 
 
@@ -140,12 +141,13 @@ def fit_limits_to_animation(scene, ob, names, hung: dict, frames) -> int:
     parents = [hung[n] for n in jointed]
     kept = scene.frame_current, scene.frame_subframe
     pose = np.empty((len(frames), len(jointed) * 2, 4, 4))
-    try:
-        for i, frame in enumerate(frames):
-            scene.frame_set(frame)
-            pose[i] = [np.array(ob.pose.bones[n].matrix) for n in jointed + parents]
-    finally:
-        scene.frame_set(kept[0], subframe=kept[1])
+    with suspended():  # the animation's pose, never the live preview's
+        try:
+            for i, frame in enumerate(frames):
+                scene.frame_set(frame)
+                pose[i] = [np.array(ob.pose.bones[n].matrix) for n in jointed + parents]
+        finally:
+            scene.frame_set(kept[0], subframe=kept[1])
     rest = np.array([np.array(ob.data.bones[n].matrix_local) for n in jointed + parents])
     q = _orientation(pose)
     q_rest = _orientation(rest)

@@ -14,6 +14,7 @@ import numpy as np
 from ...core.errors import SetupError
 from ...core.strands import capture_settled_offsets
 from ..hair import system as hair_system
+from ..preview import suspended
 from ..progress import run_to_end
 from ..settled import Captured, capture_frames, store_point_offsets
 from . import reading, system
@@ -24,6 +25,11 @@ def capture_settled_pose(scene, ob, *, frame: int | None = None, settings) -> Ca
     its settled pose from ``scene.frame_start`` to ``frame`` (the current frame when None), and
     store its state there; turns its Settled Pose on. Raises ``SetupError`` (the file unchanged)
     when it cannot bake."""
+    with suspended():  # the animation is sampled, never the live preview's pose
+        return _capture(scene, ob, frame, settings)
+
+
+def _capture(scene, ob, frame, settings) -> Captured:
     if ob.type == 'ARMATURE' and ob.waft.enabled:
         start, frame = capture_frames(scene, f"Armature '{ob.name}'", frame)
         offset = _capture_chains(scene, ob, start, frame, settings)

@@ -174,3 +174,39 @@ def test_preview_survives_undo(scene, waft_module_name):
     for frame in range(1, 6):
         np.testing.assert_array_equal(after[frame], before[frame])
     assert sorted(_preview_module(waft_module_name).state(scene).cache) == list(range(1, 6))
+
+
+def _rest_track(ob) -> list:
+    """Every key of Waft's rest track (what the bake keeps of the unkeyed pose)."""
+    out = []
+    for track in ob.animation_data.nla_tracks:
+        if track.name.startswith("Waft") and "rest" in track.name:
+            for strip in track.strips:
+                for fc in rigs.action_fcurves(strip.action):
+                    out.append((fc.data_path, fc.array_index,
+                                tuple(tuple(k.co) for k in fc.keyframe_points)))
+    return sorted(out)
+
+
+def test_baking_while_the_preview_shows_bakes_the_animation_not_the_preview(
+        scene, bake_api, waft_module_name):
+    """The preview poses the unkeyed simulated bones; a bake started with it on must read the
+    animator's pose (its rest track) and sample the animation, never the preview's pose."""
+    ob = _scene(scene)
+    rest = [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES]
+    frames = range(scene.frame_start, scene.frame_end + 1)
+    bake_api.bake_scene(scene)
+    reference, reference_rest = _play(scene, ob, frames), _rest_track(ob)
+    bake_api.clear_bake(scene)
+    assert [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES] == rest
+
+    scene.waft.use_preview = True
+    _play(scene, ob, range(1, 21))  # the preview's pose is on the bones at frame 20
+    bake_api.bake_scene(scene)
+    assert _rest_track(ob) == reference_rest
+    scene.waft.use_preview = False
+    baked = _play(scene, ob, frames)
+    for frame in frames:
+        np.testing.assert_array_equal(baked[frame], reference[frame], err_msg=f"frame {frame}")
+    bake_api.clear_bake(scene)
+    assert [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES] == rest
