@@ -172,6 +172,19 @@ def suspended():
         _busy = was_busy
 
 
+def solved(scene, inputs, settings):
+    """The preview's result for a bake of ``scene`` whose solver input is ``inputs``, when the
+    preview has played the whole range from bit-identical input and settings; else None
+    (``PreviewRun.result_for``). *Bake* then writes it without solving again."""
+    preview = _previews.get(scene.name)
+    if preview is None or preview.run is None:
+        return None
+    try:
+        return preview.run.result_for(inputs, settings)
+    except ReferenceError:  # an object the run held is gone: the bake solves
+        return None
+
+
 def _show_animation(preview: Preview, message: str) -> None:
     if preview.run is not None:
         preview.run.restore_static()

@@ -16,6 +16,7 @@ import bpy
 import numpy as np
 
 from ...core.errors import SetupError
+from ...core.identical import identical
 from ...core.rotations import unwrap_steps
 from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import Stream
@@ -129,6 +130,22 @@ class PreviewRun:
             self.stream.feed(self._drive().drive, self._known())
         positions = self.stream.step()
         return self._pose(i, positions)
+
+    def result_for(self, inputs, settings):
+        """The bake's ``BakeResult`` for solver input ``inputs`` (``assemble.SolverInput``) and
+        ``settings``, when this run has played the whole range from exactly that input: every
+        sample read and bit-identical to the bake's, the same settings. None otherwise (the bake
+        then solves). Bit-identical input gives a bit-identical result (the solver is
+        deterministic and the stream is the bake's loop), so nothing is trusted to a hash."""
+        stream = self.stream
+        if (stream is None or stream.frames_done < stream.output_frames
+                or self.sampler.done < self.sampler.total
+                or not identical(settings, self.settings)):
+            return None
+        mine = self._drive()
+        if not (identical(mine.model, inputs.model) and identical(mine.drive, inputs.drive)):
+            return None
+        return stream.result()
 
     def _known(self) -> int:
         """Grid samples read so far."""

@@ -18,7 +18,7 @@ import numpy as np
 from ...core.key_reduction import chain_angles, chain_reach
 from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import BakeResult, bake_steps
-from .. import rest_channels, systems
+from .. import preview, rest_channels, systems
 from ..looping import simulate_for_bake
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
@@ -50,14 +50,16 @@ class StrandReport(SystemReport):
     chain_positions: dict = field(default_factory=dict)
     keys: int = 0  # rotation keys written
     keys_unreduced: int = 0  # the keys a key on every frame would have been
+    from_preview: bool = False  # the live preview had solved this exact input: not solved again
 
     def summary(self) -> str:
         names = ", ".join(s.name for s in self.setups)
         end = self.frame_start + self.frames - 1
         reduced = (f", {self.keys} of {self.keys_unreduced} keys kept"
                    if self.keys < self.keys_unreduced else "")
+        reused = "; the preview's simulation, not solved again" if self.from_preview else ""
         return (f"Waft baked {names}: {self.bones} bones, frames {self.frame_start}–{end} "
-                f"({timings(self)}){reduced}")
+                f"({timings(self)}){reduced}{reused}")
 
 
 @dataclass(frozen=True)
@@ -160,6 +162,7 @@ class Simulation:
     sample_s: float
     solve_s: float
     vrm: object = None  # vrm_mode.VrmSolve of the VRM Spring Bone chains, or None
+    from_preview: bool = False  # the result is the live preview's (``preview.solved``)
 
 
 def simulate(read: SceneRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
@@ -178,15 +181,18 @@ def simulate(read: SceneRead, scene, *, settings, sample_chunk: int = SAMPLE_CHU
     vrm = vrm_mode.solve(read, samples.take(at_frames) if sub_frame else samples,
                          inputs.drive.reference.shape[2],
                          preroll_frames=settings.preroll_frames if settings is not None else 0)
+    # The live preview played this very input through: its result is the bake's, bit for bit.
+    result = preview.solved(scene, inputs, settings) if vrm is None else None
+    from_preview = result is not None
     if vrm is not None and len(vrm.chains) == len(read.chains):
         result = BakeResult(positions=vrm.positions, substeps=0)  # nothing for Waft's solver
-    else:
+    elif result is None:
         result = yield from solve_steps(
             lambda: bake_steps(inputs.model, inputs.drive, settings), read.frame_start)
         if vrm is not None:
             result.positions[:, list(vrm.chains)] = vrm.positions
     return Simulation(inputs=inputs, frames=frames_out, result=result, sample_s=t1 - t0,
-                      solve_s=time.perf_counter() - t1, vrm=vrm)
+                      solve_s=time.perf_counter() - t1, vrm=vrm, from_preview=from_preview)
 
 
 def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
@@ -200,6 +206,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
                                        sample_chunk=sample_chunk)
     result, frames_out = run.result, run.frames
     report.sample_s, report.solve_s = run.sample_s, run.solve_s
+    report.from_preview = run.from_preview
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
     for s, chain in enumerate(read.chains):
         count = len(chain.bone_names) + 1

@@ -1195,6 +1195,14 @@ class Stream:
         self.frames_done = i + 1
         return self._bake.positions[i]
 
+    def result(self) -> BakeResult:
+        """Once every frame is stepped: the `BakeResult` `bake` gives for the same drive."""
+        if self.frames_done < self.output_frames:
+            raise ValueError(f"{self.frames_done} of {self.output_frames} frames are solved")
+        for _ in self._frames:  # the loop's end, where the bake's result is built
+            pass
+        return self._bake.result
+
 
 class BakeJob(FrameJob):
     """Iterator over a bake, one frame per `next()`: yields (frames_done, total).

@@ -5,7 +5,9 @@ own evaluation of the animation: the floor any handler-driven preview pays).
 Rigs: the benchmark rig of bench_chains.py (chains × bones hanging from a keyed ``Root``, one
 sphere collider) at 1 × 4 (a tail), 4 × 8 (ears and a ponytail) and 64 × 8 bones, 100 frames,
 the scene's default sample rate (120 Hz: five scene evaluations per 24 fps frame) and with
-*Sample Rate* 0 (one per frame). Prints one JSON line per case.
+*Sample Rate* 0 (one per frame). Also *Bake* right after the preview has played the range (it
+writes the preview's result when the input is bit-identical) against a bake that solves. Prints
+one JSON line per case.
 
     .venv/bin/python tests/benchmarks/bench_preview.py [--repeat N] [--zip ZIP]
 """
@@ -37,7 +39,8 @@ def _play(scene) -> float:
 
 
 def measure(module: str, chains: int, bones: int, sample_rate: float, repeat: int) -> dict:
-    preview_s, plain_s = [], []
+    preview_s, plain_s, bake_s, reused_s = [], [], [], []
+    bake_api = sys.modules[f"{module}.addon.bake_api"]
     for _ in range(repeat):
         blender_env.reset_to_empty_file()
         scene, rig, names = bench_chains.build_rig(chains, bones, FRAMES)
@@ -53,14 +56,25 @@ def measure(module: str, chains: int, bones: int, sample_rate: float, repeat: in
         preview_s.append(_play(scene))
         state = sys.modules[f"{module}.addon.preview"].state(scene)
         assert state is not None and len(state.cache) == FRAMES, state and state.status()
+        t0 = time.perf_counter()
+        report = bake_api.bake_scene(scene)
+        reused_s.append(time.perf_counter() - t0)
+        assert report.systems["strands"].from_preview
         scene.waft.use_preview = False
+        bake_api.clear_bake(scene)
+        t0 = time.perf_counter()
+        report = bake_api.bake_scene(scene)
+        bake_s.append(time.perf_counter() - t0)
+        assert not report.systems["strands"].from_preview
     preview_ms = 1000.0 * min(preview_s) / FRAMES
     plain_ms = 1000.0 * min(plain_s) / FRAMES
     return {"bench": "preview", "chains": chains, "bones": chains * bones,
             "sample_rate_hz": sample_rate, "preview_ms_per_frame": round(preview_ms, 3),
             "playback_ms_per_frame_preview_off": round(plain_ms, 3),
             "frame_time_ms_24fps": round(1000.0 / 24.0, 3),
-            "ratio_preview_over_frame_time": round(preview_ms / (1000.0 / 24.0), 3)}
+            "ratio_preview_over_frame_time": round(preview_ms / (1000.0 / 24.0), 3),
+            "bake_s": round(min(bake_s), 4), "bake_after_preview_s": round(min(reused_s), 4),
+            "ratio_bake_after_preview": round(min(reused_s) / min(bake_s), 3)}
 
 
 def main() -> int:

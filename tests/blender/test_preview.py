@@ -210,3 +210,35 @@ def test_baking_while_the_preview_shows_bakes_the_animation_not_the_preview(
         np.testing.assert_array_equal(baked[frame], reference[frame], err_msg=f"frame {frame}")
     bake_api.clear_bake(scene)
     assert [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES] == rest
+
+
+def test_bake_after_a_full_preview_writes_it_without_solving_again(scene, bake_api):
+    """Played through, the preview has solved the bake's exact input: *Bake* checks that input
+    bit for bit and writes the preview's result, the same keys a fresh solve writes. A change
+    the preview has not played yet (no frame change since) is solved, never taken from it."""
+    ob = _scene(scene)
+    frames = range(scene.frame_start, scene.frame_end + 1)
+    bake_api.bake_scene(scene)
+    solved = _play(scene, ob, frames)
+    bake_api.clear_bake(scene)
+
+    scene.waft.use_preview = True
+    _play(scene, ob, frames)
+    report = bake_api.bake_scene(scene)
+    assert report.systems["strands"].from_preview
+    assert "not solved again" in report.summary() or "not solved again" in \
+        report.systems["strands"].summary()
+    scene.waft.use_preview = False
+    reused = _play(scene, ob, frames)
+    for frame in frames:
+        np.testing.assert_array_equal(reused[frame], solved[frame], err_msg=f"frame {frame}")
+
+    bake_api.clear_bake(scene)
+    scene.waft.use_preview = True
+    _play(scene, ob, frames)
+    ob.waft.damping = 3.0  # then straight to Bake, no frame change
+    report = bake_api.bake_scene(scene)
+    assert not report.systems["strands"].from_preview
+    scene.waft.use_preview = False
+    changed = _play(scene, ob, frames)
+    assert max(np.abs(changed[f] - solved[f]).max() for f in frames) > 1e-4

@@ -100,3 +100,35 @@ def test_stream_refuses_a_frame_whose_samples_are_not_read(rig):
     stream.step()  # frame 0 needs samples 0 and 1
     with pytest.raises(ValueError, match="needs 7 samples, 2 are read"):
         stream.step()
+
+
+def test_a_finished_stream_gives_the_bakes_result(rig):
+    model, drive = _scene(rig, sample_fps=120.0, output_fps=24.0, seconds=0.25)
+    settings = core.SolverSettings(preroll_frames=3)
+    stream = Stream(model, drive, settings, known=drive.frames)
+    stream.step()
+    with pytest.raises(ValueError, match="1 of 7 frames are solved"):
+        stream.result()
+    while stream.frames_done < stream.output_frames:
+        stream.step()
+    baked = core.bake(model, drive, settings)
+    result = stream.result()
+    np.testing.assert_array_equal(result.positions, baked.positions)
+    assert result.substeps == baked.substeps
+
+
+def test_identical_is_bitwise():
+    from waft.core.identical import identical
+
+    a = np.array([0.0, np.nan, 1.0])
+    assert identical(a, a.copy())
+    assert not identical(a, np.array([-0.0, np.nan, 1.0]))  # the sign of zero counts
+    assert not identical(a, a.astype(np.float32))
+    assert not identical(a, a[None])
+    assert not identical(a, np.array([0.0, np.nan, np.nextafter(1.0, 2.0)]))  # one ulp
+    settings = core.SolverSettings(preroll_frames=3)
+    assert identical(settings, core.SolverSettings(preroll_frames=3))
+    assert not identical(settings, core.SolverSettings(preroll_frames=4))
+    assert identical({"k": [a, (1, 2.0)]}, {"k": [a.copy(), (1, 2.0)]})
+    assert not identical({"k": [a, (1, 2.0)]}, {"k": [a, (1, 2.5)]})
+    assert not identical(None, a) and identical(None, None)
