@@ -1,7 +1,11 @@
 """Viewport overlay: every enabled Waft collider drawn as the surface the solvers collide with
-(``core/collider_outline.py``), so a capsule that collides far bigger than its empty looks, or a
-plane facing the wrong way, is seen before a bake. Toggle: *Scene › Waft Bake › Show Collider
-Shapes* (``Scene.waft.show_collider_shapes``).
+(``core/collider_outline.py``; a body mesh by its triangle edges), so a capsule that collides
+far bigger than its empty looks, or a plane facing the wrong way, is seen before a bake. Toggle:
+*Scene › Waft Bake › Show Collider Shapes* (``Scene.waft.show_collider_shapes``).
+
+*Show Simulation Shapes* (``Scene.waft.show_simulation_shapes``) adds what the bake simulates
+with (``overlay_shapes.py``): chain particles' collision spheres, ragdoll bodies and swing-limit
+cones, cloth max-distance spheres and pinned vertices.
 
 The lines are computed from the same reading as the bake (``reading.read_collider``) and the
 evaluated world matrix; a collider the bake would reject is simply not drawn (its error comes at
@@ -15,10 +19,18 @@ import numpy as np
 
 from ..core.collider_outline import collider_outline
 from ..core.errors import SetupError
+from .overlay_shapes import mesh_collider_segments, simulation_lines
 from .reading import read_collider
 
 COLOUR = (1.0, 0.55, 0.1, 0.9)  # orange, the colour of "physics" in Blender's own overlays
 SELECTED_COLOUR = (1.0, 0.85, 0.3, 1.0)
+LAYER_COLOURS = {
+    "particles": (0.3, 0.85, 1.0, 0.8),  # cyan: what moves
+    "bodies": (0.3, 0.85, 1.0, 0.8),
+    "limits": (0.45, 1.0, 0.45, 0.7),  # green: how far a joint may swing
+    "max_distance": (0.55, 0.6, 1.0, 0.35),  # faint blue: many spheres, a bound not a body
+    "pinned": (1.0, 0.25, 0.3, 1.0),  # red: held by the animation
+}
 
 _handle = None
 
@@ -41,9 +53,11 @@ def collider_segments(scene, view_layer=None) -> tuple[np.ndarray, np.ndarray]:
         segments.append(lines)
         selected.append(np.full(len(lines), ob.select_get(view_layer=view_layer)
                                 if view_layer is not None else False))
-    if not segments:
-        return np.zeros((0, 2, 3), dtype=np.float32), np.zeros(0, dtype=bool)
-    return np.concatenate(segments).astype(np.float32), np.concatenate(selected)
+    meshes, meshes_selected = mesh_collider_segments(scene, view_layer)
+    segments.append(meshes)
+    selected.append(meshes_selected)
+    return (np.concatenate(segments).astype(np.float32).reshape(-1, 2, 3),
+            np.concatenate(selected).astype(bool))
 
 
 def _draw() -> None:
@@ -52,19 +66,25 @@ def _draw() -> None:
 
     context = bpy.context
     scene = context.scene
-    if scene is None or not scene.waft.show_collider_shapes:
+    if scene is None:
         return
-    segments, selected = collider_segments(scene, context.view_layer)
-    if not len(segments):
+    batches = []  # (segments, colour)
+    if scene.waft.show_collider_shapes:
+        segments, selected = collider_segments(scene, context.view_layer)
+        batches += [(segments[~selected], COLOUR), (segments[selected], SELECTED_COLOUR)]
+    if scene.waft.show_simulation_shapes:
+        lines = simulation_lines(scene, context.view_layer)
+        batches += [(lines[name], colour) for name, colour in LAYER_COLOURS.items()]
+    batches = [(segments, colour) for segments, colour in batches if len(segments)]
+    if not batches:
         return
     shader = gpu.shader.from_builtin('UNIFORM_COLOR')
     gpu.state.blend_set('ALPHA')
     gpu.state.line_width_set(1.5)
-    for mask, colour in ((~selected, COLOUR), (selected, SELECTED_COLOUR)):
-        if mask.any():
-            batch = batch_for_shader(shader, 'LINES', {"pos": segments[mask].reshape(-1, 3)})
-            shader.uniform_float("color", colour)
-            batch.draw(shader)
+    for segments, colour in batches:
+        batch = batch_for_shader(shader, 'LINES', {"pos": segments.reshape(-1, 3)})
+        shader.uniform_float("color", colour)
+        batch.draw(shader)
     gpu.state.line_width_set(1.0)
     gpu.state.blend_set('NONE')
 

@@ -117,7 +117,8 @@ class WAFT_PT_scene(PropertiesPanel, bpy.types.Panel):
         draw_props(self.layout, context.scene.waft, (
             "substep_rate", "sample_rate", "iterations", "preroll", "use_loop", "loop_cycles",
             "use_key_reduction", "key_error_distance", "key_error_angle", "bake_target",
-            "constrained_bones", "show_collider_shapes"))
+            "constrained_bones", "show_collider_shapes",
+            "show_simulation_shapes"))
         draw_status(self.layout.box(), context.scene)
         draw_bake_buttons(self.layout)
 

@@ -142,6 +142,11 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
         name="Show Collider Shapes", default=True,
         description="Draw every Waft collider in the viewport as the exact surface chains, "
                     "hair, cloth and ragdolls collide with")
+    show_simulation_shapes: BoolProperty(
+        name="Show Simulation Shapes", default=True,
+        description="Draw in the viewport what the selected setups simulate with, at the size "
+                    "it acts: each chain bone's collision sphere, ragdoll bodies and joint swing "
+                    "limits, cloth pinned vertices and max-distance spheres")
 
     substep_rate: FloatProperty(
         name="Substep Rate", default=240.0, min=30.0, soft_max=2000.0,

@@ -124,6 +124,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "Shear Compliance": ("せん断コンプライアンス", "剪切柔度"),
     "Shock Propagation": ("衝撃の伝播", "冲击传播"),
     "Show Collider Shapes": ("コライダー形状を表示", "显示碰撞体形状"),
+    "Show Simulation Shapes": ("シミュレーション形状を表示", "显示模拟形状"),
     "Silk": ("シルク", "丝绸"),
     "Simulate": ("シミュレート", "模拟"),
     "Skinned": ("スキン", "蒙皮"),
@@ -331,6 +332,13 @@ MESSAGES.update({
         "すべての Waft コライダーを、チェーン・髪・クロス・ラグドールが実際に衝突する正確な形で"
         "ビューポートに描画します",
         "在视口中按骨链、头发、布料和布娃娃实际碰撞的精确表面绘制每个 Waft 碰撞体"),
+    "Draw in the viewport what the selected setups simulate with, at the size it acts: each "
+    "chain bone's collision sphere, ragdoll bodies and joint swing limits, cloth pinned vertices "
+    "and max-distance spheres": (
+        "選択したセットアップがシミュレーションに使うものを、実際に作用する大きさでビューポートに描画します: "
+        "各チェーンボーンの衝突球、ラグドールのボディと関節のスイング制限、クロスの固定頂点と最大距離の球",
+        "在视口中按实际作用的大小绘制所选设置模拟所用的形状: 每根骨链骨骼的碰撞球、布娃娃的刚体和关节摆动限制、"
+        "布料的固定顶点和最大距离球"),
     "Each particle stays within this distance of its animated position; 0 = no limit": (
         "各パーティクルはアニメーション位置からこの距離以内にとどまります。0 = 制限なし",
         "每个粒子保持在其动画位置的此距离以内; 0 = 不限制"),

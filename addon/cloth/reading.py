@@ -177,7 +177,7 @@ def pinned_vertices(ob) -> np.ndarray:
     return pinned
 
 
-def _max_distance(ob, n: int) -> np.ndarray:
+def max_distance(ob, n: int) -> np.ndarray:
     settings = ob.waft_cloth
     if settings.max_distance <= 0.0:
         return np.full(n, np.inf)
@@ -322,7 +322,7 @@ def read_cage(scene, ob, depsgraph, *, use_settled: bool = True) -> ClothSetupRe
             raise SetupError(f"{where}: body '{body.name}' has no faces to stick to")
     return ClothSetupRead(
         object=ob, name=ob.name, armature=armature, n_vertices=n, rest_world=rest_world,
-        quads=quads, edges=edges, level=level, pinned=pinned, max_distance=_max_distance(ob, n),
+        quads=quads, edges=edges, level=level, pinned=pinned, max_distance=max_distance(ob, n),
         layer=_layers(ob), bone_names=names, bone_vertex=bone_vertex, grid=grid,
         bone_index=bone_index, parent_index=parent_index, parent_cloth=parent_cloth,
         depth=depth, rest_matrix=rest, parent_rest=parent_rest,
