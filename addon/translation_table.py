@@ -901,6 +901,10 @@ MESSAGES.update({
         "選択したボーンに、それらが変形させる体のメッシュからカプセルコライダーを合わせます",
         "根据所选骨骼变形的身体网格为其拟合胶囊碰撞体"),
     "Fit to Bones": ("ボーンに合わせる", "拟合到骨骼"),
+    "Fix Waft Warning": ("Waft の警告を修正", "修复 Waft 警告"),
+    "Fix what the warning says (undo gives the setup back)": (
+        "警告の内容を修正します(元に戻すでセットアップが戻ります)",
+        "修复警告所指的问题(撤销可恢复设置)"),
 })
 
 # Operator, panel and menu titles

@@ -11,6 +11,7 @@ from .cloth_rod import WAFT_OT_rod_assign
 from .edit_original import WAFT_OT_edit_original
 from .export_gltf import WAFT_OT_export_gltf
 from .fit_colliders import WAFT_OT_fit_colliders
+from .fix_warning import WAFT_OT_fix_warning
 from .import_vrm_springs import WAFT_OT_import_vrm_springs
 from .ragdoll_apply_preset import WAFT_OT_ragdoll_apply_preset
 from .ragdoll_create import WAFT_OT_ragdoll_create
@@ -28,7 +29,7 @@ CLASSES = (
     WAFT_OT_ragdoll_create, WAFT_OT_ragdoll_set_mode, WAFT_OT_ragdoll_apply_preset,
     WAFT_OT_cloth_add, WAFT_OT_cloth_apply_fabric, WAFT_OT_cloth_bake_cage,
     WAFT_OT_capture_settled, WAFT_OT_rod_assign, WAFT_OT_import_vrm_springs,
-    WAFT_OT_export_gltf, WAFT_OT_reduce_keys,
+    WAFT_OT_export_gltf, WAFT_OT_reduce_keys, WAFT_OT_fix_warning,
 )
 
 

@@ -13,6 +13,7 @@ from ..panels import (
 )
 from ..preset_menus import draw_preset_menu, preset_classes
 from .presets import PRESET_KIND
+from .warnings import chain_warnings
 
 SETUP_MAIN = ("shape_stiffness", "shape_decay", "damping", "gravity_factor", "radius")
 
@@ -33,6 +34,15 @@ SETUP_HAIR = ("local_stiffness", "shape_range", "shock_propagation", "voxel_fric
 # VRM Spring Bone: the joint settings of VRMC_springBone (Radius is the hit radius).
 SETUP_VRM = ("vrm_stiffness", "vrm_gravity_power", "vrm_gravity_dir", "vrm_drag_force")
 BONE_VRM = ("vrm_stiffness", "vrm_gravity_power", "vrm_drag_force")
+
+
+def draw_warnings(layout, scene, ob) -> None:
+    """Each setup warning (``warnings.py``) with its one-click fix."""
+    for warning in chain_warnings(scene, ob):
+        box = layout.box()
+        box.label(text=warning.text, icon='ERROR', translate=False)
+        op = box.operator("waft.fix_warning", text=warning.label, translate=False)
+        op.fix, op.armature, op.target = warning.fix, ob.name, warning.target
 
 
 def uses_vrm(ob) -> bool:
@@ -88,6 +98,7 @@ class WAFT_PT_setup(ArmaturePanel, PropertiesPanel, bpy.types.Panel):
             draw_preset(layout, ob)
             draw_props(layout, ob.waft, SETUP_MAIN)
         layout.prop(ob.waft, "collider_collection")
+        draw_warnings(layout, context.scene, ob)
         draw_assign_row(layout)
         layout.operator("waft.import_vrm_springs", icon='IMPORT')
 
@@ -150,6 +161,7 @@ class WAFT_PT_chains_sidebar(ArmaturePanel, SidebarPanel, bpy.types.Panel):
         draw_assign_row(layout)
         if not ob.waft.enabled:
             return
+        draw_warnings(layout, context.scene, ob)
         layout.prop(ob.waft, "solver")
         if uses_vrm(ob):
             draw_vrm(layout, ob)

@@ -1,0 +1,59 @@
+"""``waft.fix_warning``: the one-click fix of a bone-chain setup warning
+(``addon/strands/warnings.py``), undoable."""
+
+import bpy
+
+from ..addon.reading import collider_kind
+from ..addon.strands import warnings
+from ..core.colliders import ColliderKind
+from ..core.errors import WaftError
+
+
+class WAFT_OT_fix_warning(bpy.types.Operator):
+    """Fix what the warning says (undo gives the setup back)"""
+
+    bl_idname = "waft.fix_warning"
+    bl_label = "Fix Waft Warning"
+    bl_options = {'REGISTER', 'UNDO'}
+
+    fix: bpy.props.EnumProperty(
+        name="Fix", items=(
+            (warnings.FIX_CONSTRAINTS, "Turn Off for Result",
+             "Key the overriding constraints' influence to 0 in Waft's result"),
+            (warnings.FIX_COLLIDER, "Shrink Collider",
+             "Shrink the collider about its origin (a plane: move it back) until the chain is "
+             "clear of it"),
+            (warnings.FIX_SPACE_BONE, "Use as Space Bone",
+             "Measure World Motion in the space of the bone that carries the character")),
+        options={'SKIP_SAVE'})
+    armature: bpy.props.StringProperty(name="Armature", options={'SKIP_SAVE'})
+    target: bpy.props.StringProperty(name="Target", options={'SKIP_SAVE'})
+
+    def execute(self, context):
+        scene = context.scene
+        ob = scene.objects.get(self.armature)
+        if ob is None or ob.type != 'ARMATURE':
+            self.report({'ERROR'}, f"Armature '{self.armature}' is not in the scene")
+            return {'CANCELLED'}
+        try:
+            if self.fix == warnings.FIX_CONSTRAINTS:
+                scene.waft.constrained_bones = 'TURN_OFF'
+                self.report({'INFO'}, "Constrained Bones: Turn Off for Result")
+            elif self.fix == warnings.FIX_SPACE_BONE:
+                if self.target not in ob.pose.bones:
+                    raise WaftError(f"Armature '{ob.name}' has no bone '{self.target}'")
+                ob.waft.space_bone = self.target
+                self.report({'INFO'}, f"'{ob.name}': Space Bone '{self.target}'")
+            else:
+                collider = scene.objects.get(self.target)
+                if collider is None:
+                    raise WaftError(f"Collider '{self.target}' is not in the scene")
+                plane = collider_kind(collider) == ColliderKind.PLANE
+                applied = warnings.clear_collider(scene, ob, collider)
+                self.report({'INFO'}, f"Collider '{collider.name}' "
+                            + (f"moved back {applied:.3f}" if plane
+                               else f"scaled by {applied:.3f}"))
+        except WaftError as error:
+            self.report({'ERROR'}, str(error))
+            return {'CANCELLED'}
+        return {'FINISHED'}
