@@ -115,21 +115,28 @@ class MeshSampler:
 
     def result(self, unit_scale: float) -> MeshColliders | None:
         """World-space vertices in metres (float32), None when there is no mesh collider."""
+        return self.rows(slice(None), unit_scale)
+
+    def rows(self, index, unit_scale: float) -> MeshColliders | None:
+        """``result`` at the samples ``index`` (an index array, or a slice: no copy) alone
+        (the first sample, always read, decides which way the faces point)."""
         if not self.reads:
             return None
+        numbers = np.arange(self.samples)[index]
         vertices, triangles = [], []
         for m, read in enumerate(self.reads):
-            world = self._world[:, m]
+            world = self._world[index, m]
             det = np.linalg.det(world[:, :3, :3])
-            if np.any(det <= 0.0) and not np.all(det < 0.0):
-                f = int(np.flatnonzero(det <= 0.0)[0] if det[0] > 0 else
-                        np.flatnonzero(det > 0.0)[0])
+            first = float(np.linalg.det(self._world[0, m, :3, :3]))
+            bad = (det <= 0.0) if first > 0.0 else (det >= 0.0)
+            if first == 0.0 or bad.any():
+                f = int(numbers[np.flatnonzero(bad)[0]]) if bad.any() else 0
                 raise SetupError(f"Collider '{read.name}': its world scale flips sign or "
                                  f"collapses at sample {f}")
             tris = self._triangles[m]
-            if det[0] < 0.0:
+            if first < 0.0:
                 tris = tris[:, ::-1].copy()  # mirrored: keep the faces' outside outward
-            local = self._local[m].reshape(self.samples, -1, 3).astype(np.float64)
+            local = self._local[m][index].reshape(len(numbers), -1, 3).astype(np.float64)
             points = (np.einsum("fij,fnj->fni", world[:, :3, :3], local)
                       + world[:, None, :3, 3]) * unit_scale
             vertices.append(points.astype(np.float32))

@@ -8,7 +8,7 @@ broadcast to the shapes ``core.params.StrandParams`` documents (per particle, pe
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -215,10 +215,21 @@ def solver_input(read: SceneRead, samples: Samples, *, rate: float | None = None
     """The core's model and drive; ``rate``: the samples' rate per second when they are on
     the sub-frame grid (``addon.sampling.sample_times``), None when they are the scene frames.
     The drive's output is the scene's frames either way."""
-    frames, reference = chain_frames(read, samples)
     model = build_strand_model(chains=chain_rests(read, samples),
                                colliders=collider_set(read.colliders),
                                collider_mask=read.collider_mask)
+    drive, frames = drive_rows(read, samples, rate=rate)
+    drive = replace(drive, output_fps=read.fps,
+                    output_frames=read.frame_end - read.frame_start + 1)
+    return SolverInput(model=model, drive=drive, frames=frames)
+
+
+def drive_rows(read: SceneRead, samples: Samples, *, rate: float | None = None
+               ) -> tuple[Drive, ChainFrames]:
+    """The core's drive of ``samples`` alone (no output frames set) and their chain frames:
+    ``solver_input``'s drive, or the rows of it the live preview hands ``Stream.feed_rows``
+    (every per-sample value depends on its own sample only)."""
+    frames, reference = chain_frames(read, samples)
     n_particles = reference.shape[2]
     kinematic = np.zeros((len(read.chains), n_particles), dtype=bool)
     for s, chain in enumerate(read.chains):
@@ -226,8 +237,7 @@ def solver_input(read: SceneRead, samples: Samples, *, rate: float | None = None
     drive = Drive(fps=read.fps if rate is None else rate, reference=reference,
                   kinematic=kinematic, space=chain_space(read, samples, frames),
                   collider_matrix=samples.collider_matrix,
-                  params=strand_params(read, samples, n_particles), output_fps=read.fps,
-                  output_frames=read.frame_end - read.frame_start + 1,
+                  params=strand_params(read, samples, n_particles),
                   settled_offset=settled_offsets(read, n_particles),
                   meshes=samples.meshes, mesh_mask=read.mesh_mask)
-    return SolverInput(model=model, drive=drive, frames=frames)
+    return drive, frames

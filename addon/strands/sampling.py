@@ -94,6 +94,7 @@ class Sampler(FrameSampler):
                               for i, s in enumerate(read.setups)]
         self._bone_series = [self._bone_series_for(c) for c in read.chains]
         self._animated = [s for s in self._all_series() if s.animated]
+        self._static_bone_rows: dict[tuple[int, str], np.ndarray] = {}  # see ``_bone_rows``
 
     def _setup_series_for(self, index: int, ob) -> dict:
         animated, _ = self._animated_settings[index]
@@ -145,6 +146,54 @@ class Sampler(FrameSampler):
         self._meshes.hold(done)
         return self._samples(done)
 
+    def rows(self, index, *, settings: bool = True) -> Samples:
+        """The samples at ``index`` (each already read) alone, converted and checked as
+        ``result`` converts them: what a bake fed row by row takes (the live preview), at a
+        cost that does not grow with the range. ``settings=False``: the matrices only (the
+        settings empty, no meshes), for the bone frames of one output frame."""
+        index = np.asarray(index, dtype=np.int64)
+        if len(index) and int(index.max()) >= self.done:
+            raise ValueError(f"sample {int(index.max())} is not read yet ({self.done} are)")
+
+        def series(s: SettingSeries) -> np.ndarray:
+            values = s.array()
+            return values[index] if s.animated else values
+
+        scale = np.diag([self.read.unit_scale] * 3 + [1.0])
+        n = len(index)
+        samples = Samples(
+            frames=self.frames[index],
+            pose_matrix=[buf[index].reshape(n, -1, 4, 4).transpose(0, 1, 3, 2)
+                         .astype(np.float64) for buf in self._pose],
+            object_matrix=scale @ self._object[index],
+            collider_matrix=scale @ self._collider[index],
+            gravity=self._gravity[index] * self.read.unit_scale,
+            setup_settings=[], bone_settings=[])
+        if not settings:
+            check_matrices(self.read, samples)
+            return samples
+        samples.setup_settings = [{n: series(s) for n, s in d.items()}
+                                  for d in self._setup_series]
+        samples.bone_settings = [{n: self._bone_rows(c, n, series) for n in BONE_SCALARS}
+                                 for c in range(len(self._bone_series))]
+        samples.meshes = self._meshes.rows(index, self.read.unit_scale)
+        check_samples(self.read, samples)
+        return samples
+
+    def _bone_rows(self, chain: int, name: str, series) -> np.ndarray:
+        """(rows or 1, B) setting ``name`` of a chain's bones; when none of them is animated
+        the (1, B) array is built once (512 bones × 7 settings per frame was 12 ms)."""
+        key = (chain, name)
+        cached = self._static_bone_rows.get(key)
+        if cached is not None:
+            return cached
+        per_bone = [b[name] for b in self._bone_series[chain]]
+        values = np.stack(np.broadcast_arrays(*(series(s) for s in per_bone)), axis=-1)
+        if not any(s.animated for s in per_bone) and self.done > 0:
+            values.flags.writeable = False  # shared by every later call
+            self._static_bone_rows[key] = values
+        return values
+
     def _samples(self, done: int | None = None) -> Samples:
         n_frames = self.total
 
@@ -176,16 +225,24 @@ class Sampler(FrameSampler):
         return samples
 
 
-def check_samples(read: SceneRead, samples: Samples) -> None:
-    """Per-frame checks: scales that animate to zero or negative, settings keyed to NaN."""
-    frames = samples.frames
+def check_matrices(read: SceneRead, samples: Samples) -> None:
+    """Per-frame checks of the armatures: scales that animate to zero or negative, a pose that
+    is not finite, bones scaled to zero length."""
     for s, setup in enumerate(read.setups):
-        _check_scale_series(samples.object_matrix[:, s], frames, f"Armature '{setup.name}'")
-        check_settings_finite(f"Armature '{setup.name}'", samples.setup_settings[s], frames)
+        _check_scale_series(samples.object_matrix[:, s], samples.frames,
+                            f"Armature '{setup.name}'")
         if not np.all(np.isfinite(samples.pose_matrix[s])):
             raise SetupError(f"Armature '{setup.name}': evaluated pose is not finite")
     for chain in read.chains:
         _check_bone_lengths(read, samples, chain)
+
+
+def check_samples(read: SceneRead, samples: Samples) -> None:
+    """Per-frame checks: ``check_matrices``, settings keyed to NaN, colliders' scales."""
+    frames = samples.frames
+    check_matrices(read, samples)
+    for s, setup in enumerate(read.setups):
+        check_settings_finite(f"Armature '{setup.name}'", samples.setup_settings[s], frames)
     for chain, settings in zip(read.chains, samples.bone_settings, strict=True):
         for name, values in settings.items():
             bad = ~np.isfinite(values)

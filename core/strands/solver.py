@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -787,7 +787,7 @@ class _Bake:
     def update(self, drive: CheckedDrive, known: int) -> None:
         """Take `drive` with its samples before `known` read (later ones are placeholders a
         substep never reads) and derive the per-sample facts of the new ones."""
-        S, P, Ps = self.ws.S, self.ws.P, self.ws.Ps
+        P, Ps = self.ws.P, self.ws.Ps
         self.drive = drive
         reference = drive.reference
         if Ps > P:
@@ -799,7 +799,49 @@ class _Bake:
         if known > first:
             self._derive(first, known)
         self.known = known
-        # Interpolation caches may hold an interval whose far end was a placeholder.
+        self._reset_interpolation()
+        if self.meshes is not None:
+            self.meshes[0].update(drive.meshes, known)
+
+    def update_rows(self, rows: CheckedDrive, start: int) -> None:
+        """Samples `start`.. of the drive are `rows` (validated alone, `start` = the samples
+        read so far): written into the drive in place and their facts derived, O(new rows).
+        The drive's arrays must be the bake's own (`Stream` copies them)."""
+        if start != self.known:
+            raise ValueError(f"rows start at sample {start}, {self.known} are read")
+        end = min(start + rows.frames, self.F)
+        n = end - start
+        drive = self.drive
+        drive.reference[start:end] = rows.reference[:n]
+        drive.space[start:end] = rows.space[:n]
+        drive.collider_matrix[start:end] = rows.collider_matrix[:n]
+        for name, values in drive.params.items():
+            new = rows.params[name]
+            if np.ndim(values) == 0 or values.shape[0] == 1 or values.strides[0] == 0:
+                if not np.array_equal(np.asarray(values)[:1], np.asarray(new)[:1],
+                                      equal_nan=True):
+                    raise ValueError(f"setting '{name}' is not animated yet changed")
+            else:
+                values[start:end] = new[:n]
+        if drive.meshes is not None:
+            for mine, theirs in zip(drive.meshes.vertices, rows.meshes.vertices, strict=True):
+                mine[start:end] = theirs[:n]
+        P, Ps = self.ws.P, self.ws.Ps
+        reference = rows.reference[:n]
+        if Ps > P:
+            pad = np.repeat(reference[:, :, P - 1 : P], Ps - P, axis=2)
+            reference = np.concatenate([reference, pad], axis=2)
+        self.reference[start:end] = reference
+        self.reference_soa[start:end] = np.moveaxis(reference, -1, 1)
+        self._derive(start, end)
+        self.known = end
+        self._reset_interpolation()
+        if self.meshes is not None:
+            self.meshes[0].update(drive.meshes, end)
+
+    def _reset_interpolation(self) -> None:
+        """Interpolation caches may hold an interval whose far end was a placeholder."""
+        S, Ps = self.ws.S, self.ws.Ps
         self._interval = -1
         self._dref = np.empty((3, S, Ps))
         self._previous = np.empty((3, S, Ps))  # reference before a frame's first substep
@@ -808,8 +850,6 @@ class _Bake:
         # (interval, coefficients, (A, B)) of the two latest intervals, see `_source_terms`.
         self._sources = [(-1, None, (np.empty((3, S, Ps)), np.empty((3, S, Ps))))
                          for _ in range(2)]
-        if self.meshes is not None:
-            self.meshes[0].update(drive.meshes, known)
 
     def _derive(self, first: int, known: int) -> None:
         """Per-sample facts of samples first..known-1 (and of the intervals they end)."""
@@ -1160,7 +1200,7 @@ class Stream:
     def __init__(self, model: StrandModel, drive: Drive, settings: SolverSettings | None = None,
                  *, known: int):
         settings = settings if settings is not None else SolverSettings()
-        self._bake = _Bake(model, validate_drive(model, drive), settings, known=known)
+        self._bake = _Bake(model, _owned(validate_drive(model, drive)), settings, known=known)
         self._frames = self._bake.run()
         self.model = model
         self.frames_done = 0  # output frames stepped
@@ -1182,7 +1222,14 @@ class Stream:
 
     def feed(self, drive: Drive, known: int) -> None:
         """The drive again, with its samples before `known` now read (validated again)."""
-        self._bake.update(validate_drive(self.model, drive), known)
+        self._bake.update(_owned(validate_drive(self.model, drive)), known)
+
+    def feed_rows(self, rows: Drive) -> None:
+        """The next samples, read after the `known` ones, as a drive of those rows alone (its
+        per-sample fields have only them; validated alone): O(new rows), where `feed` takes
+        the whole drive again."""
+        checked = validate_drive(self.model, replace(rows, output_fps=None, output_frames=None))
+        self._bake.update_rows(checked, self.known)
 
     def step(self) -> np.ndarray:
         """Solve the next output frame; its particle positions (S, P, 3), world metres."""
@@ -1202,6 +1249,21 @@ class Stream:
         for _ in self._frames:  # the loop's end, where the bake's result is built
             pass
         return self._bake.result
+
+
+def _owned(drive: CheckedDrive) -> CheckedDrive:
+    """`drive` with writable per-sample arrays of its own (`Stream.feed_rows` writes the rows
+    read into them; a view of the caller's arrays, or a read-only broadcast, would not do)."""
+
+    def own(a):
+        return a if np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0 else np.array(a)
+
+    meshes = drive.meshes
+    if meshes is not None:
+        meshes = replace(meshes, vertices=tuple(np.array(v) for v in meshes.vertices))
+    return replace(drive, reference=np.array(drive.reference), space=np.array(drive.space),
+                   collider_matrix=np.array(drive.collider_matrix),
+                   params={name: own(a) for name, a in drive.params.items()}, meshes=meshes)
 
 
 class BakeJob(FrameJob):

@@ -47,6 +47,35 @@ def _streamed(model, drive, settings=None) -> np.ndarray:
     return np.stack(frames)
 
 
+def _rows(drive, lo: int, hi: int):
+    """The drive of samples lo..hi-1 alone (what the preview hands `feed_rows`)."""
+
+    def cut(a):
+        a = np.asarray(a)
+        return a[lo:hi] if a.ndim and a.shape[0] == drive.frames and drive.frames > 1 else a
+
+    params = replace(drive.params, **{name: cut(getattr(drive.params, name))
+                                      for name in drive.params.__dataclass_fields__
+                                      if getattr(drive.params, name) is not None})
+    meshes = drive.meshes
+    if meshes is not None:
+        meshes = replace(meshes, vertices=tuple(v[lo:hi] for v in meshes.vertices))
+    return replace(drive, reference=cut(drive.reference), space=cut(drive.space),
+                   collider_matrix=cut(drive.collider_matrix), params=params, meshes=meshes,
+                   output_fps=None, output_frames=None)
+
+
+def _streamed_rows(model, drive, settings=None) -> np.ndarray:
+    stream = Stream(model, _held(drive, 1), settings, known=1)
+    frames = []
+    for i in range(stream.output_frames):
+        need = stream.needed(i)
+        if stream.known < need:
+            stream.feed_rows(_rows(drive, stream.known, need))
+        frames.append(stream.step().copy())
+    return np.stack(frames)
+
+
 def _scene(rig, *, sample_fps: float, output_fps: float, seconds: float = 1.0, mesh=False):
     frames = int(round(seconds * sample_fps)) + 1
     t = np.arange(frames) / sample_fps
@@ -87,11 +116,14 @@ def test_stream_gives_the_bake_bit_for_bit(rig, sample_fps, output_fps):
     assert np.all(np.isfinite(baked))
     assert np.abs(baked - baked[:1]).max() > 0.1  # the chains did move (and jumped)
     np.testing.assert_array_equal(streamed, baked)
+    np.testing.assert_array_equal(_streamed_rows(model, drive, settings), baked)
 
 
 def test_stream_with_a_body_mesh_gives_the_bake_bit_for_bit(rig):
     model, drive = _scene(rig, sample_fps=120.0, output_fps=24.0, seconds=0.5, mesh=True)
-    np.testing.assert_array_equal(_streamed(model, drive), core.bake(model, drive).positions)
+    baked = core.bake(model, drive).positions
+    np.testing.assert_array_equal(_streamed(model, drive), baked)
+    np.testing.assert_array_equal(_streamed_rows(model, drive), baked)
 
 
 def test_stream_refuses_a_frame_whose_samples_are_not_read(rig):
@@ -115,6 +147,15 @@ def test_a_finished_stream_gives_the_bakes_result(rig):
     result = stream.result()
     np.testing.assert_array_equal(result.positions, baked.positions)
     assert result.substeps == baked.substeps
+
+
+def test_rows_must_follow_the_samples_read(rig):
+    model, drive = _scene(rig, sample_fps=120.0, output_fps=24.0, seconds=0.25)
+    stream = Stream(model, _held(drive, 2), known=2)
+    with pytest.raises(ValueError, match="start at sample 3, 2 are read"):
+        stream._bake.update_rows(stream._bake.drive, 3)
+    stream.feed_rows(_rows(drive, 2, 5))
+    assert stream.known == 5
 
 
 def test_identical_is_bitwise():
