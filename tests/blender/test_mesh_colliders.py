@@ -192,3 +192,34 @@ def test_hair_curves_guides_fall_onto_a_mesh_ball(scene, bake_api, tmp_path):
         assert signed_distances(scene, ball, p).min() >= 0.005 - 1e-4, f
         lowest.append(p[:, 2].min())
     assert lowest[-1] < lowest[0] - 0.05  # they did fall onto the ball
+
+
+def _figure_eight_into_a_body(scene, bake_api, fps: int, *, body: bool = True) -> np.ndarray:
+    """A hanging chain whose root swings a 5 g figure-eight beside a ball mesh carried by the
+    root bone (parented to it): the chain slaps into the mesh every swing. The tails at every
+    whole second (0, 1, 2 s), world."""
+    ob = rigs.chain_rig(scene, count=4, length=0.1, direction=(0.0, 0.0, -1.0))
+    rigs.calm(ob, damping=1.0, radius=0.01)
+    rigs.key_figure_eight(ob.pose.bones[rigs.ROOT], fps, peak_g=5.0, scene=scene)
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=24, ring_count=12, radius=0.06,
+                                         location=(0.09, 0.0, 1.78))
+    ball = bpy.context.object
+    ball.waft_collider.enabled = body
+    world = ball.matrix_world.copy()
+    ball.parent, ball.parent_type, ball.parent_bone = ob, 'BONE', rigs.ROOT
+    ball.matrix_world = world
+    bake_api.bake_scene(scene, substep_rate=240)
+    return rigs.world_points(scene, ob, rigs.bone_names("Hair", 4), [1, 1 + fps, 1 + 2 * fps])
+
+
+def test_a_chain_hitting_a_body_mesh_bakes_alike_at_every_frame_rate(scene, bake_api):
+    """The mesh is read at the same sub-frame instants at 24, 25, 30, 50 and 60 fps, so fast
+    motion against it bakes alike (the frame-rate law, with a body mesh in the way)."""
+    results = rigs.bake_at_rates(scene, lambda fps: _figure_eight_into_a_body(scene, bake_api,
+                                                                              fps))
+    assert np.ptp(results[24][:, -1]) > 0.05  # the tip moves
+    for fps in (25, 30, 50, 60):
+        assert rigs.largest_distance(results[fps], results[24]) < 1e-3, fps
+    rigs.reset_scene(scene)
+    without = _figure_eight_into_a_body(scene, bake_api, 24, body=False)
+    assert rigs.largest_distance(without, results[24]) > 0.01  # the body was in the way
