@@ -231,23 +231,32 @@ def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray |
     flat = x.reshape(-1)
     before = flat.take(sweep.child_flat)  # (3, n)
     ref_flat = None if reference is None else np.ascontiguousarray(reference).reshape(-1)
-    conflict = _sweep_down(flat, sweep, before, ref_flat, limit)
+    dftl = x_prev is not None and damping > 0.0
+    length_only = np.empty_like(before) if dftl else None
+    conflict = _sweep_down(flat, sweep, before, ref_flat, limit, length_only)
     rounds = 1
     while conflict and rounds < SWEEP_ROUNDS:
         _sweep_up(flat, sweep, ref_flat, limit, fixed)
         conflict = _sweep_down(flat, sweep, flat.take(sweep.child_flat), ref_flat, limit)
         rounds += 1
-    if x_prev is not None and damping > 0.0:
-        correction = flat.take(sweep.child_flat) - before
+    if dftl:
+        # DFTL corrects the velocity FTL's length moves inject; the max-distance clamps and the
+        # rounds are not such moves (a clamp stops a vertex at its limit, inelastic): taken
+        # into the parents' velocity, a cage falling onto its max distance was kicked back up
+        # (20 J above its start from a 112 J fall).
+        correction = length_only - before
         correction *= damping
         # Each parent component's children arrive in the same order as row-major: same sums.
         x_prev += np.bincount(sweep.parent_flat.reshape(-1), weights=correction.reshape(-1),
                               minlength=sweep.size).reshape(x_prev.shape)
 
 
-def _sweep_down(flat: np.ndarray, sweep: Sweep, before: np.ndarray, ref_flat, limit) -> bool:
+def _sweep_down(flat: np.ndarray, sweep: Sweep, before: np.ndarray, ref_flat, limit,
+                length_only: np.ndarray | None = None) -> bool:
     """Place each level's children at rest length from their parents (and inside their max
-    distances), top down; whether some link had to leave a child outside its max distance."""
+    distances), top down; whether some link had to leave a child outside its max distance.
+    `length_only` (3, n): receives each child's place from the length alone (before its max
+    distance), for DFTL."""
     conflict = False
     for rows, parent_flat, child_flat, rest in sweep.steps:
         top = flat.take(parent_flat)
@@ -259,6 +268,8 @@ def _sweep_down(flat: np.ndarray, sweep: Sweep, before: np.ndarray, ref_flat, li
         np.maximum(length, EPS, out=length)
         d *= rest / length
         d += top
+        if length_only is not None:
+            length_only[:, rows] = d
         if ref_flat is not None:
             child_limit = limit[child_flat[0] // 3]
             if np.isfinite(child_limit).any():
