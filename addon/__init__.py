@@ -13,7 +13,7 @@ PARTS = (
     "translations", "properties", "panels", "overlay", "preview", "gltf_hooks",
     "strands.properties", "strands.panels",
     "hair.properties", "hair.panels",
-    "ragdoll.properties", "ragdoll.migrate", "ragdoll.panels",
+    "ragdoll.properties", "ragdoll.migrate", "ragdoll.panels", "ragdoll.targets",
     "cloth.properties", "cloth.panels",
 )
 

@@ -28,6 +28,7 @@ LAYER_COLOURS = {
     "particles": (0.3, 0.85, 1.0, 0.8),  # cyan: what moves
     "bodies": (0.3, 0.85, 1.0, 0.8),
     "limits": (0.45, 1.0, 0.45, 0.7),  # green: how far a joint may swing
+    "target": (1.0, 0.2, 0.2, 0.8),  # red: the animation the ragdoll is pulled toward
     "max_distance": (0.55, 0.6, 1.0, 0.35),  # faint blue: many spheres, a bound not a body
     "pinned": (1.0, 0.25, 0.3, 1.0),  # red: held by the animation
 }

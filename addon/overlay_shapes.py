@@ -6,7 +6,9 @@ and cost a redraw 19 ms at 2,000 bones; one selected rig costs well under a mill
 - bone chains: each simulated bone tail's collision sphere (the armature's *Radius*, or the
   bone's own with *Override*);
 - cloth cages: the pinned vertices (crosses) and each free vertex's max-distance sphere;
-- ragdolls: every body's capsule (bone length, body radius) and each joint's swing-limit cone;
+- ragdolls: every body's capsule (bone length, body radius) and each joint's swing-limit cone,
+  and after a bake the animation target's bodies (seed 004's red bodies: where the motors
+  pull; ``ragdoll/targets.py``);
 - body-mesh colliders: their triangle edges (drawn with the colliders).
 
 A setup the bake would refuse is left out (its error comes at bake time, naming it). Lines are
@@ -32,8 +34,9 @@ from . import reading
 from .cloth import reading as cloth_reading
 from .mesh_colliders import is_mesh_collider, loop_triangles
 from .ragdoll import reading as ragdoll_reading
+from .ragdoll import targets as ragdoll_targets
 
-LAYERS = ("particles", "bodies", "limits", "max_distance", "pinned")
+LAYERS = ("particles", "bodies", "limits", "target", "max_distance", "pinned")
 PIN_CROSS_FRACTION = 0.02  # a pinned vertex's cross: this fraction of the cage's diagonal
 CONE_LENGTH_FRACTION = 0.6  # a swing cone is drawn this fraction of the child bone's length
 MAX_CACHED_MESHES = 8
@@ -146,6 +149,9 @@ def simulation_lines(scene, view_layer=None) -> dict[str, np.ndarray]:
                 bodies, cones = ragdoll_lines(scene, ob)
                 out["bodies"].append(bodies)
                 out["limits"].append(cones)
+                target = ragdoll_targets.target_lines(ob.name, scene.frame_current)
+                if target is not None:
+                    out["target"].append(target)
             if cloth_reading.is_cage(ob):
                 spheres, crosses = cloth_lines(scene, ob, depsgraph)
                 out["max_distance"].append(spheres)

@@ -145,8 +145,9 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
     show_simulation_shapes: BoolProperty(
         name="Show Simulation Shapes", default=True,
         description="Draw in the viewport what the selected setups simulate with, at the size "
-                    "it acts: each chain bone's collision sphere, ragdoll bodies and joint swing "
-                    "limits, cloth pinned vertices and max-distance spheres")
+                    "it acts: each chain bone's collision sphere, ragdoll bodies, joint swing "
+                    "limits and (after a bake) the animation target in red, cloth pinned "
+                    "vertices and max-distance spheres")
 
     substep_rate: FloatProperty(
         name="Substep Rate", default=240.0, min=30.0, soft_max=2000.0,

@@ -333,12 +333,13 @@ MESSAGES.update({
         "ビューポートに描画します",
         "在视口中按骨链、头发、布料和布娃娃实际碰撞的精确表面绘制每个 Waft 碰撞体"),
     "Draw in the viewport what the selected setups simulate with, at the size it acts: each "
-    "chain bone's collision sphere, ragdoll bodies and joint swing limits, cloth pinned vertices "
-    "and max-distance spheres": (
+    "chain bone's collision sphere, ragdoll bodies, joint swing limits and (after a bake) the "
+    "animation target in red, cloth pinned vertices and max-distance spheres": (
         "選択したセットアップがシミュレーションに使うものを、実際に作用する大きさでビューポートに描画します: "
-        "各チェーンボーンの衝突球、ラグドールのボディと関節のスイング制限、クロスの固定頂点と最大距離の球",
-        "在视口中按实际作用的大小绘制所选设置模拟所用的形状: 每根骨链骨骼的碰撞球、布娃娃的刚体和关节摆动限制、"
-        "布料的固定顶点和最大距离球"),
+        "各チェーンボーンの衝突球、ラグドールのボディ、関節のスイング制限と(ベイク後は)赤いアニメーションの目標、"
+        "クロスの固定頂点と最大距離の球",
+        "在视口中按实际作用的大小绘制所选设置模拟所用的形状: 每根骨链骨骼的碰撞球、布娃娃的刚体、关节摆动限制和"
+        "(烘焙后)红色的动画目标、布料的固定顶点和最大距离球"),
     "Each particle stays within this distance of its animated position; 0 = no limit": (
         "各パーティクルはアニメーション位置からこの距離以内にとどまります。0 = 制限なし",
         "每个粒子保持在其动画位置的此距离以内; 0 = 不限制"),

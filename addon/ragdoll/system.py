@@ -20,7 +20,7 @@ from .. import reading as shared_reading
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
 from ..sampling import is_result_track, sample_steps, tracks_muted
-from . import assemble, reading, sampling, writing
+from . import assemble, reading, sampling, targets, writing
 
 NAME = "ragdoll"
 SAMPLE_CHUNK = 10
@@ -203,6 +203,9 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
                 located[i], keys[i].location, static[i])
             report.setups[i].fcurves = count
             report.setups[i].action = action.name
+            targets.remember(read.name, frame_start=prepared.frame_start,
+                             matrix=drive.target[:, offsets[i]:offsets[i + 1]],
+                             length=read.length, radius=read.radius, unit=prepared.unit)
         report.write_s = time.perf_counter() - t3
         return report
 
@@ -218,6 +221,7 @@ def clear(scene, *, objects=None) -> list[str]:
     for ob in obs:
         if ob.type == 'ARMATURE' and writing.clear_ragdoll(ob):
             cleared.append(ob.name)
+            targets.forget(ob.name)
     if objects is not None and not obs:
         raise SetupError("No objects given to clear")
     return cleared

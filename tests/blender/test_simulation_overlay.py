@@ -120,3 +120,45 @@ def test_a_body_mesh_collider_is_drawn_by_its_triangle_edges(scene, waft):
              for e in ((t.vertices[0], t.vertices[1]), (t.vertices[1], t.vertices[2]),
                        (t.vertices[2], t.vertices[0]))}
     assert len(segments) == len(edges)
+
+
+def test_a_baked_ragdoll_shows_its_animation_target_in_red(scene, bake_api, waft):
+    """After a bake the target (the user's animation, what the motors pull toward) is drawn as
+    bodies beside the simulation: each drawn point is at the body radius from the bone as the
+    animation poses it with Waft's result muted; Clear Bake removes it."""
+    ob = ragdoll_rigs.humanoid(scene)
+    ragdoll_rigs.animate_wave(ob, range(1, 25), amplitude=0.8, period=12.0)
+    ob.waft_ragdoll.use_ground = True
+    for pb in ob.pose.bones:
+        pb.waft_ragdoll.motor_strength = 0.2  # loose: the simulation strays from the target
+    scene.frame_start, scene.frame_end = 1, 24
+    bake_api.bake_scene(scene)
+    shapes = _shapes(waft)
+    scene.frame_set(18)
+    lines = shapes.simulation_lines(scene)
+    target = lines["target"].reshape(len(ragdoll_rigs.NAMES), -1, 3).astype(np.float64)
+    read = sys.modules[f"{waft.__name__}.addon.ragdoll.reading"].read_ragdoll(scene, ob, 1.0)
+    tracks = [t for t in ob.animation_data.nla_tracks if t.name.startswith("Waft")
+              and "original" not in t.name and "rest" not in t.name]
+    assert tracks
+    for t in tracks:
+        t.mute = True
+    scene.frame_set(18)
+    for i, name in enumerate(read.names):
+        world = np.array(ob.matrix_world) @ np.array(ob.pose.bones[name].matrix)
+        head = world[:3, 3]
+        axis = world[:3, 1] / np.linalg.norm(world[:3, 1]) * read.length[i]
+        t = np.clip((target[i] - head) @ axis / (axis @ axis), 0.0, 1.0)
+        distance = np.linalg.norm(target[i] - (head + t[:, None] * axis), axis=1)
+        np.testing.assert_allclose(distance, read.radius[i], atol=1e-5, err_msg=name)
+    for t in tracks:
+        t.mute = False
+    scene.frame_set(18)
+    bodies = shapes.simulation_lines(scene)["bodies"].astype(np.float64)
+    apart = np.abs(bodies - lines["target"]).max()
+    assert apart > 0.02  # the simulation is drawn where it is, the target where it pulls
+    scene.frame_set(40)  # outside the baked range: no target
+    assert len(shapes.simulation_lines(scene)["target"]) == 0
+    scene.frame_set(18)
+    bake_api.clear_bake(scene)
+    assert len(shapes.simulation_lines(scene)["target"]) == 0
