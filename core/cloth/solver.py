@@ -50,6 +50,7 @@ from .constraints import (
     clamp_max_distance,
     collide,
     collide_edges,
+    collide_mesh_edges,
     edge_contact_parameter,
     narrowest_radius,
     push_backstop,
@@ -161,6 +162,15 @@ class _Bake:
                                   radius=float(np.max(drive.params["radius"])))
                 mask = per_vertex[:, index]
                 self.meshes = (field, index, None if mask.all() else mask)
+                # Links with a free end, against the meshes of their cloth (edge contacts).
+                movable = self.free[self.edge_a] | self.free[self.edge_b]
+                links = np.flatnonzero(movable & drive.mesh_mask[:, self.cloth[self.edge_a]]
+                                       .any(axis=0))
+                link_mask = drive.mesh_mask[:, self.cloth[self.edge_a[links]]]
+                self.mesh_links = (self.edge_a[links], self.edge_b[links],
+                                   None if link_mask.all() else link_mask,
+                                   np.linalg.norm(rest[self.edge_b[links]]
+                                                  - rest[self.edge_a[links]], axis=1))
         K = colliders.count
         self.similar = np.zeros((self.F, K), dtype=bool)
         for k in range(K):
@@ -425,6 +435,16 @@ class _Bake:
                 x[index] = points
                 contact[index[pushed]] = True
                 contact_any[index[pushed]] = True
+            link_a, link_b, link_mask, link_rest = self.mesh_links
+            if len(pushed):  # links with a pushed end: the vertex contacts hold them
+                clear = ~(contact[link_a] | contact[link_b])
+                link_a, link_b, link_rest = link_a[clear], link_b[clear], link_rest[clear]
+                link_mask = None if link_mask is None else link_mask[:, clear]
+            edge_contact = np.zeros_like(contact)
+            collide_mesh_edges(field, x, link_a, link_b, self.w, fr.radius, link_rest,
+                               n * self.h, (n + 1) * self.h, link_mask, edge_contact)
+            contact |= edge_contact
+            contact_any |= edge_contact
         # 7. Max distance from the reference, back stop behind its surface.
         if fr.max_index.size:
             clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)

@@ -283,9 +283,15 @@ def test_cloth_blown_onto_a_mesh_ball_stays_outside_and_flags_contact():
         if len(c.distance):
             assert c.distance.min() >= 0.02 - 1e-9, frame
     assert result.contact.any()
-    # The ball was really in the way: some vertex rests on it.
-    d = np.linalg.norm(result.positions[-1, free] - centre, axis=-1)
-    assert d.min() < 0.2 + 0.03
+    # The ball was really in the way: the cloth rests on it (on its links between vertices
+    # too: the nearest point of a link is where the ball holds a 14 cm quad).
+    x = result.positions[-1]
+    a = np.concatenate([model.stretch.a, model.shear.a])
+    b = np.concatenate([model.stretch.b, model.shear.b])
+    s = np.linspace(0.0, 1.0, 21)[None, :, None]
+    points = x[a][:, None] + s * (x[b] - x[a])[:, None]
+    d = np.linalg.norm(points - centre, axis=-1)
+    assert 0.2 + 0.02 - 0.005 < d.min() < 0.2 + 0.03
 
 
 def _strand_energy(x: np.ndarray, fps: float) -> np.ndarray:
