@@ -572,18 +572,29 @@ def collide_edges(x: np.ndarray, a: np.ndarray, b: np.ndarray, inv_mass: np.ndar
     p = xa + s[:, None] * (xb - xa)
     n, sd = shape_normal(kind, p, M, Minv, colliders, k, similarity=similar)
     penetration = (1.0 - s) * radius[a] + s * radius[b] - sd
+    hit = penetration > 0.0
+    if hit.any():
+        _push_link_points(x, a[hit], b[hit], s[hit], n[hit], penetration[hit], inv_mass, contact)
+
+
+def _push_link_points(x: np.ndarray, a: np.ndarray, b: np.ndarray, s: np.ndarray,
+                      n: np.ndarray, penetration: np.ndarray, inv_mass: np.ndarray,
+                      contact: np.ndarray) -> None:
+    """Move the point at parameter `s` of each link (a, b) by `penetration` along `n`: the ends
+    by their barycentric share and inverse mass (PBD point on an edge, Müller et al. 2007);
+    several links on one vertex averaged (Jacobi). Flags the ends in `contact`."""
     wa, wb = inv_mass[a], inv_mass[b]
     weight = (1.0 - s) ** 2 * wa + s * s * wb
-    hit = (penetration > 0.0) & (weight > 0.0)
-    if not hit.any():
+    ok = weight > 0.0
+    if not ok.any():
         return
-    a, b, s, n = a[hit], b[hit], s[hit], n[hit]
-    step = penetration[hit] / weight[hit]
+    a, b, s, n, wa, wb = a[ok], b[ok], s[ok], n[ok], wa[ok], wb[ok]
+    step = penetration[ok] / weight[ok]
     N = x.shape[0]
     ends = np.concatenate([a, b])
-    share = np.concatenate([(1.0 - s) * wa[hit] * step, s * wb[hit] * step])
+    share = np.concatenate([(1.0 - s) * wa * step, s * wb * step])
     normals = np.concatenate([n, n])
-    count = np.bincount(ends, weights=np.concatenate([wa[hit], wb[hit]]) > 0.0, minlength=N)
+    count = np.bincount(ends, weights=np.concatenate([wa, wb]) > 0.0, minlength=N)
     moved = np.flatnonzero(count)
     for axis in range(3):  # bincount sums repeated indices (np.add.at is far slower)
         total = np.bincount(ends, weights=share * normals[:, axis], minlength=N)
@@ -651,23 +662,5 @@ def collide_mesh_edges(field, x: np.ndarray, a: np.ndarray, b: np.ndarray,
         keep = np.ones(len(order), dtype=bool)
         keep[1:] = hit_link[order][1:] != hit_link[order][:-1]
         pick = order[keep]
-        hit_link, sc, n, penetration = hit_link[pick], sc[pick], n[pick], penetration[pick]
-        ea, eb = la[hit_link], lb[hit_link]
-        wa, wb = inv_mass[ea], inv_mass[eb]
-        weight = (1.0 - sc) ** 2 * wa + sc * sc * wb
-        ok = weight > 0.0
-        if not ok.any():
-            continue
-        ea, eb, sc, n, wa, wb = ea[ok], eb[ok], sc[ok], n[ok], wa[ok], wb[ok]
-        step = penetration[ok] / weight[ok]
-        N = x.shape[0]
-        ends = np.concatenate([ea, eb])
-        share = np.concatenate([(1.0 - sc) * wa * step, sc * wb * step])
-        normals = np.concatenate([n, n])
-        moved_count = np.bincount(ends, weights=np.concatenate([wa, wb]) > 0.0, minlength=N)
-        moved = np.flatnonzero(moved_count)
-        for axis in range(3):  # bincount sums repeated indices (np.add.at is far slower)
-            total = np.bincount(ends, weights=share * normals[:, axis], minlength=N)
-            x[moved, axis] += total[moved] / moved_count[moved]
-        contact[ea] = True
-        contact[eb] = True
+        _push_link_points(x, la[hit_link[pick]], lb[hit_link[pick]], sc[pick], n[pick],
+                          penetration[pick], inv_mass, contact)
