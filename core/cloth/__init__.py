@@ -8,7 +8,7 @@ from .drive import ClothDrive, validate_cloth_drive
 from .model import ClothModel, ClothRest, build_cloth_model
 from .params import ClothParams
 from .settled import capture_settled_offsets
-from .solver import ClothBakeJob, ClothResult, bake_cloth, bake_cloth_steps
+from .solver import ClothBakeJob, ClothResult, ClothStream, bake_cloth, bake_cloth_steps
 
 __all__ = [
     "ClothBakeJob",
@@ -17,6 +17,7 @@ __all__ = [
     "ClothParams",
     "ClothRest",
     "ClothResult",
+    "ClothStream",
     "bake_cloth",
     "bake_cloth_steps",
     "bone_world",

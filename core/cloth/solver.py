@@ -109,7 +109,13 @@ class _Frame:
 
 
 class _Bake:
-    def __init__(self, model: ClothModel, drive: CheckedClothDrive, settings: SolverSettings):
+    """The bake loop (`run`). Everything derived from the samples is derived as they arrive
+    (`update`: all at once for a bake, a few per frame for `ClothStream`), and nothing a
+    substep reads depends on a sample after the one ending its interval, so a stream and a
+    bake of the same drive agree bit for bit."""
+
+    def __init__(self, model: ClothModel, drive: CheckedClothDrive, settings: SolverSettings, *,
+                 known: int | None = None):
         self.model, self.drive, self.settings = model, drive, settings
         self.h = float(settings.substep)
         self.F, self.fps = drive.frames, drive.fps
@@ -150,7 +156,9 @@ class _Bake:
         self.substeps_per_frame = max(1, math.ceil(1.0 / (self.fps * self.h) - 1e-9))
         self._near: list = []
         self._near_frame, self._near_step = -1, 0
-        self.max_radius = float(np.max(drive.params["radius"])) if self.collider_index else 0.0
+        # The largest particle radius of the frames built so far (`_build_frame`): the broad
+        # phases' margin and the meshes' reach grow with it, the same way in a bake and a stream.
+        self.max_radius = 0.0
         # Body-mesh colliders: the field, the free vertices any mesh acts on and the (M, n)
         # mask of which mesh acts on which of them (None: all).
         self.meshes = None
@@ -158,8 +166,7 @@ class _Bake:
             per_vertex = drive.mesh_mask[:, self.cloth] & self.free
             index = np.flatnonzero(per_vertex.any(axis=0))
             if len(index):
-                field = MeshField(drive.meshes, fps=self.fps,
-                                  radius=float(np.max(drive.params["radius"])))
+                field = MeshField(drive.meshes, fps=self.fps, radius=0.0)
                 mask = per_vertex[:, index]
                 self.meshes = (field, index, None if mask.all() else mask)
                 # Links with a free end, against the meshes of their cloth (edge contacts).
@@ -172,54 +179,95 @@ class _Bake:
                                    np.linalg.norm(rest[self.edge_b[links]]
                                                   - rest[self.edge_a[links]], axis=1))
         K = colliders.count
-        self.similar = np.zeros((self.F, K), dtype=bool)
-        for k in range(K):
-            if colliders.kind[k] == ColliderKind.ELLIPSOID:
-                self.similar[:, k] = [is_similarity(m) for m in drive.collider_matrix[:, k]]
         kinds = colliders.kind
-        cm = drive.collider_matrix
-        self.moving_colliders = bool(K and np.any(colliders.friction > 0.0)
-                                     and np.any(cm != cm[:1]))
-        self.needs_inverse = bool(np.any(kinds == ColliderKind.BOX)
-                                  | np.any(kinds == ColliderKind.PLANE)
-                                  | np.any((kinds == ColliderKind.ELLIPSOID)
-                                           & ~np.all(self.similar, axis=0)))
-        # Reference surface normals per frame (backstop), only when some backstop is on.
+        # Sphere fast path where an ellipsoid is a similarity at both ends of an interval.
+        self.similar = np.zeros((self.F, K), dtype=bool)
+        self._ellipsoids = np.flatnonzero(kinds == ColliderKind.ELLIPSOID)
+        # Colliders with friction drag what rests on them by their surface motion
+        # (`surface_motion` is None over a substep where one did not move).
+        self.moving_colliders = bool(K and np.any(colliders.friction > 0.0))
+        # Box and plane colliders always need the inverse; an ellipsoid only over an interval
+        # where it is not a similarity at both ends (`needs_inverse`).
+        self._always_inverse = bool(np.any(kinds == ColliderKind.BOX)
+                                    | np.any(kinds == ColliderKind.PLANE))
+        # Reference surface normals per sample (backstop), only when some backstop is on.
         self.normals = None
         if np.any(np.isfinite(drive.params["backstop_distance"])):
-            self.normals = vertex_normals(self.reference, model.quads, N)
-        # Animation cuts (seed 003): a reference vertex of the cloth jumps further than the
-        # threshold between two frames; resets restart every cloth.
-        C = model.n_cloths
-        cuts = np.zeros((self.F, C), dtype=bool)
-        if self.F > 1:
-            jump = np.linalg.norm(np.diff(self.reference, axis=0), axis=-1)  # (F-1, N)
-            per_cloth = np.zeros((self.F - 1, C))
-            np.maximum.at(per_cloth, (slice(None), self.cloth), jump)
-            cuts[1:] = per_cloth > drive.params["cut_threshold"][1:]
+            self.normals = np.zeros((self.F, N, 3))
         # Output frames (the scene's, `drive.output_fps`) over the samples: each frame's sample
         # interval and blend, its reference, and the cuts of the sample intervals that end
         # within (frame i - 1, frame i] (a jump between two sub-frame samples is a cut of the
-        # scene frame it leads up to).
+        # scene frame it leads up to). Animation cuts (seed 003): a reference vertex of the
+        # cloth jumps further than the threshold between two samples; resets restart every
+        # cloth.
+        C = model.n_cloths
         self.out_fps, self.F_out = drive.output_fps, drive.output_frames
         out_t = np.arange(self.F_out) / self.out_fps
         self.out_interval = [frame_interval(t, self.fps, self.F) for t in out_t]
         self.out_sample = np.array([f + (a >= 1.0 - _TIME_EPS) for f, a in self.out_interval])
-        self.ref_out = np.stack([interpolate(self.reference, f, a)
-                                 for f, a in self.out_interval])
-        owner = np.ceil(np.arange(self.F) / self.fps * self.out_fps - 1e-9).astype(np.int64)
+        # The last sample each output frame's reference reads.
+        self._out_reads = np.array([min(f + 1, self.F - 1) if a != 0.0 else f
+                                    for f, a in self.out_interval], dtype=np.int64)
+        self.ref_out = np.zeros((self.F_out, N, 3))
+        self._ref_out_done = 0
+        self._owner = np.ceil(np.arange(self.F) / self.fps * self.out_fps - 1e-9
+                              ).astype(np.int64)
         self.cuts = np.zeros((self.F_out, C), dtype=bool)
-        on = owner < self.F_out
-        np.logical_or.at(self.cuts, owner[on], cuts[on])
-        self.restart = self.cuts.copy()
+        self.restart = np.zeros((self.F_out, C), dtype=bool)
         for r in drive.reset_frames:
             self.restart[r] = True
+        self.known = 0
         extent = np.zeros(C)
         for c in range(C):
             lo, hi = model.vertex_offset[c], model.vertex_offset[c + 1]
             pts = model.rest_positions[lo:hi]
             extent[c] = np.linalg.norm(pts.max(axis=0) - pts.min(axis=0))
         self.bound = np.maximum(DIVERGENCE_FACTOR * extent, DIVERGENCE_MIN_BOUND)[self.cloth]
+        self.update(drive, self.F if known is None else known)
+
+    def update(self, drive: CheckedClothDrive, known: int) -> None:
+        """Take `drive` with its samples before `known` read (later ones are placeholders no
+        substep reads) and derive the facts of the new ones."""
+        self.drive, self.reference, self.params = drive, drive.reference, drive.params
+        first, known = self.known, min(int(known), self.F)
+        if known > first:
+            self._derive(first, known)
+        self.known = known
+        if self.meshes is not None:
+            self.meshes[0].update(drive.meshes, known)
+
+    def _derive(self, first: int, known: int) -> None:
+        """Per-sample facts of samples first..known-1 (and of the intervals they end)."""
+        drive = self.drive
+        for k in self._ellipsoids:
+            for f in range(first, known):
+                self.similar[f, k] = is_similarity(drive.collider_matrix[f, k])
+        if self.normals is not None:
+            self.normals[first:known] = vertex_normals(self.reference[first:known],
+                                                       self.model.quads, self.model.n_vertices)
+        lo = max(first, 1)
+        if known > lo:
+            jump = np.linalg.norm(self.reference[lo:known] - self.reference[lo - 1:known - 1],
+                                  axis=-1)  # (n, N)
+            per_cloth = np.zeros((known - lo, self.model.n_cloths))
+            np.maximum.at(per_cloth, (slice(None), self.cloth), jump)
+            cut = per_cloth > drive.params["cut_threshold"][lo:known]
+            owner = self._owner[lo:known]
+            on = owner < self.F_out
+            np.logical_or.at(self.cuts, owner[on], cut[on])
+            np.logical_or.at(self.restart, owner[on], cut[on])
+        i = self._ref_out_done
+        while i < self.F_out and self._out_reads[i] < known:
+            self.ref_out[i] = interpolate(self.reference, *self.out_interval[i])
+            i += 1
+        self._ref_out_done = i
+
+    def needs_inverse(self, f: int, g: int) -> bool:
+        """Whether the colliders' inverse matrices are needed over sample interval (f, g)."""
+        if self._always_inverse:
+            return True
+        e = self._ellipsoids
+        return bool(len(e)) and not bool(np.all(self.similar[f, e] & self.similar[g, e]))
 
     def restart_positions(self, i: int) -> np.ndarray:
         """(N, 3) where the cloths restart at output frame `i`: the reference, or for a cloth
@@ -284,6 +332,11 @@ class _Bake:
         back = per_vertex("backstop_distance")
         back_on = free & np.isfinite(back) if self.normals is not None else np.zeros_like(free)
         radius = np.where(free, per_vertex("radius"), -np.inf)
+        largest = float(np.max(radius, initial=0.0))
+        if largest > self.max_radius:
+            self.max_radius = largest
+            if self.meshes is not None:
+                self.meshes[0].widen(largest)
         thickness = p["layer_thickness"][f][cloth[model.layers.vertex]]
         return _Frame(decay=decay, contact_decay=contact_decay, accel_h2=accel_h2, wind=wind,
                       carry=carry, needs_carry=bool(np.any(fraction[free] < 1.0)),
@@ -343,8 +396,10 @@ class _Bake:
 
     def step(self, x: np.ndarray, x_prev: np.ndarray, n: int, fr: _Frame, ref: np.ndarray,
              f: int, alpha: float, space_start: np.ndarray | None, contact: np.ndarray,
-             contact_any: np.ndarray, wind_h2: np.ndarray | None) -> None:
-        """One substep (see the module docstring for the order)."""
+             contact_any: np.ndarray, wind_h2: np.ndarray | None, *,
+             frozen: bool = False) -> None:
+        """One substep (see the module docstring for the order). `frozen`: a pre-roll substep,
+        the drive held at frame 0 (the colliders do not move under it)."""
         model = self.model
         drive = self.drive
         g = min(f + 1, self.F - 1)
@@ -408,9 +463,10 @@ class _Bake:
             if f != self._near_frame or n - self._near_step >= self.substeps_per_frame:
                 self._near = self.near_colliders(x, x_prev, f, g)
                 self._near_frame, self._near_step = f, n
-            Minv_all = affine_inverse(M_all) if self.needs_inverse else None  # all K at once
+            Minv_all = (affine_inverse(M_all) if self.needs_inverse(f, g)
+                        else None)  # all K at once
             M_start = None  # where the colliders were at the substep's start (friction drags)
-            if self.moving_colliders:
+            if self.moving_colliders and not frozen:
                 fs, a_s = frame_interval(n * self.h, self.fps, self.F)
                 gs = min(fs + 1, self.F - 1)
                 M_start = cm[fs] + a_s * (cm[gs] - cm[fs])
@@ -510,6 +566,7 @@ class _Bake:
         x = self.restart_positions(0)
         x_prev = x.copy()
         positions = np.empty((F_out, N, 3))
+        self.positions = positions  # filled frame by frame (a `ClothStream` reads each)
         contacts = np.zeros((F_out, N), dtype=bool)
         contact = np.zeros(N, dtype=bool)
         contact_any = np.zeros(N, dtype=bool)
@@ -544,7 +601,8 @@ class _Bake:
         for n in range(n_pre):
             if n % wind_every == 0:
                 wind_h2 = wind_force(n - n_pre, fr0)
-            self.step(x, x_prev, n, fr0, ref0, 0, 0.0, None, contact, contact_any, wind_h2)
+            self.step(x, x_prev, n, fr0, ref0, 0, 0.0, None, contact, contact_any, wind_h2,
+                      frozen=True)
             substeps += 1
         blend_gap = np.zeros((N, 3))
         blend_start = np.zeros(model.n_cloths, dtype=np.int64)
@@ -695,6 +753,64 @@ def bounding_radius(kind: int, M: np.ndarray, colliders, k: int) -> float:
     if kind == ColliderKind.BOX:
         return size * float(axes.sum())
     return np.inf
+
+
+class ClothStream:
+    """A cloth bake fed its samples as they are read (a live preview steps it one scene frame
+    per timeline frame): `needed(i)` samples must be real before `step()` gives output frame i,
+    and `feed` hands over the drive with more of them. The drive has the bake's full shape from
+    the start (samples not read yet are placeholders, e.g. the last one repeated); a substep
+    never reads past the sample that ends its interval, so the frames come out bit for bit as
+    `bake_cloth` gives them for the same drive."""
+
+    def __init__(self, model: ClothModel, drive: ClothDrive,
+                 settings: SolverSettings | None = None, *, known: int):
+        self.model = model
+        self._settings = settings if settings is not None else SolverSettings()
+        checked = validate_cloth_drive(model, drive)
+        self._bake = _Bake(model, checked, self._settings, known=known)
+        self._frames = self._bake.run()
+        self.frames_done = 0  # output frames stepped
+        self.output_frames = checked.output_frames
+
+    @property
+    def known(self) -> int:
+        return self._bake.known
+
+    def needed(self, frame: int) -> int:
+        """Samples that must be read before output frame `frame` (index from 0) is stepped:
+        through the far end of the interval its last substep ends in, and its reference's."""
+        bake = self._bake
+        h, F = bake.h, bake.F
+        T = frame / bake.out_fps
+        n_last = max(math.ceil((T - _TIME_EPS) / h - 1e-9), 0)
+        while n_last * h < T - _TIME_EPS:  # the loop's own stopping rule
+            n_last += 1
+        f, _ = frame_interval(n_last * h, bake.fps, F)
+        return min(max(f + 2, int(bake._out_reads[frame]) + 1), F)
+
+    def feed(self, drive: ClothDrive, known: int) -> None:
+        """The drive again, with its samples before `known` now read (validated again)."""
+        self._bake.update(validate_cloth_drive(self.model, drive), known)
+
+    def step(self) -> np.ndarray:
+        """Solve the next output frame; its vertex positions (N, 3), world metres."""
+        i = self.frames_done
+        if i >= self.output_frames:
+            raise IndexError("every frame of the stream is solved")
+        if self.known < self.needed(i):
+            raise ValueError(f"frame {i} needs {self.needed(i)} samples, {self.known} are read")
+        next(self._frames)
+        self.frames_done = i + 1
+        return self._bake.positions[i]
+
+    def result(self) -> ClothResult:
+        """Once every frame is stepped: the `ClothResult` `bake_cloth` gives for the drive."""
+        if self.frames_done < self.output_frames:
+            raise ValueError(f"{self.frames_done} of {self.output_frames} frames are solved")
+        for _ in self._frames:
+            pass
+        return self._bake.result
 
 
 class ClothBakeJob(FrameJob):
