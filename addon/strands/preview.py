@@ -17,12 +17,10 @@ import numpy as np
 
 from ...core.errors import SetupError
 from ...core.identical import identical
-from ...core.rotations import unwrap_steps
 from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import Stream
-from .. import rest_channels
+from .. import preview_channels, rest_channels
 from ..sampling import sample_times, waft_tracks_muted
-from ..writing import rotation_channels
 from . import vrm_mode
 from .assemble import chain_frames, drive_rows, solver_input
 from .reading import read_scene
@@ -65,10 +63,8 @@ class PreviewRun:
             self.static += [(setup.object.name, name, prop, tuple(values))
                             for (name, prop), values in per_bone.items()]
         self.stream: Stream | None = None
-        self._signs: np.ndarray | None = None  # (S, B, 1) quaternion signs of the last frame
-        self._raw: np.ndarray | None = None  # (S, B, 4) its quaternions before the signs
+        self._rotations = preview_channels.RotationTrack()
         self._partial = None  # (samples read, their Samples)
-        self._euler: dict = {}  # (mode, bones): (last raw Euler angles, unwrap correction)
 
     @property
     def frame_start(self) -> int:
@@ -163,45 +159,12 @@ class PreviewRun:
                           positions=positions[None])
         raw = basis_rotations(rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
                               parent_matrix=f.parent_matrix, axes=axes)[0]
-        # make_sign_continuous along the frames, one frame at a time: the product of the flips.
-        if self._raw is None:
-            signs = np.ones(raw.shape[:-1] + (1,))
-        else:
-            flips = np.sign(np.sum(raw * self._raw, axis=-1, keepdims=True))
-            flips[flips == 0] = 1.0
-            signs = self._signs * flips
-        self._raw, self._signs = raw, signs
-        quats = raw * signs
-        # One conversion per rotation mode (not per bone); (1, n, 4) so the frames axis is 1
-        # long and nothing is unwrapped across bones.
-        bones = [(s, b, read.setups[chain.setup_index].object, name)
-                 for s, chain in enumerate(read.chains) for b, name in enumerate(chain.bone_names)]
-        by_mode: dict = {}
-        for s, b, ob, name in bones:
-            by_mode.setdefault(ob.pose.bones[name].rotation_mode, []).append((s, b, ob, name))
-        shown = []
-        for mode, group in by_mode.items():
-            chains, index = (np.array(column) for column in zip(*((s, b) for s, b, _, _ in group),
-                                                               strict=True))
-            prop, values = rotation_channels(mode, quats[None, chains, index])
-            values = values[0]
-            if prop == "rotation_euler":
-                values = self._unwrapped((mode, tuple(zip(chains, index, strict=True))), values)
-            shown += [(ob, name, prop, tuple(v)) for (_, _, ob, name), v
-                      in zip(group, values.tolist(), strict=True)]
-        return shown
-
-    def _unwrapped(self, key, euler: np.ndarray) -> np.ndarray:
-        """The bake's Euler unwrap along the frames (``quaternion_to_euler``: the running sum
-        of ``unwrap_steps``), one frame at a time for the bones ``key`` names."""
-        previous = self._euler.get(key)
-        correction = (np.zeros_like(euler) if previous is None
-                      else previous[1] + unwrap_steps(euler - previous[0]))
-        self._euler[key] = (euler, correction)
-        return euler if previous is None else euler + correction
+        quats = self._rotations.signed(raw)
+        bones = [(read.setups[chain.setup_index].object, name)
+                 for chain in read.chains for name in chain.bone_names]
+        flat = np.concatenate([quats[s, : len(chain.bone_names)]
+                               for s, chain in enumerate(read.chains)])
+        return self._rotations.channels(bones, flat)
 
 
-def show(frame_pose: list) -> None:
-    """Set what one simulated frame shows on the bones."""
-    for ob, name, prop, values in frame_pose:
-        setattr(ob.pose.bones[name], prop, values)
+show = preview_channels.show
