@@ -1,11 +1,12 @@
-"""Live preview: see the bone chains' simulation while the timeline plays, without baking.
+"""Live preview: see the bone chains' and cloth cages' simulation while the timeline plays,
+without baking.
 
 With *Preview* on (``Scene.waft.use_preview``: the Waft scene panel, the sidebar and the
-timeline header), a ``frame_change_post`` handler steps the bake's own solver
-(``strands/preview.py``) one frame per timeline frame from the scene's first frame and puts the
-result on the bones; no key is written. Played from the first frame the preview shows, frame for
-frame, bit for bit what *Bake* writes (the test plays the frames and compares with the baked
-F-curves).
+timeline header), a ``frame_change_post`` handler steps the bake's own solvers
+(``strands/preview.py``, ``cloth/preview.py``) one frame per timeline frame from the scene's
+first frame and puts the result on the bones; no key is written. Played from the first frame
+the preview shows, frame for frame, bit for bit what *Bake* writes (the tests play the frames
+and compare with the baked F-curves).
 
 - **Cache.** Every simulated frame is kept (``MAX_CACHED_BONE_FRAMES``), so scrubbing back over
   them is instant. A change to anything the simulation reads (a Waft setting of the scene, an
@@ -19,7 +20,8 @@ F-curves).
 - **Cost.** Milliseconds per simulated frame against the frame time are shown; when slower,
   the status says so (frames are never skipped in the simulation).
 
-Bone chains only: hair, cloth, rods and ragdolls show their last bake while the preview runs.
+Bone chains and cloth cages: hair Curves guides, rods and ragdolls show their last bake while
+the preview runs.
 """
 
 from __future__ import annotations
@@ -149,17 +151,90 @@ def fingerprint(scene, objects, colliders) -> str:
         if ob.type == 'ARMATURE' and ob in objects:
             for bone in ob.pose.bones:
                 _hash_group(h, bone.waft)
+        if ob.type == 'MESH' and ob.waft_cloth.enabled:
+            _hash_group(h, ob.waft_cloth)
+            co = np.empty(len(ob.data.vertices) * 3, dtype=np.float32)
+            ob.data.vertices.foreach_get("co", co)  # the cage's own shape
+            h.update(co.tobytes())
         if not animated_paths(ob, skip_track=is_result_or_rest_track) and ob.parent is None:
             h.update(np.array(ob.matrix_world, dtype=np.float64).tobytes())
         _hash_animation(h, ob)
     return h.hexdigest()
 
 
+def _chain_armatures(scene) -> list:
+    return [ob for ob in scene.objects if ob.type == 'ARMATURE' and ob.waft.enabled]
+
+
+def _cages(scene) -> list:
+    from .cloth.reading import is_cage
+
+    return [ob for ob in scene.objects if is_cage(ob)]
+
+
 def _inputs(scene) -> tuple[list, list]:
-    """The armatures the preview simulates and the colliders in the scene."""
-    objects = [ob for ob in scene.objects if ob.type == 'ARMATURE' and ob.waft.enabled]
+    """The objects the preview simulates (armatures with bone chains, cloth cages and the
+    armatures they drive) and the colliders in the scene."""
+    objects = {ob.name: ob for ob in _chain_armatures(scene)}
+    for cage in _cages(scene):
+        objects[cage.name] = cage
+        armature = cage.waft_cloth.armature
+        if armature is not None:
+            objects[armature.name] = armature
     colliders = [ob for ob in scene.objects if ob.waft_collider.enabled]
-    return sorted(objects, key=lambda ob: ob.name), sorted(colliders, key=lambda ob: ob.name)
+    return sorted(objects.values(), key=lambda ob: ob.name), sorted(colliders,
+                                                                    key=lambda ob: ob.name)
+
+
+class Runs:
+    """Every system's preview run (``strands.preview.PreviewRun``, ``cloth.preview
+    .ClothPreviewRun``), stepped together one frame at a time."""
+
+    def __init__(self, runs: list):
+        self.runs = runs
+
+    @property
+    def next_frame(self) -> int:
+        return self.runs[0].next_frame
+
+    def step(self) -> list:
+        return [item for run in self.runs for item in run.step()]
+
+    def restore_static(self) -> None:
+        for run in self.runs:
+            run.restore_static()
+
+    def result_for(self, inputs, settings):
+        """The bone chains' result for a bake (``strands.preview.PreviewRun.result_for``)."""
+        from .strands.preview import PreviewRun
+
+        for run in self.runs:
+            if isinstance(run, PreviewRun):
+                return run.result_for(inputs, settings)
+        return None
+
+    def cloth_result_for(self, model, drive, settings):
+        """The cages' result for a bake (``cloth.preview.ClothPreviewRun.result_for``)."""
+        from .cloth.preview import ClothPreviewRun
+
+        for run in self.runs:
+            if isinstance(run, ClothPreviewRun):
+                return run.result_for(model, drive, settings)
+        return None
+
+
+def _new_run(scene) -> Runs:
+    from .bake_api import solver_settings
+    from .cloth.preview import ClothPreviewRun
+    from .strands.preview import PreviewRun
+
+    settings = solver_settings(scene)
+    runs = []
+    if _chain_armatures(scene):
+        runs.append(PreviewRun(scene, settings=settings))
+    if _cages(scene):
+        runs.append(ClothPreviewRun(scene, settings=settings))
+    return Runs(runs)
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,6 +275,18 @@ def solved(scene, inputs, settings):
         return None
 
 
+def solved_cloth(scene, model, drive, settings):
+    """``solved`` for the cloth cages: the preview's ``ClothResult`` when it has played the
+    bake's exact input, else None."""
+    preview = _previews.get(scene.name)
+    if preview is None or preview.run is None:
+        return None
+    try:
+        return preview.run.cloth_result_for(model, drive, settings)
+    except ReferenceError:
+        return None
+
+
 def _show_animation(preview: Preview, message: str) -> None:
     if preview.run is not None:
         preview.run.restore_static()
@@ -215,12 +302,9 @@ def _drop(preview: Preview) -> None:
 
 
 def _simulate_to(scene, preview: Preview, frame: int) -> None:
-    from .bake_api import solver_settings
-    from .strands.preview import PreviewRun
-
     run = preview.run
     if run is None:
-        run = preview.run = PreviewRun(scene, settings=solver_settings(scene))
+        run = preview.run = _new_run(scene)
     t0 = time.perf_counter()
     count = 0
     with frame_kept(scene):
@@ -236,14 +320,14 @@ def _simulate_to(scene, preview: Preview, frame: int) -> None:
 
 def update(scene) -> None:
     """Show the current frame's simulation (simulating up to it when needed)."""
-    from .strands.preview import show
+    from .preview_channels import show
 
     preview = _previews.setdefault(scene.name, Preview())
     frame = scene.frame_current
     objects, colliders = _inputs(scene)
     if not objects:
         _drop(preview)
-        preview.message = "No bone chains to preview"
+        preview.message = "No bone chains or cloth cages to preview"
         return
     try:
         preview.frame_ms = 1000.0 / reading.scene_fps(scene)
@@ -315,7 +399,7 @@ def _on_save_pre(*_args) -> None:
 
 @bpy.app.handlers.persistent
 def _on_save_post(*_args) -> None:
-    from .strands.preview import show
+    from .preview_channels import show
 
     for preview in _previews.values():
         if preview.run is not None and preview.showing in preview.cache:

@@ -111,13 +111,26 @@ def settled_offsets(read: ClothRead) -> np.ndarray | None:
                            else s.settled_offset * read.unit_scale for s in read.setups])
 
 
+def cloth_input_model(read: ClothRead):
+    """The core's cloth model: from what was read, not from the samples."""
+    return build_cloth_model(cloths=cloth_rests(read), colliders=collider_set(read.colliders),
+                             collider_mask=read.collider_mask)
+
+
 def cloth_input(read: ClothRead, samples: ClothSamples, *, rate: float | None = None
                 ) -> ClothInput:
     """The core's model and drive; ``rate``: the samples' rate per second when they are on the
     sub-frame grid (``addon.sampling.sample_times``), None when they are the scene frames. The
     drive's output is the scene's frames either way."""
-    model = build_cloth_model(cloths=cloth_rests(read), colliders=collider_set(read.colliders),
-                              collider_mask=read.collider_mask)
+    model = cloth_input_model(read)
+    drive, reference = cloth_drive(read, samples, rate=rate)
+    return ClothInput(model=model, drive=drive, reference=reference)
+
+
+def cloth_drive(read: ClothRead, samples: ClothSamples, *, rate: float | None = None
+                ) -> tuple[ClothDrive, list]:
+    """The core's drive of ``samples`` (``cloth_input``'s; the model depends on ``read`` only,
+    so a live preview builds it once) and the per-setup references."""
     reference = references(read, samples)
     drive = ClothDrive(fps=read.fps if rate is None else rate,
                        reference=np.concatenate(reference, axis=1),
@@ -126,4 +139,4 @@ def cloth_input(read: ClothRead, samples: ClothSamples, *, rate: float | None = 
                        output_fps=read.fps, output_frames=read.frame_end - read.frame_start + 1,
                        settled_offset=settled_offsets(read), meshes=samples.meshes,
                        mesh_mask=read.mesh_mask)
-    return ClothInput(model=model, drive=drive, reference=reference)
+    return drive, reference

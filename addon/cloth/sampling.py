@@ -122,6 +122,31 @@ class ClothSampler(FrameSampler):
 
     def result(self) -> ClothSamples:
         self._check_finished()
+        return self._samples()
+
+    def partial_result(self) -> ClothSamples:
+        """The samples read so far and, in place of every later one, a copy of the last read
+        (placeholders for a bake fed as the timeline plays: the live preview)."""
+        done = self.done
+        if done < 1:
+            raise RuntimeError("nothing is sampled yet")
+        for buf in (*self._cage, self._cage_world, *self._pose, self._armature_world,
+                    self._body_world, self._collider,
+                    *(b for b in self._body if b is not None)):
+            buf[done:] = buf[done - 1]
+        self._meshes.hold(done)
+        return self._samples(done)
+
+    def _samples(self, done: int | None = None) -> ClothSamples:
+        """Everything sampled; with ``done``, an animated setting's later samples hold its
+        last value read."""
+        def series(values: list) -> np.ndarray:  # an animated setting's samples
+            array = np.asarray(values, dtype=np.float64)
+            if done is not None and len(array) < self.total:
+                array = np.concatenate([array, np.repeat(array[-1:], self.total - len(array),
+                                                         axis=0)])
+            return array
+
         unit = self.read.unit_scale
         cage, body = [], []
         for s in range(len(self.read.setups)):
@@ -136,8 +161,8 @@ class ClothSampler(FrameSampler):
             armature_world=[self._armature_world[:, s] for s in range(len(self.read.setups))],
             body=body, body_triangles=self._triangles,
             collider_matrix=scale @ self._collider,
-            settings=[{n: np.asarray(v, dtype=np.float64) for n, v in d.items()}
-                      for d in self._settings],
+            settings=[{n: series(v) if n in self._animated[s] else np.asarray(v, np.float64)
+                       for n, v in d.items()} for s, d in enumerate(self._settings)],
             meshes=self._meshes.result(unit))
         check_samples(self.read, samples)
         return samples

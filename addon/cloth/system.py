@@ -14,6 +14,7 @@ import numpy as np
 
 from ...core.cloth.solver import bake_cloth_steps
 from ...core.errors import DivergenceError
+from .. import preview
 from ..looping import simulate_for_bake
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
@@ -39,11 +40,13 @@ class ClothReport(SystemReport):
     # the reference it follows (skinned cage; pinned vertices as driven).
     positions: dict = field(default_factory=dict)
     reference: dict = field(default_factory=dict)
+    from_preview: bool = False  # the live preview had solved this exact input: not solved again
 
     def summary(self) -> str:
         names = ", ".join(s.name for s in self.setups)
+        reused = "; the preview's simulation, not solved again" if self.from_preview else ""
         return (f"Waft cloth baked {names}: {self.bones} bones from {self.particles} cage "
-                f"vertices, {self.frames} frames ({timings(self)})")
+                f"vertices, {self.frames} frames ({timings(self)}){reused}")
 
 
 def claims(ob) -> bool:
@@ -64,6 +67,7 @@ class Simulation:
     result: object  # core ClothResult (the scene frames)
     sample_s: float
     solve_s: float
+    from_preview: bool = False  # the result is the live preview's (``preview.solved_cloth``)
 
 
 def simulate(read: reading.ClothRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
@@ -80,13 +84,17 @@ def simulate(read: reading.ClothRead, scene, *, settings, sample_chunk: int = SA
     if sub_frame:  # the scene frames, for the bone keys
         samples = samples.take(at_frames)
     t1 = time.perf_counter()
-    result = yield from solve_steps(
-        lambda: bake_cloth_steps(inputs.model, inputs.drive, settings), read.frame_start,
-        system=NAME)
+    # The live preview played this very input through: its result is the bake's, bit for bit.
+    result = preview.solved_cloth(scene, inputs.model, inputs.drive, settings)
+    from_preview = result is not None
+    if result is None:
+        result = yield from solve_steps(
+            lambda: bake_cloth_steps(inputs.model, inputs.drive, settings), read.frame_start,
+            system=NAME)
     t2 = time.perf_counter()
     reference = assemble.references(read, samples) if sub_frame else inputs.reference
     return Simulation(inputs=inputs, samples=samples, reference=reference, result=result,
-                      sample_s=t1 - t0, solve_s=t2 - t1)
+                      sample_s=t1 - t0, solve_s=t2 - t1, from_preview=from_preview)
 
 
 def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
@@ -100,7 +108,8 @@ def run_steps(prepared: reading.ClothRead, scene, *, settings, sample_chunk: int
     inputs, samples, result, reference = run.inputs, run.samples, run.result, run.reference
     frames = samples.frames.astype(np.float64)
     offsets = inputs.model.vertex_offset
-    report = ClothReport(frames=len(frames), sample_s=run.sample_s, solve_s=run.solve_s)
+    report = ClothReport(frames=len(frames), sample_s=run.sample_s, solve_s=run.solve_s,
+                         from_preview=run.from_preview)
     per_armature: dict[str, tuple] = {}
     cages = []
     for s, setup in enumerate(read.setups):

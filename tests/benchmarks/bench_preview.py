@@ -5,9 +5,9 @@ own evaluation of the animation: the floor any handler-driven preview pays).
 Rigs: the benchmark rig of bench_chains.py (chains × bones hanging from a keyed ``Root``, one
 sphere collider) at 1 × 4 (a tail), 4 × 8 (ears and a ponytail) and 64 × 8 bones, 100 frames,
 the scene's default sample rate (120 Hz: five scene evaluations per 24 fps frame) and with
-*Sample Rate* 0 (one per frame). Also *Bake* right after the preview has played the range (it
-writes the preview's result when the input is bit-identical) against a bake that solves. Prints
-one JSON line per case.
+*Sample Rate* 0 (one per frame); and cloth cages of 5 × 6, 12 × 12 and 24 × 24 vertices. Also
+*Bake* right after the preview has played the range (it writes the preview's result when the
+input is bit-identical) against a bake that solves. Prints one JSON line per case.
 
     .venv/bin/python tests/benchmarks/bench_preview.py [--repeat N] [--zip ZIP]
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import tempfile
 import time
@@ -77,6 +78,55 @@ def measure(module: str, chains: int, bones: int, sample_rate: float, repeat: in
             "ratio_bake_after_preview": round(min(reused_s) / min(bake_s), 3)}
 
 
+CLOTH_CASES = ((5, 6), (12, 12), (24, 24))  # cage rows × columns (bones on every other column)
+
+
+def measure_cloth(module: str, rows: int, columns: int, repeat: int) -> dict:
+    """A cloth cage (tests/blender/cloth/cloth_rigs.py: a hanging grid skinned to a keyed Root,
+    bones on every other column) swaying 0.3 m at 1 Hz, 100 frames, sample rate 120 Hz."""
+    import bpy
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "blender" / "cloth"))
+    import cloth_rigs
+
+    bake_api = sys.modules[f"{module}.addon.bake_api"]
+    preview_s, plain_s, bake_s, reused_s = [], [], [], []
+    for _ in range(repeat):
+        blender_env.reset_to_empty_file()
+        scene = bpy.context.scene
+        rig, cage = cloth_rigs.cloth_rig(scene, rows=rows, columns=columns,
+                                         spacing=1.0 / max(rows, columns))
+        scene.frame_start, scene.frame_end = 1, FRAMES
+        cloth_rigs.key_root(rig, list(range(1, FRAMES + 1, 6)),
+                            lambda f: (0.3 * math.sin(2.0 * math.pi * (f - 1) / 24.0), 0.0, 0.0),
+                            interpolation="BEZIER")
+        scene.frame_set(scene.frame_start)
+        plain_s.append(_play(scene))
+        scene.frame_set(scene.frame_start)
+        scene.waft.use_preview = True
+        preview_s.append(_play(scene))
+        state = sys.modules[f"{module}.addon.preview"].state(scene)
+        assert state is not None and len(state.cache) == FRAMES, state and state.status()
+        t0 = time.perf_counter()
+        report = bake_api.bake_scene(scene)
+        reused_s.append(time.perf_counter() - t0)
+        assert report.systems["cloth"].from_preview
+        scene.waft.use_preview = False
+        bake_api.clear_bake(scene)
+        t0 = time.perf_counter()
+        report = bake_api.bake_scene(scene)
+        bake_s.append(time.perf_counter() - t0)
+        bones = report.systems["cloth"].bones
+    preview_ms = 1000.0 * min(preview_s) / FRAMES
+    return {"bench": "preview_cloth", "cage": f"{rows}x{columns}", "bones": bones,
+            "sample_rate_hz": 120.0, "preview_ms_per_frame": round(preview_ms, 3),
+            "playback_ms_per_frame_preview_off": round(1000.0 * min(plain_s) / FRAMES, 3),
+            "frame_time_ms_24fps": round(1000.0 / 24.0, 3),
+            "ratio_preview_over_frame_time": round(preview_ms / (1000.0 / 24.0), 3),
+            "bake_s": round(min(bake_s), 4), "bake_after_preview_s": round(min(reused_s), 4),
+            "ratio_bake_after_preview": round(min(reused_s) / min(bake_s), 3)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -88,6 +138,8 @@ def main() -> int:
         for chains, bones in CASES:
             for rate in (120.0, 0.0):
                 print(json.dumps(measure(module, chains, bones, rate, args.repeat)), flush=True)
+        for rows, columns in CLOTH_CASES:
+            print(json.dumps(measure_cloth(module, rows, columns, args.repeat)), flush=True)
     return 0
 
 
