@@ -198,6 +198,11 @@ class Runs:
         return self.runs[0].next_frame
 
     def step(self) -> list:
+        # Every run's bones back to the animation before any run samples the scene: one
+        # system's preview pose is never read as another's input (the bake samples each with
+        # the others' bones unkeyed too).
+        if len(self.runs) > 1:
+            self.restore_static()
         return [item for run in self.runs for item in run.step()]
 
     def restore_static(self) -> None:
