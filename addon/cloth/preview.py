@@ -108,7 +108,12 @@ class ClothPreviewRun:
         need = self.stream.needed(i)
         if self.stream.known < need:
             self._sample_until(need)
-            self.stream.feed(self._drive(), self._known())
+            # Only the new samples' rows are built and handed over: the cost per frame does
+            # not grow with the range.
+            first, known = self.stream.known, self._known()
+            index = self.on_grid[first:known] if self.sub_frame else np.arange(first, known)
+            self.stream.feed_rows(assemble.cloth_drive(self.read, self.sampler.rows(index),
+                                                       rate=self.rate)[0])
         return self._pose(i, self.stream.step())
 
     def result_for(self, model, drive, settings):
@@ -127,7 +132,7 @@ class ClothPreviewRun:
     def _pose(self, i: int, positions: np.ndarray) -> list:
         """The channel values the bake would key at output frame ``i``."""
         read = self.read
-        samples = self._samples().take(self.at_frames[i : i + 1])
+        samples = self.sampler.rows(self.at_frames[i : i + 1])
         offsets = self.model.vertex_offset
         bones, locations, raw = [], [], []
         for s, setup in enumerate(read.setups):

@@ -137,6 +137,36 @@ class ClothSampler(FrameSampler):
         self._meshes.hold(done)
         return self._samples(done)
 
+    def rows(self, index) -> ClothSamples:
+        """The samples at ``index`` (each already read) alone, converted and checked as
+        ``result`` converts them (what the live preview hands the solver a few at a time, at a
+        cost that does not grow with the range)."""
+        index = np.asarray(index, dtype=np.int64)
+        if len(index) and int(index.max()) >= self.done:
+            raise ValueError(f"sample {int(index.max())} is not read yet ({self.done} are)")
+        unit = self.read.unit_scale
+        n = len(index)
+        setups = range(len(self.read.setups))
+        scale = np.diag([unit] * 3 + [1.0])
+        samples = ClothSamples(
+            frames=self.frames[index],
+            cage=[unit * _world(self._cage_world[index, s], self._cage[s][index])
+                  for s in setups],
+            pose=[buf[index].reshape(n, -1, 4, 4).transpose(0, 1, 3, 2).astype(np.float64)
+                  for buf in self._pose],
+            armature_world=[self._armature_world[index, s] for s in setups],
+            body=[None if self._body[s] is None else
+                  unit * _world(self._body_world[index, s], self._body[s][index])
+                  for s in setups],
+            body_triangles=self._triangles,
+            collider_matrix=scale @ self._collider[index],
+            settings=[{name: np.asarray(values, np.float64)[index]
+                       if name in self._animated[s] else np.asarray(values, np.float64)
+                       for name, values in d.items()} for s, d in enumerate(self._settings)],
+            meshes=self._meshes.rows(index, unit))
+        check_samples(self.read, samples)
+        return samples
+
     def _samples(self, done: int | None = None) -> ClothSamples:
         """Everything sampled; with ``done``, an animated setting's later samples hold its
         last value read."""
