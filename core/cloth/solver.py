@@ -40,6 +40,7 @@ from ..forces import wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
 from ..mesh_colliders import MeshField
 from ..settled import settled_positions
+from ..streaming import owned, write_rows
 from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
     Colour,
@@ -767,7 +768,7 @@ class ClothStream:
                  settings: SolverSettings | None = None, *, known: int):
         self.model = model
         self._settings = settings if settings is not None else SolverSettings()
-        checked = _owned(validate_cloth_drive(model, drive))
+        checked = owned(validate_cloth_drive(model, drive))
         self._bake = _Bake(model, checked, self._settings, known=known)
         self._frames = self._bake.run()
         self.frames_done = 0  # output frames stepped
@@ -791,7 +792,7 @@ class ClothStream:
 
     def feed(self, drive: ClothDrive, known: int) -> None:
         """The drive again, with its samples before `known` now read (validated again)."""
-        self._bake.update(_owned(validate_cloth_drive(self.model, drive)), known)
+        self._bake.update(owned(validate_cloth_drive(self.model, drive)), known)
 
     def feed_rows(self, rows: ClothDrive) -> None:
         """The next samples, read after the `known` ones, as a drive of those rows alone (its
@@ -803,22 +804,8 @@ class ClothStream:
         bake = self._bake
         start = bake.known
         end = min(start + checked.frames, bake.F)
-        n = end - start
-        drive = bake.drive
-        drive.reference[start:end] = checked.reference[:n]
-        drive.space[start:end] = checked.space[:n]
-        drive.collider_matrix[start:end] = checked.collider_matrix[:n]
-        for name, values in drive.params.items():
-            new = checked.params[name]
-            if values.shape[0] == 1 or values.strides[0] == 0:
-                if not np.array_equal(values[:1], new[:1], equal_nan=True):
-                    raise ValueError(f"setting '{name}' is not animated yet changed")
-            else:
-                values[start:end] = new[:n]
-        if drive.meshes is not None:
-            for mine, theirs in zip(drive.meshes.vertices, checked.meshes.vertices, strict=True):
-                mine[start:end] = theirs[:n]
-        bake.update(drive, end)
+        write_rows(bake.drive, checked, start, end)
+        bake.update(bake.drive, end)
 
     def step(self) -> np.ndarray:
         """Solve the next output frame; its vertex positions (N, 3), world metres."""
@@ -838,21 +825,6 @@ class ClothStream:
         for _ in self._frames:
             pass
         return self._bake.result
-
-
-def _owned(drive: CheckedClothDrive) -> CheckedClothDrive:
-    """`drive` with writable per-sample arrays of its own (`ClothStream.feed_rows` writes the
-    rows read into them; a view of the caller's arrays, or a read-only broadcast, would not)."""
-
-    def own(a):
-        return a if a.shape[0] == 1 or a.strides[0] == 0 else np.array(a)
-
-    meshes = drive.meshes
-    if meshes is not None:
-        meshes = replace(meshes, vertices=tuple(np.array(v) for v in meshes.vertices))
-    return replace(drive, reference=np.array(drive.reference), space=np.array(drive.space),
-                   collider_matrix=np.array(drive.collider_matrix),
-                   params={name: own(a) for name, a in drive.params.items()}, meshes=meshes)
 
 
 class ClothBakeJob(FrameJob):

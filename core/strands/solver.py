@@ -37,6 +37,7 @@ from ..job import FrameJob, distance_detail, first_diverged, run_job
 from ..mesh_colliders import MeshField
 from ..shake import ShakeCoefficients, ShakeScratch, solve_shake
 from ..space import apply_carry, carry_operators
+from ..streaming import owned, write_rows
 from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
     FtlCoefficients,
@@ -822,20 +823,7 @@ class _Bake:
         end = min(start + rows.frames, self.F)
         n = end - start
         drive = self.drive
-        drive.reference[start:end] = rows.reference[:n]
-        drive.space[start:end] = rows.space[:n]
-        drive.collider_matrix[start:end] = rows.collider_matrix[:n]
-        for name, values in drive.params.items():
-            new = rows.params[name]
-            if np.ndim(values) == 0 or values.shape[0] == 1 or values.strides[0] == 0:
-                if not np.array_equal(np.asarray(values)[:1], np.asarray(new)[:1],
-                                      equal_nan=True):
-                    raise ValueError(f"setting '{name}' is not animated yet changed")
-            else:
-                values[start:end] = new[:n]
-        if drive.meshes is not None:
-            for mine, theirs in zip(drive.meshes.vertices, rows.meshes.vertices, strict=True):
-                mine[start:end] = theirs[:n]
+        write_rows(drive, rows, start, end)
         P, Ps = self.ws.P, self.ws.Ps
         reference = rows.reference[:n]
         if Ps > P:
@@ -1210,7 +1198,7 @@ class Stream:
     def __init__(self, model: StrandModel, drive: Drive, settings: SolverSettings | None = None,
                  *, known: int):
         settings = settings if settings is not None else SolverSettings()
-        self._bake = _Bake(model, _owned(validate_drive(model, drive)), settings, known=known)
+        self._bake = _Bake(model, owned(validate_drive(model, drive)), settings, known=known)
         self._frames = self._bake.run()
         self.model = model
         self.frames_done = 0  # output frames stepped
@@ -1232,7 +1220,7 @@ class Stream:
 
     def feed(self, drive: Drive, known: int) -> None:
         """The drive again, with its samples before `known` now read (validated again)."""
-        self._bake.update(_owned(validate_drive(self.model, drive)), known)
+        self._bake.update(owned(validate_drive(self.model, drive)), known)
 
     def feed_rows(self, rows: Drive) -> None:
         """The next samples, read after the `known` ones, as a drive of those rows alone (its
@@ -1259,21 +1247,6 @@ class Stream:
         for _ in self._frames:  # the loop's end, where the bake's result is built
             pass
         return self._bake.result
-
-
-def _owned(drive: CheckedDrive) -> CheckedDrive:
-    """`drive` with writable per-sample arrays of its own (`Stream.feed_rows` writes the rows
-    read into them; a view of the caller's arrays, or a read-only broadcast, would not do)."""
-
-    def own(a):
-        return a if np.ndim(a) == 0 or a.shape[0] == 1 or a.strides[0] == 0 else np.array(a)
-
-    meshes = drive.meshes
-    if meshes is not None:
-        meshes = replace(meshes, vertices=tuple(np.array(v) for v in meshes.vertices))
-    return replace(drive, reference=np.array(drive.reference), space=np.array(drive.space),
-                   collider_matrix=np.array(drive.collider_matrix),
-                   params={name: own(a) for name, a in drive.params.items()}, meshes=meshes)
 
 
 class BakeJob(FrameJob):
