@@ -6,6 +6,7 @@ values bit for bit (``core.rotations.unwrap_steps``, the bake's own unwrap rule)
 
 from __future__ import annotations
 
+import bpy
 import numpy as np
 
 from ..core.rotations import unwrap_steps
@@ -59,6 +60,30 @@ class RotationTrack:
                       else previous[1] + unwrap_steps(euler - previous[0]))
         self._euler[key] = (euler, correction)
         return euler if previous is None else euler + correction
+
+
+def static_pose(ob, channels) -> list:
+    """``[(object name, bone name, property, values), …]`` of the unanimated channels
+    ``channels`` (``(data path, index, value, bone name)``, as ``rest_channels`` and the cloth
+    writer list them) of armature ``ob``: what a preview puts back before each sample, so its
+    own pose is never read as the animation (as the bake's rest track does). By name, not by
+    reference: undo rebuilds the objects."""
+    bones = ob.pose.bones
+    per_bone: dict = {}
+    for path, index, value, name in channels:
+        prop = path.rsplit(".", 1)[1]
+        per_bone.setdefault((name, prop), list(getattr(bones[name], prop)))[index] = value
+    return [(ob.name, name, prop, tuple(values)) for (name, prop), values in per_bone.items()]
+
+
+def restore_static(static: list) -> None:
+    """Put ``static_pose`` back (found by name: also on objects undo rebuilt)."""
+    objects = bpy.data.objects
+    for object_name, name, prop, values in static:
+        ob = objects.get(object_name)
+        pose_bone = ob.pose.bones.get(name) if ob is not None and ob.pose else None
+        if pose_bone is not None:
+            setattr(pose_bone, prop, values)
 
 
 def show(frame_pose: list) -> None:

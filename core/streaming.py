@@ -43,3 +43,39 @@ def write_rows(drive, rows, start: int, end: int) -> None:
     if drive.meshes is not None:
         for mine, theirs in zip(drive.meshes.vertices, rows.meshes.vertices, strict=True):
             mine[start:end] = theirs[:n]
+
+
+class FedBake:
+    """The frame stepping both streams share: `_bake` (its `known` samples, `positions` filled
+    frame by frame, `result` at the end), `_frames` (its `run()` generator), `needed(i)`."""
+
+    _bake: object
+    _frames: object
+    frames_done: int
+    output_frames: int
+
+    @property
+    def known(self) -> int:
+        return self._bake.known
+
+    def needed(self, frame: int) -> int:
+        raise NotImplementedError
+
+    def step(self) -> np.ndarray:
+        """Solve the next output frame; its positions, world metres."""
+        i = self.frames_done
+        if i >= self.output_frames:
+            raise IndexError("every frame of the stream is solved")
+        if self.known < self.needed(i):
+            raise ValueError(f"frame {i} needs {self.needed(i)} samples, {self.known} are read")
+        next(self._frames)
+        self.frames_done = i + 1
+        return self._bake.positions[i]
+
+    def result(self):
+        """Once every frame is stepped: the result the bake gives for the same drive."""
+        if self.frames_done < self.output_frames:
+            raise ValueError(f"{self.frames_done} of {self.output_frames} frames are solved")
+        for _ in self._frames:  # the loop's end, where the bake's result is built
+            pass
+        return self._bake.result

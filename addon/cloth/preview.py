@@ -11,7 +11,6 @@ continuous from frame to frame: ``preview_channels.RotationTrack``).
 
 from __future__ import annotations
 
-import bpy
 import numpy as np
 
 from ...core.cloth import ClothStream
@@ -38,18 +37,10 @@ class ClothPreviewRun:
         self.rate = rate if self.sub_frame else None
         self.sampler = ClothSampler(scene, read, times)
         self.model = assemble.cloth_input_model(read)
-        # The cloth bones' unkeyed channels, put back before each sample (by name: see
-        # strands.preview.PreviewRun.restore_static).
-        self.static = []
+        self.static = []  # the cloth bones' unkeyed channels (``static_pose``)
         for setup in read.setups:
-            per_bone: dict = {}
-            bones = setup.armature.pose.bones
-            for path, index, value, name in writing.static_channels(setup.armature,
-                                                                    setup.bone_names):
-                prop = path.rsplit(".", 1)[1]
-                per_bone.setdefault((name, prop), list(getattr(bones[name], prop)))[index] = value
-            self.static += [(setup.armature.name, name, prop, tuple(values))
-                            for (name, prop), values in per_bone.items()]
+            self.static += preview_channels.static_pose(
+                setup.armature, writing.static_channels(setup.armature, setup.bone_names))
         self.stream: ClothStream | None = None
         self._rotations = preview_channels.RotationTrack()
         self._partial = None  # (samples read, their ClothSamples)
@@ -67,12 +58,7 @@ class ClothPreviewRun:
             s.object for s in self.read.setups]
 
     def restore_static(self) -> None:
-        objects = bpy.data.objects
-        for object_name, name, prop, values in self.static:
-            ob = objects.get(object_name)
-            pose_bone = ob.pose.bones.get(name) if ob is not None and ob.pose else None
-            if pose_bone is not None:
-                setattr(pose_bone, prop, values)
+        preview_channels.restore_static(self.static)
 
     def _known(self) -> int:
         done = self.sampler.done

@@ -12,7 +12,6 @@ playing the bake would.
 
 from __future__ import annotations
 
-import bpy
 import numpy as np
 
 from ...core.errors import SetupError
@@ -49,19 +48,11 @@ class PreviewRun:
         times, self.on_grid, self.at_frames = sample_times(
             read.frame_start, read.frame_end, read.fps, rate)
         self.sampler = Sampler(scene, read, times)
-        # The unkeyed rotations of simulated bones, put back before each sample so the
-        # preview's own pose is never read as the animation (as the bake's rest track does).
-        # By name, not by reference: undo rebuilds the objects (see ``restore_static``).
-        self.static = []  # (object name, bone name, property, values): one per bone
+        self.static = []  # the simulated bones' unkeyed rotations (``static_pose``)
         for setup in read.setups:
-            bones = setup.object.pose.bones
-            per_bone: dict = {}
-            for path, index, value, name in rest_channels.static_channels(
-                    setup.object, [n for c in setup.chains for n in c.bone_names]):
-                prop = path.rsplit(".", 1)[1]
-                per_bone.setdefault((name, prop), list(getattr(bones[name], prop)))[index] = value
-            self.static += [(setup.object.name, name, prop, tuple(values))
-                            for (name, prop), values in per_bone.items()]
+            names = [n for c in setup.chains for n in c.bone_names]
+            self.static += preview_channels.static_pose(
+                setup.object, rest_channels.static_channels(setup.object, names))
         self.stream: Stream | None = None
         self._rotations = preview_channels.RotationTrack()
         self._partial = None  # (samples read, their Samples)
@@ -83,14 +74,8 @@ class PreviewRun:
         return [s.object for s in self.read.setups]
 
     def restore_static(self) -> None:
-        """Put the simulated bones' unkeyed rotations back to the animation's (found by name:
-        also on the objects undo rebuilt from a state saved while the preview was shown)."""
-        objects = bpy.data.objects
-        for object_name, name, prop, values in self.static:
-            ob = objects.get(object_name)
-            pose_bone = ob.pose.bones.get(name) if ob is not None and ob.pose else None
-            if pose_bone is not None:
-                setattr(pose_bone, prop, values)
+        """Put the simulated bones' unkeyed rotations back to the animation's."""
+        preview_channels.restore_static(self.static)
 
     def _sample_until(self, count: int) -> None:
         """Read the samples before grid sample ``count`` (and every scene frame among them)."""

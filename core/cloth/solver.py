@@ -40,7 +40,7 @@ from ..forces import wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
 from ..mesh_colliders import MeshField
 from ..settled import settled_positions
-from ..streaming import owned, write_rows
+from ..streaming import FedBake, owned, write_rows
 from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
     Colour,
@@ -756,7 +756,7 @@ def bounding_radius(kind: int, M: np.ndarray, colliders, k: int) -> float:
     return np.inf
 
 
-class ClothStream:
+class ClothStream(FedBake):
     """A cloth bake fed its samples as they are read (a live preview steps it one scene frame
     per timeline frame): `needed(i)` samples must be real before `step()` gives output frame i,
     and `feed` hands over the drive with more of them. The drive has the bake's full shape from
@@ -773,10 +773,6 @@ class ClothStream:
         self._frames = self._bake.run()
         self.frames_done = 0  # output frames stepped
         self.output_frames = checked.output_frames
-
-    @property
-    def known(self) -> int:
-        return self._bake.known
 
     def needed(self, frame: int) -> int:
         """Samples that must be read before output frame `frame` (index from 0) is stepped:
@@ -806,25 +802,6 @@ class ClothStream:
         end = min(start + checked.frames, bake.F)
         write_rows(bake.drive, checked, start, end)
         bake.update(bake.drive, end)
-
-    def step(self) -> np.ndarray:
-        """Solve the next output frame; its vertex positions (N, 3), world metres."""
-        i = self.frames_done
-        if i >= self.output_frames:
-            raise IndexError("every frame of the stream is solved")
-        if self.known < self.needed(i):
-            raise ValueError(f"frame {i} needs {self.needed(i)} samples, {self.known} are read")
-        next(self._frames)
-        self.frames_done = i + 1
-        return self._bake.positions[i]
-
-    def result(self) -> ClothResult:
-        """Once every frame is stepped: the `ClothResult` `bake_cloth` gives for the drive."""
-        if self.frames_done < self.output_frames:
-            raise ValueError(f"{self.frames_done} of {self.output_frames} frames are solved")
-        for _ in self._frames:
-            pass
-        return self._bake.result
 
 
 class ClothBakeJob(FrameJob):

@@ -37,7 +37,7 @@ from ..job import FrameJob, distance_detail, first_diverged, run_job
 from ..mesh_colliders import MeshField
 from ..shake import ShakeCoefficients, ShakeScratch, solve_shake
 from ..space import apply_carry, carry_operators
-from ..streaming import owned, write_rows
+from ..streaming import FedBake, owned, write_rows
 from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
     FtlCoefficients,
@@ -1187,7 +1187,7 @@ class _Bake:
             raise DivergenceError(self.model.setup_of(s), frame, detail)
 
 
-class Stream:
+class Stream(FedBake):
     """A bake fed its samples as they are read (the add-on's live preview steps it one scene
     frame per timeline frame): `needed(i)` samples must be real before `step()` gives output
     frame i, and `feed` hands over the drive with more of them. The drive has the bake's full
@@ -1204,10 +1204,6 @@ class Stream:
         self.frames_done = 0  # output frames stepped
         self.output_frames = self._bake.drive.output_frames
         self.output_fps = self._bake.drive.output_fps
-
-    @property
-    def known(self) -> int:
-        return self._bake.known
 
     def needed(self, frame: int) -> int:
         """Samples that must be read before output frame `frame` (index from 0) is stepped:
@@ -1228,25 +1224,6 @@ class Stream:
         the whole drive again."""
         checked = validate_drive(self.model, replace(rows, output_fps=None, output_frames=None))
         self._bake.update_rows(checked, self.known)
-
-    def step(self) -> np.ndarray:
-        """Solve the next output frame; its particle positions (S, P, 3), world metres."""
-        i = self.frames_done
-        if i >= self.output_frames:
-            raise IndexError("every frame of the stream is solved")
-        if self.known < self.needed(i):
-            raise ValueError(f"frame {i} needs {self.needed(i)} samples, {self.known} are read")
-        next(self._frames)
-        self.frames_done = i + 1
-        return self._bake.positions[i]
-
-    def result(self) -> BakeResult:
-        """Once every frame is stepped: the `BakeResult` `bake` gives for the same drive."""
-        if self.frames_done < self.output_frames:
-            raise ValueError(f"{self.frames_done} of {self.output_frames} frames are solved")
-        for _ in self._frames:  # the loop's end, where the bake's result is built
-            pass
-        return self._bake.result
 
 
 class BakeJob(FrameJob):
