@@ -51,7 +51,7 @@ class Preview:
     """The preview state of one scene."""
 
     fingerprint: str = ""
-    run: object = None  # strands.preview.PreviewRun, or None before the first frame
+    run: object = None  # Runs (every system's run), or None before the first frame
     cache: dict = field(default_factory=dict)  # {frame: what it shows}
     cost_ms: float = 0.0  # per simulated frame, the latest
     frame_ms: float = 0.0  # the scene's frame time
