@@ -19,7 +19,7 @@ import numpy as np
 
 from ..core.collider_outline import collider_outline
 from ..core.errors import SetupError
-from .overlay_shapes import mesh_collider_segments, simulation_lines
+from .overlay_shapes import forget_reads, mesh_collider_segments, simulation_lines
 from .reading import read_collider
 
 COLOUR = (1.0, 0.55, 0.1, 0.9)  # orange, the colour of "physics" in Blender's own overlays
@@ -90,10 +90,17 @@ def _draw() -> None:
     gpu.state.blend_set('NONE')
 
 
+@bpy.app.handlers.persistent
+def _on_depsgraph_update(*_args) -> None:
+    forget_reads()
+
+
 def register() -> None:
     global _handle
     if _handle is None:
         _handle = bpy.types.SpaceView3D.draw_handler_add(_draw, (), 'WINDOW', 'POST_VIEW')
+    bpy.app.handlers.depsgraph_update_post.append(_on_depsgraph_update)
+    bpy.app.handlers.load_post.append(_on_depsgraph_update)
 
 
 def unregister() -> None:
@@ -101,3 +108,7 @@ def unregister() -> None:
     if _handle is not None:
         bpy.types.SpaceView3D.draw_handler_remove(_handle, 'WINDOW')
         _handle = None
+    for handlers in (bpy.app.handlers.depsgraph_update_post, bpy.app.handlers.load_post):
+        if _on_depsgraph_update in handlers:
+            handlers.remove(_on_depsgraph_update)
+    forget_reads()

@@ -24,9 +24,9 @@ import numpy as np
 
 from ..core.errors import SetupError
 from ..core.shape_outline import (
+    capsules_outline,
     crosses_outline,
     mesh_edges,
-    segment_capsule_outline,
     spheres_outline,
     swing_cone_outline,
 )
@@ -44,6 +44,26 @@ MAX_CACHED_MESHES = 8
 # Mesh collider edges by object name: (hash of its triangles, (E, 2) edges). Finding the edges
 # of a 50k-triangle body is ~12 ms, too slow for every redraw; its topology rarely changes.
 _edge_cache: dict[str, tuple[bytes, np.ndarray]] = {}
+# What a setup's shapes are read from (``read_ragdoll``, ``read_cage``: ~10 ms for a Rigify
+# ragdoll or a 24 x 24 cage), by object and its settings until the next depsgraph update
+# (``forget_reads``: an edited mesh, a vertex group, a bone): orbiting the view or changing
+# the frame redraws without reading again, a changed setting reads again at once.
+_reads: dict[tuple, object] = {}
+
+
+def forget_reads(*_args) -> None:
+    _reads.clear()
+
+
+def _read(kind: str, ob, groups, read):
+    """``read()`` cached by (kind, object, the settings of ``groups``)."""
+    key = (kind, ob.name, tuple(reading.settings_values(g) for g in groups))
+    found = _reads.get(key)
+    if found is None:
+        if len(_reads) >= 64:
+            _reads.clear()
+        found = _reads[key] = read()
+    return found
 
 
 def _visible(ob, view_layer) -> bool:
@@ -73,14 +93,14 @@ def chain_particle_lines(ob) -> np.ndarray:
 def ragdoll_lines(scene, ob) -> tuple[np.ndarray, np.ndarray]:
     """(bodies, swing cones) of ragdoll ``ob`` at its current pose (``read_ragdoll`` sizes)."""
     unit = reading.unit_scale(scene)
-    read = ragdoll_reading.read_ragdoll(scene, ob, unit)
+    groups = [ob.waft_ragdoll] + [pb.waft_ragdoll for pb in ob.pose.bones if pb.waft_ragdoll.body]
+    read = _read("ragdoll", ob, groups, lambda: ragdoll_reading.read_ragdoll(scene, ob, unit))
     world = np.array(ob.matrix_world, dtype=np.float64)
     pose = np.array([world @ np.array(ob.pose.bones[name].matrix) for name in read.names])
     frames = ragdoll_reading.without_scale(pose)
     heads = pose[:, :3, 3]
     length, radius = read.length / unit, read.radius / unit  # Blender units
-    bodies = [segment_capsule_outline(heads[i], heads[i] + frames[i, :3, 1] * length[i],
-                                      float(radius[i])) for i in range(len(read.names))]
+    bodies = capsules_outline(heads, heads + frames[:, :3, 1] * length[:, None], radius)
     cones = []
     rest = read.rest_matrix[:, :3, :3]
     for i, p in enumerate(read.parent):
@@ -90,15 +110,15 @@ def ragdoll_lines(scene, ob) -> tuple[np.ndarray, np.ndarray]:
         joint_frame = frames[p, :3, :3] @ rest[p].T @ rest[i]  # parent now ⊗ bind relative
         cones.append(swing_cone_outline(heads[i], joint_frame, limit,
                                         CONE_LENGTH_FRACTION * float(length[i])))
-    return (np.concatenate(bodies) if bodies else _empty(),
-            np.concatenate(cones) if cones else _empty())
+    return bodies, np.concatenate(cones) if cones else _empty()
 
 
 def cloth_lines(scene, ob, depsgraph) -> tuple[np.ndarray, np.ndarray]:
     """(max-distance spheres of the free vertices, crosses on the pinned) of cage ``ob``: the
     solver's limit, *Max Distance* × its vertex group weight × *Max Distance Scale*, times *Edge
     Max Distance* on border vertices (fewer than four stretch neighbours, seed 001's edge)."""
-    read = cloth_reading.read_cage(scene, ob, depsgraph)
+    read = _read("cage", ob, [ob.waft_cloth],
+                 lambda: cloth_reading.read_cage(scene, ob, depsgraph))
     mesh = ob.evaluated_get(depsgraph).data
     n = read.n_vertices
     local = np.empty(n * 3)

@@ -81,28 +81,9 @@ def state(scene) -> Preview | None:
 # What the simulation reads, hashed.
 
 
-_plain: dict[str, tuple[tuple[str, bool], ...]] = {}  # RNA struct → (identifier, is_array)
-
-
-def _plain_properties(group) -> tuple[tuple[str, bool], ...]:
-    """The plain (not pointer or collection) properties of a group's type, looked up once per
-    type (walking ``bl_rna.properties`` per bone was most of the fingerprint's 12 ms a frame
-    at 512 bones)."""
-    key = group.bl_rna.identifier
-    found = _plain.get(key)
-    if found is None:
-        found = _plain[key] = tuple(
-            (prop.identifier, bool(getattr(prop, "is_array", False)))
-            for prop in group.bl_rna.properties
-            if prop.type not in {'POINTER', 'COLLECTION'} and prop.identifier != "rna_type")
-    return found
-
-
 def _hash_group(h, group) -> None:
     """Every plain property of a property group (``ob.waft``, a bone's, a collider's)."""
-    values = [tuple(getattr(group, name)) if is_array else getattr(group, name)
-              for name, is_array in _plain_properties(group)]
-    h.update(repr(values).encode())
+    h.update(repr(reading.settings_values(group)).encode())
 
 
 def _hash_animation(h, ob) -> None:

@@ -211,3 +211,22 @@ def space_bone(ob, where: str) -> tuple[object, str] | None:
         raise SetupError(f"{where}: space bone '{name}' is not a bone of armature "
                          f"'{armature.name}'")
     return armature, name
+
+
+_plain: dict[str, tuple[tuple[str, bool], ...]] = {}  # RNA struct → (identifier, is_array)
+
+
+def settings_values(group) -> tuple:
+    """Every plain (not pointer or collection) property value of a property group (``ob.waft``,
+    a bone's, a collider's, a cage's): what identifies its settings (the preview's fingerprint,
+    the overlay's cached reads). The names are looked up once per type (walking
+    ``bl_rna.properties`` per bone was most of the fingerprint's 12 ms a frame at 512 bones)."""
+    key = group.bl_rna.identifier
+    names = _plain.get(key)
+    if names is None:
+        names = _plain[key] = tuple(
+            (prop.identifier, bool(getattr(prop, "is_array", False)))
+            for prop in group.bl_rna.properties
+            if prop.type not in {'POINTER', 'COLLECTION'} and prop.identifier != "rna_type")
+    return tuple(tuple(getattr(group, name)) if is_array else getattr(group, name)
+                 for name, is_array in names)

@@ -4,7 +4,7 @@ uses, so an artist sees a particle radius, a ragdoll body or a max-distance sphe
 it acts.
 
 - a particle's collision sphere and a cloth vertex's max-distance sphere: three great circles;
-- a ragdoll body: the capsule (sphere-swept segment) from the bone's head along its axis
+- ragdoll bodies: the capsules (sphere-swept segments) from the bones' heads along their axes
   (`core.ragdoll`: a body is a capsule of the bone's length and the body radius);
 - a ragdoll joint's swing limit: the elliptical cone (Müller et al. 2020, §3.4.2) of directions
   the child bone's axis may take, swing vectors (sx, sz) on the ellipse (sx/ax)² + (sz/az)² = 1
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .collider_outline import SEGMENTS, capsule_outline
+from .collider_outline import SEGMENTS
 
 
 def _rings(count: int, segments: int) -> np.ndarray:
@@ -45,21 +45,37 @@ def spheres_outline(centres: np.ndarray, radii: np.ndarray,
     return lines.reshape(-1, 2, 3)
 
 
-def segment_capsule_outline(head: np.ndarray, tail: np.ndarray, radius: float,
-                            segments: int = SEGMENTS) -> np.ndarray:
-    """The capsule of `radius` around the segment head–tail (a ragdoll body)."""
-    head, tail = np.asarray(head, dtype=np.float64), np.asarray(tail, dtype=np.float64)
-    axis = tail - head
-    length = float(np.linalg.norm(axis))
-    M = np.eye(4)
-    M[:3, 3] = 0.5 * (head + tail)
-    if length > 1e-12:
-        z = axis / length
-        helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
-        x = np.cross(helper, z)
-        x /= np.linalg.norm(x)
-        M[:3, :3] = np.stack([x, np.cross(z, x), z], axis=1)
-    return capsule_outline(M, 0.5 * length, radius, radius, segments)
+def capsules_outline(heads: np.ndarray, tails: np.ndarray, radii: np.ndarray,
+                     segments: int = SEGMENTS) -> np.ndarray:
+    """The capsules of `radii` (n,) around the segments heads–tails (n, 3) (ragdoll bodies),
+    all at once: at each end the ring where the side meets the end sphere and the cap's two
+    half meridians, and four lines along the side."""
+    heads = np.asarray(heads, dtype=np.float64).reshape(-1, 3)
+    tails = np.asarray(tails, dtype=np.float64).reshape(-1, 3)
+    n = len(heads)
+    radii = np.broadcast_to(np.asarray(radii, dtype=np.float64), (n,))[:, None, None]
+    axis = tails - heads
+    length = np.linalg.norm(axis, axis=1, keepdims=True)
+    axis = np.where(length > 1e-12, axis / np.maximum(length, 1e-12), [0.0, 0.0, 1.0])
+    helper = np.where(np.abs(axis[:, :1]) < 0.9, [1.0, 0.0, 0.0], [0.0, 1.0, 0.0])
+    u = np.cross(axis, helper)
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    v = np.cross(axis, u)
+    u, v, w = u[:, None], v[:, None], axis[:, None]  # (n, 1, 3)
+    t = np.linspace(0.0, 2.0 * np.pi, segments, endpoint=False)[None, :, None]
+    ring = np.cos(t) * u + np.sin(t) * v  # (n, segments, 3) unit radial directions
+    phi = np.linspace(0.0, np.pi, segments // 2 + 1)[None, :, None]
+    lines = []
+    for centre, pole in ((heads[:, None], -w), (tails[:, None], w)):
+        points = centre + radii * ring
+        lines.append(np.stack([points, np.roll(points, -1, axis=1)], axis=2))
+        for d in (u, v):  # half meridians over the pole, from +d to -d
+            arc = centre + radii * (np.cos(phi) * d + np.sin(phi) * pole)
+            lines.append(np.stack([arc[:, :-1], arc[:, 1:]], axis=2))
+    for d in (u, v, -u, -v):
+        lines.append(np.stack([heads[:, None] + radii * d, tails[:, None] + radii * d],
+                              axis=2))
+    return np.concatenate(lines, axis=1).reshape(-1, 2, 3)
 
 
 def swing_cone_outline(apex: np.ndarray, joint_frame: np.ndarray, swing_limit: np.ndarray,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
-from ...core.shape_outline import segment_capsule_outline
+from ...core.shape_outline import capsules_outline
 
 
 @dataclass(frozen=True)
@@ -52,12 +52,9 @@ def target_lines(name: str, frame: int) -> np.ndarray | None:
     i = int(frame) - target.frame_start
     if not 0 <= i < len(target.matrix):
         return None
-    frames = target.matrix[i]
-    return np.concatenate([
-        segment_capsule_outline(frames[b, :3, 3],
-                                frames[b, :3, 3] + frames[b, :3, 1] * target.length[b],
-                                float(target.radius[b]))
-        for b in range(len(frames))])
+    heads = target.matrix[i, :, :3, 3]
+    return capsules_outline(heads, heads + target.matrix[i, :, :3, 1] * target.length[:, None],
+                            target.radius)
 
 
 @bpy.app.handlers.persistent

@@ -97,6 +97,7 @@ def test_cloth_max_distance_spheres_and_pins(scene, waft):
     # scale; the inner ones the plain limit.
     assert np.allclose(sorted(set(np.round(radius, 6))), [0.05 * 1.5 * 0.5, 0.05 * 1.5])
     settings.max_distance = 0.0
+    bpy.context.view_layer.update()  # as the UI evaluates before it redraws
     assert len(_shapes(waft).simulation_lines(scene)["max_distance"]) == 0
 
 

@@ -8,9 +8,9 @@ from waft.core._bench_meshes import uv_sphere
 from waft.core.ragdoll.bodies import q2m, quat_exp
 from waft.core.ragdoll.limits import limit_correction
 from waft.core.shape_outline import (
+    capsules_outline,
     crosses_outline,
     mesh_edges_outline,
-    segment_capsule_outline,
     spheres_outline,
     swing_cone_outline,
 )
@@ -30,16 +30,20 @@ def test_spheres_are_at_their_radius():
         np.testing.assert_allclose(distance, radii[k], rtol=1e-12)
 
 
-def test_a_body_capsule_is_at_its_radius_from_the_bone():
-    head, tail, radius = np.array([0.1, 0.2, 1.0]), np.array([0.3, -0.1, 0.6]), 0.05
-    points = segment_capsule_outline(head, tail, radius).reshape(-1, 3)
-    axis = tail - head
-    t = np.clip((points - head) @ axis / (axis @ axis), 0.0, 1.0)
-    distance = np.linalg.norm(points - (head + t[:, None] * axis), axis=1)
-    np.testing.assert_allclose(distance, radius, rtol=1e-9)
-    along = (points - head) @ (axis / np.linalg.norm(axis))
-    assert np.isclose(along.min(), -radius) and np.isclose(along.max(),
-                                                           np.linalg.norm(axis) + radius)
+def test_body_capsules_are_at_their_radius_from_their_bones():
+    heads = np.array([[0.1, 0.2, 1.0], [0.0, 0.0, 0.0], [0.5, 0.5, 0.5]])
+    tails = np.array([[0.3, -0.1, 0.6], [0.95, 0.0, 0.0], [0.5, 0.5, 0.9]])  # one along x
+    radii = np.array([0.05, 0.02, 0.1])
+    lines = capsules_outline(heads, tails, radii).reshape(3, -1, 2, 3)
+    for k in range(3):
+        points = lines[k].reshape(-1, 3)
+        axis = tails[k] - heads[k]
+        t = np.clip((points - heads[k]) @ axis / (axis @ axis), 0.0, 1.0)
+        distance = np.linalg.norm(points - (heads[k] + t[:, None] * axis), axis=1)
+        np.testing.assert_allclose(distance, radii[k], rtol=1e-9)
+        along = (points - heads[k]) @ (axis / np.linalg.norm(axis))
+        assert np.isclose(along.min(), -radii[k])
+        assert np.isclose(along.max(), np.linalg.norm(axis) + radii[k])
 
 
 def test_the_swing_cone_is_the_limit_the_solver_clamps_to():
