@@ -5,7 +5,8 @@ far bigger than its empty looks, or a plane facing the wrong way, is seen before
 
 *Show Simulation Shapes* (``Scene.waft.show_simulation_shapes``) adds what the bake simulates
 with (``overlay_shapes.py``): chain particles' collision spheres, ragdoll bodies and swing-limit
-cones, cloth max-distance spheres and pinned vertices.
+cones, cloth max-distance spheres and pinned vertices. With the live preview on, the hair
+Curves guides it simulates are drawn as lines (``preview.shown_guides``).
 
 The lines are computed from the same reading as the bake (``reading.read_collider``) and the
 evaluated world matrix; a collider the bake would reject is simply not drawn (its error comes at
@@ -24,6 +25,7 @@ from .reading import read_collider
 
 COLOUR = (1.0, 0.55, 0.1, 0.9)  # orange, the colour of "physics" in Blender's own overlays
 SELECTED_COLOUR = (1.0, 0.85, 0.3, 1.0)
+GUIDE_COLOUR = (0.95, 0.8, 0.35, 1.0)  # the live preview's hair guides (a hair colour)
 LAYER_COLOURS = {
     "particles": (0.3, 0.85, 1.0, 0.8),  # cyan: what moves
     "bodies": (0.3, 0.85, 1.0, 0.8),
@@ -61,6 +63,20 @@ def collider_segments(scene, view_layer=None) -> tuple[np.ndarray, np.ndarray]:
             np.concatenate(selected).astype(bool))
 
 
+def previewed_guide_segments(scene) -> np.ndarray:
+    """(N, 2, 3) float32 world segments of the hair guides the live preview shows at the
+    current frame (the groom itself is never written while it runs)."""
+    from .preview import shown_guides
+
+    parts = []
+    for _name, points, matrix in shown_guides(scene):
+        world = points.astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]  # (G, P, 3)
+        parts.append(np.stack([world[:, :-1], world[:, 1:]], axis=2).reshape(-1, 2, 3))
+    if not parts:
+        return np.zeros((0, 2, 3), dtype=np.float32)
+    return np.concatenate(parts).astype(np.float32)
+
+
 def _draw() -> None:
     import gpu
     from gpu_extras.batch import batch_for_shader
@@ -76,6 +92,9 @@ def _draw() -> None:
     if scene.waft.show_simulation_shapes:
         lines = simulation_lines(scene, context.view_layer)
         batches += [(lines[name], colour) for name, colour in LAYER_COLOURS.items()]
+    guides = previewed_guide_segments(scene)
+    if len(guides):
+        batches.append((guides, GUIDE_COLOUR))
     batches = [(segments, colour) for segments, colour in batches if len(segments)]
     if not batches:
         return

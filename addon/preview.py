@@ -40,7 +40,8 @@ from .compat import action_fcurves
 from .sampling import animated_paths, frame_kept, is_result_or_rest_track
 
 CATCH_UP_FRAMES = 12  # frames simulated on one frame change, at most, to reach a later frame
-MAX_CACHED_BONE_FRAMES = 2_000_000  # bone rotations kept for scrubbing (older frames dropped)
+# Bone rotations (or hair guide points) kept for scrubbing; older frames are dropped.
+MAX_CACHED_BONE_FRAMES = 2_000_000
 
 _previews: dict[str, Preview] = {}
 _busy = False  # the handler is running (sampling sets frames, which calls it again)
@@ -132,6 +133,11 @@ def fingerprint(scene, objects, colliders) -> str:
         if ob.type == 'ARMATURE' and ob in objects:
             for bone in ob.pose.bones:
                 _hash_group(h, bone.waft)
+        if ob.type == 'CURVES':
+            _hash_group(h, ob.waft_hair)
+            co = np.empty(len(ob.data.points) * 3, dtype=np.float32)
+            ob.data.position_data.foreach_get("vector", co)  # the groom
+            h.update(co.tobytes())
         if ob.type == 'MESH' and ob.waft_cloth.enabled:
             _hash_group(h, ob.waft_cloth)
             co = np.empty(len(ob.data.vertices) * 3, dtype=np.float32)
@@ -153,15 +159,25 @@ def _cages(scene) -> list:
     return [ob for ob in scene.objects if is_cage(ob)]
 
 
+def _grooms(scene) -> list:
+    from .hair.system import claims
+
+    return [ob for ob in scene.objects if claims(ob)]
+
+
 def _inputs(scene) -> tuple[list, list]:
     """The objects the preview simulates (armatures with bone chains, cloth cages and the
-    armatures they drive) and the colliders in the scene."""
+    armatures they drive, hair Curves and their surfaces) and the colliders in the scene."""
     objects = {ob.name: ob for ob in _chain_armatures(scene)}
     for cage in _cages(scene):
         objects[cage.name] = cage
         armature = cage.waft_cloth.armature
         if armature is not None:
             objects[armature.name] = armature
+    for groom in _grooms(scene):
+        objects[groom.name] = groom
+        if groom.data.surface is not None:
+            objects[groom.data.surface.name] = groom.data.surface
     colliders = [ob for ob in scene.objects if ob.waft_collider.enabled]
     return sorted(objects.values(), key=lambda ob: ob.name), sorted(colliders,
                                                                     key=lambda ob: ob.name)
@@ -212,6 +228,7 @@ class Runs:
 def _new_run(scene) -> Runs:
     from .bake_api import solver_settings
     from .cloth.preview import ClothPreviewRun
+    from .hair.preview import HairPreviewRun
     from .strands.preview import PreviewRun
 
     settings = solver_settings(scene)
@@ -220,7 +237,21 @@ def _new_run(scene) -> Runs:
         runs.append(PreviewRun(scene, settings=settings))
     if _cages(scene):
         runs.append(ClothPreviewRun(scene, settings=settings))
+    if _grooms(scene):
+        runs.append(HairPreviewRun(scene, settings=settings))
     return Runs(runs)
+
+
+def shown_guides(scene) -> list:
+    """``[(curves name, (G, P, 3) float32 points in its space, its world matrix), …]`` the
+    preview shows at the current frame (drawn by the overlay), [] when none."""
+    from .hair.preview import GUIDES
+
+    preview = _previews.get(scene.name)
+    if preview is None or preview.showing is None or not scene.waft.use_preview:
+        return []
+    return [(name, *payload) for ob, name, prop, payload in preview.cache.get(preview.showing, ())
+            if ob is None and prop == GUIDES]
 
 
 # --------------------------------------------------------------------------------------------
@@ -299,9 +330,15 @@ def _simulate_to(scene, preview: Preview, frame: int) -> None:
             preview.cache[simulated] = run.step()
             count += 1
     preview.cost_ms = 1000.0 * (time.perf_counter() - t0) / max(count, 1)
-    bones = sum(len(v) for v in preview.cache.values())
+    bones = sum(_size(v) for v in preview.cache.values())
     while bones > MAX_CACHED_BONE_FRAMES and len(preview.cache) > 1:
-        bones -= len(preview.cache.pop(min(preview.cache)))
+        bones -= _size(preview.cache.pop(min(preview.cache)))
+
+
+def _size(frame_pose: list) -> int:
+    """What one cached frame holds: a bone per entry, a hair guide point per point."""
+    return sum(1 if ob is not None else payload[0].size // 3
+               for ob, _, _, payload in frame_pose)
 
 
 def update(scene) -> None:
@@ -313,7 +350,7 @@ def update(scene) -> None:
     objects, colliders = _inputs(scene)
     if not objects:
         _drop(preview)
-        preview.message = "No bone chains or cloth cages to preview"
+        preview.message = "No bone chains, cloth cages or hair guides to preview"
         return
     try:
         preview.frame_ms = 1000.0 / reading.scene_fps(scene)

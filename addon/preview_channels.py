@@ -87,6 +87,8 @@ def restore_static(static: list) -> None:
 
 
 def show(frame_pose: list) -> None:
-    """Set what one simulated frame shows on the bones."""
+    """Set what one simulated frame shows on the bones (hair guides, entries without an
+    object, are drawn by the overlay instead)."""
     for ob, name, prop, values in frame_pose:
-        setattr(ob.pose.bones[name], prop, values)
+        if ob is not None:
+            setattr(ob.pose.bones[name], prop, values)

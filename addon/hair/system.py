@@ -293,6 +293,17 @@ def simulate(prepared: Prepared, scene, *, settings):
             _sample(scene, prepared, samples, i)
             if i % 10 == 9 or i == F - 1:
                 yield Progress("sample", i + 1, F)
+    model, drive, sizes = solver_input(prepared, samples)
+    t1 = time.perf_counter()
+    result = yield from solve_steps(lambda: bake_steps(model, drive, settings),
+                                    prepared.frame_start)
+    return Simulation(model=model, drive=drive, result=result, samples=samples, sizes=sizes,
+                      sample_s=t1 - t0, solve_s=time.perf_counter() - t1)
+
+
+def solver_input(prepared: Prepared, samples: _Samples) -> tuple:
+    """(core model, drive, guides per setup) of the samples (the bake's, or a live preview's
+    with the samples not read yet held at the last one read)."""
     unit = prepared.unit
     chains, references, sizes, settled = [], [], [], []
     for s, setup in enumerate(prepared.setups):
@@ -334,11 +345,7 @@ def simulate(prepared: Prepared, scene, *, settings):
                   params=_params(prepared, samples, sizes, P),
                   settled_offset=np.concatenate(settled) if any_settled else None,
                   meshes=samples.meshes.result(unit), mesh_mask=mesh_mask if M else None)
-    t1 = time.perf_counter()
-    result = yield from solve_steps(lambda: bake_steps(model, drive, settings),
-                                    prepared.frame_start)
-    return Simulation(model=model, drive=drive, result=result, samples=samples, sizes=sizes,
-                      sample_s=t1 - t0, solve_s=time.perf_counter() - t1)
+    return model, drive, sizes
 
 
 def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = 10):
