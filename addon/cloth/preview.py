@@ -25,7 +25,7 @@ from .sampling import ClothSampler, result_tracks_muted
 
 class ClothPreviewRun:
     """One run of the cloth preview from the scene's first frame (``strands.preview
-    .PreviewRun``'s interface: ``next_frame``, ``step``, ``restore_static``, ``objects``)."""
+    .PreviewRun``'s interface: ``next_frame``, ``step``, ``restore_static``)."""
 
     def __init__(self, scene, *, settings):
         start, end = frame_range(scene)
@@ -52,10 +52,6 @@ class ClothPreviewRun:
     @property
     def next_frame(self) -> int:
         return self.frame_start + (0 if self.stream is None else self.stream.frames_done)
-
-    def objects(self) -> list:
-        return list({s.armature.name: s.armature for s in self.read.setups}.values()) + [
-            s.object for s in self.read.setups]
 
     def restore_static(self) -> None:
         preview_channels.restore_static(self.static)
