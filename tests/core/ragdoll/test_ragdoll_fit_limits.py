@@ -40,6 +40,7 @@ def test_every_sampled_pose_ends_inside_with_the_margin_and_nothing_shrinks():
     grown[:, 1] = 0.0
     fix_s, _ = limit_correction(grown, t, np.tile(fitted_swing, (F, 1)),
                                 np.tile(fitted_twist, (F, 1)))
-    assert not fix_s.any()
+    # (the widest pose pushed out by the margin lies on the limit itself: rounding only)
+    assert np.abs(fix_s).max() <= 1e-12
     assert np.all(t.reshape(F, n).min(axis=0) - margin >= fitted_twist[:, 0] - 1e-12)
     assert np.all(t.reshape(F, n).max(axis=0) + margin <= fitted_twist[:, 1] + 1e-12)
