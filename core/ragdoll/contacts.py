@@ -256,6 +256,42 @@ class Contacts:
                 self.normal_total[k, idx] += pen * np.where(inv > 0, 1.0 / np.maximum(
                     inv, 1e-300), 0.0)
 
+    def lift_joints(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, child: np.ndarray,
+                    parent: np.ndarray, anchor: np.ndarray) -> None:
+        """Turn parents about their own heads so that their children's joints clear every
+        collider by the child's radius (before the children are re-attached and projected,
+        `Level.project_contacts`). `anchor` (m, 3): each child's joint in its parent's body
+        frame from the parent's centre.
+
+        A child whose joint is inside a collider cannot be turned out about it (`project`) and
+        was translated out, away from its parent: a chest turned against a wall put its shoulder
+        joint inside it, and the final projection opened the shoulder by 5–8 cm, which the
+        written rotations then showed as an arm 8 cm inside the wall. The wall's push on the
+        joint is the parent's to take: it turns about its head (as `project` turns a body about
+        its head), one turn per parent for its deepest joint, with the same reach and slope
+        rules; a joint it cannot lift (a root's, a steep lever) is left to the translation."""
+        m = len(child)
+        for k in range(self.colliders.count):
+            allowed = self.mask[child, k] & movable[child] & movable[parent]
+            if not allowed.any():
+                continue
+            joint = s.x[parent] + rotate(s.R[parent], anchor)
+            radius = self.radius[child]
+            _, nrm, sd = self.deepest(k, joint, joint, M, radius, point=False)
+            pen = np.where(allowed, radius - sd, 0.0)
+            if not np.any(pen > 0.0):
+                continue
+            # the deepest joint of each parent (a chest with both arms against the wall)
+            order = np.lexsort((-pen, parent))
+            first = np.ones(m, dtype=bool)
+            first[1:] = parent[order][1:] != parent[order][:-1]
+            pick = order[first]
+            pick = pick[pen[pick] > 0.0]
+            bodies = parent[pick]
+            head = s.x[bodies] - s.R[bodies, :, 1] * self.half[bodies, None]
+            self._turn_out(s, k, M, bodies, np.ones(len(pick), dtype=bool), head, joint[pick],
+                           nrm[pick], pen[pick])
+
     def penetrating(self, s: Bodies, M: ColliderFrame, movable: np.ndarray) -> np.ndarray:
         """(n,) bool: movable bodies inside some collider (by more than nothing)."""
         n = len(self.half)

@@ -54,6 +54,7 @@ from .motors import (
     project_rigid,
     solve_motor,
     solve_motor_subtree,
+    solve_root_lock,
 )
 from .params import RagdollSettings
 from .self_collision import SelfCollision
@@ -109,6 +110,7 @@ class FrameCoefficients:
         self.locked = locked
         self.any_locked = bool(locked.any())
         self.locked_index = np.flatnonzero(locked)
+        self.root_locked = locked[level.root_index]
         strength = P["motor_strength"][f, b]
         alpha = motor_alpha_tilde(strength, level.joint_inertia, h)
         omega = motor_omega(strength)
@@ -125,6 +127,7 @@ class FrameCoefficients:
         lock_force = np.where(locked, level.ragdoll_mass * a_max_h2, np.inf)
         lock_torque = np.where(locked, np.sqrt(level.ragdoll_mass * level.joint_inertia)
                                * a_max_h2, np.inf)
+        self.root_lock_torque = lock_torque[level.root_index]
         self.colours = []
         for col in level.colours:
             a = col.index
@@ -132,6 +135,8 @@ class FrameCoefficients:
                 lock_force=lock_force[a], lock_torque=lock_torque[a],
                 ball=~col.is_root | locked[a],
                 motor=(driven[a] & ~col.is_root & (strength[a] > 0)) | locked[a],
+                # the subtree motors leave the locked roots to solve_root_lock
+                subtree_motor=driven[a] & ~col.is_root & (strength[a] > 0),
                 alpha=np.where(locked[a], 0.0, alpha[a]),
                 joint_damp=joint_damp[a],
                 carry=level.subtree[a].T * ~self.kinematic[:, None],
@@ -205,6 +210,9 @@ class Level:
         gp = model.parent[b]
         self.is_root = gp < 0
         self.parent = np.where(self.is_root, n, local[np.maximum(gp, 0)])
+        # The roots' joints to the world (n), for the root lock's orientation (solve_root_lock)
+        self.root_index = np.flatnonzero(self.is_root)
+        self.root_pairs = Pairs.create(self.root_index, np.full(len(self.root_index), n))
         self.mass, self.inertia = model.mass[b], model.inertia[b]
         self.ragdoll_mass = np.bincount(self.ragdoll_local, weights=self.mass)[self.ragdoll_local]
         # member[r, k] = 1 when body k belongs to the level's ragdoll r
@@ -356,6 +364,8 @@ class Level:
             anchors.append(anchor[col.index])
             locals_.append(local_t[col.index])
         lams = [np.zeros((len(col.index), 3)) for col in self.colours]
+        root_target = quat_t[self.root_index]
+        root_lam = np.zeros((len(self.root_index), 3))  # the root lock's summed angular impulses
         # the locked roots' summed positional impulses (force-limited, see solve_ball)
         lock_lams = [np.zeros((len(col.index), 3)) if c.any_locked else None
                      for col in self.colours]
@@ -394,10 +404,13 @@ class Level:
                 solve_ball(s, col, anchors[j], cc["ball"], frozen[j], lam_total=lock_lams[j],
                            lam_max=cc["lock_force"] if c.any_locked else None)
                 if SUBTREE_MOTORS:
-                    solve_motor_subtree(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"],
-                                        cc["carry"], self.joint_inertia[col.index],
-                                        col.anchor_a, K_inv=motor_inv[j], Ib=frozen[j].Ib,
-                                        lam_max=cc["lock_torque"] if c.any_locked else None)
+                    solve_motor_subtree(s, col, locals_[j], cc["alpha"], lams[j],
+                                        cc["subtree_motor"], cc["carry"],
+                                        self.joint_inertia[col.index], col.anchor_a,
+                                        K_inv=motor_inv[j], Ib=frozen[j].Ib)
+                    if j == 0 and c.any_locked:
+                        solve_root_lock(s, self.root_pairs, root_target, root_lam,
+                                        c.root_locked, c.root_lock_torque)
                 else:
                     solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
                 # Limits inside every iteration, both bodies moving (Müller 2020 §3.4.2): the
@@ -538,7 +551,13 @@ class Level:
         start = int(self.depth[inside].min())
         for d in range(start, len(c.final)):
             attach = c.final[d][0]
-            if d > start and len(attach):
+            lifted = False
+            if len(attach):
+                before = s.x[self.parent[attach]].copy()
+                self.contacts.lift_joints(s, colliders, movable, attach, self.parent[attach],
+                                          anchor[attach])
+                lifted = not np.array_equal(before, s.x[self.parent[attach]])
+            if (d > start or lifted) and len(attach):
                 par = self.parent[attach]
                 gap = (s.x[par] + rotate(s.R[par], anchor[attach])
                        - s.x[attach] - rotate(s.R[attach], self.anchor_a[attach]))

@@ -21,7 +21,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bodies import Bodies, angular, cross, inverse3, q2m, qmul, quat_conj, quat_log
+from .bodies import (
+    Bodies,
+    Pairs,
+    angular,
+    cross,
+    inverse3,
+    q2m,
+    qmul,
+    quat_conj,
+    quat_log,
+    world_inv_inertia,
+)
 from .joints import JointColour
 
 MOTOR_FREQUENCY = 2.0  # Hz at strength 0.5
@@ -126,3 +137,32 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     dth[:n] = rot
     dth[p.b_unique] -= p.scatter @ np.einsum("nij,nj->ni", Ib, P)
     s.move(dx, dth)
+
+
+def solve_root_lock(s: Bodies, roots: Pairs, target: np.ndarray, lam: np.ndarray,
+                    active: np.ndarray, lam_max: np.ndarray) -> None:
+    """The root lock's orientation: each locked root alone turned toward its target (a hard
+    angular constraint to the static world, Müller 2020 §3.3.2, with the root's own inertia),
+    the running sum of its angular impulses bounded by `lam_max` (the lock's maximum torque τ
+    as τ h²). The bodies hanging from the root follow through their own joints.
+
+    `roots`: the pairs (root, world); `target` (n, 4) world orientations; `lam` (n, 3) the
+    substep's summed impulses; `active` (n,) the roots locked this frame.
+
+    A motor turns its child's whole subtree (`solve_motor_subtree`); the lock did too, and then
+    every correction of the hips, turned by the weight of a falling torso or a swinging leg,
+    rotated every limb rigidly back about the hips: each iteration pushed the limbs against
+    their own motion. A limp body hanging from a still locked root gained 785 J in 1.6 s (the
+    fall sample's legs whirled at 20 m/s and the body was thrown off the wall at 5 m/s)."""
+    dtheta = quat_log(qmul(target, quat_conj(s.q[roots.a])))
+    Ia = world_inv_inertia(s, roots.a)
+    P = np.einsum("nij,nj->ni", inverse3(Ia), dtheta)
+    P = np.where(active[:, None], P, 0.0)
+    total = lam + P
+    norm = np.sqrt(np.einsum("nk,nk->n", total, total))
+    total *= np.minimum(1.0, lam_max / np.maximum(norm, 1e-300))[:, None]
+    P = total - lam
+    lam[...] = total
+    dth = np.zeros(s.x.shape)
+    dth[roots.a] = np.einsum("nij,nj->ni", Ia, P)
+    s.move(0.0, dth)

@@ -9,6 +9,7 @@ from waft.core.colliders import ColliderKind, ColliderSet
 from waft.core.ragdoll import BodyMode, RagdollSettings, bake_ragdoll, build_ragdoll_model
 from waft.core.ragdoll._bench_cases import ground
 from waft.core.ragdoll.contacts import closest_between_segments, closest_on_segment
+from waft.core.ragdoll.level import JOINT_TOLERANCE
 
 from .conftest import chain_rest, static_drive
 
@@ -159,3 +160,33 @@ def test_a_fast_body_does_not_tunnel_through_a_thin_wall():
             1, 1, mode=FREE, root_lock=False, gravity=(0.0, 0.0, 0.0)))
     x = bake_ragdoll(model, drive, RagdollSettings()).physics_matrix[:, 0, 0, 3]
     assert x.max() <= 0.5 - 0.01 - 0.05 + 1e-3  # stopped on the near face
+
+
+@pytest.mark.parametrize(("speed", "strength"), [(0.5, 0.9), (2.0, 0.9), (1.0, 0.5)])
+def test_a_shoulder_pressed_into_a_wall_keeps_its_joint(speed, strength):
+    """A chest (root locked, its animation walking into a wall) whose arm hangs from a shoulder
+    on the wall's side: the wall stops the chest with the shoulder joint inside it. The final
+    projection used to translate the arm out, opening the shoulder by 12-14 mm (8 cm in the
+    fall sample, an arm drawn inside the wall); now the chest turns to lift its joint out and
+    the arm stays on it, outside the wall."""
+    frames, fps = 45, 30.0
+    rest = chain_rest([(0, 0, 1.0), (-0.18, 0.0, 1.36)], [(0, 0, 1.4), (-0.18, 0.0, 1.0)],
+                      radius=(0.11, 0.045), mass=(20.0, 3.0), parent=[-1, 0])
+    # a wall whose outside is +X, its face at x = 0.5; the chest starts 0.25 m from it
+    cs = ColliderSet.create(names=("Wall",), kind=[ColliderKind.PLANE], size=[1.0])
+    M = np.eye(4)
+    M[:3, 0], M[:3, 1], M[:3, 2], M[:3, 3] = (0, 1, 0), (0, 0, 1), (1, 0, 0), (0.5, 0, 0)
+    target = np.repeat(rest.rest_matrix[None], frames, axis=0).copy()
+    target[:, :, 0, 3] += 0.75 - speed * np.arange(frames)[:, None] / fps
+    model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
+    drive = static_drive(model, rest.rest_matrix, frames, fps=fps, collider_matrix=M,
+                         root_lock=True, motor_strength=strength, gravity=(0.0, 0.0, 0.0))
+    drive = type(drive)(fps=fps, target=target, collider_matrix=drive.collider_matrix,
+                        params=drive.params)
+    P = bake_ragdoll(model, drive, RagdollSettings()).physics_matrix
+    anchor = np.linalg.inv(rest.rest_matrix[0]) @ rest.rest_matrix[1][:, 3]
+    gap = np.linalg.norm((P[:, 0] @ anchor)[:, :3] - P[:, 1, :3, 3], axis=-1)
+    assert gap.max() <= JOINT_TOLERANCE + 5e-4  # the final pass's own tolerance
+    arm = np.stack([P[:, 1, 0, 3], P[:, 1, 0, 3] + 0.36 * P[:, 1, 0, 1]])
+    assert arm.min() >= 0.5 + 0.045 - 1e-3  # and the arm is outside the wall
+    assert P[:, 0, 0, 3].min() < 0.5 + 0.11 + 0.05  # the chest did reach the wall
