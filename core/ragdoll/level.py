@@ -83,6 +83,13 @@ JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (see
 # wall at 2 m/s (tests/core/ragdoll/test_ragdoll_conservation.py) bounces its legs off at
 # 2.0 / 2.0 / 2.5 / 3.4 / 4.9 / 22.8 m/s with a bound of 8 / 10 / 12 / 15 / 20 / 100 g.
 ROOT_LOCK_MAX_ACCELERATION = 10.0 * 9.81  # m/s²
+# The lock's orientation turns the root alone (motors.solve_root_lock) and must hold it against
+# the reactions of the limbs hanging from it, which the whole-body bound above does not cover:
+# a foot caught on a step at a run pitched ragdoll_fall's locked hips 108° off their animation
+# (144° with the limits fitted to the animation) and threw the body along the wall. Ten times
+# that angular acceleration holds them within 36–75° through the stumble and the wall; above
+# it the bound is never reached there.
+ROOT_LOCK_TORQUE_FACTOR = 10.0
 
 
 @dataclass(frozen=True)
@@ -126,7 +133,7 @@ class FrameCoefficients:
         a_max_h2 = ROOT_LOCK_MAX_ACCELERATION * h * h
         lock_force = np.where(locked, level.ragdoll_mass * a_max_h2, np.inf)
         lock_torque = np.where(locked, np.sqrt(level.ragdoll_mass * level.joint_inertia)
-                               * a_max_h2, np.inf)
+                               * a_max_h2 * ROOT_LOCK_TORQUE_FACTOR, np.inf)
         self.root_lock_torque = lock_torque[level.root_index]
         self.colours = []
         for col in level.colours:
@@ -555,7 +562,7 @@ class Level:
             if len(attach):
                 before = s.x[self.parent[attach]].copy()
                 self.contacts.lift_joints(s, colliders, movable, attach, self.parent[attach],
-                                          anchor[attach])
+                                          anchor[attach], JOINT_TOLERANCE)
                 lifted = not np.array_equal(before, s.x[self.parent[attach]])
             if (d > start or lifted) and len(attach):
                 par = self.parent[attach]
