@@ -51,10 +51,10 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
         name="Replace", default=True,
         description="Bones not chosen stop being bodies")
     fit_to_animation: bpy.props.BoolProperty(
-        name="Fit Limits to Animation", default=False,
+        name="Fit Limits to Animation", default=True,
         description="Widen each joint's limits to the range of motion the armature's animation "
                     "uses over the scene's frame range, with 10° to spare, so the character's "
-                    "own animation never meets a limit")
+                    "own animation never meets a limit (when the armature is animated)")
 
     def draw(self, context):
         layout = self.layout

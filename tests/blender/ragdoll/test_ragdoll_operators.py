@@ -146,16 +146,18 @@ def _limit_violations(scene, ob, frames) -> float:
     return worst
 
 
-@pytest.mark.parametrize("fit", [False, True])
+@pytest.mark.parametrize("fit", [False, True, None])
 def test_create_fits_limits_to_the_animation(scene, fit):
+    """None: the operator's default, which fits (the character's own animation is inside)."""
     ob = _bare_rig(scene)
     frames = range(1, 25)
     scene.frame_start, scene.frame_end = frames[0], frames[-1]
     rigs.animate_wave(ob, frames, amplitude=1.4)  # arms and legs far past humanoid limits
     _pose_mode(ob)
-    assert bpy.ops.waft.ragdoll_create(source="HUMANOID", fit_to_animation=fit) == {'FINISHED'}
+    options = {} if fit is None else {"fit_to_animation": fit}
+    assert bpy.ops.waft.ragdoll_create(source="HUMANOID", **options) == {'FINISHED'}
     worst = _limit_violations(scene, ob, frames)
-    if fit:
+    if fit is not False:
         assert worst == 0.0  # the character's own animation never meets a limit
     else:
         assert worst > 0.2  # the humanoid defaults alone would fight this animation
