@@ -176,6 +176,15 @@ class Bodies:
         self.q[idx] = q
         self.R[idx] = q2m(q)
 
+    def turn(self, idx: np.ndarray, dtheta: np.ndarray) -> None:
+        """`move` with rotations only, for the bodies `idx` (unique) alone: the same linearised
+        update, without touching (and paying for) every other body."""
+        q = self.q[idx]
+        q = q + (dtheta[:, :, None] * q[:, None, :]).reshape(len(idx), 12) @ _HALF_VQMUL
+        q /= np.sqrt(dot(q, q))[:, None]
+        self.q[idx] = q
+        self.R[idx] = q2m(q)
+
     def move(self, dx: np.ndarray, dtheta: np.ndarray) -> None:
         """Translate and rotate every body by world rotation vectors, q += ½ [Δθ, 0] ⊗ q then
         normalised (Müller 2020 eq. 8–9)."""

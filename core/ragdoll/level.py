@@ -22,6 +22,7 @@ from .bodies import (
     FrozenPairs,
     Pairs,
     cross,
+    inverse3,
     nlerp,
     positional,
     q2m,
@@ -373,6 +374,10 @@ class Level:
         lams = [np.zeros((len(col.index), 3)) for col in self.colours]
         root_target = quat_t[self.root_index]
         root_lam = np.zeros((len(self.root_index), 3))  # the root lock's summed angular impulses
+        root_Ia = root_inertia = None
+        if c.any_locked and SUBTREE_MOTORS:  # frozen for the substep: inverted once
+            root_Ia = s.Iw_inv[self.root_index]
+            root_inertia = inverse3(root_Ia)
         # the locked roots' summed positional impulses (force-limited, see solve_ball)
         lock_lams = [np.zeros((len(col.index), 3)) if c.any_locked else None
                      for col in self.colours]
@@ -417,7 +422,7 @@ class Level:
                                         K_inv=motor_inv[j], Ib=frozen[j].Ib)
                     if j == 0 and c.any_locked:
                         solve_root_lock(s, self.root_pairs, root_target, root_lam,
-                                        c.root_locked, c.root_lock_torque)
+                                        c.root_locked, c.root_lock_torque, root_Ia, root_inertia)
                 else:
                     solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
                 # Limits inside every iteration, both bodies moving (Müller 2020 §3.4.2): the

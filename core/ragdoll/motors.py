@@ -140,14 +140,17 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
 
 
 def solve_root_lock(s: Bodies, roots: Pairs, target: np.ndarray, lam: np.ndarray,
-                    active: np.ndarray, lam_max: np.ndarray) -> None:
+                    active: np.ndarray, lam_max: np.ndarray, Ia: np.ndarray | None = None,
+                    inertia: np.ndarray | None = None) -> None:
     """The root lock's orientation: each locked root alone turned toward its target (a hard
     angular constraint to the static world, Müller 2020 §3.3.2, with the root's own inertia),
     the running sum of its angular impulses bounded by `lam_max` (the lock's maximum torque τ
     as τ h²). The bodies hanging from the root follow through their own joints.
 
     `roots`: the pairs (root, world); `target` (n, 4) world orientations; `lam` (n, 3) the
-    substep's summed impulses; `active` (n,) the roots locked this frame.
+    substep's summed impulses; `active` (n,) the roots locked this frame. `Ia`, `inertia`: the
+    roots' world inverse inertias and their inverses, if already computed for the substep (they
+    do not change within its iterations).
 
     A motor turns its child's whole subtree (`solve_motor_subtree`); the lock did too, and then
     every correction of the hips, turned by the weight of a falling torso or a swinging leg,
@@ -155,14 +158,15 @@ def solve_root_lock(s: Bodies, roots: Pairs, target: np.ndarray, lam: np.ndarray
     their own motion. A limp body hanging from a still locked root gained 785 J in 1.6 s (the
     fall sample's legs whirled at 20 m/s and the body was thrown off the wall at 5 m/s)."""
     dtheta = quat_log(qmul(target, quat_conj(s.q[roots.a])))
-    Ia = world_inv_inertia(s, roots.a)
-    P = np.einsum("nij,nj->ni", inverse3(Ia), dtheta)
+    if Ia is None:
+        Ia = world_inv_inertia(s, roots.a)
+    if inertia is None:
+        inertia = inverse3(Ia)
+    P = np.einsum("nij,nj->ni", inertia, dtheta)
     P = np.where(active[:, None], P, 0.0)
     total = lam + P
     norm = np.sqrt(np.einsum("nk,nk->n", total, total))
     total *= np.minimum(1.0, lam_max / np.maximum(norm, 1e-300))[:, None]
     P = total - lam
     lam[...] = total
-    dth = np.zeros(s.x.shape)
-    dth[roots.a] = np.einsum("nij,nj->ni", Ia, P)
-    s.move(0.0, dth)
+    s.turn(roots.a, np.einsum("nij,nj->ni", Ia, P))
