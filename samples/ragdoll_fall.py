@@ -170,3 +170,8 @@ def check(scene, report) -> None:
     hips = rig.matrix_world @ rig.pose.bones["hips"].head
     if hips.z > 0.6:  # standing height is 0.95; sitting against the wall or lying is lower
         raise RuntimeError(f"the hips did not fall (z = {hips.z:.2f} at the end)")
+    # It falls where it hit the wall: a body thrown off the wall or along it (the root lock
+    # once turned every limb with the hips and threw it 3 m) is energy from nowhere.
+    if hips.y - WALL_FRONT > 1.0 or abs(hips.x) > 1.0:
+        raise RuntimeError(f"the body ended {hips.y - WALL_FRONT:.2f} m from the wall, "
+                           f"{hips.x:.2f} m sideways")
