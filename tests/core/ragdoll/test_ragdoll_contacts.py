@@ -190,3 +190,27 @@ def test_a_shoulder_pressed_into_a_wall_keeps_its_joint(speed, strength):
     arm = np.stack([P[:, 1, 0, 3], P[:, 1, 0, 3] + 0.36 * P[:, 1, 0, 1]])
     assert arm.min() >= 0.5 + 0.045 - 1e-3  # and the arm is outside the wall
     assert arm.min() <= 0.5 + 0.045 + 2e-3  # ... pressed against it
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 10): motors are acceleration drives with no "
+                   "torque bound; pressing a limb into the ground, their reaction launches the "
+                   "body, more with more substeps (8 m at 240 Hz, 64 m at 960 Hz)")
+def test_a_chain_bending_into_the_ground_does_not_launch_itself():
+    """Three capsules lying on the ground, motors (strength 0.9) bending both joints 1 rad
+    down into it: the chain may prop itself up on its ends, it must not fly."""
+    frames, n = 90, 3
+    rest = chain_rest([(0.4 * i, 0, 0.06) for i in range(n)],
+                      [(0.4 * (i + 1), 0, 0.06) for i in range(n)], radius=0.05,
+                      mass=[10.0, 3.0, 3.0])
+    colliders, M = ground(0.0)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
+    target = np.repeat(rest.rest_matrix[None], frames, axis=0).copy()
+    c, s = np.cos(1.0), np.sin(1.0)
+    bend = np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
+    target[:, 1:, :3, :3] = bend @ rest.rest_matrix[1:, :3, :3]
+    drive = static_drive(model, rest.rest_matrix, frames, collider_matrix=M, root_lock=False,
+                         motor_strength=0.9)
+    drive = type(drive)(fps=drive.fps, target=target, collider_matrix=drive.collider_matrix,
+                        params=drive.params)
+    P = bake_ragdoll(model, drive, RagdollSettings()).physics_matrix
+    assert P[:, :, 2, 3].max() < 0.5
