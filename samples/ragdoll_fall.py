@@ -142,8 +142,7 @@ def build_scene():
     stone = (0.7, 0.7, 0.72, 1.0)
     _box("Step1", (0.0, -1.0, 0.075), (0.8, 0.3, 0.075), stone)
     _box("Step2", (0.0, -1.6, 0.15), (0.8, 0.3, 0.15), stone)
-    # A thick wall: a locked root held against a thin one may be pulled through it before the
-    # threshold is reached (the lock is a hard constraint, the contact a projection).
+    # A thick wall, as a real one is (the contacts' sweep also stops fast bodies at thin ones).
     _box("Wall", (0.0, WALL_FRONT - 0.4, 1.0), (1.2, 0.4, 1.0), (0.6, 0.65, 0.75, 1.0))
     bpy.ops.mesh.primitive_plane_add(size=8.0, location=(0.0, -1.5, 0.0))
     set_color(bpy.context.active_object, (0.45, 0.47, 0.5, 1.0))
