@@ -257,7 +257,7 @@ class Contacts:
                     inv, 1e-300), 0.0)
 
     def lift_joints(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, child: np.ndarray,
-                    parent: np.ndarray, anchor: np.ndarray, tolerance: float) -> None:
+                    parent: np.ndarray, anchor: np.ndarray, tolerance: float) -> bool:
         """Turn parents about their own heads so that their children's joints clear every
         collider by the child's radius (before the children are re-attached and projected,
         `Level.project_contacts`). `anchor` (m, 3): each child's joint in its parent's body
@@ -273,8 +273,9 @@ class Contacts:
         Only the depth beyond `tolerance` (the joints' own, `level.JOINT_TOLERANCE`) is lifted:
         the child's translation may open its joint that much, as the final pass allows (lifting
         every millimetre, a limp body lying in a pile at the foot of a wall was raised 10 cm
-        over a third of a second, projection by projection)."""
+        over a third of a second, projection by projection). Returns whether any parent turned."""
         m = len(child)
+        turned = False
         for k in range(self.colliders.count):
             allowed = self.mask[child, k] & movable[child] & movable[parent]
             if not allowed.any():
@@ -305,6 +306,8 @@ class Contacts:
                 s.x[bodies[back]] = kept[0][back]
                 s.q[bodies[back]] = kept[1][back]
                 s.R[bodies[back]] = kept[2][back]
+            turned = turned or bool(np.any(s.x[bodies] != kept[0]))
+        return turned
 
     def _depth(self, s: Bodies, M: ColliderFrame, bodies: np.ndarray) -> np.ndarray:
         """(m,) the deepest penetration of each of `bodies` into any collider (0 outside)."""

@@ -140,7 +140,7 @@ class FrameCoefficients:
         for col in level.colours:
             a = col.index
             self.colours.append(dict(
-                lock_force=lock_force[a], lock_torque=lock_torque[a],
+                lock_force=lock_force[a],
                 ball=~col.is_root | locked[a],
                 motor=(driven[a] & ~col.is_root & (strength[a] > 0)) | locked[a],
                 # the subtree motors leave the locked roots to solve_root_lock
@@ -218,9 +218,7 @@ class Level:
         gp = model.parent[b]
         self.is_root = gp < 0
         self.parent = np.where(self.is_root, n, local[np.maximum(gp, 0)])
-        # The roots' joints to the world (n), for the root lock's orientation (solve_root_lock)
-        self.root_index = np.flatnonzero(self.is_root)
-        self.root_pairs = Pairs.create(self.root_index, np.full(len(self.root_index), n))
+        self.root_index = np.flatnonzero(self.is_root)  # (the root lock's orientation)
         self.mass, self.inertia = model.mass[b], model.inertia[b]
         self.ragdoll_mass = np.bincount(self.ragdoll_local, weights=self.mass)[self.ragdoll_local]
         # member[r, k] = 1 when body k belongs to the level's ragdoll r
@@ -421,7 +419,7 @@ class Level:
                                         self.joint_inertia[col.index], col.anchor_a,
                                         K_inv=motor_inv[j], Ib=frozen[j].Ib)
                     if j == 0 and c.any_locked:
-                        solve_root_lock(s, self.root_pairs, root_target, root_lam,
+                        solve_root_lock(s, self.root_index, root_target, root_lam,
                                         c.root_locked, c.root_lock_torque, root_Ia, root_inertia)
                 else:
                     solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
@@ -563,12 +561,9 @@ class Level:
         start = int(self.depth[inside].min())
         for d in range(start, len(c.final)):
             attach = c.final[d][0]
-            lifted = False
-            if len(attach):
-                before = s.x[self.parent[attach]].copy()
-                self.contacts.lift_joints(s, colliders, movable, attach, self.parent[attach],
-                                          anchor[attach], JOINT_TOLERANCE)
-                lifted = not np.array_equal(before, s.x[self.parent[attach]])
+            lifted = bool(len(attach)) and self.contacts.lift_joints(
+                s, colliders, movable, attach, self.parent[attach], anchor[attach],
+                JOINT_TOLERANCE)
             if (d > start or lifted) and len(attach):
                 par = self.parent[attach]
                 gap = (s.x[par] + rotate(s.R[par], anchor[attach])

@@ -23,7 +23,6 @@ import numpy as np
 
 from .bodies import (
     Bodies,
-    Pairs,
     angular,
     cross,
     inverse3,
@@ -95,8 +94,7 @@ def motor_subtree_inverse(Ib: np.ndarray, split: np.ndarray, alpha_tilde: np.nda
 def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
                         alpha_tilde: np.ndarray, lam: np.ndarray, active: np.ndarray,
                         carry: np.ndarray, joint_inertia: np.ndarray, anchor_a: np.ndarray,
-                        K_inv: np.ndarray | None = None, Ib: np.ndarray | None = None,
-                        lam_max: np.ndarray | None = None) -> None:
+                        K_inv: np.ndarray | None = None, Ib: np.ndarray | None = None) -> None:
     """Motor correction applied to the child's whole subtree, rotated rigidly about the joint.
 
     A two-body angular correction turns the child about its own centre with its own (small)
@@ -109,8 +107,7 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
 
     carry: (n, n_c) 1 where body k is in the subtree of the colour's joint j and may move.
     K_inv, Ib: `motor_subtree_inverse` and the parents' world inverse inertias of this
-    substep, if already computed. lam_max (n_c,): bound of the summed angular impulse |λ|
-    (a maximum torque τ as τ h²; inf = none), used by the force-limited root lock.
+    substep, if already computed. (A locked root is not a subtree motor: `solve_root_lock`.)
     """
     p = col.pairs
     desired = qmul(s.q[p.b], local_target)
@@ -122,10 +119,6 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
         K_inv = motor_subtree_inverse(Ib, p.split, alpha_tilde, joint_inertia)
     P = np.einsum("nij,nj->ni", K_inv, dtheta - alpha_tilde[:, None] * lam)
     P = np.where(active[:, None], P, 0.0)
-    if lam_max is not None:
-        total = lam + P
-        norm = np.sqrt(np.einsum("nk,nk->n", total, total))
-        P = total * np.minimum(1.0, lam_max / np.maximum(norm, 1e-300))[:, None] - lam
     lam += P
     spin = P * inv_joint[:, None]  # rotation of each child's subtree about its joint
     pivot = s.x[p.a] + np.einsum("nij,nj->ni", s.R[p.a], anchor_a)
@@ -139,7 +132,7 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     s.move(dx, dth)
 
 
-def solve_root_lock(s: Bodies, roots: Pairs, target: np.ndarray, lam: np.ndarray,
+def solve_root_lock(s: Bodies, roots: np.ndarray, target: np.ndarray, lam: np.ndarray,
                     active: np.ndarray, lam_max: np.ndarray, Ia: np.ndarray | None = None,
                     inertia: np.ndarray | None = None) -> None:
     """The root lock's orientation: each locked root alone turned toward its target (a hard
@@ -147,7 +140,7 @@ def solve_root_lock(s: Bodies, roots: Pairs, target: np.ndarray, lam: np.ndarray
     the running sum of its angular impulses bounded by `lam_max` (the lock's maximum torque τ
     as τ h²). The bodies hanging from the root follow through their own joints.
 
-    `roots`: the pairs (root, world); `target` (n, 4) world orientations; `lam` (n, 3) the
+    `roots`: the root bodies' indices; `target` (n, 4) world orientations; `lam` (n, 3) the
     substep's summed impulses; `active` (n,) the roots locked this frame. `Ia`, `inertia`: the
     roots' world inverse inertias and their inverses, if already computed for the substep (they
     do not change within its iterations).
@@ -157,9 +150,9 @@ def solve_root_lock(s: Bodies, roots: Pairs, target: np.ndarray, lam: np.ndarray
     rotated every limb rigidly back about the hips: each iteration pushed the limbs against
     their own motion. A limp body hanging from a still locked root gained 785 J in 1.6 s (the
     fall sample's legs whirled at 20 m/s and the body was thrown off the wall at 5 m/s)."""
-    dtheta = quat_log(qmul(target, quat_conj(s.q[roots.a])))
+    dtheta = quat_log(qmul(target, quat_conj(s.q[roots])))
     if Ia is None:
-        Ia = world_inv_inertia(s, roots.a)
+        Ia = world_inv_inertia(s, roots)
     if inertia is None:
         inertia = inverse3(Ia)
     P = np.einsum("nij,nj->ni", inertia, dtheta)
@@ -169,4 +162,4 @@ def solve_root_lock(s: Bodies, roots: Pairs, target: np.ndarray, lam: np.ndarray
     total *= np.minimum(1.0, lam_max / np.maximum(norm, 1e-300))[:, None]
     P = total - lam
     lam[...] = total
-    s.turn(roots.a, np.einsum("nij,nj->ni", Ia, P))
+    s.turn(roots, np.einsum("nij,nj->ni", Ia, P))

@@ -192,9 +192,9 @@ def test_a_shoulder_pressed_into_a_wall_keeps_its_joint(speed, strength):
     assert arm.min() <= 0.5 + 0.045 + 2e-3  # ... pressed against it
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 10): motors are acceleration drives with no "
-                   "torque bound; pressing a limb into the ground, their reaction launches the "
-                   "body, more with more substeps (8 m at 240 Hz, 64 m at 960 Hz)")
+@pytest.mark.xfail(strict=True, reason="open (issue 10): motors pressing a limb into the ground "
+                   "launch the body, more with more iterations and substeps (8 m at 240 Hz, "
+                   "64 m at 960 Hz; 3.9 m even at strength 0.5, which cannot lift it)")
 def test_a_chain_bending_into_the_ground_does_not_launch_itself():
     """Three capsules lying on the ground, motors (strength 0.9) bending both joints 1 rad
     down into it: the chain may prop itself up on its ends, it must not fly."""
