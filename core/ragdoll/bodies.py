@@ -179,22 +179,24 @@ class Bodies:
     def turn(self, idx: np.ndarray, dtheta: np.ndarray) -> None:
         """`move` with rotations only, for the bodies `idx` (unique) alone: the same linearised
         update, without touching (and paying for) every other body."""
-        q = self.q[idx]
-        q = q + (dtheta[:, :, None] * q[:, None, :]).reshape(len(idx), 12) @ _HALF_VQMUL
-        q /= np.sqrt(dot(q, q))[:, None]
+        q = _turned(self.q[idx], dtheta)
         self.q[idx] = q
         self.R[idx] = q2m(q)
 
     def move(self, dx: np.ndarray, dtheta: np.ndarray) -> None:
-        """Translate and rotate every body by world rotation vectors, q += ½ [Δθ, 0] ⊗ q then
-        normalised (Müller 2020 eq. 8–9)."""
+        """Translate and rotate every body by world rotation vectors (`_turned`)."""
         self.x += dx
-        n = len(self.q)
-        # [Δθ, 0] ⊗ q as one outer product and a (12, 4) matmul (_HALF_VQMUL)
-        q = self.q + (dtheta[:, :, None] * self.q[:, None, :]).reshape(n, 12) @ _HALF_VQMUL
-        q /= np.sqrt(dot(q, q))[:, None]
+        q = _turned(self.q, dtheta)
         self.q = q
         q2m(q, out=self.R)
+
+
+def _turned(q: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
+    """q += ½ [Δθ, 0] ⊗ q, then normalised (Müller 2020 eq. 8–9); [Δθ, 0] ⊗ q as one outer
+    product and a (12, 4) matmul (_HALF_VQMUL)."""
+    q = q + (dtheta[:, :, None] * q[:, None, :]).reshape(len(q), 12) @ _HALF_VQMUL
+    q /= np.sqrt(dot(q, q))[:, None]
+    return q
 
 
 @dataclass(frozen=True)

@@ -324,16 +324,7 @@ class Contacts:
 
     def penetrating(self, s: Bodies, M: ColliderFrame, movable: np.ndarray) -> np.ndarray:
         """(n,) bool: movable bodies inside some collider (by more than nothing)."""
-        n = len(self.half)
-        inside = np.zeros(n, dtype=bool)
-        x = s.x[:n]
-        axis = s.R[:n, :, 1] * self.half[:, None]
-        for k in range(self.colliders.count):
-            allowed = self.mask[:, k] & movable
-            if allowed.any():
-                _, _, sd = self.deepest(k, x - axis, x + axis, M, point=False)
-                inside |= allowed & (sd < self.radius)
-        return inside
+        return movable & (self._depth(s, M, np.arange(len(self.half))) > 0.0)
 
     def _turn_out(self, s: Bodies, k: int, M: ColliderFrame, idx: np.ndarray,
                   candidate: np.ndarray, head: np.ndarray, p: np.ndarray, nrm: np.ndarray,
