@@ -116,6 +116,11 @@ class Contacts:
         n = len(bodies)
         self.pairs = Pairs.create(np.arange(n), np.full(n, n))
         self.t = np.linspace(0.0, 1.0, SAMPLES)
+        # (K, n) penetration a body already had when the substep began (a pose that starts
+        # inside a collider, or what the last projection could not clear), or None: the
+        # iterations leave it alone and the final projection, after the velocities are taken,
+        # removes it (see `solve`).
+        self.allowance: np.ndarray | None = None
 
     def frame(self, M: np.ndarray) -> ColliderFrame:
         """Per-substep collider data (inverses, plane normals, sphere test) computed once."""
@@ -311,15 +316,19 @@ class Contacts:
 
     def _depth(self, s: Bodies, M: ColliderFrame, bodies: np.ndarray) -> np.ndarray:
         """(m,) the deepest penetration of each of `bodies` into any collider (0 outside)."""
+        return self.depths(s, M, bodies).max(axis=0, initial=0.0)
+
+    def depths(self, s: Bodies, M: ColliderFrame, bodies: np.ndarray) -> np.ndarray:
+        """(K, m) the penetration of each of `bodies` into each collider (0 outside)."""
         axis = s.R[bodies, :, 1] * self.half[bodies, None]
         x = s.x[bodies]
         radius = self.radius[bodies]
-        depth = np.zeros(len(bodies))
+        depth = np.zeros((self.colliders.count, len(bodies)))
         for k in range(self.colliders.count):
             allowed = self.mask[bodies, k]
             if allowed.any():
                 _, _, sd = self.deepest(k, x - axis, x + axis, M, radius, point=False)
-                depth = np.maximum(depth, np.where(allowed, radius - sd, 0.0))
+                depth[k] = np.maximum(np.where(allowed, radius - sd, 0.0), 0.0)
         return depth
 
     def penetrating(self, s: Bodies, M: ColliderFrame, movable: np.ndarray) -> np.ndarray:
@@ -365,7 +374,15 @@ class Contacts:
         remembers the contacts for the velocity pass (friction and no de-penetration pop).
         Bodies flagged in `translate` (locked roots) are pushed without rotation: their
         orientation belongs to the lock, and a contact turning them every iteration against it
-        would leave a spurious spin in the velocities."""
+        would leave a spurious spin in the velocities.
+
+        Only the penetration beyond `allowance` is pushed out here. What a body had before the
+        substep moved it (an animation that starts with a limb through the floor) is not a
+        collision: pushed out inside the iterations, it became velocity (Δx / h), and the
+        joints handed it to bodies the velocity pass does not touch; a chain starting 34 cm
+        into the ground was thrown up with 5 kJ. The final projection removes it as a position
+        change only (split-impulse style depenetration: Catto, "Modeling and Solving
+        Constraints", GDC 2009)."""
         n = len(self.half)
         K = self.colliders.count
         if first:
@@ -380,6 +397,8 @@ class Contacts:
             axis = R[:, :, 1] * self.half[:, None]
             p, nrm, sd = self.deepest(k, x - axis, x + axis, M)
             pen = self.radius - sd
+            if self.allowance is not None:
+                pen = pen - self.allowance[k]
             active = allowed & (pen > 0.0)
             if active.any():
                 r = p - x if translate is None else np.where(translate[:, None], 0.0, p - x)

@@ -297,6 +297,7 @@ class Level:
             self.state.w[:n] = quat_log(spin) * fps
         self._coeff_key = None
         self.coeff: FrameCoefficients | None = None
+        self.first_step = True
 
     # ----------------------------------------------------------------------------------------
     def fallen_body(self) -> np.ndarray:
@@ -334,6 +335,10 @@ class Level:
         Rt = q2m(quat_t)
         centre_t = origin_t + Rt[:, :, 1] * self.half[:, None]
         v, x = s.v[:n], s.x[:n]
+        colliders = self.run.colliders_at(sub)
+        if self.contacts.allowance is None and self.first_step:  # the pose it starts in
+            self.contacts.allowance = self.contacts.depths(s, colliders, np.arange(n))
+        self.first_step = False
         start = (momenta(s, self.member, self.mass, self.inertia) if c.any_free else None)
         energy = (sum(energies(s, self.member, self.mass, self.inertia, c.gravity))
                   if c.any_passive_free else None)
@@ -387,7 +392,6 @@ class Level:
                      for fz, col, cc in zip(frozen, self.colours, c.colours, strict=True)]
         # Broad phase once per substep: bodies move at most ~|v| h per substep; what is
         # further than twice that (plus BROAD_MARGIN) cannot touch within it.
-        colliders = self.run.colliders_at(sub)
         self.contacts.sweep(s, colliders, ~kin)  # fast bodies do not tunnel through walls
         # the velocities before the solve: restitution bounces the approach speed back
         v_before, w_before = s.v[:n].copy(), s.w[:n].copy()
@@ -452,7 +456,9 @@ class Level:
         s.w[:] = quat_log(dq) / h
         outside = [limit_directions(s, col) for col in self.colours]
         self.final_pass(c, anchor, local_t, origin_t)
-        self.project_contacts(c, colliders, ~kin, anchor)  # every collider: nothing ends inside
+        self.contacts.allowance = (self.contacts.depths(s, colliders, np.arange(n))
+                                   if self.project_contacts(c, colliders, ~kin, anchor)
+                                   else None)
         # velocity pass: no de-penetration pop, joint damping and the motors' dampers
         s.freeze_inertia()
         self.contacts.velocity_pass(s, c.friction, h, restitution=c.restitution,
@@ -557,7 +563,7 @@ class Level:
         s = self.state
         inside = self.contacts.penetrating(s, colliders, movable)
         if not inside.any():
-            return
+            return False
         start = int(self.depth[inside].min())
         for d in range(start, len(c.final)):
             attach = c.final[d][0]
@@ -573,6 +579,7 @@ class Level:
                 s.x[attach] += gap * excess[:, None]
             at = self.level_bodies[d]
             self.contacts.project(s, colliders, movable, only=at, pivot=~self.is_root[at])
+        return True
 
     def final_start(self, c: FrameCoefficients, anchor: np.ndarray, origin_t: np.ndarray
                     ) -> int:
