@@ -115,9 +115,44 @@ def damp_joints(s: Bodies, col: JointColour, damping_fraction: np.ndarray,
     angular_velocity_impulse(s, p, dw)
 
 
+def subtree_recoil(s: Bodies, p: Pairs, carry: np.ndarray, spin: np.ndarray,
+                   pivot: np.ndarray, Ib: np.ndarray, recoil: np.ndarray | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """The parents' share when each joint's subtree turns rigidly about its joint by `spin`
+    (n_c, 3): (translation, rotation) of p.b_unique, as positions (a motor's correction) or as
+    velocities (its damper) alike.
+
+    Turned about its joint, a subtree's centre of mass moves: by itself the correction has a
+    net force, as if the parent were pinned in space. The parent takes the opposite impulse
+    J = −spin × Σ m (x − pivot) at the joint, with its own inverse mass and inertia. Then the
+    linear impulses sum to zero, and so do the angular ones about the joint: the subtree's
+    (P, orbital motion included), the parent's couple (−P) and the moment of J about the
+    parent's centre, which the parent's orbital change about the joint cancels. A three-body
+    chain pressing its end into the ground gained 11 J on 126 J at the defaults without it
+    (3 J with it), a four-body one 66 J on 447 J (19 J with it); the rest is the subtree
+    motor's own metric (the subtree is held rigid while its joints are springs), which the
+    two-body motor does not have. The joint this opens is closed by the ball joint.
+
+    `recoil` (n_c,) bool: the joints whose parent takes J. A locked root does not: it stands
+    for the animation carrying the hips (a kinematic pelvis, as in UE's Physical Animation),
+    its lock is force-limited, and the legs' strong motors pushing it back through a foot on a
+    step stopped the fall sample's runner 0.7 m short of the wall and threw it back 1.2 m."""
+    n = carry.shape[0]
+    inv = s.inv_mass[:n]
+    mass = np.where(inv > 0.0, 1.0 / np.maximum(inv, 1e-300), 0.0)
+    moment = carry.T @ (mass[:, None] * s.x[:n]) - (carry.T @ mass)[:, None] * pivot
+    J = -cross(spin, moment)
+    if recoil is not None:
+        J = np.where(recoil[:, None], J, 0.0)
+    r = pivot - s.x[p.b]
+    return (p.scatter @ (s.inv_mass[p.b][:, None] * J),
+            p.scatter @ np.einsum("nij,nj->ni", Ib, cross(r, J)))
+
+
 def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarray,
                         target_velocity: np.ndarray, motor_fraction: np.ndarray,
-                        carry: np.ndarray, joint_inertia: np.ndarray) -> None:
+                        carry: np.ndarray, joint_inertia: np.ndarray,
+                        recoil: np.ndarray | None = None) -> None:
     """`damp_joints` with the child side being its whole subtree turned rigidly about the joint
     (as motors.solve_motor_subtree): the relative angular velocity w_child - w_parent is
     reduced by dw with an impulse P = (1 / I_joint + I_parent⁻¹)⁻¹ dw; the subtree's angular
@@ -138,6 +173,8 @@ def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarra
     pivot = s.x[p.a] + np.einsum("nij,nj->ni", s.R[p.a], col.anchor_a)
     n = carry.shape[0]
     rot = carry @ spin
+    dv, dw = subtree_recoil(s, p, carry, -spin, pivot, Ib, recoil)
     s.w[:n] -= rot
     s.v[:n] -= cross(rot, s.x[:n]) - carry @ cross(spin, pivot)
-    s.w[p.b_unique] += p.scatter @ np.einsum("nij,nj->ni", Ib, P)
+    s.w[p.b_unique] += p.scatter @ np.einsum("nij,nj->ni", Ib, P) + dw
+    s.v[p.b_unique] += dv

@@ -148,6 +148,8 @@ class FrameCoefficients:
                 alpha=np.where(locked[a], 0.0, alpha[a]),
                 joint_damp=joint_damp[a],
                 carry=level.subtree[a].T * ~self.kinematic[:, None],
+                # the parents that take the subtree motors' push (joints.subtree_recoil)
+                recoil=~np.append(locked, False)[col.pairs.b],
                 motor_damp=motor_damp[a],
                 any_joint_damp=bool(np.any(joint_damp[a] > 0.0)),
                 any_motor_damp=bool(np.any(motor_damp[a] > 0.0)),
@@ -421,7 +423,8 @@ class Level:
                     solve_motor_subtree(s, col, locals_[j], cc["alpha"], lams[j],
                                         cc["subtree_motor"], cc["carry"],
                                         self.joint_inertia[col.index], col.anchor_a,
-                                        K_inv=motor_inv[j], Ib=frozen[j].Ib)
+                                        K_inv=motor_inv[j], Ib=frozen[j].Ib,
+                                        recoil=cc["recoil"])
                     if j == 0 and c.any_locked:
                         solve_root_lock(s, self.root_index, root_target, root_lam,
                                         c.root_locked, c.root_lock_torque, root_Ia, root_inertia)
@@ -484,7 +487,7 @@ class Level:
                 if cc["any_motor_damp"]:
                     damp_joints_subtree(s, col, np.zeros(len(col.index)), target_w,
                                         cc["motor_damp"], cc["carry"],
-                                        self.joint_inertia[col.index])
+                                        self.joint_inertia[col.index], recoil=cc["recoil"])
             else:
                 damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
         alone = np.zeros(len(self.ragdolls), dtype=bool)

@@ -4,8 +4,9 @@ A ragdoll that touches nothing (no collider or other ragdoll near it, no root lo
 kinematic body, no velocity drive, distance limit or air drag) feels only internal forces and
 uniform gravity, so its linear momentum grows by M g h per substep and its angular momentum about
 its centre of mass does not change at all. The substep's parts do not keep that exactly: the
-final projections move positions without velocities, the subtree motors turn a limb about its
-joint (a correction with a net force), the gyroscopic term is explicit. Measured on a humanoid
+final projections move positions without velocities, the gyroscopic term is explicit (and the
+subtree motors, which used to turn a limb about its joint with a net force, still do it exactly
+only to first order in the turn). Measured on a humanoid
 tumbling in zero gravity over 5 s, the angular momentum drifted by 10 % limp and by 99 % with
 its motors on; a character thrown off a ledge turned in the air on its own.
 

@@ -32,7 +32,7 @@ from .bodies import (
     quat_log,
     world_inv_inertia,
 )
-from .joints import JointColour
+from .joints import JointColour, subtree_recoil
 
 MOTOR_FREQUENCY = 2.0  # Hz at strength 0.5
 
@@ -94,7 +94,8 @@ def motor_subtree_inverse(Ib: np.ndarray, split: np.ndarray, alpha_tilde: np.nda
 def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
                         alpha_tilde: np.ndarray, lam: np.ndarray, active: np.ndarray,
                         carry: np.ndarray, joint_inertia: np.ndarray, anchor_a: np.ndarray,
-                        K_inv: np.ndarray | None = None, Ib: np.ndarray | None = None) -> None:
+                        K_inv: np.ndarray | None = None, Ib: np.ndarray | None = None,
+                        recoil: np.ndarray | None = None) -> None:
     """Motor correction applied to the child's whole subtree, rotated rigidly about the joint.
 
     A two-body angular correction turns the child about its own centre with its own (small)
@@ -103,7 +104,9 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     slowly (a thin chest ended 30° off its motor target after 4 iterations). Here the child side
     of the constraint is the subtree with its inertia about the joint (`joint_inertia`, the
     same the compliance is normalised by), so one correction moves what the joint carries and
-    keeps the joints below it together; the parent takes the reaction with its own inertia.
+    keeps the joints below it together; the parent takes the reaction with its own inertia,
+    the couple and the joint's push (`joints.subtree_recoil`), so the correction conserves
+    momentum.
 
     carry: (n, n_c) 1 where body k is in the subtree of the colour's joint j and may move.
     K_inv, Ib: `motor_subtree_inverse` and the parents' world inverse inertias of this
@@ -128,7 +131,9 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     dth = np.zeros(s.x.shape)
     dx[:n] = cross(rot, s.x[:n]) - carry @ cross(spin, pivot)
     dth[:n] = rot
-    dth[p.b_unique] -= p.scatter @ np.einsum("nij,nj->ni", Ib, P)
+    recoil_x, recoil_th = subtree_recoil(s, p, carry, spin, pivot, Ib, recoil)
+    dx[p.b_unique] += recoil_x
+    dth[p.b_unique] += recoil_th - p.scatter @ np.einsum("nij,nj->ni", Ib, P)
     s.move(dx, dth)
 
 

@@ -72,6 +72,30 @@ def test_free_ragdoll_in_zero_gravity_keeps_its_linear_momentum(monkeypatch):
     assert np.abs(P - P[0]).max() <= 1e-9 * np.linalg.norm(P[0])
 
 
+@pytest.mark.parametrize("motor_damping", [0.0, 1.0])
+def test_motors_are_internal_forces(monkeypatch, motor_damping):
+    """The same tumbling humanoid with its motors on (strength 0.8) pulling it toward the walk:
+    motors and their dampers act between bodies, so the momentum stays without the projection
+    onto the invariants (switched off here). The subtree motors turned a limb about its joint
+    as if the parent were pinned in space; the parent did not recoil (the momentum drifted by
+    four times the initial momentum)."""
+    frames = 60
+    rest = humanoid_rest(17)
+    model = build_ragdoll_model(ragdolls=[rest])
+    drive = RagdollDrive(
+        fps=30.0, target=walk_targets(rest, frames=frames, fps=30.0, scale=3.0),
+        collider_matrix=np.zeros((frames, 0, 4, 4)),
+        params=RagdollParams.defaults(17, 1, root_lock=False, motor_strength=0.8,
+                                      motor_damping=motor_damping, joint_damping=0.0,
+                                      gravity=(0.0, 0.0, 0.0)))
+    monkeypatch.setattr(level_module, "restore_momenta", lambda *args, **kwargs: None)
+    record = SubstepRecorder(monkeypatch)
+    bake_ragdoll(model, drive, RagdollSettings())
+    P = np.array(record.momentum)
+    assert np.linalg.norm(P[0]) > 50.0
+    assert np.abs(P - P[0]).max() <= 1e-9 * np.linalg.norm(P[0])
+
+
 @pytest.mark.parametrize("joint_damping", [0.0, 1.0])
 def test_limp_ragdoll_dropped_on_the_ground_never_gains_energy_and_comes_to_rest(
         monkeypatch, joint_damping):
