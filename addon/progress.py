@@ -27,16 +27,19 @@ class Progress:
         return start + span * (self.done / max(self.total, 1))
 
 
-def solve_steps(make_job, frame_start: int, *, system: str = "strands"):
+def solve_steps(make_job, frame_start: int, *, system: str = "strands", per_frame: int = 1):
     """Generator: run the core bake job ``make_job()`` frame by frame, yielding 'solve'
     ``Progress``; returns the job's result. Core counts frames from 0 at the first baked frame,
-    so a ``DivergenceError`` is raised again with the scene frame users see."""
+    so a ``DivergenceError`` is raised again with the scene frame users see. ``per_frame``: the
+    job's frames per scene frame (a drive sampled between the scene's frames); the error then
+    names the first scene frame at or after the job's."""
     try:
         job = make_job()
         for done, total in job:
             yield Progress("solve", done, total, system=system)
     except DivergenceError as error:
-        raise DivergenceError(error.setup, frame_start + error.frame, error.detail) from error
+        raise DivergenceError(error.setup, frame_start + -(-error.frame // per_frame),
+                              error.detail) from error
     return job.result
 
 

@@ -192,8 +192,8 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
                     "slow, lightly damped motion better)")
     sample_rate: FloatProperty(
         name="Sample Rate", default=120.0, min=0.0, soft_max=1000.0,
-        description="How often per second bone chains, hair, cloth and rods read the "
-                    "animation, at times in seconds shared by every frame rate, so fast "
+        description="How often per second bone chains, hair, cloth, rods and ragdolls "
+                    "read the animation, at times in seconds shared by every frame rate, so fast "
                     "motion bakes alike at 24, "
                     "25, 30, 50 or 60 fps (Hz). Higher follows fast keys more closely and costs "
                     "more scene evaluations. 0 = once per frame: fastest, but fast motion then "

@@ -429,15 +429,15 @@ MESSAGES.update({
 })
 
 MESSAGES.update({
-    "How often per second bone chains, hair, cloth and rods read the animation, at times in "
-    "seconds shared by every frame rate, so fast motion bakes alike at 24, 25, 30, 50 or 60 fps "
+    "How often per second bone chains, hair, cloth, rods and ragdolls read the animation, at "
+    "times in seconds shared by every frame rate, so fast motion bakes alike at 24, 25, 30, 50 or 60 fps "
     "(Hz). Higher follows fast keys more closely and costs more scene evaluations. 0 = once per "
     "frame: fastest, but fast motion then depends on the frame rate": (
-        "ボーンチェーン・髪・クロス・ロッドがアニメーションを読む毎秒の回数 (Hz)。どのフレームレートでも"
+        "ボーンチェーン・髪・クロス・ロッド・ラグドールがアニメーションを読む毎秒の回数 (Hz)。どのフレームレートでも"
         "共通の秒単位の時刻で読むため、速い動きも 24、25、30、50、60 fps で同じようにベイクされます。"
         "高いほど速いキーに忠実ですが、シーンの評価が増えます。0 = 1 フレームに 1 回: 最速ですが、"
         "速い動きはフレームレートに左右されます",
-        "骨链、头发、布料和杆每秒读取动画的次数 (Hz), 读取时刻以秒为单位并在所有帧率间共享, "
+        "骨链、头发、布料、杆和布娃娃每秒读取动画的次数 (Hz), 读取时刻以秒为单位并在所有帧率间共享, "
         "因此快速运动在 24、25、30、50 或 60 fps 下烘焙结果一致。数值越高越贴近快速关键帧, "
         "但场景求值更多。0 = 每帧一次: 最快, 但快速运动会受帧率影响"),
     "Inextensible strands keep their lengths by an energy-conserving mass-weighted projection "

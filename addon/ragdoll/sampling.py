@@ -15,7 +15,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...core.errors import SetupError
-from ..sampling import FrameSampler, first_bad_frame, setting_paths, user_paths
+from ..sampling import (
+    FrameSampler,
+    first_bad_frame,
+    setting_paths,
+    settings_at,
+    user_paths,
+)
 from .properties import ANIMATED_BODY_SETTINGS, BONE_PREFIX, MODE_VALUES
 from .reading import RagdollRead
 
@@ -55,6 +61,16 @@ class RagdollSamples:
     gravity: np.ndarray  # (F, 3) scene gravity, Blender units/s²
     ragdoll_settings: list  # per ragdoll {name: (F or 1,)}
     body_settings: list  # per ragdoll {name: (F or 1, N)}
+
+    def take(self, index: np.ndarray) -> RagdollSamples:
+        """The samples at ``index`` (e.g. the scene frames among sub-frame samples)."""
+        count = len(self.frames)
+        return RagdollSamples(
+            frames=self.frames[index], pose=[p[index] for p in self.pose],
+            object_matrix=self.object_matrix[index],
+            collider_matrix=self.collider_matrix[index], gravity=self.gravity[index],
+            ragdoll_settings=settings_at(self.ragdoll_settings, index, count),
+            body_settings=settings_at(self.body_settings, index, count))
 
 
 class RagdollSampler(FrameSampler):
