@@ -1,8 +1,10 @@
-"""``waft.fix_warning``: the one-click fix of a bone-chain setup warning
-(``addon/strands/warnings.py``), undoable."""
+"""``waft.fix_warning``: the one-click fix of a bone-chain or ragdoll setup warning
+(``addon/strands/warnings.py``, ``addon/ragdoll/warnings.py``), undoable."""
 
 import bpy
 
+from ..addon.ragdoll import warnings as ragdoll_warnings
+from ..addon.ragdoll.create import fit_limits_to_animation
 from ..addon.reading import collider_kind
 from ..addon.strands import warnings
 from ..core.colliders import ColliderKind
@@ -24,7 +26,10 @@ class WAFT_OT_fix_warning(bpy.types.Operator):
              "Shrink the collider about its origin (a plane: move it back) until the chain is "
              "clear of it"),
             (warnings.FIX_SPACE_BONE, "Use as Space Bone",
-             "Measure World Motion in the space of the bone that carries the character")),
+             "Measure World Motion in the space of the bone that carries the character"),
+            (ragdoll_warnings.FIX_FIT_LIMITS, "Fit Limits to Animation",
+             "Widen the ragdoll's joint limits so its animation over the scene's frame range "
+             "stays inside them")),
         options={'SKIP_SAVE'})
     armature: bpy.props.StringProperty(name="Armature", options={'SKIP_SAVE'})
     target: bpy.props.StringProperty(name="Target", options={'SKIP_SAVE'})
@@ -39,6 +44,13 @@ class WAFT_OT_fix_warning(bpy.types.Operator):
             if self.fix == warnings.FIX_CONSTRAINTS:
                 scene.waft.constrained_bones = 'TURN_OFF'
                 self.report({'INFO'}, "Constrained Bones: Turn Off for Result")
+            elif self.fix == ragdoll_warnings.FIX_FIT_LIMITS:
+                hung = ragdoll_warnings.jointed_bodies(ob)
+                names = [pb.name for pb in ob.pose.bones if pb.waft_ragdoll.body]
+                grown = fit_limits_to_animation(
+                    scene, ob, names, hung, range(scene.frame_start, scene.frame_end + 1))
+                self.report({'INFO'}, f"Ragdoll '{ob.name}': {grown} joint limits widened to "
+                                      f"the animation")
             elif self.fix == warnings.FIX_SPACE_BONE:
                 if self.target not in ob.pose.bones:
                     raise WaftError(f"Armature '{ob.name}' has no bone '{self.target}'")

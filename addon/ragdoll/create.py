@@ -12,6 +12,7 @@ from ...core.errors import SetupError
 from ...core.ragdoll.limits import fit_limits
 from ...core.rotations import quat_from_matrix, quat_multiply
 from ..preview import suspended
+from ..sampling import is_result_track, tracks_muted
 from .humanoid import body_mass, defaults_for, role_of, side_of
 
 
@@ -124,10 +125,18 @@ def apply_defaults(pose_bone, height: float, share: float = 1.0, unit: float = 1
 FIT_MARGIN_DEG = 10.0  # room left between the animation's range of motion and a fitted limit
 
 
-def _orientation(matrices: np.ndarray) -> np.ndarray:
+def bone_orientation(matrices: np.ndarray) -> np.ndarray:
     """Unit quaternions (…, 4) of 4×4 bone matrices whose columns may carry scale."""
     m = matrices[..., :3, :3]
     return quat_from_matrix(m / np.linalg.norm(m, axis=-2, keepdims=True))
+
+
+def rest_relative(ob, children: list[str], parents: list[str]) -> np.ndarray:
+    """(k, 4) each child's rest orientation in its parent body's rest frame."""
+    rest = np.array([np.array(ob.data.bones[n].matrix_local) for n in children + parents])
+    q_rest = bone_orientation(rest)
+    k = len(children)
+    return quat_multiply(q_rest[k:] * np.array([1.0, -1.0, -1.0, -1.0]), q_rest[:k])
 
 
 def fit_limits_to_animation(scene, ob, names, hung: dict, frames) -> int:
@@ -141,23 +150,23 @@ def fit_limits_to_animation(scene, ob, names, hung: dict, frames) -> int:
     parents = [hung[n] for n in jointed]
     kept = scene.frame_current, scene.frame_subframe
     pose = np.empty((len(frames), len(jointed) * 2, 4, 4))
-    with suspended():  # the animation's pose, never the live preview's
+    # the animation's pose: never the live preview's, nor a ragdoll already baked over it
+    with suspended():
         try:
-            for i, frame in enumerate(frames):
-                scene.frame_set(frame)
-                pose[i] = [np.array(ob.pose.bones[n].matrix) for n in jointed + parents]
+            with tracks_muted((ob,), is_result_track):
+                for i, frame in enumerate(frames):
+                    scene.frame_set(frame)
+                    pose[i] = [np.array(ob.pose.bones[n].matrix) for n in jointed + parents]
         finally:
             scene.frame_set(kept[0], subframe=kept[1])
-    rest = np.array([np.array(ob.data.bones[n].matrix_local) for n in jointed + parents])
-    q = _orientation(pose)
-    q_rest = _orientation(rest)
+    q = bone_orientation(pose)
     k = len(jointed)
-    rest_relative = quat_multiply(q_rest[k:] * np.array([1.0, -1.0, -1.0, -1.0]), q_rest[:k])
     bodies = [ob.pose.bones[n].waft_ragdoll for n in jointed]
     swing = np.array([tuple(b.swing_limit) for b in bodies])
     twist = np.array([tuple(b.twist_limit) for b in bodies])
     new_swing, new_twist = fit_limits(q_child=q[:, :k], q_parent=q[:, k:],
-                                      rest_relative=rest_relative, swing_limit=swing,
+                                      rest_relative=rest_relative(ob, jointed, parents),
+                                      swing_limit=swing,
                                       twist_limit=twist, margin=math.radians(FIT_MARGIN_DEG))
     grown = 0
     for body, s0, t0, s1, t1 in zip(bodies, swing, twist, new_swing, new_twist, strict=True):

@@ -13,6 +13,7 @@ from ..panels import (
 from ..preset_menus import draw_preset_menu, preset_classes
 from .presets import PRESET_KIND
 from .properties import ANIMATED_BODY_SETTINGS, BONE_PREFIX
+from .warnings import ragdoll_warnings
 
 RAGDOLL_MAIN = ("root_lock", "fall_threshold", "use_recovery", "recovery_delay", "recovery_time",
                 "gravity_factor", "default_density")
@@ -39,6 +40,15 @@ def draw_body_props(layout, pose_bone, names) -> None:
 
 def draw_preset(layout, ob) -> None:
     draw_preset_menu(layout, PRESET_KIND)
+
+
+def draw_warnings(layout, scene, ob) -> None:
+    """Each ragdoll setup warning (``warnings.py``) with its one-click fix."""
+    for warning in ragdoll_warnings(scene, ob):
+        box = layout.box()
+        box.label(text=warning.text, icon='ERROR', translate=False)
+        op = box.operator("waft.fix_warning", text=warning.label, translate=False)
+        op.fix, op.armature, op.target = warning.fix, ob.name, warning.target
 
 
 def draw_create_buttons(layout) -> None:
@@ -68,6 +78,7 @@ class WAFT_PT_ragdoll(PropertiesPanel, bpy.types.Panel):
         draw_props(layout, settings, RAGDOLL_MAIN)
         bodies = sum(1 for pb in ob.pose.bones if pb.waft_ragdoll.body)
         layout.label(text=f"{bodies} bodies", icon='MESH_CAPSULE')
+        draw_warnings(layout, context.scene, ob)
 
 
 WAFT_PT_ragdoll_world = settings_subpanel(
@@ -132,6 +143,7 @@ class WAFT_PT_ragdoll_sidebar(SidebarPanel, bpy.types.Panel):
         if ob.waft_ragdoll.enabled:
             draw_preset(layout, ob)
             draw_props(layout, ob.waft_ragdoll, ("root_lock", "fall_threshold"))
+            draw_warnings(layout, context.scene, ob)
         pose_bone = context.active_pose_bone
         if pose_bone is not None and pose_bone.waft_ragdoll.body:
             layout.label(text=f"Body: {pose_bone.name}")
