@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import transcendental
 from ..rotations import quat_from_matrix, quat_multiply
+from .articulated import OFF, ArticulatedMotors, TreeShape
 from .bodies import (
     Bodies,
     FrozenPairs,
@@ -74,6 +75,12 @@ class Scene(Protocol):
     def carrier_delta(self, carrier: np.ndarray, sub: Substep, k: int): ...
 
 BROAD_MARGIN = 0.02  # m, see the broad phase in Level.step
+# Experimental: every motor solved at once through the ball-jointed tree (articulated.py).
+# It makes no energy where the subtree motors do (docs/ragdoll-solver.md), but it is not the
+# default yet: it amplifies sub-micrometre differences of its input to millimetres within a
+# quarter second (a 5 g shake sampled at 24 and at 30 fps on the same grid parted by 3 mm
+# instead of 1 µm), and it costs about 40 % more per substep.
+ARTICULATED_MOTORS = False
 SUBTREE_MOTORS = True  # motors turn the child's whole subtree (motors.solve_motor_subtree)
 SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
 JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
@@ -136,6 +143,12 @@ class FrameCoefficients:
         lock_torque = np.where(locked, np.sqrt(level.ragdoll_mass * level.joint_inertia)
                                * a_max_h2 * ROOT_LOCK_TORQUE_FACTOR, np.inf)
         self.root_lock_torque = lock_torque[level.root_index]
+        # the motors of the articulated solve (articulated.py): α̃ per body, OFF where off
+        on = driven & ~level.is_root & (strength > 0)
+        self.any_motor = bool(on.any())
+        self.motor_alpha = np.where(on, alpha, OFF)
+        self.motor_damp = motor_damp
+        self.motor_pinned = self.kinematic | locked
         self.colours = []
         for col in level.colours:
             a = col.index
@@ -279,6 +292,7 @@ class Level:
             parent=self.parent, depth=depth, half_length=self.half, rest_relative=rest_rel,
             swing_limit=model.swing_limit[b], twist_limit=model.twist_limit[b])
         self.contacts = Contacts(model, b, self.half, self.radius)
+        self.shapes = TreeShape.groups(self.ragdoll_local, self.parent) if n else []
         self.world_pairs = Pairs.create(np.arange(n), np.full(n, n))  # body -> static world
         others = model.collide_with_others[model.ragdoll_of_body[b]]
         self.self_collision = SelfCollision(
@@ -380,7 +394,7 @@ class Level:
         root_target = quat_t[self.root_index]
         root_lam = np.zeros((len(self.root_index), 3))  # the root lock's summed angular impulses
         root_Ia = root_inertia = None
-        if c.any_locked and SUBTREE_MOTORS:  # frozen for the substep: inverted once
+        if c.any_locked and (SUBTREE_MOTORS or ARTICULATED_MOTORS):  # inverted once
             root_Ia = s.Iw_inv[self.root_index]
             root_inertia = inverse3(root_Ia)
         # the locked roots' summed positional impulses (force-limited, see solve_ball)
@@ -391,7 +405,20 @@ class Level:
         frozen = [FrozenPairs.of(s, col.pairs) for col in self.colours]
         motor_inv = [motor_subtree_inverse(fz.Ib, col.pairs.split, cc["alpha"],
                                            self.joint_inertia[col.index])
-                     for fz, col, cc in zip(frozen, self.colours, c.colours, strict=True)]
+                     for fz, col, cc in zip(frozen, self.colours, c.colours, strict=True)
+                     ] if not ARTICULATED_MOTORS else None
+        arts = []  # (ArticulatedMotors, its children's local targets, summed impulses)
+        if ARTICULATED_MOTORS and c.any_motor:
+            for shape in self.shapes:
+                child = shape.bodies[:, shape.child]
+                alpha = c.motor_alpha[child]
+                if np.all(alpha >= OFF):
+                    continue
+                arts.append((ArticulatedMotors.of(
+                    s, shape, anchor_a=self.anchor_a[child], anchor_b=anchor[child],
+                    alpha=alpha, pinned=c.motor_pinned[shape.bodies],
+                    damped=bool(np.any(c.motor_damp[child] > 0.0))),
+                    local_t[child], np.zeros(child.shape + (3,))))
         # Broad phase once per substep: bodies move at most ~|v| h per substep; what is
         # further than twice that (plus BROAD_MARGIN) cannot touch within it.
         self.contacts.sweep(s, colliders, ~kin)  # fast bodies do not tunnel through walls
@@ -419,7 +446,16 @@ class Level:
                 cc = c.colours[j]
                 solve_ball(s, col, anchors[j], cc["ball"], frozen[j], lam_total=lock_lams[j],
                            lam_max=cc["lock_force"] if c.any_locked else None)
-                if SUBTREE_MOTORS:
+                if ARTICULATED_MOTORS:
+                    if j == 0 and arts:
+                        dx, dth = np.zeros(s.x.shape), np.zeros(s.x.shape)
+                        for art, targets_, lam in arts:
+                            art.solve(s, targets_, lam, dx, dth)
+                        s.move(dx, dth)
+                    if j == 0 and c.any_locked:
+                        solve_root_lock(s, self.root_index, root_target, root_lam,
+                                        c.root_locked, c.root_lock_torque, root_Ia, root_inertia)
+                elif SUBTREE_MOTORS:
                     solve_motor_subtree(s, col, locals_[j], cc["alpha"], lams[j],
                                         cc["subtree_motor"], cc["carry"],
                                         self.joint_inertia[col.index], col.anchor_a,
@@ -478,7 +514,11 @@ class Level:
                 target_w = np.zeros((len(col.index), 3))
             else:
                 target_w = rotate(s.R[col.pairs.b], self.local_omega[f, col.index])
-            if SUBTREE_MOTORS:
+            if ARTICULATED_MOTORS:
+                # (the motors' dampers act through the tree, below)
+                if cc["any_joint_damp"]:
+                    damp_joints(s, col, cc["joint_damp"])
+            elif SUBTREE_MOTORS:
                 # Joint damping is passive: a couple between child and parent (conserves
                 # linear and angular momentum). The motor's damper pulls toward the
                 # animation's velocity and turns the child's whole subtree (like its spring).
@@ -490,6 +530,15 @@ class Level:
                                         self.joint_inertia[col.index], recoil=cc["recoil"])
             else:
                 damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
+        for art, _, _ in arts:
+            if art.D_inv is None:
+                continue
+            shape = art.shape
+            child, parent = shape.bodies[:, shape.child], shape.bodies[:, shape.parent]
+            relative = s.w[child] - s.w[parent]
+            if not sub.frozen:
+                relative -= np.einsum("rjik,rjk->rji", s.R[parent], self.local_omega[f, child])
+            art.damp(s, relative * c.motor_damp[child][..., None])
         alone = np.zeros(len(self.ragdolls), dtype=bool)
         if start is not None:
             alone = c.free_ragdoll & (self.member @ touched == 0)
