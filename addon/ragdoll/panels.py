@@ -11,6 +11,7 @@ from ..panels import (
     settings_subpanel,
 )
 from ..preset_menus import draw_preset_menu, preset_classes
+from ..strands.panels import draw_warning_boxes
 from .presets import PRESET_KIND
 from .properties import ANIMATED_BODY_SETTINGS, BONE_PREFIX
 from .warnings import ragdoll_warnings
@@ -44,11 +45,7 @@ def draw_preset(layout, ob) -> None:
 
 def draw_warnings(layout, scene, ob) -> None:
     """Each ragdoll setup warning (``warnings.py``) with its one-click fix."""
-    for warning in ragdoll_warnings(scene, ob):
-        box = layout.box()
-        box.label(text=warning.text, icon='ERROR', translate=False)
-        op = box.operator("waft.fix_warning", text=warning.label, translate=False)
-        op.fix, op.armature, op.target = warning.fix, ob.name, warning.target
+    draw_warning_boxes(layout, ob, ragdoll_warnings(scene, ob))
 
 
 def draw_create_buttons(layout) -> None:

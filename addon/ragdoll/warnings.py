@@ -19,8 +19,7 @@ import numpy as np
 
 from ...core.errors import SetupError
 from ...core.ragdoll.limits import fit_limits
-from .. import constrained
-from ..strands.warnings import FIX_CONSTRAINTS, SetupWarning
+from ..strands.warnings import SetupWarning, constraint_warnings
 from .create import bone_orientation, rest_relative
 from .reading import body_bones, joint_parent
 
@@ -65,18 +64,8 @@ def _outside_limits(ob) -> list[SetupWarning]:
 
 
 def _constraints(scene, ob) -> list[SetupWarning]:
-    if scene.waft.constrained_bones != constrained.WARN:
-        return []
-    found = constrained.overriding_constraints(ob, [pb.name for pb in body_bones(ob)])
-    if not found:
-        return []
-    bone, causes = next(iter(found.items()))
-    owner, constraint = causes[0]
-    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
-    return [SetupWarning(
-        text=f"Bone '{bone}'{more}: constraint '{constraint.name}' on '{owner}' overrides "
-             f"the baked ragdoll",
-        fix=FIX_CONSTRAINTS, label="Turn Off for Result")]
+    return constraint_warnings(scene, ob, [pb.name for pb in body_bones(ob)],
+                               "the baked ragdoll")
 
 
 def ragdoll_warnings(scene, ob) -> list[SetupWarning]:

@@ -38,7 +38,13 @@ BONE_VRM = ("vrm_stiffness", "vrm_gravity_power", "vrm_drag_force")
 
 def draw_warnings(layout, scene, ob) -> None:
     """Each setup warning (``warnings.py``) with its one-click fix."""
-    for warning in chain_warnings(scene, ob):
+    draw_warning_boxes(layout, ob, chain_warnings(scene, ob))
+
+
+def draw_warning_boxes(layout, ob, found) -> None:
+    """Setup warnings of armature ``ob`` (bone chains' or a ragdoll's), each in a box with its
+    one-click fix (``waft.fix_warning``)."""
+    for warning in found:
         box = layout.box()
         box.label(text=warning.text, icon='ERROR', translate=False)
         op = box.operator("waft.fix_warning", text=warning.label, translate=False)

@@ -123,10 +123,12 @@ def _root_motion(ob) -> list[SetupWarning]:
         fix=FIX_SPACE_BONE, label=f"Use '{bone}' as Space Bone", target=bone)]
 
 
-def _constraints(scene, ob) -> list[SetupWarning]:
+def constraint_warnings(scene, ob, names, overridden: str) -> list[SetupWarning]:
+    """The warning about constraints on the baked bones ``names`` that would override
+    ``overridden`` (what the bake writes), while *Constrained Bones* is *Warn* (bone chains
+    and ragdolls alike)."""
     if scene.waft.constrained_bones != constrained.WARN:
         return []
-    names = [pb.name for pb in ob.pose.bones if pb.waft.simulate]
     found = constrained.overriding_constraints(ob, names)
     if not found:
         return []
@@ -135,8 +137,13 @@ def _constraints(scene, ob) -> list[SetupWarning]:
     more = f" and {len(found) - 1} more" if len(found) > 1 else ""
     return [SetupWarning(
         text=f"Bone '{bone}'{more}: constraint '{constraint.name}' on '{owner}' overrides "
-             f"the baked keys",
+             f"{overridden}",
         fix=FIX_CONSTRAINTS, label="Turn Off for Result")]
+
+
+def _constraints(scene, ob) -> list[SetupWarning]:
+    return constraint_warnings(scene, ob, [pb.name for pb in ob.pose.bones if pb.waft.simulate],
+                               "the baked keys")
 
 
 def chain_warnings(scene, ob) -> list[SetupWarning]:

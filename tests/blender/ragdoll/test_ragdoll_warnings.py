@@ -79,3 +79,48 @@ def test_a_constraint_on_a_body_is_turned_off_for_the_result(scene, waft):
     assert scene.waft.constrained_bones == 'TURN_OFF'
     assert _warnings(waft, scene, ob) == []
     assert not constraint.mute and constraint.influence == 1.0  # the rig itself is untouched
+
+
+class _Layout:
+    """Stands in for ``UILayout``: records the labels and the operators' settings drawn."""
+
+    def __init__(self, log):
+        self.log, self.active, self.use_property_split, self.use_property_decorate = \
+            log, True, False, False
+
+    def operator(self, idname, text="", **_):
+        props = type("Props", (), {})()
+        self.log.append((idname, text, props))
+        return props
+
+    def label(self, text="", **_):
+        self.log.append(("label", text, None))
+
+    def row(self, **_):
+        return self
+
+    column = box = row
+
+    def prop(self, *_, **__):
+        pass
+
+    def separator(self, **_):
+        pass
+
+    def menu(self, *_, **__):
+        pass
+
+
+def test_the_panel_shows_the_warning_with_its_fix(scene, waft):
+    ob = rigs.humanoid(scene)
+    _limit_every_joint(ob, 30.0, 20.0)
+    _bend_forearm(scene, ob, 80.0)
+    scene.frame_set(5)
+    panels = importlib.import_module(waft.__name__ + ".addon.ragdoll.panels")
+    log: list = []
+    panels.draw_warnings(_Layout(log), scene, ob)
+    labels = [text for kind, text, _ in log if kind == "label"]
+    fixes = [(text, props) for kind, text, props in log if kind == "waft.fix_warning"]
+    assert len(labels) == 1 and "'forearm.L'" in labels[0]
+    assert [text for text, _ in fixes] == ["Fit Limits to Animation"]
+    assert fixes[0][1].fix == "FIT_LIMITS" and fixes[0][1].armature == ob.name
