@@ -53,21 +53,26 @@ class SubstepRecorder:
         monkeypatch.setattr(level_module.Level, "step", step)
 
 
-def test_free_ragdoll_in_zero_gravity_keeps_its_linear_momentum(monkeypatch):
-    """A humanoid thrown tumbling (a 3x walk's velocities at the start), no gravity, contacts or
-    damping: its limits are hit hard over and over, yet the momentum stays (relative 1e-9 over
-    5 s). The limit projections used to be outside pushes (drift 1.7x the initial momentum)."""
-    frames = 150
+def _tumbling_momentum(monkeypatch, frames: int, **params) -> np.ndarray:
+    """Linear momentum (substeps, 3) of a humanoid thrown tumbling in zero gravity (a 3x walk's
+    velocities at the start), no joint damping, with the motor ``params`` given."""
     rest = humanoid_rest(17)
     model = build_ragdoll_model(ragdolls=[rest])
     drive = RagdollDrive(
         fps=30.0, target=walk_targets(rest, frames=frames, fps=30.0, scale=3.0),
         collider_matrix=np.zeros((frames, 0, 4, 4)),
-        params=RagdollParams.defaults(17, 1, root_lock=False, motor_strength=0.0,
-                                      joint_damping=0.0, gravity=(0.0, 0.0, 0.0)))
+        params=RagdollParams.defaults(17, 1, root_lock=False, joint_damping=0.0,
+                                      gravity=(0.0, 0.0, 0.0), **params))
     record = SubstepRecorder(monkeypatch)
     bake_ragdoll(model, drive, RagdollSettings())
-    P = np.array(record.momentum)
+    return np.array(record.momentum)
+
+
+def test_free_ragdoll_in_zero_gravity_keeps_its_linear_momentum(monkeypatch):
+    """A humanoid thrown tumbling (a 3x walk's velocities at the start), no gravity, contacts or
+    damping: its limits are hit hard over and over, yet the momentum stays (relative 1e-9 over
+    5 s). The limit projections used to be outside pushes (drift 1.7x the initial momentum)."""
+    P = _tumbling_momentum(monkeypatch, 150, motor_strength=0.0)
     assert np.linalg.norm(P[0]) > 50.0  # kg m/s: it really moves
     assert np.abs(P - P[0]).max() <= 1e-9 * np.linalg.norm(P[0])
 
@@ -79,19 +84,8 @@ def test_motors_are_internal_forces(monkeypatch, motor_damping):
     onto the invariants (switched off here). The subtree motors turned a limb about its joint
     as if the parent were pinned in space; the parent did not recoil (the momentum drifted by
     four times the initial momentum)."""
-    frames = 60
-    rest = humanoid_rest(17)
-    model = build_ragdoll_model(ragdolls=[rest])
-    drive = RagdollDrive(
-        fps=30.0, target=walk_targets(rest, frames=frames, fps=30.0, scale=3.0),
-        collider_matrix=np.zeros((frames, 0, 4, 4)),
-        params=RagdollParams.defaults(17, 1, root_lock=False, motor_strength=0.8,
-                                      motor_damping=motor_damping, joint_damping=0.0,
-                                      gravity=(0.0, 0.0, 0.0)))
     monkeypatch.setattr(level_module, "restore_momenta", lambda *args, **kwargs: None)
-    record = SubstepRecorder(monkeypatch)
-    bake_ragdoll(model, drive, RagdollSettings())
-    P = np.array(record.momentum)
+    P = _tumbling_momentum(monkeypatch, 60, motor_strength=0.8, motor_damping=motor_damping)
     assert np.linalg.norm(P[0]) > 50.0
     assert np.abs(P - P[0]).max() <= 1e-9 * np.linalg.norm(P[0])
 
