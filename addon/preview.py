@@ -1,10 +1,11 @@
-"""Live preview: see the bone chains' and cloth cages' simulation while the timeline plays,
-without baking.
+"""Live preview: see the bone chains', cloth cages', hair guides' and ragdolls' simulation
+while the timeline plays, without baking.
 
 With *Preview* on (``Scene.waft.use_preview``: the Waft scene panel, the sidebar and the
 timeline header), a ``frame_change_post`` handler steps the bake's own solvers
 (``strands/preview.py``, ``cloth/preview.py``) one frame per timeline frame from the scene's
-first frame and puts the result on the bones; no key is written. Played from the first frame
+first frame and puts the result on the bones; no key is written. (The ragdolls read the whole
+shot at the first frame, ``ragdoll/preview.py``.) Played from the first frame
 the preview shows, frame for frame, bit for bit what *Bake* writes (the tests play the frames
 and compare with the baked F-curves).
 
@@ -20,8 +21,7 @@ and compare with the baked F-curves).
 - **Cost.** Milliseconds per simulated frame against the frame time are shown; when slower,
   the status says so (frames are never skipped in the simulation).
 
-Bone chains and cloth cages: hair Curves guides, rods and ragdolls show their last bake while
-the preview runs.
+Rods show their last bake while the preview runs.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core.errors import SetupError
+from ..core.errors import DivergenceError, SetupError
 from . import reading
 from .compat import action_fcurves
 from .sampling import animated_paths, frame_kept, is_result_or_rest_track
@@ -67,6 +67,9 @@ class Preview:
             return "Play from the first frame to preview"
         first, last = min(self.cache), max(self.cache)
         text = f"Simulated {first}–{last}, {self.cost_ms:.1f} ms/frame"
+        notes = self.run.notes() if self.run is not None else ""
+        if notes:
+            text += f"; {notes}"
         if self.loop:
             text += "; Loop is on: the bake blends a seamless cycle, the preview plays straight"
         if self.cost_ms > self.frame_ms > 0.0:
@@ -131,8 +134,10 @@ def fingerprint(scene, objects, colliders) -> str:
         h.update(ob.name.encode())
         _hash_group(h, ob.waft_collider if ob in colliders else ob.waft)
         if ob.type == 'ARMATURE' and ob in objects:
+            _hash_group(h, ob.waft_ragdoll)
             for bone in ob.pose.bones:
                 _hash_group(h, bone.waft)
+                _hash_group(h, bone.waft_ragdoll)
         if ob.type == 'CURVES':
             _hash_group(h, ob.waft_hair)
             co = np.empty(len(ob.data.points) * 3, dtype=np.float32)
@@ -159,6 +164,12 @@ def _cages(scene) -> list:
     return [ob for ob in scene.objects if is_cage(ob)]
 
 
+def _ragdolls(scene) -> list:
+    from .ragdoll.system import claims
+
+    return [ob for ob in scene.objects if claims(ob)]
+
+
 def _grooms(scene) -> list:
     from .hair.system import claims
 
@@ -166,9 +177,14 @@ def _grooms(scene) -> list:
 
 
 def _inputs(scene) -> tuple[list, list]:
-    """The objects the preview simulates (armatures with bone chains, cloth cages and the
-    armatures they drive, hair Curves and their surfaces) and the colliders in the scene."""
+    """The objects the preview simulates (armatures with bone chains or a ragdoll and what
+    carries them, cloth cages and the armatures they drive, hair Curves and their surfaces)
+    and the colliders in the scene."""
     objects = {ob.name: ob for ob in _chain_armatures(scene)}
+    for ragdoll in _ragdolls(scene):
+        objects[ragdoll.name] = ragdoll
+        if ragdoll.parent is not None:  # a carrier ragdoll, or what the armature rides on
+            objects[ragdoll.parent.name] = ragdoll.parent
     for cage in _cages(scene):
         objects[cage.name] = cage
         armature = cage.waft_cloth.armature
@@ -224,11 +240,40 @@ class Runs:
                 return run.result_for(model, drive, settings)
         return None
 
+    def ragdoll_result_for(self, model, drive, settings):
+        """The ragdolls' result for a bake (``ragdoll.preview.RagdollPreviewRun.result_for``)."""
+        from .ragdoll.preview import RagdollPreviewRun
+
+        for run in self.runs:
+            if isinstance(run, RagdollPreviewRun):
+                return run.result_for(model, drive, settings)
+        return None
+
+    @property
+    def startup_ms(self) -> float:
+        """Time spent reading whole shots up front (the ragdolls' first frame): not a frame's
+        cost."""
+        return sum(getattr(run, "sample_ms", 0.0) for run in self.runs)
+
+    def notes(self) -> str:
+        """What the runs add to the status: the ragdolls' reading of the shot at the first
+        frame, and the falls so far."""
+        from .ragdoll.preview import RagdollPreviewRun
+
+        parts = []
+        for run in self.runs:
+            if isinstance(run, RagdollPreviewRun) and run.stream is not None:
+                parts.append(f"ragdolls read the shot in {run.sample_ms:.0f} ms at the first "
+                             "frame")
+                parts += [f"{name} fell at frame {frame}" for name, frame in run.fell_at()]
+        return "; ".join(parts)
+
 
 def _new_run(scene) -> Runs:
     from .bake_api import solver_settings
     from .cloth.preview import ClothPreviewRun
     from .hair.preview import HairPreviewRun
+    from .ragdoll.preview import RagdollPreviewRun
     from .strands.preview import PreviewRun
 
     settings = solver_settings(scene)
@@ -239,6 +284,8 @@ def _new_run(scene) -> Runs:
         runs.append(ClothPreviewRun(scene, settings=settings))
     if _grooms(scene):
         runs.append(HairPreviewRun(scene, settings=settings))
+    if _ragdolls(scene):
+        runs.append(RagdollPreviewRun(scene, settings=settings))
     return Runs(runs)
 
 
@@ -304,6 +351,18 @@ def solved_cloth(scene, model, drive, settings):
         return None
 
 
+def solved_ragdoll(scene, model, drive, settings):
+    """``solved`` for the ragdolls: the preview's ``RagdollResult`` when it has played the
+    bake's exact input, else None."""
+    preview = _previews.get(scene.name)
+    if preview is None or preview.run is None:
+        return None
+    try:
+        return preview.run.ragdoll_result_for(model, drive, settings)
+    except ReferenceError:
+        return None
+
+
 def _show_animation(preview: Preview, message: str) -> None:
     if preview.run is not None:
         preview.run.restore_static()
@@ -322,14 +381,15 @@ def _simulate_to(scene, preview: Preview, frame: int) -> None:
     run = preview.run
     if run is None:
         run = preview.run = _new_run(scene)
-    t0 = time.perf_counter()
+    t0, startup = time.perf_counter(), run.startup_ms
     count = 0
     with frame_kept(scene):
         while run.next_frame <= frame:
             simulated = run.next_frame
             preview.cache[simulated] = run.step()
             count += 1
-    preview.cost_ms = 1000.0 * (time.perf_counter() - t0) / max(count, 1)
+    elapsed = 1000.0 * (time.perf_counter() - t0) - (run.startup_ms - startup)
+    preview.cost_ms = elapsed / max(count, 1)
     bones = sum(_size(v) for v in preview.cache.values())
     while bones > MAX_CACHED_BONE_FRAMES and len(preview.cache) > 1:
         bones -= _size(preview.cache.pop(min(preview.cache)))
@@ -350,7 +410,7 @@ def update(scene) -> None:
     objects, colliders = _inputs(scene)
     if not objects:
         _drop(preview)
-        preview.message = "No bone chains, cloth cages or hair guides to preview"
+        preview.message = "No bone chains, cloth cages, hair guides or ragdolls to preview"
         return
     try:
         preview.frame_ms = 1000.0 / reading.scene_fps(scene)
@@ -369,7 +429,7 @@ def update(scene) -> None:
                 _show_animation(preview, f"Not simulated yet: play from frame {start}")
                 return
             _simulate_to(scene, preview, frame)
-    except SetupError as error:
+    except (SetupError, DivergenceError) as error:
         _drop(preview)
         preview.message = str(error)
         return

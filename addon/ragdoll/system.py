@@ -17,6 +17,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ...core.errors import SetupError
+from .. import preview
 from .. import reading as shared_reading
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
@@ -27,7 +28,7 @@ NAME = "ragdoll"
 SAMPLE_CHUNK = 10
 
 
-def _core() -> SimpleNamespace:
+def core_api() -> SimpleNamespace:
     """core.ragdoll, imported when a bake needs it (keeps this module importable alone)."""
     base = __package__.rsplit(".", 2)[0] + ".core.ragdoll"
     model = importlib.import_module(base + ".model")
@@ -37,7 +38,8 @@ def _core() -> SimpleNamespace:
     return SimpleNamespace(
         RagdollRest=model.RagdollRest, build_ragdoll_model=model.build_ragdoll_model,
         RagdollParams=params.RagdollParams, RagdollDrive=drive.RagdollDrive,
-        RagdollSettings=solver.RagdollSettings, bake_ragdoll_steps=solver.bake_ragdoll_steps)
+        RagdollSettings=solver.RagdollSettings, bake_ragdoll_steps=solver.bake_ragdoll_steps,
+        RagdollStream=solver.RagdollStream)
 
 
 @dataclass(kw_only=True)
@@ -53,12 +55,15 @@ class RagdollReport(SystemReport):
     name: str = NAME
     # Solved world body frames per armature (F, N, 4, 4), metres, for checks and samples.
     body_matrix: dict = field(default_factory=dict)
+    from_preview: bool = False  # the live preview had solved this exact input: not solved again
 
     def summary(self) -> str:
         names = ", ".join(s.name for s in self.setups)
         fell = [f"{s.name} fell at frame {s.fell_at}" for s in self.setups
                 if s.fell_at is not None]
         text = f"Waft ragdoll {names}: {self.bones} bodies, {self.frames} frames ({timings(self)})"
+        if self.from_preview:
+            text += "; the preview's simulation, not solved again"
         return text + (f"; {', '.join(fell)}" if fell else "")
 
 
@@ -96,7 +101,7 @@ def prepare(scene, *, objects=None, frame_start=None, frame_end=None) -> Prepare
                           key=lambda c: c.name)
     colliders = assemble.collider_input(reads, [shared_reading.read_collider(c)
                                                 for c in collider_obs])
-    core = _core()
+    core = core_api()
     rests = [core.RagdollRest(
         setup=r.name, names=r.names, parent=r.parent, rest_matrix=r.rest_matrix,
         length=r.length, radius=r.radius, mass=r.mass, swing_limit=r.swing_limit,
@@ -122,7 +127,7 @@ def samples_per_frame(rate: float, fps: float) -> int:
     return max(1, int(np.ceil(rate / fps - 1e-9)))
 
 
-def _ragdoll_settings(prepared: Prepared, settings, core, per_frame: int = 1):
+def ragdoll_settings(prepared: Prepared, settings, core, per_frame: int = 1):
     """Scene settings, raised by any ragdoll's own substep rate / iterations. The pre-roll
     counts drive frames: ``per_frame`` of them per scene frame."""
     rate = max([1.0 / settings.substep] + [r.substep_rate for r in prepared.reads])
@@ -132,7 +137,7 @@ def _ragdoll_settings(prepared: Prepared, settings, core, per_frame: int = 1):
                                 self_collision=any(r.self_collision for r in prepared.reads))
 
 
-def _drive(prepared: Prepared, samples, core, per_frame: int = 1):
+def solver_drive(prepared: Prepared, samples, core, per_frame: int = 1):
     unit = prepared.unit
     target = np.concatenate([
         assemble.targets(r, samples.pose[i], samples.object_matrix[:, i], unit)
@@ -145,7 +150,7 @@ def _drive(prepared: Prepared, samples, core, per_frame: int = 1):
                              collider_matrix=collider_matrix, params=params)
 
 
-def _pose_keys(prepared: Prepared, samples, body_matrix: np.ndarray) -> list:
+def bone_keys(prepared: Prepared, samples, body_matrix: np.ndarray) -> list:
     """Per ragdoll ``PoseKeys``, carriers before the ragdolls they carry."""
     reads, unit = prepared.reads, prepared.unit
     offsets = np.cumsum([0] + [len(r.names) for r in reads])
@@ -178,7 +183,7 @@ def _playback_object_matrix(prepared, i, object_matrix, worlds, sampled):
 
 
 def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
-    core = _core()
+    core = core_api()
     report = RagdollReport()
     reads = prepared.reads
     frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
@@ -193,17 +198,20 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
         scene, sampling.RagdollSampler(scene, reads, prepared.colliders, times),
         chunk=sample_chunk * per_frame,
         muted=tracks_muted((r.object for r in reads), is_result_track), system=NAME)
-    drive = _drive(prepared, samples, core, per_frame)
+    drive = solver_drive(prepared, samples, core, per_frame)
     at_frames = np.arange(len(frames)) * per_frame
     samples = samples.take(at_frames) if per_frame > 1 else samples
     t1 = time.perf_counter()
-    result = yield from solve_steps(
-        lambda: core.bake_ragdoll_steps(prepared.model, drive,
-                                        _ragdoll_settings(prepared, settings, core, per_frame)),
-        prepared.frame_start, system=NAME, per_frame=per_frame)
+    solver = ragdoll_settings(prepared, settings, core, per_frame)
+    result = preview.solved_ragdoll(scene, prepared.model, drive, solver)
+    report.from_preview = result is not None
+    if result is None:
+        result = yield from solve_steps(
+            lambda: core.bake_ragdoll_steps(prepared.model, drive, solver),
+            prepared.frame_start, system=NAME, per_frame=per_frame)
     t2 = time.perf_counter()
     body_matrix = np.asarray(result.body_matrix)[at_frames]
-    keys = _pose_keys(prepared, samples, body_matrix)
+    keys = bone_keys(prepared, samples, body_matrix)
     report.sample_s, report.solve_s = t1 - t0, t2 - t1
     report.frames = len(frames)
     fell_at = np.asarray(getattr(result, "fell_at", np.full(len(reads), -1)))

@@ -8,10 +8,10 @@ docs/ragdoll-solver.md.
 from .drive import RagdollDrive
 from .model import BodyMode, RagdollModel, RagdollRest, build_ragdoll_model, capsule_inertia
 from .params import RagdollParams, RagdollSettings
-from .solver import RagdollJob, RagdollResult, bake_ragdoll, bake_ragdoll_steps
+from .solver import RagdollJob, RagdollResult, RagdollStream, bake_ragdoll, bake_ragdoll_steps
 
 __all__ = [
     "BodyMode", "RagdollDrive", "RagdollJob", "RagdollModel", "RagdollParams", "RagdollRest",
-    "RagdollResult", "RagdollSettings", "bake_ragdoll", "bake_ragdoll_steps",
+    "RagdollResult", "RagdollSettings", "RagdollStream", "bake_ragdoll", "bake_ragdoll_steps",
     "build_ragdoll_model", "capsule_inertia",
 ]

@@ -22,7 +22,11 @@ def local_blend(*, physics: np.ndarray, target: np.ndarray, blend: np.ndarray,
 
     physics, target: (F, N, 4, 4) rigid frames; parent (N,) with -1 for roots; kinematic (F, N).
     """
-    if not np.any(blend > 0.0) and not np.any(kinematic):
+    # A frame with nothing blended and nothing kinematic is the simulation exactly (decided per
+    # frame, so a frame's output never depends on the other frames given: a live preview shows
+    # each frame as it is solved, bit for bit the bake's).
+    plain = ~np.any(blend > 0.0, axis=1) & ~np.any(kinematic, axis=1)
+    if plain.all():
         return physics.copy()
     has_parent = parent >= 0
     p = np.where(has_parent, parent, 0)
@@ -48,6 +52,7 @@ def local_blend(*, physics: np.ndarray, target: np.ndarray, blend: np.ndarray,
             out[:, idx] = out[:, parent[idx]] @ blended[:, idx]
         kin = kinematic[:, idx]
         out[:, idx] = np.where(kin[..., None, None], target[:, idx], out[:, idx])
+    out[plain] = physics[plain]
     return out
 
 

@@ -122,7 +122,7 @@ class _Run:
     def frames(self) -> Iterator[tuple[int, int]]:
         model, drive, h = self.model, self.drive, self.h
         F, fps, N = drive.frames, drive.fps, model.n_bodies
-        physics = np.empty((F, N, 4, 4))
+        physics = self.physics = np.empty((F, N, 4, 4))
         n_pre = int(round(self.settings.preroll_frames / fps / h))
         pre = [Substep(0, 0.0, True)] * n_pre
         poses = self.chunk(pre, None, -n_pre) if n_pre else [lv.pose() for lv in self.levels]
@@ -141,7 +141,8 @@ class _Run:
             n = n_stop
             self._store(physics, i, poses)
             yield i + 1, F
-        self.result = self._finish(physics, substeps)
+        self.result = RagdollResult(body_matrix=self.shown(np.arange(F)), physics_matrix=physics,
+                                    fell_at=self.fell_at.copy(), substeps=substeps)
 
     def _store(self, physics: np.ndarray, i: int, poses) -> None:
         drive = self.drive
@@ -185,26 +186,31 @@ class _Run:
                 self.fallen_version += 1
                 self.fell_at[r] = i
 
-    def _finish(self, physics: np.ndarray, substeps: int) -> RagdollResult:
+    def shown(self, frames: np.ndarray) -> np.ndarray:
+        """(len(frames), N, 4, 4) world body frames of the solved `frames` after the local-space
+        output blend. Each frame depends only on itself and the frames before it (a recovery
+        blend starts at the fall, which is decided at its frame), so a frame shown as soon as
+        it is solved (a live preview) is bit for bit the bake's."""
         model, drive = self.model, self.drive
-        F = drive.frames
-        blend = drive.params["blend"].copy()
-        kinematic = drive.params["mode"] == BodyMode.KINEMATIC
+        physics = self.physics[frames]
+        blend = drive.params["blend"][frames].copy()
+        kinematic = drive.params["mode"][frames] == BodyMode.KINEMATIC
         for r in range(model.n_ragdolls):
-            if self.fell_at[r] >= 0:
-                sl = slice(model.body_offset[r], model.body_offset[r + 1])
-                fell = int(self.fell_at[r])
-                blend[fell:, sl] = recovery_weight(
-                    np.arange(fell, F), fell=fell, fps=drive.fps,
-                    delay=float(drive.params["recovery_delay"][fell, r]),
-                    duration=float(drive.params["recovery_time"][fell, r]))[:, None]
-                kinematic = kinematic.copy()
-                kinematic[self.fell_at[r]:, sl] = False
-        target = drive.target.copy()
+            fell = int(self.fell_at[r])
+            after = frames >= fell
+            if fell < 0 or not after.any():
+                continue
+            sl = slice(model.body_offset[r], model.body_offset[r + 1])
+            blend[after, sl] = recovery_weight(
+                frames[after], fell=fell, fps=drive.fps,
+                delay=float(drive.params["recovery_delay"][fell, r]),
+                duration=float(drive.params["recovery_time"][fell, r]))[:, None]
+            kinematic[after, sl] = False
+        target = drive.target[frames].copy()
         carried_bodies = np.flatnonzero(model.carrier[model.ragdoll_of_body, 1] >= 0)
         if len(carried_bodies):
             cb = model.carrier[model.ragdoll_of_body[carried_bodies], 1]
-            delta = physics[:, cb] @ np.linalg.inv(drive.target[:, cb])
+            delta = physics[:, cb] @ np.linalg.inv(drive.target[frames][:, cb])
             target[:, carried_bodies] = delta @ target[:, carried_bodies]
             kinematic[:, carried_bodies] = False  # they follow the (blended) carrier below
         body = local_blend(physics=physics, target=target, blend=blend, parent=model.parent,
@@ -216,9 +222,7 @@ class _Run:
             cb = lv.carrier_of_body
             delta = body[:, cb] @ np.linalg.inv(physics[:, cb])
             body[:, lv.bodies] = delta @ body[:, lv.bodies]
-        del F
-        return RagdollResult(body_matrix=body, physics_matrix=physics,
-                             fell_at=self.fell_at.copy(), substeps=substeps)
+        return body
 
 
 def recovery_weight(frames: np.ndarray, *, fell: int, fps: float, delay: float,
@@ -244,6 +248,42 @@ class RagdollJob(FrameJob):
         checked = validate_drive(model, drive)
         run = _Run(model, checked, settings)
         super().__init__(run, run.frames(), checked.frames)
+
+
+class RagdollStream:
+    """The bake's frame loop one frame at a time, each frame's shown pose at once (a live
+    preview steps it as the timeline plays): `step()` solves the next drive frame and returns its
+    world body frames after the output blend, bit for bit the bake's frame (``_Run.shown``).
+    After the last frame `result()` is the bake's ``RagdollResult``."""
+
+    def __init__(self, model: RagdollModel, drive: RagdollDrive,
+                 settings: RagdollSettings | None = None):
+        settings = settings if settings is not None else RagdollSettings()
+        settings.validate()
+        checked = validate_drive(model, drive)
+        self._run = _Run(model, checked, settings)
+        self._frames = self._run.frames()
+        self.frames_done = 0  # drive frames solved
+        self.total = checked.frames
+
+    def step(self) -> np.ndarray:
+        """Solve the next frame; its (N, 4, 4) world body frames as shown."""
+        if self.frames_done >= self.total:
+            raise IndexError("the ragdoll stream is past its last frame")
+        self.frames_done = next(self._frames)[0]
+        if self.frames_done == self.total:
+            for _ in self._frames:  # the end of the loop builds the result
+                pass
+        return self._run.shown(np.array([self.frames_done - 1]))[0]
+
+    @property
+    def fell_at(self) -> np.ndarray:
+        """(R,) the drive frame each ragdoll's root lock released at so far, -1 = not yet."""
+        return self._run.fell_at.copy()
+
+    def result(self) -> RagdollResult | None:
+        """The whole bake's result once every frame is stepped, else None."""
+        return getattr(self._run, "result", None) if self.frames_done == self.total else None
 
 
 def bake_ragdoll_steps(model: RagdollModel, drive: RagdollDrive,

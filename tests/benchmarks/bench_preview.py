@@ -5,7 +5,8 @@ own evaluation of the animation: the floor any handler-driven preview pays).
 Rigs: the benchmark rig of bench_chains.py (chains × bones hanging from a keyed ``Root``, one
 sphere collider) at 1 × 4 (a tail), 4 × 8 (ears and a ponytail) and 64 × 8 bones, 100 frames,
 the scene's default sample rate (120 Hz: five scene evaluations per 24 fps frame) and with
-*Sample Rate* 0 (one per frame); and cloth cages of 5 × 6, 12 × 12 and 24 × 24 vertices. Also
+*Sample Rate* 0 (one per frame); cloth cages of 5 × 6, 12 × 12 and 24 × 24 vertices; and a
+17-body ragdoll humanoid (its first frame, which reads the whole shot, apart). Also
 *Bake* right after the preview has played the range (it writes the preview's result when the
 input is bit-identical) against a bake that solves. Prints one JSON line per case.
 
@@ -39,9 +40,47 @@ def _play(scene) -> float:
     return time.perf_counter() - t0
 
 
-def measure(module: str, chains: int, bones: int, sample_rate: float, repeat: int) -> dict:
-    preview_s, plain_s, bake_s, reused_s = [], [], [], []
+def _timed_run(module: str, scene, system: str) -> dict:
+    """Play the range with the preview off, then on; bake right after (the preview's result
+    reused), then bake again solving. Seconds of each, and the first frame's with the preview
+    on (a ragdoll reads its whole shot there)."""
     bake_api = sys.modules[f"{module}.addon.bake_api"]
+    scene.frame_set(scene.frame_start)
+    plain = _play(scene)
+    scene.frame_set(scene.frame_start)
+    t0 = time.perf_counter()
+    scene.waft.use_preview = True  # shows the first frame
+    first = time.perf_counter() - t0
+    preview = _play(scene)
+    state = sys.modules[f"{module}.addon.preview"].state(scene)
+    assert state is not None and len(state.cache) == FRAMES, state and state.status()
+    t0 = time.perf_counter()
+    report = bake_api.bake_scene(scene)
+    reused = time.perf_counter() - t0
+    assert report.systems[system].from_preview
+    scene.waft.use_preview = False
+    bake_api.clear_bake(scene)
+    t0 = time.perf_counter()
+    report = bake_api.bake_scene(scene)
+    solved = time.perf_counter() - t0
+    assert not report.systems[system].from_preview
+    return {"plain": plain, "preview": preview, "first": first, "reused": reused,
+            "bake": solved, "bones": report.systems[system].bones}
+
+
+def _summary(runs: list[dict]) -> dict:
+    best = {key: min(run[key] for run in runs) for key in runs[0]}
+    preview_ms = 1000.0 * best["preview"] / FRAMES
+    return {"preview_ms_per_frame": round(preview_ms, 3),
+            "playback_ms_per_frame_preview_off": round(1000.0 * best["plain"] / FRAMES, 3),
+            "frame_time_ms_24fps": round(1000.0 / 24.0, 3),
+            "ratio_preview_over_frame_time": round(preview_ms / (1000.0 / 24.0), 3),
+            "bake_s": round(best["bake"], 4), "bake_after_preview_s": round(best["reused"], 4),
+            "ratio_bake_after_preview": round(best["reused"] / best["bake"], 3)}
+
+
+def measure(module: str, chains: int, bones: int, sample_rate: float, repeat: int) -> dict:
+    runs = []
     for _ in range(repeat):
         blender_env.reset_to_empty_file()
         scene, rig, names = bench_chains.build_rig(chains, bones, FRAMES)
@@ -50,32 +89,9 @@ def measure(module: str, chains: int, bones: int, sample_rate: float, repeat: in
         rig.waft.enabled = True
         scene.objects["Collider"].waft_collider.enabled = True
         scene.waft.sample_rate = sample_rate
-        scene.frame_set(scene.frame_start)
-        plain_s.append(_play(scene))
-        scene.frame_set(scene.frame_start)
-        scene.waft.use_preview = True
-        preview_s.append(_play(scene))
-        state = sys.modules[f"{module}.addon.preview"].state(scene)
-        assert state is not None and len(state.cache) == FRAMES, state and state.status()
-        t0 = time.perf_counter()
-        report = bake_api.bake_scene(scene)
-        reused_s.append(time.perf_counter() - t0)
-        assert report.systems["strands"].from_preview
-        scene.waft.use_preview = False
-        bake_api.clear_bake(scene)
-        t0 = time.perf_counter()
-        report = bake_api.bake_scene(scene)
-        bake_s.append(time.perf_counter() - t0)
-        assert not report.systems["strands"].from_preview
-    preview_ms = 1000.0 * min(preview_s) / FRAMES
-    plain_ms = 1000.0 * min(plain_s) / FRAMES
+        runs.append(_timed_run(module, scene, "strands"))
     return {"bench": "preview", "chains": chains, "bones": chains * bones,
-            "sample_rate_hz": sample_rate, "preview_ms_per_frame": round(preview_ms, 3),
-            "playback_ms_per_frame_preview_off": round(plain_ms, 3),
-            "frame_time_ms_24fps": round(1000.0 / 24.0, 3),
-            "ratio_preview_over_frame_time": round(preview_ms / (1000.0 / 24.0), 3),
-            "bake_s": round(min(bake_s), 4), "bake_after_preview_s": round(min(reused_s), 4),
-            "ratio_bake_after_preview": round(min(reused_s) / min(bake_s), 3)}
+            "sample_rate_hz": sample_rate, **_summary(runs)}
 
 
 CLOTH_CASES = ((5, 6), (12, 12), (24, 24))  # cage rows × columns (bones on every other column)
@@ -89,8 +105,7 @@ def measure_cloth(module: str, rows: int, columns: int, repeat: int) -> dict:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "blender" / "cloth"))
     import cloth_rigs
 
-    bake_api = sys.modules[f"{module}.addon.bake_api"]
-    preview_s, plain_s, bake_s, reused_s = [], [], [], []
+    runs = []
     for _ in range(repeat):
         blender_env.reset_to_empty_file()
         scene = bpy.context.scene
@@ -100,31 +115,31 @@ def measure_cloth(module: str, rows: int, columns: int, repeat: int) -> dict:
         cloth_rigs.key_root(rig, list(range(1, FRAMES + 1, 6)),
                             lambda f: (0.3 * math.sin(2.0 * math.pi * (f - 1) / 24.0), 0.0, 0.0),
                             interpolation="BEZIER")
-        scene.frame_set(scene.frame_start)
-        plain_s.append(_play(scene))
-        scene.frame_set(scene.frame_start)
-        scene.waft.use_preview = True
-        preview_s.append(_play(scene))
-        state = sys.modules[f"{module}.addon.preview"].state(scene)
-        assert state is not None and len(state.cache) == FRAMES, state and state.status()
-        t0 = time.perf_counter()
-        report = bake_api.bake_scene(scene)
-        reused_s.append(time.perf_counter() - t0)
-        assert report.systems["cloth"].from_preview
-        scene.waft.use_preview = False
-        bake_api.clear_bake(scene)
-        t0 = time.perf_counter()
-        report = bake_api.bake_scene(scene)
-        bake_s.append(time.perf_counter() - t0)
-        bones = report.systems["cloth"].bones
-    preview_ms = 1000.0 * min(preview_s) / FRAMES
-    return {"bench": "preview_cloth", "cage": f"{rows}x{columns}", "bones": bones,
-            "sample_rate_hz": 120.0, "preview_ms_per_frame": round(preview_ms, 3),
-            "playback_ms_per_frame_preview_off": round(1000.0 * min(plain_s) / FRAMES, 3),
-            "frame_time_ms_24fps": round(1000.0 / 24.0, 3),
-            "ratio_preview_over_frame_time": round(preview_ms / (1000.0 / 24.0), 3),
-            "bake_s": round(min(bake_s), 4), "bake_after_preview_s": round(min(reused_s), 4),
-            "ratio_bake_after_preview": round(min(reused_s) / min(bake_s), 3)}
+        runs.append(_timed_run(module, scene, "cloth"))
+    return {"bench": "preview_cloth", "cage": f"{rows}x{columns}", "bones": runs[0]["bones"],
+            "sample_rate_hz": 120.0, **_summary(runs)}
+
+
+def measure_ragdoll(module: str, repeat: int) -> dict:
+    """The 17-body humanoid of tests/blender/ragdoll/ragdoll_rigs.py on its default settings
+    (driven bodies, the ground), its arms, legs and spine waving and its hips travelling
+    1 m/s, 100 frames, sample rate 120 Hz. The first frame reads the whole shot."""
+    import bpy
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "blender" / "ragdoll"))
+    import ragdoll_rigs
+
+    runs = []
+    for _ in range(repeat):
+        blender_env.reset_to_empty_file()
+        scene = bpy.context.scene
+        ob = ragdoll_rigs.humanoid(scene)
+        scene.frame_start, scene.frame_end = 1, FRAMES
+        ragdoll_rigs.animate_wave(ob, range(1, FRAMES + 1), travel=(0.0, -1.0 / 24.0, 0.0))
+        runs.append(_timed_run(module, scene, "ragdoll"))
+    return {"bench": "preview_ragdoll", "bodies": runs[0]["bones"], "sample_rate_hz": 120.0,
+            "first_frame_ms": round(1000.0 * min(run["first"] for run in runs), 1),
+            **_summary(runs)}
 
 
 def main() -> int:
@@ -140,6 +155,7 @@ def main() -> int:
                 print(json.dumps(measure(module, chains, bones, rate, args.repeat)), flush=True)
         for rows, columns in CLOTH_CASES:
             print(json.dumps(measure_cloth(module, rows, columns, args.repeat)), flush=True)
+        print(json.dumps(measure_ragdoll(module, args.repeat)), flush=True)
     return 0
 
 

@@ -64,5 +64,5 @@ def kinematic_core(waft, ragdoll_system, monkeypatch):
         RagdollParams=params.RagdollParams, RagdollDrive=drive.RagdollDrive)
     stand_in.RagdollSettings = _Settings
     stand_in.bake_ragdoll_steps = lambda model, drive, settings: _Job(model, drive)
-    monkeypatch.setattr(ragdoll_system, "_core", lambda: stand_in)
+    monkeypatch.setattr(ragdoll_system, "core_api", lambda: stand_in)
     return stand_in

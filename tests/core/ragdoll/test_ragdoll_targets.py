@@ -55,8 +55,9 @@ def _wall(y: float) -> tuple[ColliderSet, np.ndarray]:
     return cs, M
 
 
-def _runner(wall: bool, threshold: float = 0.3, **params):
-    """A hips body (root locked) with two legs, its animation running at 2 m/s along -Y."""
+def runner_input(wall: bool, threshold: float = 0.3, **params):
+    """(model, drive): a hips body (root locked) with two legs, its animation running at 2 m/s
+    along -Y (into a wall at y = -0.5 with ``wall``)."""
     frames, fps = 30, 30.0
     rest = chain_rest([(0, 0, 1.0), (0, 0, 0.9), (0, 0, 0.5)],
                       [(0, 0, 1.2), (0, 0, 0.5), (0, 0, 0.1)], radius=0.08, mass=(10, 5, 3),
@@ -72,7 +73,12 @@ def _runner(wall: bool, threshold: float = 0.3, **params):
                                                                                  4, 4)),
         params=RagdollParams.defaults(3, 1, root_lock=True, fall_threshold=threshold,
                                       motor_strength=0.8, blend=0.3, **params))
-    return target, bake_ragdoll(model, drive, RagdollSettings())
+    return model, drive
+
+
+def _runner(wall: bool, threshold: float = 0.3, **params):
+    model, drive = runner_input(wall, threshold, **params)
+    return drive.target, bake_ragdoll(model, drive, RagdollSettings())
 
 
 def test_root_lock_follows_the_target_and_never_falls_in_the_open():
