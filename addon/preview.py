@@ -1,13 +1,13 @@
-"""Live preview: see the bone chains', cloth cages', hair guides' and ragdolls' simulation
-while the timeline plays, without baking.
+"""Live preview: see the bone chains', cloth cages', rods', hair guides' and ragdolls'
+simulation while the timeline plays, without baking.
 
 With *Preview* on (``Scene.waft.use_preview``: the Waft scene panel, the sidebar and the
 timeline header), a ``frame_change_post`` handler steps the bake's own solvers
 (``strands/preview.py``, ``cloth/preview.py``) one frame per timeline frame from the scene's
-first frame and puts the result on the bones; no key is written. (The ragdolls read the whole
-shot at the first frame, ``ragdoll/preview.py``.) Played from the first frame
-the preview shows, frame for frame, bit for bit what *Bake* writes (the tests play the frames
-and compare with the baked F-curves).
+first frame and puts the result on the bones; no key is written. (Ragdolls and rods read the
+whole shot at the first frame: ``ragdoll/preview.py``, ``cloth/rod_preview.py``.) Played from
+the first frame the preview shows, frame for frame, bit for bit what *Bake* writes (the tests
+play the frames and compare with the baked F-curves).
 
 - **Cache.** Every simulated frame is kept (``MAX_CACHED_BONE_FRAMES``), so scrubbing back over
   them is instant. A change to anything the simulation reads (a Waft setting of the scene, an
@@ -21,7 +21,7 @@ and compare with the baked F-curves).
 - **Cost.** Milliseconds per simulated frame against the frame time are shown; when slower,
   the status says so (frames are never skipped in the simulation).
 
-Rods show their last bake while the preview runs.
+Every system is previewed: bone chains, cloth cages, rods, hair Curves guides and ragdolls.
 """
 
 from __future__ import annotations
@@ -135,6 +135,9 @@ def fingerprint(scene, objects, colliders) -> str:
         _hash_group(h, ob.waft_collider if ob in colliders else ob.waft)
         if ob.type == 'ARMATURE' and ob in objects:
             _hash_group(h, ob.waft_ragdoll)
+            _hash_group(h, ob.waft_rod)
+            for chain in ob.waft_rod.chains:
+                _hash_group(h, chain)
             for bone in ob.pose.bones:
                 _hash_group(h, bone.waft)
                 _hash_group(h, bone.waft_ragdoll)
@@ -170,6 +173,12 @@ def _ragdolls(scene) -> list:
     return [ob for ob in scene.objects if claims(ob)]
 
 
+def _rod_armatures(scene) -> list:
+    from .cloth.rods import claims
+
+    return [ob for ob in scene.objects if claims(ob)]
+
+
 def _grooms(scene) -> list:
     from .hair.system import claims
 
@@ -181,6 +190,8 @@ def _inputs(scene) -> tuple[list, list]:
     carries them, cloth cages and the armatures they drive, hair Curves and their surfaces)
     and the colliders in the scene."""
     objects = {ob.name: ob for ob in _chain_armatures(scene)}
+    for ob in _rod_armatures(scene):
+        objects[ob.name] = ob
     for ragdoll in _ragdolls(scene):
         objects[ragdoll.name] = ragdoll
         if ragdoll.parent is not None:  # a carrier ragdoll, or what the armature rides on
@@ -231,21 +242,12 @@ class Runs:
                 return run.result_for(inputs, settings)
         return None
 
-    def cloth_result_for(self, model, drive, settings):
-        """The cages' result for a bake (``cloth.preview.ClothPreviewRun.result_for``)."""
-        from .cloth.preview import ClothPreviewRun
-
+    def system_result_for(self, kind: type, model, drive, settings):
+        """The result of the run of class ``kind`` (``ClothPreviewRun``, ``RagdollPreviewRun``,
+        ``RodPreviewRun``) for a bake whose solver input is ``model``, ``drive`` and
+        ``settings`` (its ``result_for``), None without such a run."""
         for run in self.runs:
-            if isinstance(run, ClothPreviewRun):
-                return run.result_for(model, drive, settings)
-        return None
-
-    def ragdoll_result_for(self, model, drive, settings):
-        """The ragdolls' result for a bake (``ragdoll.preview.RagdollPreviewRun.result_for``)."""
-        from .ragdoll.preview import RagdollPreviewRun
-
-        for run in self.runs:
-            if isinstance(run, RagdollPreviewRun):
+            if isinstance(run, kind):
                 return run.result_for(model, drive, settings)
         return None
 
@@ -272,6 +274,7 @@ class Runs:
 def _new_run(scene) -> Runs:
     from .bake_api import solver_settings
     from .cloth.preview import ClothPreviewRun
+    from .cloth.rod_preview import RodPreviewRun
     from .hair.preview import HairPreviewRun
     from .ragdoll.preview import RagdollPreviewRun
     from .strands.preview import PreviewRun
@@ -284,6 +287,8 @@ def _new_run(scene) -> Runs:
         runs.append(ClothPreviewRun(scene, settings=settings))
     if _grooms(scene):
         runs.append(HairPreviewRun(scene, settings=settings))
+    if _rod_armatures(scene):
+        runs.append(RodPreviewRun(scene, settings=settings))
     if _ragdolls(scene):
         runs.append(RagdollPreviewRun(scene, settings=settings))
     return Runs(runs)
@@ -339,28 +344,36 @@ def solved(scene, inputs, settings):
         return None
 
 
+def _solved(scene, kind: type, model, drive, settings):
+    preview = _previews.get(scene.name)
+    if preview is None or preview.run is None:
+        return None
+    try:
+        return preview.run.system_result_for(kind, model, drive, settings)
+    except ReferenceError:  # an object the run held is gone: the bake solves
+        return None
+
+
 def solved_cloth(scene, model, drive, settings):
     """``solved`` for the cloth cages: the preview's ``ClothResult`` when it has played the
     bake's exact input, else None."""
-    preview = _previews.get(scene.name)
-    if preview is None or preview.run is None:
-        return None
-    try:
-        return preview.run.cloth_result_for(model, drive, settings)
-    except ReferenceError:
-        return None
+    from .cloth.preview import ClothPreviewRun
+
+    return _solved(scene, ClothPreviewRun, model, drive, settings)
 
 
 def solved_ragdoll(scene, model, drive, settings):
-    """``solved`` for the ragdolls: the preview's ``RagdollResult`` when it has played the
-    bake's exact input, else None."""
-    preview = _previews.get(scene.name)
-    if preview is None or preview.run is None:
-        return None
-    try:
-        return preview.run.ragdoll_result_for(model, drive, settings)
-    except ReferenceError:
-        return None
+    """``solved`` for the ragdolls (``RagdollResult``)."""
+    from .ragdoll.preview import RagdollPreviewRun
+
+    return _solved(scene, RagdollPreviewRun, model, drive, settings)
+
+
+def solved_rods(scene, model, drive, settings):
+    """``solved`` for the rods (``RodResult``)."""
+    from .cloth.rod_preview import RodPreviewRun
+
+    return _solved(scene, RodPreviewRun, model, drive, settings)
 
 
 def _show_animation(preview: Preview, message: str) -> None:
@@ -410,7 +423,7 @@ def update(scene) -> None:
     objects, colliders = _inputs(scene)
     if not objects:
         _drop(preview)
-        preview.message = "No bone chains, cloth cages, hair guides or ragdolls to preview"
+        preview.message = "No bone chains, cloth cages, rods, hair guides or ragdolls to preview"
         return
     try:
         preview.frame_ms = 1000.0 / reading.scene_fps(scene)

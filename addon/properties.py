@@ -133,11 +133,11 @@ class WaftSceneSettings(bpy.types.PropertyGroup):
 
     use_preview: BoolProperty(
         name="Preview", default=False, update=_preview_toggled,
-        description="Simulate the bone chains, cloth cages and hair guides while the timeline "
-                    "plays, with the bake's own solvers, from the first frame (no keys are "
-                    "written, hair guides are drawn; played from the first frame it shows "
-                    "exactly what Bake writes). Simulated frames are kept for scrubbing; any "
-                    "change to a setting, a collider or the animation starts it over")
+        description="Simulate the bone chains, cloth cages, rods, ragdolls and hair guides while "
+                    "the timeline plays, with the bake's own solvers, from the first frame (no "
+                    "keys are written, hair guides are drawn; played from the first frame it "
+                    "shows exactly what Bake writes). Simulated frames are kept for scrubbing; "
+                    "any change to a setting, a collider or the animation starts it over")
     show_collider_shapes: BoolProperty(
         name="Show Collider Shapes", default=True,
         description="Draw every Waft collider in the viewport as the exact surface chains, "

@@ -655,15 +655,16 @@ MESSAGES.update({
         "薄くて重さがない: わずかな空気で浮き、曲げに抵抗しません", "轻薄无重: 轻微气流即可飘起, 没有弯曲阻力"),
     "Short hair or fur that springs back quickly": (
         "すぐに元に戻る短い髪や毛皮", "快速回弹的短发或毛皮"),
-    "Simulate the bone chains, cloth cages and hair guides while the timeline plays, with the "
-    "bake's own solvers, from the first frame (no keys are written, hair guides are drawn; played "
-    "from the first frame it shows exactly what Bake writes). Simulated frames are kept for "
-    "scrubbing; any change to a setting, a collider or the animation starts it over": (
-        "タイムライン再生中にベイクと同じソルバーでボーンチェーン・クロスケージ・髪のガイドを最初の"
-        "フレームからシミュレートします（キーは書き込まず、髪のガイドは線で表示します。最初のフレーム"
+    "Simulate the bone chains, cloth cages, rods, ragdolls and hair guides while the timeline "
+    "plays, with the bake's own solvers, from the first frame (no keys are written, hair guides "
+    "are drawn; played from the first frame it shows exactly what Bake writes). Simulated frames "
+    "are kept for scrubbing; any change to a setting, a collider or the animation starts it over": (
+        "タイムライン再生中にベイクと同じソルバーでボーンチェーン・クロスケージ・ロッド・"
+        "ラグドール・髪のガイドを最初のフレームからシミュレートします（キーは書き込まず、髪のガイドは線で表示します。最初のフレーム"
         "から再生すると、ベイクが書き込む結果とまったく同じになります）。シミュレート済みのフレームは"
         "スクラブ用に保持され、設定・コライダー・アニメーションを変更するとやり直します",
-        "在时间线播放时用与烘焙相同的求解器从第一帧起模拟骨骼链、布料笼和头发引导线（不写入关键帧，"
+        "在时间线播放时用与烘焙相同的求解器从第一帧起模拟骨骼链、布料笼、杆、布娃娃和头发引导线"
+        "（不写入关键帧，"
         "头发引导线以线条绘制；从第一帧播放时与烘焙写入的结果完全相同）。已模拟的帧会保留以便拖动"
         "时间线；更改设置、碰撞体或动画会重新开始"),
     "Simulate the Waft setups and write the result to a new action on the Waft NLA track": (

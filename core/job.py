@@ -43,6 +43,33 @@ class FrameJob:
             raise
 
 
+class FrameStream:
+    """A bake stepped one output frame at a time (a live preview steps it as the timeline
+    plays): ``advance()`` solves the next frame of the generator ``frames`` (the bake's own
+    loop, so every frame is the bake's) and subclasses read it from ``runner``; after the last
+    frame ``result()`` is the bake's result."""
+
+    def __init__(self, runner: _Runs, frames: Iterator[tuple[int, int]], total: int):
+        self._runner = runner
+        self._frames = frames
+        self.frames_done = 0
+        self.total = total
+
+    def advance(self) -> int:
+        """Solve the next frame; its index (from 0)."""
+        if self.frames_done >= self.total:
+            raise IndexError("the stream is past its last frame")
+        self.frames_done = next(self._frames)[0]
+        if self.frames_done == self.total:
+            for _ in self._frames:  # the end of the loop builds the result
+                pass
+        return self.frames_done - 1
+
+    def result(self):
+        """The whole bake's result once every frame is solved, else None."""
+        return getattr(self._runner, "result", None) if self.frames_done == self.total else None
+
+
 def run_job(job: FrameJob, progress: Callable[[int, int], None] | None = None):
     """Run ``job`` to the end, calling ``progress(done, total)`` per frame; its result."""
     for done, total in job:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ...core.cloth.rod import bake_rods_steps, build_rod_model
 from ...core.errors import DivergenceError
+from .. import preview
 from ..progress import solve_steps
 from ..reading import collider_set
 from ..report import SystemReport, timings
@@ -37,10 +38,12 @@ class RodChainReport:
 class RodReport(SystemReport):
     name: str = NAME
     positions: dict = field(default_factory=dict)  # chain → (F, B + 1, 3) world, Blender units
+    from_preview: bool = False  # the live preview had solved this exact input: not solved again
 
     def summary(self) -> str:
+        reused = "; the preview's simulation, not solved again" if self.from_preview else ""
         return (f"Waft rods baked {len(self.setups)} chain(s), {self.bones} bones, "
-                f"{self.frames} frames ({timings(self)})")
+                f"{self.frames} frames ({timings(self)}){reused}")
 
 
 def claims(ob) -> bool:
@@ -69,10 +72,14 @@ def run_steps(prepared: rods.RodRead, scene, *, settings, sample_chunk: int = SA
     if sub_frame:  # the scene frames, for the bone keys
         samples = samples.take(at_frames)
     t1 = time.perf_counter()
-    result = yield from solve_steps(lambda: bake_rods_steps(model, drive, settings),
-                                    read.frame_start, system=NAME)
+    result = preview.solved_rods(scene, model, drive, settings)
+    from_preview = result is not None
+    if result is None:
+        result = yield from solve_steps(lambda: bake_rods_steps(model, drive, settings),
+                                        read.frame_start, system=NAME)
     t2 = time.perf_counter()
-    report = RodReport(frames=len(samples.frames), sample_s=t1 - t0, solve_s=t2 - t1)
+    report = RodReport(frames=len(samples.frames), sample_s=t1 - t0, solve_s=t2 - t1,
+                       from_preview=from_preview)
     per_armature: dict[str, dict] = {a.name: {} for a in read.armatures}
     for s, chain in enumerate(read.chains):
         n = len(chain.bone_names)

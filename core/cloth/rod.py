@@ -38,7 +38,7 @@ import numpy as np
 from .. import transcendental
 from ..colliders import ColliderKind, ColliderSet, apply_friction, is_similarity, shape_normal
 from ..errors import DivergenceError, SetupError
-from ..job import FrameJob, run_job
+from ..job import FrameJob, FrameStream, run_job
 from ..timestep import SolverSettings, check_output, interpolate
 from ..validation import out_of_range
 from .params import STANDARD_GRAVITY
@@ -488,8 +488,8 @@ class _RodBake:
         q_prev = q.copy()
         c0 = self.coefficients(0)
         x_prev += 0.5 * c0["accel_h2"]
-        positions = np.empty((F_out,) + x.shape)
-        orientation = np.empty((F_out,) + q.shape)
+        positions = self.positions = np.empty((F_out,) + x.shape)
+        orientation = self.orientation = np.empty((F_out,) + q.shape)
         positions[0], orientation[0] = x, q
         yield 1, F_out
         n = 0
@@ -534,6 +534,20 @@ class RodBakeJob(FrameJob):
     def __init__(self, model: RodModel, drive: RodDrive, settings: SolverSettings):
         bake = _RodBake(model, drive, settings)
         super().__init__(bake, bake.run(), bake.F_out)
+
+
+class RodStream(FrameStream):
+    """A rod bake one output frame at a time (the live preview): `step()` solves the next
+    frame and returns its particles (S, B + 1, 3) and orientations (S, B, 4), the bake's frame
+    bit for bit (the bake's own loop); `result()` once the last frame is solved."""
+
+    def __init__(self, model: RodModel, drive: RodDrive, settings: SolverSettings | None = None):
+        bake = _RodBake(model, drive, settings if settings is not None else SolverSettings())
+        super().__init__(bake, bake.run(), bake.F_out)
+
+    def step(self) -> tuple[np.ndarray, np.ndarray]:
+        i = self.advance()
+        return self._runner.positions[i], self._runner.orientation[i]
 
 
 def bake_rods_steps(model: RodModel, drive: RodDrive,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import DivergenceError
-from ..job import FrameJob, run_job
+from ..job import FrameJob, FrameStream, run_job
 from ..timestep import frame_interval
 from .blend import local_blend
 from .bodies import nlerp, q2m, qmul, quat_conj, rotate
@@ -250,7 +250,7 @@ class RagdollJob(FrameJob):
         super().__init__(run, run.frames(), checked.frames)
 
 
-class RagdollStream:
+class RagdollStream(FrameStream):
     """The bake's frame loop one frame at a time, each frame's shown pose at once (a live
     preview steps it as the timeline plays): `step()` solves the next drive frame and returns its
     world body frames after the output blend, bit for bit the bake's frame (``_Run.shown``).
@@ -261,29 +261,17 @@ class RagdollStream:
         settings = settings if settings is not None else RagdollSettings()
         settings.validate()
         checked = validate_drive(model, drive)
-        self._run = _Run(model, checked, settings)
-        self._frames = self._run.frames()
-        self.frames_done = 0  # drive frames solved
-        self.total = checked.frames
+        run = _Run(model, checked, settings)
+        super().__init__(run, run.frames(), checked.frames)
 
     def step(self) -> np.ndarray:
         """Solve the next frame; its (N, 4, 4) world body frames as shown."""
-        if self.frames_done >= self.total:
-            raise IndexError("the ragdoll stream is past its last frame")
-        self.frames_done = next(self._frames)[0]
-        if self.frames_done == self.total:
-            for _ in self._frames:  # the end of the loop builds the result
-                pass
-        return self._run.shown(np.array([self.frames_done - 1]))[0]
+        return self._runner.shown(np.array([self.advance()]))[0]
 
     @property
     def fell_at(self) -> np.ndarray:
         """(R,) the drive frame each ragdoll's root lock released at so far, -1 = not yet."""
-        return self._run.fell_at.copy()
-
-    def result(self) -> RagdollResult | None:
-        """The whole bake's result once every frame is stepped, else None."""
-        return getattr(self._run, "result", None) if self.frames_done == self.total else None
+        return self._runner.fell_at.copy()
 
 
 def bake_ragdoll_steps(model: RagdollModel, drive: RagdollDrive,

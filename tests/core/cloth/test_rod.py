@@ -9,7 +9,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from waft.core import SetupError, SolverSettings
-from waft.core.cloth.rod import RodDrive, RodParams, RodRest, bake_rods, build_rod_model, rotate
+from waft.core.cloth.rod import (
+    RodDrive,
+    RodParams,
+    RodRest,
+    RodStream,
+    bake_rods,
+    build_rod_model,
+    rotate,
+)
 from waft.core.rotations import quat_between, quat_multiply
 
 G = 9.81
@@ -169,3 +177,31 @@ def test_random_rod_settings_never_nan(stretch, bend, axes, damping, fraction, w
     active = model.rest_length > 0
     np.testing.assert_allclose(lengths[:, active], np.broadcast_to(
         model.rest_length[active], lengths[:, active].shape), rtol=1e-9)
+
+
+def test_streamed_rod_frames_are_the_baked_frames():
+    """``RodStream`` (the live preview's) gives every output frame bit for bit as the bake,
+    sub-frame samples and a swinging root included."""
+    model = build_rod_model(rods=[straight_rod((1, 0, 0), bones=4, length=0.1),
+                                  straight_rod((0, 1, 0), bones=3, length=0.15, name="Ribbon")])
+    frames = 121  # 120 Hz samples for 24 output frames at 24 fps
+    drive = drive_for(model, frames, fps=120.0, damping=0.5)
+    t = np.arange(frames) / 120.0
+    reference = drive.reference.copy()
+    reference[:, :, :, 0] += (0.2 * np.sin(9.0 * t))[:, None, None]  # a 16 m/s² swing
+    drive = RodDrive(fps=120.0, reference=reference,
+                     reference_orientation=drive.reference_orientation, space=drive.space,
+                     collider_matrix=drive.collider_matrix, params=drive.params,
+                     output_fps=24.0, output_frames=25)
+    baked = bake_rods(model, drive)
+    stream = RodStream(model, drive)
+    steps = []
+    while stream.frames_done < stream.total:
+        assert stream.result() is None
+        steps.append(tuple(a.copy() for a in stream.step()))
+    np.testing.assert_array_equal(np.stack([p for p, _ in steps]), baked.positions)
+    np.testing.assert_array_equal(np.stack([q for _, q in steps]), baked.orientation)
+    np.testing.assert_array_equal(stream.result().positions, baked.positions)
+    assert np.abs(baked.positions[-1] - baked.positions[0]).max() > 0.01  # it moved
+    with pytest.raises(IndexError):
+        stream.step()
