@@ -4,10 +4,11 @@ A motor pulls a child toward its parent ⊗ the animation's local rotation. Solv
 constraint it turns the child alone, and what hangs from the child follows only through its
 ball joints an iteration later: a thin chest carrying its arms converged very slowly (30° off an
 8 Hz target after 4 iterations). Turning the child's whole subtree rigidly about the joint
-instead (the previous solver) converged, but it held the joints inside the subtree rigid while
-they are springs: the correction was not a projection in the bodies' mass metric, and it made
-energy (a free chain of three in zero gravity with undamped motors gained 25 % of its energy at
-960 Hz; a humanoid standing on strength-0.9 motors gained kilojoules and flailed at 20 m/s).
+instead (the default, ``motors.solve_motor_subtree``) converges, but it holds the joints
+inside the subtree rigid while they are springs: the correction is not a projection in the
+bodies' mass metric, and it makes energy (a free chain of three in zero gravity with undamped
+motors gains 25 % of its energy at 960 Hz; a humanoid standing on strength-0.9 motors gains
+kilojoules and flails at 20 m/s).
 
 Here the motors are solved in the mobility of the tree with its ball joints held (Lagrange
 multipliers on a tree, Baraff, "Linear-time dynamics using Lagrange multipliers", 1996, in
@@ -27,16 +28,17 @@ stands for the animation carrying the hips: a kinematic pelvis, as in UE's Physi
 Animation; its lock turns it, ``motors.solve_root_lock``). A motor that is off is a row of
 infinite compliance (``OFF``): it takes no impulse and constrains nothing.
 
-Experimental (``level.ARTICULATED_MOTORS``, off by default). Measured against the subtree
-motors, same scenes: a free chain of three in zero gravity with undamped motors gains 0.07 J
-of 69 at 960 Hz (subtree: 20 J); a chain pressing its end into the ground 0 J of 126 (11 J),
-four bodies 0.14 J of 447 (66 J); the fall sample's mannequin standing on strength-0.9 motors
-without a lock at most 38 J over its 588 J (28 kJ, flailing at 28 m/s), toppling at under
-5 m/s. Every ragdoll test passes with it. Not the default yet because it amplifies tiny
-differences of its input: the same 5 g shake sampled at 24 and 30 fps (targets within 5e-7 m
-of each other) parts by 3 mm within a quarter second, where the subtree motors stay within
-1e-6 m; and a substep costs about 40 % more (17-body benchmark, one BLAS thread: 37.6 against
-27 ms per frame).
+Experimental (``level.ARTICULATED_MOTORS``, with the ball joints solved the same way by
+``TreeJoints``: ``level.ARTICULATED_JOINTS``; both off). Measured against the default (subtree
+motors, Jacobi joints), same scenes: a free chain of three in zero gravity with undamped motors
+gains 0.07 J of 69 at 960 Hz (subtree: 20 J); a chain pressing its end into the ground 0 J of
+126 (11 J), four bodies 0.14 J of 447 (66 J); the fall sample's mannequin standing on
+strength-0.9 motors without a lock 1 J over its 588 J (11.7 kJ, flailing at 20 m/s). With the
+motors alone (Jacobi joints) a 5 g shake sampled at 24 and 30 fps (targets within 5e-7 m of
+each other) parted by 3 mm, the Jacobi joints' flip-flop (``TreeJoints``) amplifying the
+difference; with both it ends within 4e-7 m (default: 2e-6 m). What keeps them off: a limp
+humanoid crumpling over a box gains 3 J of 686 at 16 iterations, and a substep costs about
+16 % more (docs/ragdoll-solver.md, "Experimental: the articulated solve").
 
 The matrices are evaluated once per substep (inertias are frozen for the substep too,
 ``Bodies.freeze_inertia``) and batched over the ragdolls of one shape (same bodies and tree):
@@ -49,19 +51,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bodies import Bodies, qmul, quat_conj, quat_log
+from .bodies import Bodies, cross_matrix, qmul, quat_conj, quat_log
 
 OFF = 1e12  # XPBD α̃ of a motor that is off: it takes no impulse
 _EPS = 1e-10  # relative regularisation of the joints' and motors' blocks
-
-
-def _skew(r: np.ndarray) -> np.ndarray:
-    """(..., 3, 3) cross-product matrices: _skew(r) @ v == r × v."""
-    m = np.zeros(r.shape[:-1] + (3, 3))
-    m[..., 0, 1], m[..., 0, 2] = -r[..., 2], r[..., 1]
-    m[..., 1, 0], m[..., 1, 2] = r[..., 2], -r[..., 0]
-    m[..., 2, 0], m[..., 2, 1] = -r[..., 1], r[..., 0]
-    return m
 
 
 def _regularised(A: np.ndarray) -> np.ndarray:
@@ -71,6 +64,45 @@ def _regularised(A: np.ndarray) -> np.ndarray:
     d = np.einsum("rii->ri", out)
     d += _EPS * (1.0 + np.abs(d).max(axis=1, keepdims=True))
     return out
+
+
+def inverse_mass_blocks(s: Bodies, shape: TreeShape, pinned: np.ndarray) -> np.ndarray:
+    """(R, k, 6, 6) the diagonal blocks of M⁻¹ for each ragdoll's bodies (inverse mass, world
+    inverse inertia frozen for the substep); `pinned` (R, k) bodies take nothing (zero)."""
+    bodies = shape.bodies
+    blocks = np.zeros(bodies.shape + (6, 6))
+    inv_mass = np.where(pinned, 0.0, s.inv_mass[bodies])
+    blocks[..., 0, 0] = blocks[..., 1, 1] = blocks[..., 2, 2] = inv_mass
+    blocks[..., 3:, 3:] = np.where(pinned[..., None, None], 0.0, s.Iw_inv[bodies])
+    return blocks
+
+
+def _times(blocks: np.ndarray, X: np.ndarray) -> np.ndarray:
+    """M⁻¹ X for X (R, 6k, m) (or (6k, m)) and M⁻¹'s blocks (R, k, 6, 6): one 6 × 6 product per
+    body instead of the dense (6k)² matrix (a third of the time at 17 bodies)."""
+    R, k = blocks.shape[:2]
+    return (blocks @ X.reshape(-1, k, 6, X.shape[-1])).reshape(R, 6 * k, X.shape[-1])
+
+
+def joint_jacobian(s: Bodies, shape: TreeShape, anchor_a: np.ndarray, anchor_b: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(G (R, 3j, 6k), C (R, j, 3)): the ball joints' Jacobian (the velocity of the child's
+    anchor minus the parent's) and their gaps (child's anchor − parent's) at the bodies' current
+    pose; anchors (R, j, 3) in the child's and parent's body frames from their centres."""
+    bodies = shape.bodies
+    R, k = bodies.shape
+    j = len(shape.child)
+    child, parent = bodies[:, shape.child], bodies[:, shape.parent]
+    ra = np.einsum("rjik,rjk->rji", s.R[child], anchor_a)
+    rb = np.einsum("rjik,rjk->rji", s.R[parent], anchor_b)
+    G = np.zeros((R, j, 3, k, 6))
+    rows = np.arange(j)
+    G[:, rows, :, shape.child, :3] = np.eye(3)
+    G[:, rows, :, shape.child, 3:] = np.swapaxes(-cross_matrix(ra), 0, 1)
+    G[:, rows, :, shape.parent, :3] = -np.eye(3)
+    G[:, rows, :, shape.parent, 3:] = np.swapaxes(cross_matrix(rb), 0, 1)
+    gap = (s.x[child] + ra) - (s.x[parent] + rb)
+    return G.reshape(R, 3 * j, 6 * k), gap
 
 
 @dataclass(frozen=True)
@@ -108,63 +140,83 @@ class TreeShape:
 
 
 @dataclass(frozen=True)
-class ArticulatedMotors:
-    """One substep's motor solve for one ``TreeShape``."""
+class TreeFactor:
+    """One substep's ball-joint system of one ``TreeShape``: M⁻¹'s blocks, the joints'
+    Jacobian G, M⁻¹ Gᵀ and (G M⁻¹ Gᵀ)⁻¹, shared by the joints (``TreeJoints``) and the
+    articulated response of the motors and limits (``TreeResponse``) when they pin the same
+    bodies."""
+
+    shape: TreeShape
+    blocks: np.ndarray  # (R, k, 6, 6)
+    G: np.ndarray  # (R, 3j, 6k)
+    MG: np.ndarray  # (R, 6k, 3j) M⁻¹ Gᵀ
+    A_inv: np.ndarray  # (R, 3j, 3j) (G M⁻¹ Gᵀ)⁻¹
+    pinned: np.ndarray  # (R, k)
+
+    @classmethod
+    def of(cls, s: Bodies, shape: TreeShape, *, anchor_a: np.ndarray, anchor_b: np.ndarray,
+           pinned: np.ndarray) -> TreeFactor:
+        """`anchor_a`, `anchor_b` (R, j, 3): each joint's anchor in its child's and parent's
+        body frame from their centres; `pinned` (R, k) the bodies that do not move."""
+        blocks = inverse_mass_blocks(s, shape, pinned)
+        G, _ = joint_jacobian(s, shape, anchor_a, anchor_b)
+        MG = _times(blocks, np.swapaxes(G, 1, 2))
+        return cls(shape=shape, blocks=blocks, G=G, MG=MG,
+                   A_inv=np.linalg.inv(_regularised(G @ MG)), pinned=pinned)
+
+
+@dataclass(frozen=True)
+class TreeResponse:
+    """One substep's articulated response of one ``TreeShape``: M_c⁻¹ Jᵀ (how the bodies move
+    for impulses on the joints' relative rotations, ball joints held) and W = J M_c⁻¹ Jᵀ, for
+    the motors (``ArticulatedMotors``)."""
 
     shape: TreeShape
     response: np.ndarray  # (R, 6k, 3j) M_c⁻¹ Jᵀ
+    W: np.ndarray  # (R, 3j, 3j) J M_c⁻¹ Jᵀ
+
+    @classmethod
+    def of(cls, factor: TreeFactor) -> TreeResponse:
+        shape = factor.shape
+        MJ = _times(factor.blocks, shape.J.T)
+        # M_c⁻¹ Jᵀ = M⁻¹ Jᵀ − M⁻¹ Gᵀ (G M⁻¹ Gᵀ)⁻¹ G M⁻¹ Jᵀ, without forming M_c⁻¹
+        response = MJ - factor.MG @ (factor.A_inv @ (factor.G @ MJ))
+        return cls(shape=shape, response=response, W=shape.J @ response)
+
+    def apply(self, d: np.ndarray, x: np.ndarray, theta: np.ndarray) -> None:
+        """Add the bodies' response to the impulses d (R, 3j) to x and theta (n + 1, 3)."""
+        u = np.einsum("rab,rb->ra", self.response, d).reshape(len(d), -1, 6)
+        x[self.shape.bodies] += u[..., :3]
+        theta[self.shape.bodies] += u[..., 3:]
+
+
+@dataclass(frozen=True)
+class ArticulatedMotors:
+    """One substep's motor solve for one ``TreeShape``."""
+
+    tree: TreeResponse
     K_inv: np.ndarray  # (R, 3j, 3j) (J M_c⁻¹ Jᵀ + α̃)⁻¹
     D_inv: np.ndarray | None  # (R, 3j, 3j) the same without the springs' compliance
     alpha: np.ndarray  # (R, j) α̃, OFF where the motor is off
 
+    @property
+    def shape(self) -> TreeShape:
+        return self.tree.shape
+
     @classmethod
-    def of(cls, s: Bodies, shape: TreeShape, *, anchor_a: np.ndarray, anchor_b: np.ndarray,
-           alpha: np.ndarray, pinned: np.ndarray, damped: bool = True) -> ArticulatedMotors:
-        """`anchor_a`, `anchor_b` (R, j, 3): each joint's anchor in its child's and parent's
-        body frame from their centres; `alpha` (R, j) each motor's α̃ (OFF: off); `pinned`
-        (R, k) the bodies that take no motor reaction; `damped`: some motor has a damper
-        (else ``damp`` is not available)."""
-        bodies = shape.bodies
-        R, k = bodies.shape
-        j = len(shape.child)
-        inv_mass = np.where(pinned, 0.0, s.inv_mass[bodies])
-        inv_inertia = np.where(pinned[..., None, None], 0.0, s.Iw_inv[bodies])
-        Minv = np.zeros((R, k, 6, k, 6))
-        b = np.arange(k)
-        Minv[:, b, :3, b, :3] = inv_mass.T[..., None, None] * np.eye(3)
-        Minv[:, b, 3:, b, 3:] = np.swapaxes(inv_inertia, 0, 1)
-        Minv = Minv.reshape(R, 6 * k, 6 * k)
-        child, parent = bodies[:, shape.child], bodies[:, shape.parent]
-        ra = np.einsum("rjik,rjk->rji", s.R[child], anchor_a)
-        rb = np.einsum("rjik,rjk->rji", s.R[parent], anchor_b)
-        G = np.zeros((R, j, 3, k, 6))
-        rows = np.arange(j)
-        G[:, rows, :, shape.child, :3] = np.eye(3)
-        G[:, rows, :, shape.child, 3:] = np.swapaxes(-_skew(ra), 0, 1)
-        G[:, rows, :, shape.parent, :3] = -np.eye(3)
-        G[:, rows, :, shape.parent, 3:] = np.swapaxes(_skew(rb), 0, 1)
-        G = G.reshape(R, 3 * j, 6 * k)
-        MG = Minv @ np.swapaxes(G, 1, 2)
-        MJ = Minv @ shape.J.T
-        # M_c⁻¹ Jᵀ = M⁻¹ Jᵀ − M⁻¹ Gᵀ (G M⁻¹ Gᵀ)⁻¹ G M⁻¹ Jᵀ, without forming M_c⁻¹
-        response = MJ - MG @ np.linalg.solve(_regularised(G @ MG), G @ MJ)
-        W = shape.J @ response
+    def of(cls, tree: TreeResponse, *, alpha: np.ndarray, damped: bool = True
+           ) -> ArticulatedMotors:
+        """`alpha` (R, j) each motor's α̃ (OFF: off); `damped`: some motor has a damper (else
+        ``damp`` is not available)."""
         springs = np.repeat(alpha, 3, axis=1)
-        K = _regularised(W)
+        K = _regularised(tree.W)
         D_inv = None
         if damped:
             D = K.copy()
             np.einsum("rii->ri", D)[...] += np.where(springs >= OFF, OFF, 0.0)
             D_inv = np.linalg.inv(D)
         np.einsum("rii->ri", K)[...] += springs
-        return cls(shape=shape, response=response, K_inv=np.linalg.inv(K), D_inv=D_inv,
-                   alpha=alpha)
-
-    def _apply(self, d: np.ndarray, x: np.ndarray, theta: np.ndarray) -> None:
-        """Add the bodies' response to the impulses d (R, 3j) to x and theta (n + 1, 3)."""
-        u = np.einsum("rab,rb->ra", self.response, d).reshape(len(d), -1, 6)
-        x[self.shape.bodies] += u[..., :3]
-        theta[self.shape.bodies] += u[..., 3:]
+        return cls(tree=tree, K_inv=np.linalg.inv(K), D_inv=D_inv, alpha=alpha)
 
     def solve(self, s: Bodies, local_target: np.ndarray, lam: np.ndarray,
               dx: np.ndarray, dtheta: np.ndarray) -> None:
@@ -180,11 +232,47 @@ class ArticulatedMotors:
         rhs = np.where(on[..., None], error - self.alpha[..., None] * lam, 0.0)
         d = np.einsum("rab,rb->ra", self.K_inv, rhs.reshape(len(rhs), -1))
         lam += d.reshape(lam.shape)
-        self._apply(d, dx, dtheta)
+        self.tree.apply(d, dx, dtheta)
 
     def damp(self, s: Bodies, dw: np.ndarray) -> None:
         """Remove dw (R, j, 3) from the motors' relative angular velocities (their dampers;
         zero where a motor is off)."""
         d = -np.einsum("rab,rb->ra", self.D_inv, dw.reshape(len(dw), -1))
-        self._apply(d, s.v, s.w)
+        self.tree.apply(d, s.v, s.w)
 
+
+@dataclass(frozen=True)
+class TreeJoints:
+    """Every ball joint of the ragdolls of one ``TreeShape`` solved at once: a Newton step of
+    the joints' gaps C in the bodies' mass metric, Δ(x, θ) = −M⁻¹ Gᵀ (G M⁻¹ Gᵀ)⁻¹ C (the
+    Lagrange multipliers of a tree, Baraff 1996, dense per ragdoll). G and the factor are
+    evaluated once per substep (the bodies turn by ω h, a few degrees, within one), the gaps at
+    every iteration: each step removes all but the second-order part of the gaps.
+
+    It replaces a Jacobi pass over the joints (mass splitting), which converged so slowly on a
+    limp body shaken at 5 g that 40 passes left 2 mm of its 3.5 mm gaps, and whose iterates
+    alternated from pass to pass: the velocities taken from them flip-flopped from substep to
+    substep, and a 1e-11 m difference of the input grew to 0.2 mm within 10 ms."""
+
+    shape: TreeShape
+    response: np.ndarray  # (R, 6k, 3j) M⁻¹ Gᵀ
+    A_inv: np.ndarray  # (R, 3j, 3j) (G M⁻¹ Gᵀ)⁻¹
+    anchor_a: np.ndarray  # (R, j, 3) in the child's body frame
+    anchor_b: np.ndarray  # (R, j, 3) in the parent's body frame
+
+    @classmethod
+    def of(cls, factor: TreeFactor, *, anchor_a: np.ndarray, anchor_b: np.ndarray
+           ) -> TreeJoints:
+        return cls(shape=factor.shape, response=factor.MG, A_inv=factor.A_inv,
+                   anchor_a=anchor_a, anchor_b=anchor_b)
+
+    def solve(self, s: Bodies, dx: np.ndarray, dtheta: np.ndarray) -> None:
+        """One step of every joint; the moves are added to dx, dtheta (n + 1, 3)."""
+        bodies = self.shape.bodies
+        child, parent = bodies[:, self.shape.child], bodies[:, self.shape.parent]
+        gap = ((s.x[child] + np.einsum("rjik,rjk->rji", s.R[child], self.anchor_a))
+               - (s.x[parent] + np.einsum("rjik,rjk->rji", s.R[parent], self.anchor_b)))
+        lam = np.einsum("rab,rb->ra", self.A_inv, gap.reshape(len(gap), -1))
+        u = -np.einsum("rab,rb->ra", self.response, lam).reshape(len(gap), -1, 6)
+        dx[bodies] += u[..., :3]
+        dtheta[bodies] += u[..., 3:]

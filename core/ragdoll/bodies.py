@@ -86,6 +86,15 @@ def q2m(q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+def cross_matrix(r: np.ndarray) -> np.ndarray:
+    """(..., 3, 3) cross-product matrices: cross_matrix(r) @ v == r × v."""
+    m = np.zeros(r.shape[:-1] + (3, 3))
+    m[..., 0, 1], m[..., 0, 2] = -r[..., 2], r[..., 1]
+    m[..., 1, 0], m[..., 1, 2] = r[..., 2], -r[..., 0]
+    m[..., 2, 0], m[..., 2, 1] = -r[..., 1], r[..., 0]
+    return m
+
+
 def inverse3(m: np.ndarray) -> np.ndarray:
     """Inverses of (n, 3, 3) matrices: rows of the adjugate are cross products of rows."""
     n = len(m)

@@ -17,7 +17,14 @@ import numpy as np
 
 from .. import transcendental
 from ..rotations import quat_from_matrix, quat_multiply
-from .articulated import OFF, ArticulatedMotors, TreeShape
+from .articulated import (
+    OFF,
+    ArticulatedMotors,
+    TreeFactor,
+    TreeJoints,
+    TreeResponse,
+    TreeShape,
+)
 from .bodies import (
     Bodies,
     FrozenPairs,
@@ -75,12 +82,17 @@ class Scene(Protocol):
     def carrier_delta(self, carrier: np.ndarray, sub: Substep, k: int): ...
 
 BROAD_MARGIN = 0.02  # m, see the broad phase in Level.step
-# Experimental: every motor solved at once through the ball-jointed tree (articulated.py).
-# It makes no energy where the subtree motors do (docs/ragdoll-solver.md), but it is not the
-# default yet: it amplifies sub-micrometre differences of its input to millimetres within a
-# quarter second (a 5 g shake sampled at 24 and at 30 fps on the same grid parted by 3 mm
-# instead of 1 µm), and it costs about 40 % more per substep.
+# Experimental (off): every motor solved at once through the ball-jointed tree, and every ball
+# joint of a ragdoll by a Newton step in the mass metric (articulated.py: ArticulatedMotors,
+# TreeJoints). Measured against the default (subtree motors, Jacobi joints): a standing
+# mannequin on strength-0.9 motors gains 1 J instead of 11.7 kJ, and a 5 g shake on 0.5 motors
+# baked at 24 and 30 fps ends 4e-7 m apart instead of 2e-6; but a limp humanoid crumpling over
+# a box gains 3 J of 686 at 16 iterations (the default: none), because a limb whose joint the
+# final pass puts into a collider has to be pulled back to its joint after the projection
+# (else a limp Rigify shin opened by 5.5 cm), and a substep costs about 16 % more
+# (docs/ragdoll-solver.md, "Experimental: the articulated solve").
 ARTICULATED_MOTORS = False
+ARTICULATED_JOINTS = False
 SUBTREE_MOTORS = True  # motors turn the child's whole subtree (motors.solve_motor_subtree)
 SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
 JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
@@ -155,6 +167,9 @@ class FrameCoefficients:
             self.colours.append(dict(
                 lock_force=lock_force[a],
                 ball=~col.is_root | locked[a],
+                # with the tree joints solved at once (TreeJoints) only the locked roots'
+                # force-limited joints to their targets are left to solve_ball
+                root_ball=col.is_root & locked[a],
                 motor=(driven[a] & ~col.is_root & (strength[a] > 0)) | locked[a],
                 # the subtree motors leave the locked roots to solve_root_lock
                 subtree_motor=driven[a] & ~col.is_root & (strength[a] > 0),
@@ -408,17 +423,29 @@ class Level:
                      for fz, col, cc in zip(frozen, self.colours, c.colours, strict=True)
                      ] if not ARTICULATED_MOTORS else None
         arts = []  # (ArticulatedMotors, its children's local targets, summed impulses)
-        if ARTICULATED_MOTORS and c.any_motor:
-            for shape in self.shapes:
-                child = shape.bodies[:, shape.child]
-                alpha = c.motor_alpha[child]
-                if np.all(alpha >= OFF):
-                    continue
-                arts.append((ArticulatedMotors.of(
-                    s, shape, anchor_a=self.anchor_a[child], anchor_b=anchor[child],
-                    alpha=alpha, pinned=c.motor_pinned[shape.bodies],
-                    damped=bool(np.any(c.motor_damp[child] > 0.0))),
-                    local_t[child], np.zeros(child.shape + (3,))))
+        trees = []  # TreeJoints
+        for shape in self.shapes if (ARTICULATED_MOTORS or ARTICULATED_JOINTS) else ():
+            child = shape.bodies[:, shape.child]
+            if not len(shape.child):
+                continue
+            anchor_a, anchor_b = self.anchor_a[child], anchor[child]
+            factor = None
+            if ARTICULATED_JOINTS:
+                factor = TreeFactor.of(s, shape, anchor_a=anchor_a, anchor_b=anchor_b,
+                                       pinned=c.kinematic[shape.bodies])
+                trees.append(TreeJoints.of(factor, anchor_a=anchor_a, anchor_b=anchor_b))
+            alpha = c.motor_alpha[child]
+            if not (ARTICULATED_MOTORS and c.any_motor) or np.all(alpha >= OFF):
+                continue
+            # the motors pin the locked roots too (the lock stands for the animation)
+            pinned = c.motor_pinned[shape.bodies]
+            if factor is None or not np.array_equal(pinned, factor.pinned):
+                factor = TreeFactor.of(s, shape, anchor_a=anchor_a, anchor_b=anchor_b,
+                                       pinned=pinned)
+            arts.append((ArticulatedMotors.of(
+                TreeResponse.of(factor), alpha=alpha,
+                damped=bool(np.any(c.motor_damp[child] > 0.0))),
+                local_t[child], np.zeros(child.shape + (3,))))
         # Broad phase once per substep: bodies move at most ~|v| h per substep; what is
         # further than twice that (plus BROAD_MARGIN) cannot touch within it.
         self.contacts.sweep(s, colliders, ~kin)  # fast bodies do not tunnel through walls
@@ -444,8 +471,19 @@ class Level:
         for it in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
-                solve_ball(s, col, anchors[j], cc["ball"], frozen[j], lam_total=lock_lams[j],
-                           lam_max=cc["lock_force"] if c.any_locked else None)
+                if not ARTICULATED_JOINTS:
+                    solve_ball(s, col, anchors[j], cc["ball"], frozen[j],
+                               lam_total=lock_lams[j],
+                               lam_max=cc["lock_force"] if c.any_locked else None)
+                elif j == 0:
+                    if c.any_locked:
+                        solve_ball(s, col, anchors[j], cc["root_ball"], frozen[j],
+                                   lam_total=lock_lams[j], lam_max=cc["lock_force"])
+                    if trees:
+                        dx, dth = np.zeros(s.x.shape), np.zeros(s.x.shape)
+                        for tree in trees:
+                            tree.solve(s, dx, dth)
+                        s.move(dx, dth)
                 if ARTICULATED_MOTORS:
                     if j == 0 and arts:
                         dx, dth = np.zeros(s.x.shape), np.zeros(s.x.shape)
@@ -623,15 +661,27 @@ class Level:
                 s, colliders, movable, attach, self.parent[attach], anchor[attach],
                 JOINT_TOLERANCE)
             if (d > start or lifted) and len(attach):
-                par = self.parent[attach]
-                gap = (s.x[par] + rotate(s.R[par], anchor[attach])
-                       - s.x[attach] - rotate(s.R[attach], self.anchor_a[attach]))
-                dist = np.sqrt(np.einsum("nk,nk->n", gap, gap))
-                excess = np.maximum(dist - JOINT_TOLERANCE, 0.0) / np.maximum(dist, 1e-300)
-                s.x[attach] += gap * excess[:, None]
+                self.reattach(attach, anchor)
             at = self.level_bodies[d]
             self.contacts.project(s, colliders, movable, only=at, pivot=~self.is_root[at])
+            if ARTICULATED_JOINTS and len(attach):
+                # ... and, with the joints exact, what the projection translated off its joint
+                # goes back to within the joints' tolerance: a limb whose joint the final
+                # pass's re-attachment put inside the ground was translated out, opening a limp
+                # Rigify shin by 5.5 cm (the contact is left to the next substep instead).
+                self.reattach(attach, anchor)
         return True
+
+    def reattach(self, attach: np.ndarray, anchor: np.ndarray) -> None:
+        """Translate the children `attach` back to within JOINT_TOLERANCE of their parents'
+        anchors."""
+        s = self.state
+        par = self.parent[attach]
+        gap = (s.x[par] + rotate(s.R[par], anchor[attach])
+               - s.x[attach] - rotate(s.R[attach], self.anchor_a[attach]))
+        dist = np.sqrt(np.einsum("nk,nk->n", gap, gap))
+        excess = np.maximum(dist - JOINT_TOLERANCE, 0.0) / np.maximum(dist, 1e-300)
+        s.x[attach] += gap * excess[:, None]
 
     def final_start(self, c: FrameCoefficients, anchor: np.ndarray, origin_t: np.ndarray
                     ) -> int:
