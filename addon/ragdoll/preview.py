@@ -72,6 +72,8 @@ class RagdollPreviewRun:
             system=system.NAME))
         self.drive = system.solver_drive(prepared, samples, self.core, k)
         self.samples = samples.take(np.arange(0, count, k)) if k > 1 else samples
+        # the animation target is drawn beside the preview, as after a bake
+        system.remember_targets(prepared, self.drive.target[::k])
         self.stream = self.core.RagdollStream(prepared.model, self.drive, self.settings)
         self.sample_ms = 1000.0 * (time.perf_counter() - t0)
 

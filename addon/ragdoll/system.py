@@ -232,13 +232,21 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
                 located[i], keys[i].location, static[i])
             report.setups[i].fcurves = count
             report.setups[i].action = action.name
-            targets.remember(read.name, frame_start=prepared.frame_start,
-                             matrix=drive.target[at_frames, offsets[i]:offsets[i + 1]],
-                             length=read.length, radius=read.radius, unit=prepared.unit)
+        remember_targets(prepared, drive.target[at_frames])
         report.write_s = time.perf_counter() - t3
         return report
 
     return commit
+
+
+def remember_targets(prepared: Prepared, target: np.ndarray) -> None:
+    """Keep every ragdoll's animation target (F, N, 4, 4) at the scene frames for the viewport
+    (``targets.py``: the red bodies beside the simulation)."""
+    offsets = np.cumsum([0] + [len(r.names) for r in prepared.reads])
+    for i, read in enumerate(prepared.reads):
+        targets.remember(read.name, frame_start=prepared.frame_start,
+                         matrix=target[:, offsets[i]:offsets[i + 1]], length=read.length,
+                         radius=read.radius, unit=prepared.unit)
 
 
 def clear(scene, *, objects=None) -> list[str]:

@@ -1,8 +1,9 @@
 """The live preview plays ragdolls too: the timeline played forward shows, bit for bit, the bone
 channels and matrices the bake of the same scene writes (a walk into a wall that makes the
 ragdoll let go and blend back, quaternion and Euler bones, 24 and 25 fps, the Sample Rate's
-sub-frames), nothing is keyed, turning it off gives the bones back, and *Bake* right after a
-full preview writes the preview's simulation without solving again."""
+sub-frames), the animation target is drawn beside it as after a bake, nothing is keyed,
+turning it off gives the bones back, and *Bake* right after a full preview writes the
+preview's simulation without solving again."""
 
 from __future__ import annotations
 
@@ -71,6 +72,10 @@ def test_played_ragdoll_preview_is_the_bake_bit_for_bit(scene, bake_api, waft_mo
     assert state.message == "" and sorted(state.cache) == list(FRAMES), state.status()
     status = state.status()
     assert "read the shot" in status
+    # the animation target is drawn beside the preview (the red bodies), as after a bake
+    targets = sys.modules[f"{waft_module_name}.addon.ragdoll.targets"]
+    drawn = targets.target_lines(ob.name, 10)
+    assert drawn is not None
     assert set(bpy.data.actions.keys()) == actions_before  # nothing keyed
     scene.waft.use_preview = False
     scene.frame_set(scene.frame_start)
@@ -80,6 +85,7 @@ def test_played_ragdoll_preview_is_the_bake_bit_for_bit(scene, bake_api, waft_mo
     fell = report.setups[0].fell_at
     assert fell is not None and FRAMES[0] < fell < FRAMES[-1] - 5  # it falls and blends back
     assert f"fell at frame {fell}" in status  # the preview said where, as the bake does
+    np.testing.assert_array_equal(targets.target_lines(ob.name, 10), drawn)
     baked = _play(scene, ob)
     for frame in FRAMES:
         np.testing.assert_array_equal(previewed[frame], baked[frame], err_msg=f"frame {frame}")
