@@ -1,8 +1,11 @@
-"""``waft.fix_warning``: the one-click fix of a bone-chain or ragdoll setup warning
-(``addon/strands/warnings.py``, ``addon/ragdoll/warnings.py``), undoable."""
+"""``waft.fix_warning``: the one-click fix of a bone-chain, ragdoll or cloth-cage setup warning
+(``addon/strands/warnings.py``, ``addon/ragdoll/warnings.py``, ``addon/cloth/warnings.py``),
+undoable."""
 
 import bpy
 
+from ..addon.cloth import warnings as cloth_warnings
+from ..addon.cloth.reading import is_cage
 from ..addon.ragdoll import warnings as ragdoll_warnings
 from ..addon.ragdoll.create import fit_limits_to_animation
 from ..addon.reading import collider_kind
@@ -23,21 +26,22 @@ class WAFT_OT_fix_warning(bpy.types.Operator):
             (warnings.FIX_CONSTRAINTS, "Turn Off for Result",
              "Key the overriding constraints' influence to 0 in Waft's result"),
             (warnings.FIX_COLLIDER, "Shrink Collider",
-             "Shrink the collider about its origin (a plane: move it back) until the chain is "
-             "clear of it"),
+             "Shrink the collider about its origin (a plane: move it back) until the chain or "
+             "the cage is clear of it"),
             (warnings.FIX_SPACE_BONE, "Use as Space Bone",
              "Measure World Motion in the space of the bone that carries the character"),
             (ragdoll_warnings.FIX_FIT_LIMITS, "Fit Limits to Animation",
              "Widen the ragdoll's joint limits so its animation over the scene's frame range "
              "stays inside them")),
         options={'SKIP_SAVE'})
-    armature: bpy.props.StringProperty(name="Armature", options={'SKIP_SAVE'})
+    armature: bpy.props.StringProperty(name="Armature", options={'SKIP_SAVE'},
+                                       description="The armature, or the cloth cage")
     target: bpy.props.StringProperty(name="Target", options={'SKIP_SAVE'})
 
     def execute(self, context):
         scene = context.scene
         ob = scene.objects.get(self.armature)
-        if ob is None or ob.type != 'ARMATURE':
+        if ob is None or not (ob.type == 'ARMATURE' or is_cage(ob)):
             self.report({'ERROR'}, f"Armature '{self.armature}' is not in the scene")
             return {'CANCELLED'}
         try:
@@ -61,7 +65,8 @@ class WAFT_OT_fix_warning(bpy.types.Operator):
                 if collider is None:
                     raise WaftError(f"Collider '{self.target}' is not in the scene")
                 plane = collider_kind(collider) == ColliderKind.PLANE
-                applied = warnings.clear_collider(scene, ob, collider)
+                clear = cloth_warnings.clear_collider if is_cage(ob) else warnings.clear_collider
+                applied = clear(scene, ob, collider)
                 self.report({'INFO'}, f"Collider '{collider.name}' "
                             + (f"moved back {applied:.3f}" if plane
                                else f"scaled by {applied:.3f}"))

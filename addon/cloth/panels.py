@@ -12,7 +12,9 @@ from ..panels import (
     settled_subpanel,
 )
 from ..preset_menus import draw_preset_menu, preset_classes
+from ..strands.panels import draw_warning_boxes
 from .presets import PRESET_KIND
+from .warnings import cloth_warnings
 
 MAIN = ("damping", "gravity", "radius", "world_motion_fraction")
 STIFFNESS = ("use_hard_vertical", "stretch_compliance", "horizontal_compliance",
@@ -79,6 +81,7 @@ class WAFT_PT_cloth(PropertiesPanel, bpy.types.Panel):
         draw_setup(layout, ob)
         draw_props(layout, ob.waft_cloth, MAIN)
         layout.operator("waft.cloth_bake_cage", icon='MESH_GRID')
+        draw_warning_boxes(layout, ob, cloth_warnings(context.scene, ob))
 
 
 def _sub_panel(label: str, names: tuple[str, ...], ident: str):
@@ -133,6 +136,7 @@ class WAFT_PT_cloth_sidebar(SidebarPanel, bpy.types.Panel):
             draw_fabric(layout, ob.waft_cloth)
             draw_props(layout, ob.waft_cloth, MAIN)
             layout.operator("waft.cloth_bake_cage", icon='MESH_GRID')
+            draw_warning_boxes(layout, ob, cloth_warnings(context.scene, ob))
 
 
 ROD_MAIN = ("damping", "gravity", "radius", "world_motion_fraction", "drag", "wind_velocity")

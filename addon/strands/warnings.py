@@ -159,16 +159,24 @@ def chain_warnings(scene, ob) -> list[SetupWarning]:
 
 def clear_collider(scene, ob, collider_ob) -> float:
     """Shrink ``collider_ob`` about its origin (a plane: move it back along its normal) until
-    every simulated tail of ``ob``'s chains is ``CLEARANCE`` outside it. Returns the scale
-    applied (a plane: the distance moved). Raises ``SetupError`` when no shrink clears them
-    (a tail at the collider's very origin)."""
-    collider = read_collider(collider_ob)
+    every simulated tail of ``ob``'s chains is ``CLEARANCE`` outside it (``shrink_to_clear``).
+    """
     points, radii = [], []
     for run in chain_bone_runs(ob):
         p, r, _ = _tails(ob, run)
         points.append(p)
         radii.append(r)
-    points, radii = np.concatenate(points), np.concatenate(radii) + CLEARANCE
+    return shrink_to_clear(collider_ob, np.concatenate(points), np.concatenate(radii),
+                           "a chain bone's tail")
+
+
+def shrink_to_clear(collider_ob, points: np.ndarray, radii: np.ndarray, what: str) -> float:
+    """Shrink ``collider_ob`` about its origin (a plane: move it back along its normal) until
+    every sphere (``points``, ``radii``, world) is ``CLEARANCE`` outside it. Returns the scale
+    applied (a plane: the distance moved). Raises ``SetupError`` when no shrink clears them
+    (``what`` at the collider's very origin)."""
+    collider = read_collider(collider_ob)
+    radii = radii + CLEARANCE
     if collider.kind == ColliderKind.PLANE:
         M = np.array(collider_ob.matrix_world, dtype=np.float64)
         normal = M[:3, 2] / np.linalg.norm(M[:3, 2])
@@ -179,8 +187,8 @@ def clear_collider(scene, ob, collider_ob) -> float:
             collider_ob.matrix_world = moved
         return distance
     if penetration(collider, points, radii, scale=1e-6).max() > 0.0:
-        raise SetupError(f"Collider '{collider_ob.name}': a chain bone's tail is at its centre; "
-                         f"move the collider")
+        raise SetupError(f"Collider '{collider_ob.name}': {what} is at its centre; move the "
+                         f"collider")
     lo, hi = 0.0, 1.0  # bisection on the scale: clear at lo, not at hi
     if penetration(collider, points, radii).max() <= 0.0:
         return 1.0
