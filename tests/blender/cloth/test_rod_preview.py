@@ -15,6 +15,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cloth_rigs import rigs  # noqa: E402
+from test_cloth_preview import _shown  # noqa: E402
 from test_rods import rod_rig  # noqa: E402
 
 pytestmark = pytest.mark.compat
@@ -34,19 +35,6 @@ def _scene(scene, fps: int, rotation_mode: str):
     ball.waft_collider.friction = 0.4
     scene.frame_set(scene.frame_start)
     return rig, [b.name for b in rig.pose.bones if b.name.startswith("Tie")]
-
-
-def _shown(rig, names) -> np.ndarray:
-    bpy.context.view_layer.update()
-    values = []
-    for name in names:
-        pose_bone = rig.pose.bones[name]
-        prop = ("rotation_quaternion" if pose_bone.rotation_mode == "QUATERNION"
-                else "rotation_euler")
-        values.extend(pose_bone.location)
-        values.extend(getattr(pose_bone, prop))
-        values.extend(v for row in pose_bone.matrix for v in row)
-    return np.array(values, dtype=np.float32)
 
 
 def _play(scene, rig, names) -> dict:
