@@ -6,7 +6,9 @@ far bigger than its empty looks, or a plane facing the wrong way, is seen before
 *Show Simulation Shapes* (``Scene.waft.show_simulation_shapes``) adds what the bake simulates
 with (``overlay_shapes.py``): chain particles' collision spheres, ragdoll bodies and swing-limit
 cones, cloth max-distance spheres and pinned vertices. With the live preview on, the hair
-Curves guides it simulates are drawn as lines (``preview.shown_guides``).
+Curves guides it simulates, the render strands made from them or from bone chains, and the
+simulated cloth cages are drawn as lines (``preview.shown_guides``, ``preview.shown_strands``,
+``preview.shown_cages``).
 
 The lines are computed from the same reading as the bake (``reading.read_collider``) and the
 evaluated world matrix; a collider the bake would reject is simply not drawn (its error comes at
@@ -26,6 +28,8 @@ from .reading import read_collider
 COLOUR = (1.0, 0.55, 0.1, 0.9)  # orange, the colour of "physics" in Blender's own overlays
 SELECTED_COLOUR = (1.0, 0.85, 0.3, 1.0)
 GUIDE_COLOUR = (0.95, 0.8, 0.35, 1.0)  # the live preview's hair guides (a hair colour)
+STRAND_COLOUR = (0.8, 0.65, 0.4, 0.35)  # its render strands: many, so faint
+CAGE_COLOUR = (0.3, 0.85, 1.0, 0.9)  # the previewed cloth cage: cyan, what moves
 LAYER_COLOURS = {
     "particles": (0.3, 0.85, 1.0, 0.8),  # cyan: what moves
     "bodies": (0.3, 0.85, 1.0, 0.8),
@@ -77,6 +81,43 @@ def previewed_guide_segments(scene) -> np.ndarray:
     return np.concatenate(parts).astype(np.float32)
 
 
+def previewed_cage_segments(scene) -> np.ndarray:
+    """(N, 2, 3) float32 world segments: the edges of the cloth cages the live preview shows
+    at the current frame, where the bake's *Cage Output* puts them."""
+    from .preview import shown_cages
+
+    parts = [cage.segments() for _name, cage in shown_cages(scene)]
+    if not parts:
+        return np.zeros((0, 2, 3), dtype=np.float32)
+    return np.concatenate(parts)
+
+
+_strand_lines: dict = {}  # {id of the ShownStrands drawn last: (it, its segments)}
+_gpu_batches: dict = {}  # {colour: (segments, their GPU batch)}, for the render strands
+
+
+def previewed_strand_segments(scene) -> np.ndarray:
+    """(N, 2, 3) float32 world segments of the render strands the live preview shows at the
+    current frame: each strand's consecutive points, as the bake writes them. Made once per
+    shown frame (the viewport redraws far more often than the frame changes)."""
+    from .preview import shown_strands
+
+    parts = []
+    for _name, strands in shown_strands(scene):
+        segments = _strand_lines.get(id(strands))
+        if segments is None or segments[0] is not strands:
+            points = strands.positions()
+            segments = (strands, np.stack([points[:, :-1], points[:, 1:]], axis=2)
+                        .reshape(-1, 2, 3))
+            if len(_strand_lines) > 8:
+                _strand_lines.clear()
+            _strand_lines[id(strands)] = segments
+        parts.append(segments[1])
+    if not parts:
+        return np.zeros((0, 2, 3), dtype=np.float32)
+    return np.concatenate(parts) if len(parts) > 1 else parts[0]
+
+
 def _draw() -> None:
     import gpu
     from gpu_extras.batch import batch_for_shader
@@ -92,9 +133,9 @@ def _draw() -> None:
     if scene.waft.show_simulation_shapes:
         lines = simulation_lines(scene, context.view_layer)
         batches += [(lines[name], colour) for name, colour in LAYER_COLOURS.items()]
-    guides = previewed_guide_segments(scene)
-    if len(guides):
-        batches.append((guides, GUIDE_COLOUR))
+    batches += [(previewed_strand_segments(scene), STRAND_COLOUR),
+                (previewed_guide_segments(scene), GUIDE_COLOUR),
+                (previewed_cage_segments(scene), CAGE_COLOUR)]
     batches = [(segments, colour) for segments, colour in batches if len(segments)]
     if not batches:
         return
@@ -102,7 +143,15 @@ def _draw() -> None:
     gpu.state.blend_set('ALPHA')
     gpu.state.line_width_set(1.5)
     for segments, colour in batches:
-        batch = batch_for_shader(shader, 'LINES', {"pos": segments.reshape(-1, 3)})
+        # The render strands' lines change once per frame, not per redraw: their GPU batch is
+        # kept with them (hundreds of thousands of lines).
+        cached = _gpu_batches.get(colour)
+        if cached is not None and cached[0] is segments:
+            batch = cached[1]
+        else:
+            batch = batch_for_shader(shader, 'LINES', {"pos": segments.reshape(-1, 3)})
+            if colour == STRAND_COLOUR:
+                _gpu_batches[colour] = (segments, batch)
         shader.uniform_float("color", colour)
         batch.draw(shader)
     gpu.state.line_width_set(1.0)

@@ -294,16 +294,38 @@ def _new_run(scene) -> Runs:
     return Runs(runs)
 
 
+def _drawn(scene, kind: str) -> list:
+    """``[(name, payload), …]``: the entries of ``kind`` the preview shows at the current frame
+    (entries without an object: drawn by the overlay, never written)."""
+    preview = _previews.get(scene.name)
+    if preview is None or preview.showing is None or not scene.waft.use_preview:
+        return []
+    return [(name, payload) for ob, name, prop, payload in preview.cache.get(preview.showing, ())
+            if ob is None and prop == kind]
+
+
 def shown_guides(scene) -> list:
     """``[(curves name, (G, P, 3) float32 points in its space, its world matrix), …]`` the
     preview shows at the current frame (drawn by the overlay), [] when none."""
     from .hair.preview import GUIDES
 
-    preview = _previews.get(scene.name)
-    if preview is None or preview.showing is None or not scene.waft.use_preview:
-        return []
-    return [(name, *payload) for ob, name, prop, payload in preview.cache.get(preview.showing, ())
-            if ob is None and prop == GUIDES]
+    return [(name, *payload) for name, payload in _drawn(scene, GUIDES)]
+
+
+def shown_cages(scene) -> list:
+    """``[(cage name, cloth.preview.ShownCage), …]``: the simulated cloth cages the preview
+    shows at the current frame (drawn by the overlay; the cage mesh itself is never written)."""
+    from .cloth.preview import CAGE
+
+    return _drawn(scene, CAGE)
+
+
+def shown_strands(scene) -> list:
+    """``[(owner name, hair.preview_strands.ShownStrands), …]``: the render strands the preview
+    shows at the current frame (their ``positions()`` are the bake's)."""
+    from .hair.preview_strands import STRANDS
+
+    return _drawn(scene, STRANDS)
 
 
 # --------------------------------------------------------------------------------------------
@@ -409,9 +431,16 @@ def _simulate_to(scene, preview: Preview, frame: int) -> None:
 
 
 def _size(frame_pose: list) -> int:
-    """What one cached frame holds: a bone per entry, a hair guide point per point."""
-    return sum(1 if ob is not None else payload[0].size // 3
-               for ob, _, _, payload in frame_pose)
+    """What one cached frame holds: a bone per entry, a point per point drawn or kept to draw
+    (hair guides' points; render strands' and cages' ``held``)."""
+    return sum(_held(ob, payload) for ob, _, _, payload in frame_pose)
+
+
+def _held(ob, payload) -> int:
+    if ob is not None:
+        return 1
+    held = getattr(payload, "held", None)
+    return held if held is not None else payload[0].size // 3
 
 
 def update(scene) -> None:

@@ -14,7 +14,9 @@ exposes the system protocol (docs/internals.md, "Systems"):
 ``STRAND_OUTPUTS`` name modules that turn solved strand (guide) positions into more output
 (render strands as Curves geometry): ``prepare_output(scene, setup_objects) -> prepared | None``
 before sampling, and ``build_output(prepared, chain_positions, frames) -> commit()`` after the
-solve; their commits run with the strands' write.
+solve; their commits run with the strands' write. ``preview_output(scene, setup_objects) ->
+previewer | None`` gives the live preview's: ``previewer.frame(frame, chain_positions)`` returns
+the entries a simulated frame shows (drawn by the overlay).
 """
 
 from __future__ import annotations

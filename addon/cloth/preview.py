@@ -6,7 +6,8 @@ range), samples the scene at the bake's sample times as the timeline reaches the
 ``core.cloth.ClothStream``, which gives every frame bit for bit as the bake of the same range
 does. Each frame's bone keys are computed as the bake computes them (``pose.bone_keys``) and
 kept as the channel values the F-curves would hold (location, and the rotation made
-continuous from frame to frame: ``preview_channels.RotationTrack``).
+continuous from frame to frame: ``preview_channels.RotationTrack``). The simulated cage itself
+is drawn by the overlay (``ShownCage``), the vertices the bake's *Cage Output* mesh plays.
 """
 
 from __future__ import annotations
@@ -21,6 +22,24 @@ from ..reading import frame_range
 from ..sampling import sample_times
 from . import assemble, pose, reading, writing
 from .sampling import ClothSampler, result_tracks_muted
+
+CAGE = "cage"  # the property name of a shown entry: (None, cage name, CAGE, ShownCage)
+
+
+class ShownCage:
+    """One previewed frame of a simulated cage: its vertices (V, 3) float32 world, as the bake's
+    *Cage Output* mesh stores them, and its edges (E, 2), drawn by the overlay."""
+
+    def __init__(self, points: np.ndarray, edges: np.ndarray):
+        self.points, self.edges = points, edges
+
+    @property
+    def held(self) -> int:
+        return len(self.points)
+
+    def segments(self) -> np.ndarray:
+        """(E, 2, 3) float32 world: the cage's edges."""
+        return self.points[self.edges]
 
 
 class ClothPreviewRun:
@@ -116,9 +135,11 @@ class ClothPreviewRun:
         read = self.read
         samples = self.sampler.rows(self.at_frames[i : i + 1])
         offsets = self.model.vertex_offset
-        bones, locations, raw = [], [], []
+        bones, locations, raw, cages = [], [], [], []
         for s, setup in enumerate(read.setups):
             cage = positions[None, offsets[s]:offsets[s + 1]] / read.unit_scale
+            cages.append((None, setup.name, CAGE, ShownCage(cage[0].astype(np.float32),
+                                                            setup.edges)))
             keys = pose.bone_keys(setup, cage, samples.pose[s], samples.armature_world[s])
             if not (np.isfinite(keys.location).all() and np.isfinite(keys.rotation).all()):
                 raise DivergenceError(setup.name, read.frame_start + i, "bone keys are not finite")
@@ -128,4 +149,4 @@ class ClothPreviewRun:
         quats = self._rotations.signed(np.concatenate(raw))
         shown = [(ob, name, "location", tuple(v)) for (ob, name), v
                  in zip(bones, np.concatenate(locations).tolist(), strict=True)]
-        return shown + self._rotations.channels(bones, quats)
+        return shown + self._rotations.channels(bones, quats) + cages

@@ -225,11 +225,47 @@ def guides_at_lod(chains: list[np.ndarray], points: int) -> np.ndarray:
     return out
 
 
+class StrandBinder:
+    """One target's render strands made from its guides: roots scattered on the scalp and bound
+    to the guides on the first frame (``bind``), then each frame interpolated between the
+    guides and pushed out of the colliders (``positions``). The bake (``StrandAnimation``) and
+    the live preview (``PreviewStrands``) both make their strands here, so they agree bit for
+    bit. The binding holds unit jitter (randomness 1): each frame scales it and sets the clump,
+    which are animatable."""
+
+    def __init__(self, target: Target, guides: np.ndarray, vertices: np.ndarray, clump: float):
+        """``guides`` (G, points, 3) and ``vertices`` (V, 3) world, ``clump``: the first frame's."""
+        s = target.settings
+        self.target = target
+        name = f"Scalp '{target.scalp.name}' of '{target.setup}'"
+        self.roots = core_scatter(vertices=vertices, triangles=target.scalp.triangles,
+                                  count=s.count, density=target.scalp.density, seed=s.seed,
+                                  name=name)
+        self.binding = bind_strands(roots=self.roots, guide_rest=guides, method=s.method,
+                                    clump=float(clump), randomness=1.0, seed=s.seed,
+                                    name=f"Guides of '{target.setup}'")
+        self.colliders = collider_set(target.colliders) if target.colliders else None
+        self.radius = np.linspace(s.root_radius, s.tip_radius, s.points)
+
+    def positions(self, guides: np.ndarray, vertices: np.ndarray, clump: float,
+                  randomness: float, collider_matrix: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``out`` (count, points, 3) float32: every strand of a frame whose guides (float32),
+        scalp vertices, Clump, Randomness and collider matrices are given."""
+        b = self.binding
+        binding = replace(b, clump=np.full_like(b.clump, clump), jitter=b.jitter * randomness)
+        roots = evaluate_roots(triangle=self.roots.triangle, barycentric=self.roots.barycentric,
+                               vertices=vertices, triangles=self.target.scalp.triangles,
+                               normals=False)[0]
+        interpolate_strands(binding, guides, roots=roots, out=out)
+        if self.colliders is not None:
+            collide_strands(out, self.radius, self.colliders, collider_matrix)
+        return out
+
+
 class StrandAnimation:
     """Render strands of one target, computed per frame on demand (memory ~ guides + scalp).
 
-    Roots and binding are made on the first frame; Clump and Randomness are animatable: the
-    binding holds unit jitter (randomness 1) and each frame scales it and sets the clump.
+    Roots and binding are made on the first frame (``StrandBinder``).
     """
 
     def __init__(self, target: Target, guides: np.ndarray, scalp: ScalpSamples, frames):
@@ -239,48 +275,25 @@ class StrandAnimation:
         self.frame_end = int(frames[-1])
         self.guides = guides.astype(np.float32)  # (F, G, points, 3)
         self.scalp = scalp
-        name = f"Scalp '{target.scalp.name}' of '{target.setup}'"
-        self.roots = core_scatter(vertices=scalp.vertices[0], triangles=target.scalp.triangles,
-                                  count=s.count, density=target.scalp.density, seed=s.seed,
-                                  name=name)
-        self.binding = bind_strands(roots=self.roots, guide_rest=guides[0], method=s.method,
-                                    clump=float(scalp.clump[0]), randomness=1.0, seed=s.seed,
-                                    name=f"Guides of '{target.setup}'")
+        self.binder = StrandBinder(target, guides[0], scalp.vertices[0], scalp.clump[0])
         self._buffer = np.empty((s.count, s.points, 3), dtype=np.float32)
-        self.colliders = collider_set(target.colliders) if target.colliders else None
 
     def _index(self, frame: int) -> int:
         return min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)
-
-    def binding_at(self, frame: int):
-        """The binding with this frame's Clump and Randomness."""
-        i = self._index(frame)
-        b = self.binding
-        return replace(b, clump=np.full_like(b.clump, self.scalp.clump[i]),
-                       jitter=b.jitter * self.scalp.randomness[i])
 
     @property
     def strands(self) -> int:
         return self.target.settings.count
 
-    def roots_at(self, frame: int) -> np.ndarray:
-        return evaluate_roots(triangle=self.roots.triangle, barycentric=self.roots.barycentric,
-                              vertices=self.scalp.vertices[self._index(frame)],
-                              triangles=self.target.scalp.triangles, normals=False)[0]
-
     def positions(self, frame: int) -> np.ndarray:
         """Flat float32 point positions of every strand at scene frame ``frame``."""
-        i = self._index(frame)
-        interpolate_strands(self.binding_at(frame), self.guides[i], roots=self.roots_at(frame),
-                            out=self._buffer)
-        if self.colliders is not None:
-            collide_strands(self._buffer, self.radius(), self.colliders,
-                            self.scalp.collider_matrix[i])
-        return self._buffer.ravel()
+        i, scalp = self._index(frame), self.scalp
+        return self.binder.positions(self.guides[i], scalp.vertices[i], scalp.clump[i],
+                                     scalp.randomness[i], scalp.collider_matrix[i],
+                                     self._buffer).ravel()
 
     def radius(self) -> np.ndarray:
-        s = self.target.settings
-        return np.linspace(s.root_radius, s.tip_radius, s.points)
+        return self.binder.radius
 
 
 def animations(scene, targets: list[Target], guides: list[np.ndarray], frames,
@@ -310,16 +323,34 @@ def write(scene, animation: StrandAnimation):
     return ob
 
 
+def owner_chains(target: Target, chain_positions: dict) -> list[np.ndarray]:
+    """The solved chains ``{"<armature>: <first bone>": positions}`` of ``target``'s armature,
+    its guides, in the bake's chain order."""
+    chains = [p for key, p in chain_positions.items() if key.startswith(f"{target.setup}: ")]
+    if not chains:
+        raise SetupError(f"Armature '{target.setup}': Render Strands is on but it has no "
+                         "simulated chains to use as guides")
+    return chains
+
+
+def preview_output(scene, setup_objects):
+    """The live preview's render strands of the armatures with Render Strands on
+    (``preview_strands.ChainStrands``), None without any; SetupError on bad input."""
+    from .preview_strands import ChainStrands
+
+    targets = [target_for(scene, ob) for ob in setup_objects
+               if ob.type == 'ARMATURE' and ob.waft_hair.render_strands]
+    if not targets:
+        return None
+    return ChainStrands(scene, targets, [scene.objects[t.setup] for t in targets
+                                         if t.setup in scene.objects])
+
+
 def build_output(prepared: PreparedOutput, chain_positions: dict, frames):
     """Sample scalps, bind the strands; return ``commit()`` writing the Curves objects."""
     scene, targets = prepared.scene, prepared.targets
-    guides = []
-    for target in targets:
-        chains = [p for key, p in chain_positions.items() if key.startswith(f"{target.setup}: ")]
-        if not chains:
-            raise SetupError(f"Armature '{target.setup}': Render Strands is on but it has no "
-                             "simulated chains to use as guides")
-        guides.append(guides_at_lod(chains, target.settings.points))
+    guides = [guides_at_lod(owner_chains(target, chain_positions), target.settings.points)
+              for target in targets]
     muted = [scene.objects[t.setup] for t in targets if t.setup in scene.objects]
     prepared_animations = animations(scene, targets, guides, frames, muted)
 

@@ -17,6 +17,7 @@ from ...core.strands.solver import Stream
 from ..reading import frame_range
 from ..sampling import frame_kept
 from . import system
+from .preview_strands import PreviewStrands
 
 GUIDES = "guides"  # the property name of a shown entry: (None, curves name, GUIDES, payload)
 
@@ -32,6 +33,8 @@ class HairPreviewRun:
         self.samples = system._Samples(self.prepared, len(self.frames))
         self.done = 0  # frames sampled
         self.stream: Stream | None = None
+        self.strands = [PreviewStrands(scene, setup.render, []) if setup.render is not None
+                        else None for setup in self.prepared.setups]
 
     @property
     def next_frame(self) -> int:
@@ -84,4 +87,6 @@ class HairPreviewRun:
             local = np.einsum("fij,fgpj->fgpi", inverse[:, :3, :3], world) + \
                 inverse[:, None, None, :3, 3]
             shown.append((None, setup.name, GUIDES, (local[0].astype(np.float32), matrix[0])))
+            if self.strands[s] is not None:  # render strands, as the bake makes them
+                shown.append(self.strands[s].frame(int(self.frames[i]), list(world[0])))
         return shown

@@ -18,7 +18,7 @@ from ...core.errors import SetupError
 from ...core.identical import identical
 from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import Stream
-from .. import preview_channels, rest_channels
+from .. import preview_channels, rest_channels, systems
 from ..sampling import sample_times, waft_tracks_muted
 from . import vrm_mode
 from .assemble import chain_frames, drive_rows, solver_input
@@ -56,6 +56,11 @@ class PreviewRun:
         self.stream: Stream | None = None
         self._rotations = preview_channels.RotationTrack()
         self._partial = None  # (samples read, their Samples)
+        # What the chains make beyond their bones (render strands), drawn by the overlay.
+        setup_objects = [s.object for s in read.setups]
+        self.outputs = [previewer for previewer in (
+            module.preview_output(scene, setup_objects)
+            for module in systems.strand_output_modules()) if previewer is not None]
 
     @property
     def frame_start(self) -> int:
@@ -113,7 +118,19 @@ class PreviewRun:
             rows = self.sampler.rows(self.on_grid[self.stream.known : self._known()])
             self.stream.feed_rows(drive_rows(self.read, rows, rate=self.rate)[0])
         positions = self.stream.step()
-        return self._pose(i, positions)
+        return self._pose(i, positions) + self._outputs(i, positions)
+
+    def _outputs(self, i: int, positions: np.ndarray) -> list:
+        """The render strands of output frame ``i`` (``STRAND_OUTPUTS``), from the chains
+        as the bake hands them over (``system.run_steps``' ``chain_positions``)."""
+        if not self.outputs:
+            return []
+        read = self.read
+        chains = {read.chain_name(s): positions[s, : len(chain.bone_names) + 1] / read.unit_scale
+                  for s, chain in enumerate(read.chains)}
+        self.restore_static()  # the scalp is read with the animation's pose, as in the bake
+        return [entry for previewer in self.outputs
+                for entry in previewer.frame(self.frame_start + i, chains)]
 
     def result_for(self, inputs, settings):
         """The bake's ``BakeResult`` for solver input ``inputs`` (``assemble.SolverInput``) and

@@ -76,6 +76,12 @@ class SceneRead:
     meshes: tuple = ()
     mesh_mask: np.ndarray | None = None
 
+    def chain_name(self, s: int) -> str:
+        """``"<armature>: <first bone>"``: chain ``s``'s key in ``chain_positions`` (render
+        strands find their armature's guides by it)."""
+        chain = self.chains[s]
+        return f"{self.setups[chain.setup_index].name}: {chain.bone_names[0]}"
+
 
 def find_setups(scene, objects=None) -> list:
     """The armatures to bake: ``objects`` if given (each must be a setup), else every setup."""

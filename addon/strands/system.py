@@ -101,10 +101,6 @@ def _static_channels(read: SceneRead) -> list:
         setup.object, [n for c in setup.chains for n in c.bone_names]) for setup in read.setups]
 
 
-def _chain_name(read: SceneRead, chain) -> str:
-    return f"{read.setups[chain.setup_index].name}: {chain.bone_names[0]}"
-
-
 def _max_angles(read: SceneRead, f, reduction) -> dict[str, float] | None:
     """Per bone, the key reduction's angle from the world bound ``reduction`` = (distance in
     Blender units, angle in radians), or None without reduction."""
@@ -210,7 +206,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
     for s, chain in enumerate(read.chains):
         count = len(chain.bone_names) + 1
-        report.chain_positions[_chain_name(read, chain)] = (
+        report.chain_positions[read.chain_name(s)] = (
             result.positions[:, s, :count] / read.unit_scale)
     output_commits = [module.build_output(item, report.chain_positions, frames)
                       for module, item in prepared.outputs]

@@ -1,7 +1,8 @@
 """The live preview plays cloth cages too: the timeline played forward shows, bit for bit, the
 bone channels the bake of the same scene writes (quaternion and Euler bones, 24 and 25 fps,
 a frictional ball in the cloth's way, the cloth and a bone chain in one scene), nothing is
-keyed, and turning it off gives the bones back."""
+keyed, and turning it off gives the bones back. The simulated cage it draws is the one the
+bake's *Cage Output* mesh plays."""
 
 from __future__ import annotations
 
@@ -50,6 +51,11 @@ def _shown(rig, names) -> np.ndarray:
     return np.array(values, dtype=np.float32)
 
 
+def _segment_set(segments: np.ndarray) -> set:
+    """Line segments as a set, either end first."""
+    return {tuple(sorted((tuple(a), tuple(b)))) for a, b in segments.tolist()}
+
+
 def _play(scene, rig, names, frames) -> dict:
     out = {}
     for frame in frames:
@@ -66,10 +72,21 @@ def test_played_cloth_preview_is_the_bake_bit_for_bit(scene, bake_api, waft_modu
     names = [item.bone for item in cage.waft_cloth.bones]
     frames = range(scene.frame_start, scene.frame_end + 1)
     rest = _shown(rig, names)
+    cage.waft_cloth.use_cage_output = True
     actions_before = set(bpy.data.actions.keys())
     scene.waft.use_preview = True
-    previewed = _play(scene, rig, names, frames)
-    state = sys.modules[f"{waft_module_name}.addon.preview"].state(scene)
+    previewed, cages = _play(scene, rig, names, frames), {}
+    preview = sys.modules[f"{waft_module_name}.addon.preview"]
+    overlay = sys.modules[f"{waft_module_name}.addon.overlay"]
+    for frame in frames:  # the simulated cage, drawn (scrubbing back over cached frames)
+        scene.frame_set(frame)
+        [(name, shown)] = preview.shown_cages(scene)
+        assert name == cage.name
+        cages[frame] = shown.points.copy()
+        edges = np.array([tuple(e.vertices) for e in cage.data.edges])
+        assert _segment_set(overlay.previewed_cage_segments(scene)) == _segment_set(
+            shown.points[edges])  # the cage mesh's edges, every one
+    state = preview.state(scene)
     assert state.message == "" and sorted(state.cache) == list(frames), state.status()
     assert set(bpy.data.actions.keys()) == actions_before  # nothing keyed
     scene.waft.use_preview = False
@@ -81,6 +98,13 @@ def test_played_cloth_preview_is_the_bake_bit_for_bit(scene, bake_api, waft_modu
     assert moved > 0.05  # the cloth bones swing
     for frame in frames:
         np.testing.assert_array_equal(previewed[frame], baked[frame], err_msg=f"frame {frame}")
+    # The preview drew the cage where the bake's Cage Output mesh plays it, bit for bit.
+    blocks = cage.waft_cloth.cage_output.data.shape_keys.key_blocks
+    for frame in frames:
+        co = np.empty(len(cage.data.vertices) * 3, dtype=np.float32)
+        blocks[f"Frame {frame}"].data.foreach_get("co", co)
+        np.testing.assert_array_equal(cages[frame].ravel(), co, err_msg=f"frame {frame}")
+    assert np.abs(cages[frames[-1]] - cages[frames[0]]).max() > 0.05
 
 
 def test_cloth_preview_off_gives_the_bones_back(scene, waft_module_name):

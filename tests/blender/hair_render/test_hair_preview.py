@@ -60,3 +60,76 @@ def test_played_hair_preview_is_the_bake_bit_for_bit(scene, bake_api, waft_modul
                                    atol=1e-5)
         moved = max(moved, float(np.abs(baked - shown[1]).max()))
     assert moved > 0.02  # the guides swing with the turning head
+
+
+def _play_strands(scene, preview, overlay, frames) -> tuple[dict, dict]:
+    """Play ``frames`` with the preview on: the render strands it shows and the overlay's
+    lines, per frame."""
+    scene.waft.use_preview = True
+    shown, drawn = {}, {}
+    for frame in frames:
+        scene.frame_set(frame)
+        [(_name, strands)] = preview.shown_strands(scene)
+        shown[frame] = strands.positions().copy()
+        drawn[frame] = overlay.previewed_strand_segments(scene).copy()
+        assert overlay.previewed_strand_segments(scene) is overlay.previewed_strand_segments(
+            scene)  # made once per shown frame, not per redraw
+    state = preview.state(scene)
+    assert state.message == "" and sorted(state.cache) == list(frames), state.status()
+    scene.waft.use_preview = False
+    assert preview.shown_strands(scene) == []
+    return shown, drawn
+
+
+def _check_strands_baked(scene, shown, drawn, name: str, count: int, points: int) -> None:
+    ob = scene.objects[name]
+    moved = 0.0
+    for frame, strands in shown.items():
+        scene.frame_set(frame)
+        data = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        baked = np.empty(len(data.points) * 3, dtype=np.float32)
+        data.position_data.foreach_get("vector", baked)
+        assert np.array_equal(np.array(ob.matrix_world), np.eye(4))  # stored in world space
+        np.testing.assert_array_equal(strands.ravel(), baked, err_msg=f"frame {frame}")
+        lines = drawn[frame].reshape(count, points - 1, 2, 3)
+        np.testing.assert_array_equal(lines[:, :, 0], strands[:, :-1])
+        np.testing.assert_array_equal(lines[:, :, 1], strands[:, 1:])
+        moved = max(moved, float(np.abs(strands - shown[min(shown)]).max()))
+    assert moved > 0.02  # the strands swing with the turning head
+
+
+def test_previewed_render_strands_of_bone_chains_are_the_bake(scene, bake_api,
+                                                              waft_module_name, tmp_path):
+    """Render strands of guide bone chains, pushed out of a head collider: played in the
+    preview, every frame's strands are the points the bake writes, bit for bit."""
+    scene.frame_start, scene.frame_end = 1, 10
+    rig, _scalp = hair_rigs.head_rig(scene, guides=10, bones=3)
+    rig.waft_hair.count, rig.waft_hair.points = 300, 6
+    rig.waft_hair.clump = 0.3
+    collider = bpy.data.objects.new("HeadCollider", None)
+    scene.collection.objects.link(collider)
+    collider.empty_display_type, collider.empty_display_size = 'SPHERE', 0.098
+    collider.location = hair_rigs.HEAD
+    collider.waft_collider.enabled = True
+    hair_rigs.save_first_on_42(tmp_path)
+    preview = sys.modules[f"{waft_module_name}.addon.preview"]
+    overlay = sys.modules[f"{waft_module_name}.addon.overlay"]
+    frames = range(1, 11)
+    shown, drawn = _play_strands(scene, preview, overlay, frames)
+    bake_api.bake_scene(scene)
+    _check_strands_baked(scene, shown, drawn, "Hair Strands", 300, 6)
+
+
+def test_previewed_render_strands_of_hair_curves_are_the_bake(scene, bake_api,
+                                                              waft_module_name, tmp_path):
+    scene.frame_start, scene.frame_end = 1, 8
+    ob, scalp, _head = hair_rigs.curves_head(scene, guides=G, points=P)
+    ob.waft.shape_stiffness = 0.02
+    hair = ob.waft_hair
+    hair.render_strands, hair.count, hair.points = True, 250, 5
+    hair_rigs.save_first_on_42(tmp_path)
+    preview = sys.modules[f"{waft_module_name}.addon.preview"]
+    overlay = sys.modules[f"{waft_module_name}.addon.overlay"]
+    shown, drawn = _play_strands(scene, preview, overlay, range(1, 9))
+    bake_api.bake_scene(scene)
+    _check_strands_baked(scene, shown, drawn, f"{ob.name} Strands", 250, 5)
