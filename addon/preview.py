@@ -85,9 +85,39 @@ def state(scene) -> Preview | None:
 # What the simulation reads, hashed.
 
 
-def _hash_group(h, group) -> None:
-    """Every plain property of a property group (``ob.waft``, a bone's, a collider's)."""
-    h.update(repr(reading.settings_values(group)).encode())
+def _hash_group(h, group, animated: dict | None = None, path: str = "") -> None:
+    """Every plain property of a property group (``ob.waft``, a bone's, a collider's), but the
+    ones ``animated`` (``_animated_settings``) names for its data path ``path``: their keys are
+    hashed with the animation, and their value changes from frame to frame (a keyed wind used
+    to start the preview over on every frame)."""
+    values = reading.settings_values(group)
+    skip = animated.get(path) if animated else None
+    if skip:
+        values = tuple(None if name in skip else value for (name, _), value
+                       in zip(reading.plain_properties(group), values, strict=True))
+    h.update(repr(values).encode())
+
+
+def _hash_body_settings(h, bone, animated: dict) -> None:
+    """A ragdoll body's per-frame settings: properties of the pose bone itself
+    (``PoseBone.waft_ragdoll_<name>``, so that Insert Keyframe works on them), not of its
+    group; the animated ones left out (``_hash_group``)."""
+    from .ragdoll.properties import ANIMATED_BODY_SETTINGS, BONE_PREFIX
+
+    skip = animated.get(f'pose.bones["{bone.name}"]', ())
+    h.update(repr(tuple(None if BONE_PREFIX + name in skip else getattr(bone, BONE_PREFIX + name)
+                        for name in ANIMATED_BODY_SETTINGS)).encode())
+
+
+def _animated_settings(paths: set[str]) -> dict[str, set[str]]:
+    """``{owner path: names of its animated properties}`` of the animated data paths ``paths``
+    (``waft.wind_speed`` → ``{"waft": {"wind_speed"}}``, ``pose.bones["B"].waft_ragdoll_blend``
+    → ``{'pose.bones["B"]': {"waft_ragdoll_blend"}}``)."""
+    animated: dict[str, set[str]] = {}
+    for path in paths:
+        owner, _, name = path.rpartition(".")
+        animated.setdefault(owner, set()).add(name)
+    return animated
 
 
 def _hash_animation(h, ob) -> None:
@@ -132,26 +162,31 @@ def fingerprint(scene, objects, colliders) -> str:
                    settings.sample_rate, settings.iterations, settings.preroll)).encode())
     for ob in list(objects) + list(colliders):
         h.update(ob.name.encode())
-        _hash_group(h, ob.waft_collider if ob in colliders else ob.waft)
+        paths = animated_paths(ob, skip_track=is_result_or_rest_track)
+        animated = _animated_settings(paths)
+        name = "waft_collider" if ob in colliders else "waft"
+        _hash_group(h, getattr(ob, name), animated, name)
         if ob.type == 'ARMATURE' and ob in objects:
-            _hash_group(h, ob.waft_ragdoll)
-            _hash_group(h, ob.waft_rod)
-            for chain in ob.waft_rod.chains:
-                _hash_group(h, chain)
+            for name in ("waft_ragdoll", "waft_rod", "waft_hair"):  # waft_hair: render strands
+                _hash_group(h, getattr(ob, name), animated, name)
+            for i, chain in enumerate(ob.waft_rod.chains):
+                _hash_group(h, chain, animated, f"waft_rod.chains[{i}]")
             for bone in ob.pose.bones:
                 _hash_group(h, bone.waft)
                 _hash_group(h, bone.waft_ragdoll)
+                if bone.waft_ragdoll.body:
+                    _hash_body_settings(h, bone, animated)
         if ob.type == 'CURVES':
-            _hash_group(h, ob.waft_hair)
+            _hash_group(h, ob.waft_hair, animated, "waft_hair")
             co = np.empty(len(ob.data.points) * 3, dtype=np.float32)
             ob.data.position_data.foreach_get("vector", co)  # the groom
             h.update(co.tobytes())
         if ob.type == 'MESH' and ob.waft_cloth.enabled:
-            _hash_group(h, ob.waft_cloth)
+            _hash_group(h, ob.waft_cloth, animated, "waft_cloth")
             co = np.empty(len(ob.data.vertices) * 3, dtype=np.float32)
             ob.data.vertices.foreach_get("co", co)  # the cage's own shape
             h.update(co.tobytes())
-        if not animated_paths(ob, skip_track=is_result_or_rest_track) and ob.parent is None:
+        if not paths and ob.parent is None:
             h.update(np.array(ob.matrix_world, dtype=np.float64).tobytes())
         _hash_animation(h, ob)
     return h.hexdigest()

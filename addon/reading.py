@@ -221,6 +221,12 @@ def settings_values(group) -> tuple:
     a bone's, a collider's, a cage's): what identifies its settings (the preview's fingerprint,
     the overlay's cached reads). The names are looked up once per type (walking
     ``bl_rna.properties`` per bone was most of the fingerprint's 12 ms a frame at 512 bones)."""
+    return tuple(tuple(getattr(group, name)) if is_array else getattr(group, name)
+                 for name, is_array in plain_properties(group))
+
+
+def plain_properties(group) -> tuple:
+    """``((name, is array), …)``: the plain properties ``settings_values`` reads, in its order."""
     key = group.bl_rna.identifier
     names = _plain.get(key)
     if names is None:
@@ -228,5 +234,4 @@ def settings_values(group) -> tuple:
             (prop.identifier, bool(getattr(prop, "is_array", False)))
             for prop in group.bl_rna.properties
             if prop.type not in {'POINTER', 'COLLECTION'} and prop.identifier != "rna_type")
-    return tuple(tuple(getattr(group, name)) if is_array else getattr(group, name)
-                 for name, is_array in names)
+    return names

@@ -10,7 +10,11 @@ the scene's default sample rate (120 Hz: five scene evaluations per 24 fps frame
 *Bake* right after the preview has played the range (it writes the preview's result when the
 input is bit-identical) against a bake that solves. Prints one JSON line per case.
 
+Then every sample (samples/*.py, its pre-roll on): milliseconds per previewed frame against its
+own frame time and 24 fps, and its first frame apart.
+
     .venv/bin/python tests/benchmarks/bench_preview.py [--repeat N] [--zip ZIP]
+        [--only rigs|samples] [--sample NAME ...]
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ from bench_chains import blender_env, build_extension  # noqa: E402
 
 FRAMES = 100
 CASES = ((1, 4), (4, 8), (64, 8))
+SAMPLES_DIR = Path(__file__).resolve().parents[2] / "samples"
+sys.path.insert(0, str(SAMPLES_DIR))
+SAMPLES = tuple(sorted(p.stem for p in SAMPLES_DIR.glob("*.py")
+                       if not p.stem.startswith("_") and p.stem != "run_all"))
 
 
 def _play(scene) -> float:
@@ -142,14 +150,68 @@ def measure_ragdoll(module: str, repeat: int) -> dict:
             **_summary(runs)}
 
 
+def measure_sample(module: str, name: str, repeat: int) -> dict:
+    """A sample scene (samples/<name>.py) as its script builds it, its pre-roll set on the
+    scene so the preview plays what the sample's bake does: the range played with the preview
+    off, then on (the first frame apart: ragdolls read the whole shot there), against the
+    sample's own frame time and 24 fps."""
+    import run_all
+
+    sample = run_all.load_sample(name)
+    missing = getattr(sample, "missing_assets", lambda: None)()
+    if missing:
+        return {"bench": "preview_sample", "sample": name, "status": f"skipped: {missing}"}
+    preview = sys.modules[f"{module}.addon.preview"]
+    runs = []
+    for _ in range(repeat):
+        blender_env.reset_to_empty_file()
+        scene = sample.build_scene()
+        scene.waft.preroll = getattr(sample, "PREROLL", 0)
+        frames = scene.frame_end - scene.frame_start + 1
+        scene.frame_set(scene.frame_start)
+        plain = _play(scene)
+        scene.frame_set(scene.frame_start)
+        t0 = time.perf_counter()
+        scene.waft.use_preview = True  # shows the first frame
+        first = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        for frame in range(scene.frame_start + 1, scene.frame_end + 1):
+            scene.frame_set(frame)
+        rest = time.perf_counter() - t0
+        state = preview.state(scene)
+        status = "ok" if state.message == "" and len(state.cache) == frames else state.status()
+        runs.append({"plain": plain, "first": first, "rest": rest, "status": status})
+        scene.waft.use_preview = False
+    fps = scene.render.fps / scene.render.fps_base
+    best = {key: min(run[key] for run in runs) for key in ("plain", "first", "rest")}
+    preview_ms = 1000.0 * best["rest"] / max(frames - 1, 1)
+    return {"bench": "preview_sample", "sample": name, "frames": frames, "fps": round(fps, 3),
+            "preroll": scene.waft.preroll, "status": runs[-1]["status"],
+            "first_frame_ms": round(1000.0 * best["first"], 1),
+            "preview_ms_per_frame": round(preview_ms, 2),
+            "playback_ms_per_frame_preview_off": round(1000.0 * best["plain"] / frames, 2),
+            "ratio_preview_over_frame_time": round(preview_ms * fps / 1000.0, 3),
+            "ratio_preview_over_24fps_frame": round(preview_ms * 24.0 / 1000.0, 3)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--zip", type=Path)
+    parser.add_argument("--only", choices=("rigs", "samples"),
+                        help="only the benchmark rigs, or only the samples")
+    parser.add_argument("--sample", action="append", choices=SAMPLES,
+                        help="this sample only (repeatable)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         zip_path = args.zip or build_extension.build(bench_chains.REPO_ROOT, Path(folder))
         module, _ = blender_env.install_extension(zip_path)
+        if args.only != "rigs":
+            for name in args.sample or SAMPLES:
+                print(json.dumps(measure_sample(module, name, max(1, args.repeat - 1))),
+                      flush=True)
+        if args.only == "samples":
+            return 0
         for chains, bones in CASES:
             for rate in (120.0, 0.0):
                 print(json.dumps(measure(module, chains, bones, rate, args.repeat)), flush=True)

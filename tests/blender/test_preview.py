@@ -142,6 +142,38 @@ def test_a_changed_setting_starts_the_preview_over(scene, bake_api, waft_module_
         np.testing.assert_array_equal(after[frame], baked[frame])
 
 
+def test_keyed_waft_settings_do_not_start_the_preview_over(scene, bake_api, waft_module_name):
+    """A keyed Waft setting (a wind picking up, the damping) changes value every frame:
+    the preview plays on (its keys are what is compared), bit for bit the bake, and a moved
+    key of it starts the preview over."""
+    ob = _scene(scene)
+    ob.waft.wind_direction = (0.0, 1.0, 0.0)
+    for frame, speed in ((1, 0.0), (scene.frame_end, 8.0)):
+        ob.waft.wind_speed = speed
+        ob.waft.keyframe_insert("wind_speed", frame=frame)
+    for frame, damping in ((1, 0.5), (12, 3.0)):
+        ob.waft.damping = damping
+        ob.waft.keyframe_insert("damping", frame=frame)
+    preview = _preview_module(waft_module_name)
+    frames = range(scene.frame_start, scene.frame_end + 1)
+    scene.waft.use_preview = True
+    run = preview.state(scene).run
+    previewed = _play(scene, ob, frames)
+    state = preview.state(scene)
+    assert state.run is run and sorted(state.cache) == list(frames), state.status()
+    fcurve = next(fc for fc in rigs.action_fcurves(ob.animation_data.action)
+                  if fc.data_path == "waft.wind_speed")
+    fcurve.keyframe_points[1].co.y = 2.0
+    scene.frame_set(3)
+    assert state.run is not run and sorted(state.cache) == [1, 2, 3]
+    scene.waft.use_preview = False
+    fcurve.keyframe_points[1].co.y = 8.0
+    bake_api.bake_scene(scene)
+    baked = _play(scene, ob, frames)
+    for frame in frames:
+        np.testing.assert_array_equal(previewed[frame], baked[frame], err_msg=f"frame {frame}")
+
+
 def test_preview_off_gives_unkeyed_bones_back_and_bad_setups_say_why(scene, waft_module_name):
     ob = _scene(scene)
     rest = [tuple(ob.pose.bones[n].rotation_quaternion) for n in NAMES]

@@ -126,3 +126,30 @@ def test_bake_after_a_full_ragdoll_preview_writes_it_without_solving_again(scene
     scene.waft.use_preview = False
     changed = _play(scene, ob)
     assert max(np.abs(changed[f] - solved[f]).max() for f in FRAMES) > 1e-4
+
+
+def test_a_body_setting_starts_the_preview_over_and_a_keyed_one_does_not(scene,
+                                                                         waft_module_name):
+    """A body's per-frame settings live on the pose bone (``waft_ragdoll_<name>``): changing one
+    starts the preview over; keyed (a timed blend), its value changes every frame and the
+    preview plays on."""
+    ob = _scene(scene, 24, "QUATERNION")
+    preview = _preview(waft_module_name)
+    scene.waft.use_preview = True
+    _play(scene, ob)
+    state = preview.state(scene)
+    run = state.run
+    scene.frame_set(5)
+    assert state.run is run  # nothing changed: scrubbing back over the cache
+    ob.pose.bones["spine"].waft_ragdoll.motor_strength = 0.3
+    scene.frame_set(2)
+    assert state.run is not run and sorted(state.cache) == [1, 2]
+    bone = ob.pose.bones["spine"]
+    for frame, blend in ((1, 0.0), (20, 1.0)):
+        bone.waft_ragdoll_blend = blend
+        bone.keyframe_insert("waft_ragdoll_blend", frame=frame)
+    scene.frame_set(1)
+    run = state.run
+    _play(scene, ob)
+    assert state.run is run and sorted(state.cache) == list(FRAMES), state.status()
+    scene.waft.use_preview = False
