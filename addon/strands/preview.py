@@ -12,9 +12,10 @@ playing the bake would.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
-from ...core.errors import SetupError
 from ...core.identical import identical
 from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import Stream
@@ -37,12 +38,12 @@ class PreviewRun:
 
     def __init__(self, scene, *, settings):
         read = read_scene(scene)
-        vrm = vrm_mode.vrm_chains(read)
-        if vrm:
-            setup = read.setups[read.chains[vrm[0]].setup_index]
-            raise SetupError(f"Armature '{setup.name}': chains in VRM Spring Bone mode are not "
-                             "previewed; bake them to see them")
         self.read, self.settings = read, settings
+        # Chains in VRM Spring Bone mode: solved over the whole shot at the first frame, as the
+        # bake solves them (``vrm_mode.solve``); None until then or without any.
+        self.vrm = None
+        self.has_vrm = bool(vrm_mode.vrm_chains(read))
+        self.sample_ms = 0.0  # reading the whole shot for them
         rate = float(scene.waft.sample_rate)
         self.rate = rate if rate > 0.0 else None
         times, self.on_grid, self.at_frames = sample_times(
@@ -106,10 +107,16 @@ class PreviewRun:
         if i > self.frame_end - self.frame_start:
             raise IndexError("the preview reached the end of the range")
         if self.stream is None:
-            self._sample_until(min(2, len(self.on_grid)))
+            # The VRM chains are solved over the whole shot at once: it is read here (its time
+            # is the first frame's, not a frame's cost: ``sample_ms``).
+            t0 = time.perf_counter()
+            self._sample_until(len(self.on_grid) if self.has_vrm else min(2, len(self.on_grid)))
             inputs = self._drive()
             self.stream = Stream(inputs.model, inputs.drive, self.settings,
                                  known=self._known())
+            if self.has_vrm:
+                self._solve_vrm(inputs.drive.reference.shape[2])
+                self.sample_ms = 1000.0 * (time.perf_counter() - t0)
         need = self.stream.needed(i)
         if self.stream.known < need:
             self._sample_until(need)
@@ -118,7 +125,17 @@ class PreviewRun:
             rows = self.sampler.rows(self.on_grid[self.stream.known : self._known()])
             self.stream.feed_rows(drive_rows(self.read, rows, rate=self.rate)[0])
         positions = self.stream.step()
+        if self.vrm is not None:  # the bake's: its VRM chains' positions replace Waft's
+            positions = positions.copy()
+            positions[list(self.vrm.chains)] = self.vrm.positions[i]
         return self._pose(i, positions) + self._outputs(i, positions)
+
+    def _solve_vrm(self, particles: int) -> None:
+        """The VRM Spring Bone chains over the whole shot (``system.simulate``'s call)."""
+        samples = self._samples()
+        self.vrm = vrm_mode.solve(self.read, samples.take(self.at_frames)
+                                  if self.rate is not None else samples, particles,
+                                  preroll_frames=self.settings.preroll_frames)
 
     def _outputs(self, i: int, positions: np.ndarray) -> list:
         """The render strands of output frame ``i`` (``STRAND_OUTPUTS``), from the chains
@@ -159,6 +176,8 @@ class PreviewRun:
                                                  settings=False))[0]
         axes = chain_axes(reference_matrix=f.reference_matrix, object_matrix=f.object_matrix,
                           positions=positions[None])
+        if self.vrm is not None:  # their own orientations carry their twist (system._write)
+            axes[:, list(self.vrm.chains), : self.vrm.axes.shape[2]] = self.vrm.axes[i : i + 1]
         raw = basis_rotations(rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
                               parent_matrix=f.parent_matrix, axes=axes)[0]
         quats = self._rotations.signed(raw)

@@ -133,3 +133,50 @@ def test_vrm_and_waft_setups_bake_together(scene, bake_api):
     # The Waft chain swung behind its root (which only translates).
     lag = (waft_both[:, -1] - waft_both[:, 0]) - (waft_both[0, -1] - waft_both[0, 0])
     assert np.abs(lag).max() > 0.02
+
+
+def _channels(rigs_names) -> np.ndarray:
+    """Every simulated bone's rotation channels as stored and its evaluated pose matrix."""
+    import bpy
+
+    bpy.context.view_layer.update()
+    values = []
+    for ob, names in rigs_names:
+        for name in names:
+            pose_bone = ob.pose.bones[name]
+            prop = ("rotation_quaternion" if pose_bone.rotation_mode == "QUATERNION"
+                    else "rotation_euler")
+            values.extend(getattr(pose_bone, prop))
+            values.extend(v for row in pose_bone.matrix for v in row)
+    return np.array(values, dtype=np.float32)
+
+
+def test_vrm_chains_are_previewed_bit_for_bit_as_baked(scene, bake_api, waft):
+    """The live preview solves the VRM Spring Bone chains over the whole shot at the first frame
+    (as the bake does) and plays them beside a Waft chain: every frame's bones are the bake's,
+    at the Sample Rate's sub-frames and with a pre-roll."""
+    vrm_rig = _vrm_rig(scene, bent=True)
+    waft_rig = rigs.chain_rig(scene, "Other", start=(2.0, 0.0, 2.0))
+    root = waft_rig.pose.bones[rigs.ROOT]
+    for frame, x in ((1, 0.0), (15, 0.4), (40, 0.4)):
+        root.location = (x, 0.0, 0.0)
+        root.keyframe_insert("location", frame=frame)
+    scene.waft.sample_rate, scene.waft.preroll = 120.0, 6
+    scene.waft.use_key_reduction = False
+    bones = [(vrm_rig, rigs.bone_names("Hair", 3)), (waft_rig, rigs.bone_names("Hair", 4))]
+    preview = sys.modules[waft.__name__ + ".addon.preview"]
+    frames = range(1, 41)
+    scene.frame_set(1)
+    scene.waft.use_preview = True
+    previewed = {}
+    for frame in frames:
+        scene.frame_set(frame)
+        previewed[frame] = _channels(bones)
+    state = preview.state(scene)
+    assert state.message == "" and sorted(state.cache) == list(frames), state.status()
+    scene.waft.use_preview = False
+    bake_api.bake_scene(scene)
+    for frame in frames:
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(previewed[frame], _channels(bones), err_msg=f"frame {frame}")
+    assert np.abs(previewed[20] - previewed[1]).max() > 0.05
