@@ -279,8 +279,8 @@ class Runs:
 
     def system_result_for(self, kind: type, model, drive, settings):
         """The result of the run of class ``kind`` (``ClothPreviewRun``, ``RagdollPreviewRun``,
-        ``RodPreviewRun``) for a bake whose solver input is ``model``, ``drive`` and
-        ``settings`` (its ``result_for``), None without such a run."""
+        ``RodPreviewRun``, ``HairPreviewRun``) for a bake whose solver input is ``model``,
+        ``drive`` and ``settings`` (its ``result_for``), None without such a run."""
         for run in self.runs:
             if isinstance(run, kind):
                 return run.result_for(model, drive, settings)
@@ -424,6 +424,13 @@ def solved_ragdoll(scene, model, drive, settings):
     from .ragdoll.preview import RagdollPreviewRun
 
     return _solved(scene, RagdollPreviewRun, model, drive, settings)
+
+
+def solved_hair(scene, model, drive, settings):
+    """``solved`` for the hair Curves guides (``BakeResult``)."""
+    from .hair.preview import HairPreviewRun
+
+    return _solved(scene, HairPreviewRun, model, drive, settings)
 
 
 def solved_rods(scene, model, drive, settings):

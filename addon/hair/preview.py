@@ -5,7 +5,8 @@ drawn in the viewport (the groom itself is never written: the guides are shown a
 A ``HairPreviewRun`` reads the guides as the bake does (``system.prepare``), samples each scene
 frame as the timeline reaches it (``system._sample``, the frames not read yet held at the last
 one read), and steps ``core.strands.solver.Stream``: every frame bit for bit as the bake of the
-same range. Each frame gives the guides' points in the Curves object's space as the bake
+same range (so *Bake* after a full preview writes it without solving again:
+``result_for``). Each frame gives the guides' points in the Curves object's space as the bake
 stores them (float32, ``system._write_guides``' arithmetic) and its world matrix.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...core.identical import identical
 from ...core.strands.solver import Stream
 from ..reading import frame_range
 from ..sampling import frame_kept
@@ -62,6 +64,19 @@ class HairPreviewRun:
             array[done:] = array[done - 1]
         s.meshes.hold(done)
         return system.solver_input(self.prepared, s)
+
+    def result_for(self, model, drive, settings):
+        """The bake's ``BakeResult`` for its solver input (``system.solver_input``) and
+        ``settings`` when this run has played the whole range from exactly that input (every
+        frame read, bit-identical); None otherwise (the bake then solves)."""
+        stream = self.stream
+        if (stream is None or stream.frames_done < stream.output_frames
+                or self.done < len(self.frames) or not identical(settings, self.settings)):
+            return None
+        mine, theirs = self._drive()[:2], (model, drive)
+        if not all(identical(a, b) for a, b in zip(mine, theirs, strict=True)):
+            return None
+        return stream.result()
 
     def step(self) -> list:
         """Simulate the next frame; ``[(None, curves name, GUIDES, (points, matrix)), …]``:

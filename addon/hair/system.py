@@ -25,7 +25,7 @@ from ...core.strands.drive import Drive
 from ...core.strands.model import MIN_SEGMENT_LENGTH, ChainRest, build_strand_model
 from ...core.strands.params import StrandParams
 from ...core.strands.solver import bake_steps
-from .. import reading
+from .. import preview, reading
 from ..mesh_colliders import MeshSampler, is_mesh_collider, read_mesh_collider
 from ..progress import Progress, solve_steps
 from ..report import SystemReport, timings
@@ -78,13 +78,15 @@ class SetupReport:
 @dataclass
 class HairReport(SystemReport):
     name: str = NAME
+    from_preview: bool = False  # the live preview had solved this exact input: not solved again
 
     def summary(self) -> str:
         names = ", ".join(s.name for s in self.setups)
         guides = sum(s.guides for s in self.setups)
         strands = sum(s.strands for s in self.setups)
+        reused = "; the preview's simulation, not solved again" if self.from_preview else ""
         return (f"Waft hair baked {names}: {guides} guides, {strands} render strands, "
-                f"{self.frames} frames ({timings(self)})")
+                f"{self.frames} frames ({timings(self)}){reused}")
 
 
 def read_guides(ob) -> np.ndarray:
@@ -278,6 +280,7 @@ class Simulation:
     sizes: list  # guides per setup
     sample_s: float
     solve_s: float
+    from_preview: bool = False  # the result is the live preview's (``preview.solved_hair``)
 
 
 def simulate(prepared: Prepared, scene, *, settings):
@@ -295,10 +298,15 @@ def simulate(prepared: Prepared, scene, *, settings):
                 yield Progress("sample", i + 1, F)
     model, drive, sizes = solver_input(prepared, samples)
     t1 = time.perf_counter()
-    result = yield from solve_steps(lambda: bake_steps(model, drive, settings),
-                                    prepared.frame_start)
+    # The live preview played this very input through: its result is the bake's, bit for bit.
+    result = preview.solved_hair(scene, model, drive, settings)
+    from_preview = result is not None
+    if result is None:
+        result = yield from solve_steps(lambda: bake_steps(model, drive, settings),
+                                        prepared.frame_start)
     return Simulation(model=model, drive=drive, result=result, samples=samples, sizes=sizes,
-                      sample_s=t1 - t0, solve_s=time.perf_counter() - t1)
+                      sample_s=t1 - t0, solve_s=time.perf_counter() - t1,
+                      from_preview=from_preview)
 
 
 def solver_input(prepared: Prepared, samples: _Samples) -> tuple:
@@ -358,7 +366,8 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = 10):
     samples, sizes, result, unit = run.samples, run.sizes, run.result, prepared.unit
     P = run.model.particles
     positions = result.positions / unit  # (F, S, P, 3) Blender units
-    report = HairReport(frames=F, sample_s=run.sample_s, solve_s=run.solve_s)
+    report = HairReport(frames=F, sample_s=run.sample_s, solve_s=run.solve_s,
+                        from_preview=run.from_preview)
     guides, animations = [], []
     start = 0
     for setup, n in zip(prepared.setups, sizes, strict=True):

@@ -1,6 +1,8 @@
 """The live preview plays hair Curves guides too, drawn in the viewport (the groom is never
 written while it runs): played forward, each frame's guide points are, bit for bit, the points
-the bake stores for that frame; the groom is unchanged; the overlay draws them in world space."""
+the bake stores for that frame; the groom is unchanged; the overlay draws them in world space;
+*Bake* right after the preview writes its result without solving again. Render strands made from
+the guides (of hair Curves or of bone chains) are drawn too, the bake's points bit for bit."""
 
 from __future__ import annotations
 
@@ -46,14 +48,23 @@ def test_played_hair_preview_is_the_bake_bit_for_bit(scene, bake_api, waft_modul
     state = preview.state(scene)
     assert state.message == "" and sorted(state.cache) == list(frames), state.status()
     np.testing.assert_array_equal(hair_rigs.original_points(ob), groom)  # never written
+    report = bake_api.bake_scene(scene)  # right after the full preview: its result, not solved
+    assert report.systems["hair"].from_preview
+    assert "not solved again" in report.systems["hair"].summary()
+    reused = {}
+    for frame in frames:
+        scene.frame_set(frame)
+        reused[frame] = _local_points(ob)
     scene.waft.use_preview = False
     assert preview.shown_guides(scene) == []
-    bake_api.bake_scene(scene)
+    bake_api.clear_bake(scene)
+    assert not bake_api.bake_scene(scene).systems["hair"].from_preview  # solved this time
     moved = 0.0
     for frame in frames:
         scene.frame_set(frame)
         baked = _local_points(ob)
         np.testing.assert_array_equal(shown[frame], baked, err_msg=f"frame {frame}")
+        np.testing.assert_array_equal(reused[frame], baked, err_msg=f"frame {frame}")
         world = hair_rigs.evaluated_points(ob).reshape(G, P, 3)
         # The overlay's lines join consecutive points of each guide, in world space.
         np.testing.assert_allclose(drawn[frame][:, 0].reshape(G, P - 1, 3), world[:, :-1],
