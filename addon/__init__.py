@@ -10,7 +10,7 @@ from importlib import import_module
 # reverse. The system packages only name their parts here, so importing one (e.g. the NumPy-only
 # helpers of addon.cloth) defines no Blender class.
 PARTS = (
-    "translations", "properties", "panels", "overlay", "preview", "gltf_hooks",
+    "translations", "properties", "panels", "overlay", "preview", "sampling_scope", "gltf_hooks",
     "strands.properties", "strands.panels",
     "hair.properties", "hair.panels",
     "ragdoll.properties", "ragdoll.migrate", "ragdoll.panels", "ragdoll.targets",

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..core.errors import SetupError
 from ..core.timestep import SolverSettings
-from . import constrained, preview, reading, staging, systems
+from . import constrained, preview, reading, sampling_scope, staging, systems
 from .merging import merge_baked
 from .progress import Progress, run_to_end
 
@@ -188,9 +188,10 @@ def _bake_steps(scene, objects, frame_start, frame_end, substep_rate, preroll, i
 def _run_and_write(prepared, scene, settings, sample_chunk, report) -> Iterator[Progress]:
     """Sample and solve every system of ``prepared``, then (only when all succeeded) write."""
     commits = []
-    for module, item in prepared:
-        commits.append((module, (yield from module.run_steps(
-            item, scene, settings=settings, sample_chunk=sample_chunk))))
+    with sampling_scope.unneeded_hidden(scene):  # only what the bake reads is evaluated
+        for module, item in prepared:
+            commits.append((module, (yield from module.run_steps(
+                item, scene, settings=settings, sample_chunk=sample_chunk))))
     yield Progress("write", 0, 1)
     for module, commit in commits:
         report.systems[module.NAME] = commit()

@@ -77,6 +77,16 @@ def _chains(r) -> list[tuple[str, str, str, str]]:
              f"{waft['end_to_end_us_per_bone_frame']:.1f} µs per bone-frame",
              f"`nla.bake` of the same bones {nla['nla_bake_us_per_bone_frame']:.1f}: ratio "
              f"**{ratio:.2f}** (target < 0.5)")]
+    body = [line for line in r["bench_chains"] if line.get("bench") == "tail_beside_skinned_body"]
+    if body:
+        b = body[0]
+        rows.append(("", f"{b['bones']}-bone tail × {b['frames']} frames beside a "
+                         f"{b['body_vertices']:,}-vertex skinned body, end to end",
+                     f"{1000 * b['waft_s']:.0f} ms (every object evaluated: "
+                     f"{1000 * b['waft_every_object_evaluated_s']:.0f})",
+                     f"`nla.bake` {1000 * b['nla_bake_s']:.0f} ms, with the body disabled first "
+                     f"(Jiggle Physics' bake) {1000 * b['nla_bake_body_disabled_s']:.0f}: ratio "
+                     f"**{b['ratio_waft_over_nla_bake_body_disabled']:.2f}** (target: 20 ms)"))
     if core:
         fields = " / ".join(f"{core[f]['us_per_bone_frame']:.2f}" for f in sorted(core))
         rows.append(("", f"core alone at {' / '.join(str(f) for f in sorted(core))} fps",

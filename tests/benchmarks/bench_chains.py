@@ -116,6 +116,72 @@ def time_nla_bake(chains: int, bones: int, frames: int) -> dict:
     return {"seconds": seconds}
 
 
+def add_skinned_body(scene, subdivisions: int = 500):
+    """A 251k-vertex grid skinned by its own keyed rig (a character's body no setup reads)."""
+    rig = bpy.data.objects.new("BodyRig", bpy.data.armatures.new("BodyRig"))
+    scene.collection.objects.link(rig)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="EDIT")
+    spine = rig.data.edit_bones.new("Spine")
+    spine.head, spine.tail = (1.0, 0.0, 0.0), (1.0, 0.0, 1.0)
+    bpy.ops.object.mode_set(mode="OBJECT")
+    pose = rig.pose.bones["Spine"]
+    pose.rotation_mode = "XYZ"
+    for frame, angle in ((1, 0.0), (50, 0.6), (100, 0.0)):
+        pose.rotation_euler = (angle, 0.0, 0.0)
+        pose.keyframe_insert("rotation_euler", frame=frame)
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=subdivisions, y_subdivisions=subdivisions,
+                                    size=1.0, location=(1.0, 0.0, 0.5))
+    body = bpy.context.object
+    group = body.vertex_groups.new(name="Spine")
+    group.add(list(range(len(body.data.vertices))), 1.0, "REPLACE")
+    body.modifiers.new("Armature", "ARMATURE").object = rig
+    return body
+
+
+def time_with_body(bake_api, module_name: str, frames: int) -> dict:
+    """A 4-bone tail (1 chain × 4) beside a 251k-vertex skinned body, 100 frames: Waft end to
+    end as it bakes (only what it reads evaluated), and with every object evaluated; nla.bake of
+    the 4 bones with the body evaluated, and with it disabled first (Jiggle Physics' bake)."""
+    import contextlib
+    import importlib
+
+    scope = importlib.import_module(f"{module_name}.addon.sampling_scope")
+    out = {}
+    for label, hidden in (("waft", None), ("waft_every_object_evaluated", "off")):
+        blender_env.reset_to_empty_file()
+        scene, rig, names = build_rig(1, 4, frames)
+        add_skinned_body(scene)
+        rig.waft.enabled = True
+        for name in names:
+            rig.pose.bones[name].waft.simulate = True
+        original = scope.unneeded_hidden
+        if hidden == "off":
+            scope.unneeded_hidden = lambda _scene: contextlib.nullcontext([])
+        try:
+            start = time.perf_counter()
+            bake_api.bake_scene(scene)
+            out[label] = time.perf_counter() - start
+        finally:
+            scope.unneeded_hidden = original
+    for label, hide in (("nla_bake", False), ("nla_bake_body_disabled", True)):
+        blender_env.reset_to_empty_file()
+        scene, rig, names = build_rig(1, 4, frames)
+        body = add_skinned_body(scene)
+        start = time.perf_counter()
+        body.hide_viewport = hide
+        bpy.context.view_layer.objects.active = rig
+        bpy.ops.object.mode_set(mode="POSE")
+        for pb in rig.pose.bones:
+            blender_env.set_pose_bone_selected(pb, pb.name in names)
+        bpy.ops.nla.bake(frame_start=1, frame_end=frames, only_selected=True,
+                         visual_keying=True, bake_types={"POSE"})
+        bpy.ops.object.mode_set(mode="OBJECT")
+        body.hide_viewport = False
+        out[label] = time.perf_counter() - start
+    return out
+
+
 def best(runs: list[dict]) -> dict:
     return min(runs, key=lambda r: r["seconds"])
 
@@ -150,6 +216,15 @@ def main(argv: list[str] | None = None) -> int:
                       "nla_bake_us_per_bone_frame": round(nla_us, 3)}), flush=True)
     print(json.dumps({"bench": "ratio", **common,
                       "ratio_waft_over_nla_bake": round(waft_us / nla_us, 4)}), flush=True)
+
+    body = [time_with_body(bake_api, module_name, 100) for _ in range(repeat)]
+    body = {key: min(run[key] for run in body) for key in body[0]}
+    print(json.dumps({"bench": "tail_beside_skinned_body", "bones": 4, "frames": 100,
+                      "body_vertices": 251001, **{f"{k}_s": round(v, 4) for k, v in body.items()},
+                      "ratio_waft_over_nla_bake_body_disabled": round(
+                          body["waft"] / body["nla_bake_body_disabled"], 3),
+                      "ratio_waft_over_nla_bake": round(body["waft"] / body["nla_bake"], 3)}),
+          flush=True)
 
     bench_core = Path(__file__).with_name("bench_core.py")
     if bench_core.is_file() and not args.no_core:

@@ -1,0 +1,124 @@
+"""While a bake samples, only what it reads is evaluated (``addon/sampling_scope.py``): a skinned
+body no setup reads is disabled in viewports and given back afterwards, and the result is the
+same bit for bit as with every object evaluated, also when a simulated chain follows that body
+through a constraint (Blender still evaluates a disabled object an enabled one depends on)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import waft_rigs as rigs  # noqa: E402
+
+pytestmark = pytest.mark.compat
+
+NAMES = rigs.bone_names("Hair", 4)
+
+
+def _character(scene):
+    """A body rig swinging a bone, its skinned 40k-vertex body (with a vertex group ``Spot``),
+    a tail rig whose root copies ``Spot`` (so it moves with the body), and an unrelated
+    armature; the user has hidden a prop."""
+    body_rig = rigs.new_armature(scene, "BodyRig", [
+        {"name": "Spine", "head": (0.0, 0.0, 0.0), "tail": (0.0, 0.0, 1.0)}])
+    spine = body_rig.pose.bones["Spine"]
+    spine.rotation_mode = 'XYZ'
+    for frame, angle in ((1, 0.0), (12, 0.8), (24, -0.4)):
+        spine.rotation_euler = (angle, 0.0, 0.0)
+        spine.keyframe_insert("rotation_euler", frame=frame)
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=200, y_subdivisions=200, size=1.0,
+                                    location=(0.0, 0.3, 0.8))
+    body = bpy.context.object
+    body.name = "Body"
+    everything = body.vertex_groups.new(name="Spine")
+    everything.add(list(range(len(body.data.vertices))), 1.0, 'REPLACE')
+    body.vertex_groups.new(name="Spot").add([len(body.data.vertices) // 2], 1.0, 'REPLACE')
+    body.modifiers.new("Armature", 'ARMATURE').object = body_rig
+    tail = rigs.chain_rig(scene, "Tail", count=4, length=0.1)
+    follow = tail.pose.bones[rigs.ROOT].constraints.new('COPY_LOCATION')
+    follow.target, follow.subtarget = body, "Spot"
+    rigs.new_armature(scene, "Unrelated", [
+        {"name": "Bone", "head": (2.0, 0.0, 0.0), "tail": (2.0, 0.0, 1.0)}])
+    bpy.ops.object.mode_set(mode='OBJECT')
+    bpy.ops.mesh.primitive_cube_add(location=(3.0, 0.0, 0.0))
+    prop = bpy.context.object
+    prop.name = "Prop"
+    prop.modifiers.new("Bevel", 'BEVEL')
+    prop.hide_viewport = True
+    scene.frame_start, scene.frame_end = 1, 24
+    return tail, body
+
+
+def _keys(tail) -> np.ndarray:
+    curves = rigs.action_fcurves(tail.animation_data.nla_tracks["Waft"].strips[0].action)
+    values = []
+    for fc in sorted(curves, key=lambda fc: (fc.data_path, fc.array_index)):
+        co = np.empty(2 * len(fc.keyframe_points), dtype=np.float32)
+        fc.keyframe_points.foreach_get("co", co)
+        values.append(co)
+    return np.concatenate(values)
+
+
+def test_a_body_nothing_reads_is_not_evaluated_and_the_bake_is_unchanged(
+        scene, bake_api, waft_module_name):
+    tail, body = _character(scene)
+    scope = importlib.import_module(f"{waft_module_name}.addon.sampling_scope")
+    needed = scope.needed_objects(scene)
+    assert tail in needed and body not in needed
+    seen = []  # (body, unrelated, prop) disabled, at each frame the bake sets
+
+    def watch(scene_, *_args):
+        seen.append((body.hide_viewport, scene_.objects["Unrelated"].hide_viewport,
+                     scene_.objects["Prop"].hide_viewport))
+
+    bpy.app.handlers.frame_change_post.append(watch)
+    try:
+        bake_api.bake_scene(scene)
+    finally:
+        bpy.app.handlers.frame_change_post.remove(watch)
+    assert seen and all(s == (True, True, True) for s in seen)
+    assert not body.hide_viewport and not scene.objects["Unrelated"].hide_viewport
+    assert scene.objects["Prop"].hide_viewport  # the user's own, kept
+    scoped = _keys(tail)
+    moved = rigs.world_points(scene, tail, NAMES, range(1, 25))
+    assert np.abs(moved[:, 0] - moved[0, 0]).max() > 0.05  # the tail rides the body
+
+    bake_api.clear_bake(scene)
+    original = scope.unneeded_hidden
+    scope.unneeded_hidden = lambda _scene: contextlib.nullcontext([])
+    try:
+        bake_api.bake_scene(scene)  # every object evaluated
+    finally:
+        scope.unneeded_hidden = original
+    np.testing.assert_array_equal(_keys(tail), scoped)
+
+
+def test_a_cancelled_bake_gives_every_object_back(scene, bake_api):
+    tail, body = _character(scene)
+    before = {ob.name: ob.hide_viewport for ob in scene.objects}
+    steps = bake_api.bake_scene_steps(scene, sample_chunk=2)
+    next(steps)
+    next(steps)
+    assert body.hide_viewport  # sampling
+    steps.close()  # the modal bake's Esc
+    assert {ob.name: ob.hide_viewport for ob in scene.objects} == before
+
+
+def test_what_waft_settings_point_to_stays_evaluated(scene, bake_api, waft_module_name):
+    """A scalp (Render Strands), a body-mesh collider and a cloth cage's armature are read by
+    the bake itself: never disabled."""
+    tail, body = _character(scene)
+    scope = importlib.import_module(f"{waft_module_name}.addon.sampling_scope")
+    tail.waft_hair.scalp = body
+    assert body in scope.needed_objects(scene)
+    tail.waft_hair.scalp = None
+    body.waft_collider.enabled = True
+    assert body in scope.needed_objects(scene)
