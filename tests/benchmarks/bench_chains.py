@@ -196,9 +196,9 @@ def main(argv: list[str] | None = None) -> int:
     chains, bones, frames = (16, 8, 25) if args.quick else (64, 8, 100)
     repeat = 1 if args.quick else max(args.repeat, 1)
 
-    zip_path = args.zip or REPO_ROOT / "dist" / "waft-0.1.0.zip"
-    if not zip_path.is_file():
-        zip_path = build_extension.build(REPO_ROOT, Path(tempfile.mkdtemp(prefix="waft-dist-")))
+    # Built from the checkout unless given: a zip left in dist/ may be older than the code.
+    zip_path = args.zip or build_extension.build(REPO_ROOT,
+                                                 Path(tempfile.mkdtemp(prefix="waft-dist-")))
     module_name, _ = blender_env.install_extension(zip_path)
     bake_api = blender_env.bake_api(module_name)
 
