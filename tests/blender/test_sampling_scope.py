@@ -122,3 +122,35 @@ def test_what_waft_settings_point_to_stays_evaluated(scene, bake_api, waft_modul
     tail.waft_hair.scalp = None
     body.waft_collider.enabled = True
     assert body in scope.needed_objects(scene)
+
+
+def test_an_overridden_character_is_disabled_while_sampling_and_the_file_keeps_nothing(
+        scene, bake_api, tmp_path):
+    """A linked character's library override (the usual production setup) is disabled while the
+    bake samples a tail beside it, and given back: saved and reopened, it is enabled and its
+    override records no visibility change."""
+    import test_library_override as library
+
+    library._library(scene, tmp_path / "character.blend")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 24
+    character = library._link_and_override(scene, tmp_path / "character.blend")
+    tail = rigs.chain_rig(scene, "Tail", count=3, length=0.1, start=(2.0, 0.0, 2.0))
+    rigs.key_root_location(tail, (1, 24), lambda f: (0.01 * f, 0.0, 0.0))
+    seen = []
+
+    def watch(*_args):
+        seen.append(character.hide_viewport)
+
+    bpy.app.handlers.frame_change_post.append(watch)
+    try:
+        bake_api.bake_scene(scene)
+    finally:
+        bpy.app.handlers.frame_change_post.remove(watch)
+    assert seen and all(seen)
+    assert tail.animation_data.nla_tracks.get("Waft") is not None
+    scene, character = library._reopen(tmp_path / "shot.blend")
+    assert not character.hide_viewport
+    paths = [p.rna_path for p in character.override_library.properties]
+    assert "hide_viewport" not in paths
