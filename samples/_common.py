@@ -151,6 +151,21 @@ def sphere_collider(name: str, rig, bone: str, *, center, radius: float):
     return empty
 
 
+def body_collider(name: str, rig, bone: str, *, body, radius: float = 1.0):
+    """A Waft collider that is the ellipsoid a UV-sphere mesh ``body`` of ``radius`` (scaled
+    by its object matrix) is drawn as: a sphere empty under the same non-uniform scale (an
+    ellipsoid collider), following ``bone``. The mesh's flat faces lie within it, so what rests
+    on the collider rests on the visible surface (within the faces' sagitta, a few mm)."""
+    empty = new_object(name, None)
+    empty.empty_display_type = "SPHERE"
+    empty.empty_display_size = radius
+    empty.matrix_world = body.matrix_world.copy()
+    bpy.context.view_layer.update()
+    parent_to_bone(empty, rig, bone)
+    empty.waft_collider.enabled = True
+    return empty
+
+
 def add_camera_and_light(
     *, location, target, lens: float = 50.0, sun_rotation=(0.9, 0.2, 0.6)
 ):
