@@ -35,7 +35,7 @@ import bpy
 import numpy as np
 
 from ..core.errors import DivergenceError, SetupError
-from . import reading
+from . import reading, sampling_scope
 from .compat import action_fcurves
 from .sampling import animated_paths, frame_kept, is_result_or_rest_track
 
@@ -467,7 +467,9 @@ def _simulate_to(scene, preview: Preview, frame: int) -> None:
         run = preview.run = _new_run(scene)
     t0, startup = time.perf_counter(), run.startup_ms
     count = 0
-    with frame_kept(scene):
+    # Only what the simulation reads is evaluated while it samples (sub-frames too); the rest
+    # is given back before the frame itself is set again, so the view never shows it hidden.
+    with frame_kept(scene), sampling_scope.unneeded_hidden(scene):
         while run.next_frame <= frame:
             simulated = run.next_frame
             preview.cache[simulated] = run.step()

@@ -33,24 +33,38 @@ GEOMETRY = {'MESH', 'CURVE', 'SURFACE', 'FONT', 'META', 'CURVES', 'POINTCLOUD', 
 _hidden: list = []  # the objects disabled by the running bake, for the save handlers
 
 
+_REFERENCES: dict[str, tuple] = {}  # {group type: ((property, is a collection), …)}
+
+
+def _references(group) -> tuple:
+    """The pointer and collection properties of a property group's type (looked up once:
+    walking ``bl_rna.properties`` each time was most of the cost)."""
+    key = group.bl_rna.identifier
+    found = _REFERENCES.get(key)
+    if found is None:
+        found = _REFERENCES[key] = tuple(
+            (prop.identifier, prop.type == 'COLLECTION') for prop in group.bl_rna.properties
+            if prop.type in {'POINTER', 'COLLECTION'} and prop.identifier != "rna_type")
+    return found
+
+
 def _pointed_objects(group, out: set, depth: int = 0) -> None:
     """Objects (and the objects of collections) that a Waft property group points to,
     nested groups and their collections included."""
     if depth > 3:
         return
-    for prop in group.bl_rna.properties:
-        if prop.type == 'POINTER':
-            value = getattr(group, prop.identifier, None)
-            if isinstance(value, bpy.types.Object):
-                out.add(value)
-            elif isinstance(value, bpy.types.Collection):
-                out.update(value.all_objects)
-            elif isinstance(value, bpy.types.PropertyGroup):
-                _pointed_objects(value, out, depth + 1)
-        elif prop.type == 'COLLECTION' and prop.identifier != "rna_type":
-            for item in getattr(group, prop.identifier, ()):
+    for name, is_collection in _references(group):
+        value = getattr(group, name, None)
+        if is_collection:
+            for item in value if value is not None else ():
                 if isinstance(item, bpy.types.PropertyGroup):
                     _pointed_objects(item, out, depth + 1)
+        elif isinstance(value, bpy.types.Object):
+            out.add(value)
+        elif isinstance(value, bpy.types.Collection):
+            out.update(value.all_objects)
+        elif isinstance(value, bpy.types.PropertyGroup):
+            _pointed_objects(value, out, depth + 1)
 
 
 def needed_objects(scene) -> set:

@@ -154,3 +154,39 @@ def test_an_overridden_character_is_disabled_while_sampling_and_the_file_keeps_n
     assert not character.hide_viewport
     paths = [p.rna_path for p in character.override_library.properties]
     assert "hide_viewport" not in paths
+
+
+def _pose(ob) -> np.ndarray:
+    bpy.context.view_layer.update()
+    return np.array([v for name in NAMES for v in (*ob.pose.bones[name].rotation_quaternion,
+                                                   *(x for row in ob.pose.bones[name].matrix
+                                                     for x in row))], dtype=np.float32)
+
+
+def test_the_preview_samples_without_the_body_and_shows_it(scene, bake_api):
+    """The live preview samples each frame (and its sub-frames) with the unread body disabled,
+    gives it back before the frame is shown, and still plays the bake bit for bit."""
+    tail, body = _character(scene)
+    scene.waft.sample_rate = 120.0
+    seen = []
+
+    def watch(*_args):
+        seen.append(body.hide_viewport)
+
+    scene.frame_set(1)
+    bpy.app.handlers.frame_change_post.insert(0, watch)  # before the preview's own handler
+    try:
+        scene.waft.use_preview = True
+        previewed = {}
+        for frame in range(1, 25):
+            scene.frame_set(frame)
+            assert not body.hide_viewport  # shown between frame changes
+            previewed[frame] = _pose(tail)
+    finally:
+        bpy.app.handlers.frame_change_post.remove(watch)
+    assert any(seen)  # the preview's sub-frame samples ran with the body disabled
+    scene.waft.use_preview = False
+    bake_api.bake_scene(scene)
+    for frame in range(1, 25):
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(previewed[frame], _pose(tail), err_msg=f"frame {frame}")
