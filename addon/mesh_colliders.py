@@ -50,10 +50,30 @@ def read_mesh_collider(ob, unit_scale: float) -> MeshColliderRead:
     if len(mesh.polygons) == 0:
         raise SetupError(f"Collider '{ob.name}': a mesh collider needs faces; this mesh has "
                          f"{len(mesh.vertices)} vertices and no face")
+    _check_manifold(ob, mesh)
     if not settings.depth > 0.0:
         raise SetupError(f"Collider '{ob.name}': Depth must be positive")
     return MeshColliderRead(object=ob, name=ob.name, friction=float(settings.friction),
                             depth=float(settings.depth) * unit_scale)
+
+
+def _check_manifold(ob, mesh) -> None:
+    """An edge of more than two faces (a fin, a duplicated face, faces inside the body) has no
+    inside or outside: the angle-weighted pseudo-normal that decides which side a particle is
+    on (Bærentzen & Aanæs 2005) is wrong near it, and particles are pushed through the surface.
+    Open borders (an edge of one face) are fine: the mesh is solid on its front side."""
+    edge_of_loop = np.empty(len(mesh.loops), dtype=np.int32)
+    mesh.loops.foreach_get("edge_index", edge_of_loop)
+    faces = np.bincount(edge_of_loop, minlength=len(mesh.edges))
+    shared = np.flatnonzero(faces > 2)
+    if len(shared):
+        a, b = mesh.edges[int(shared[0])].vertices
+        raise SetupError(
+            f"Collider '{ob.name}': {len(shared)} edge(s) are shared by more than two faces "
+            f"(non-manifold: e.g. the edge of vertices {a} and {b}, {int(faces[shared[0]])} "
+            "faces), so inside and outside are undefined there. In Edit Mode, Select › Select "
+            "All by Trait › Non Manifold shows them; delete or separate the extra faces "
+            "(Mesh › Clean Up › Merge by Distance removes duplicated ones)")
 
 
 def mesh_collider_union(per_owner: list[list], unit_scale: float

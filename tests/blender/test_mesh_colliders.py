@@ -130,6 +130,29 @@ def test_mesh_collider_without_faces_names_it_and_changes_nothing(scene, bake_ap
     assert rigs.fingerprint(scene) == before
 
 
+def test_non_manifold_mesh_collider_names_it_and_changes_nothing(scene, bake_api, waft):
+    """A fin (three faces on one edge) has no inside or outside: a clear error, the file as it
+    was. An open mesh (a border edge of one face) is fine."""
+    rigs.chain_rig(scene, count=3, length=0.1, direction=(1.0, 0.0, 0.0))
+    scene.frame_start, scene.frame_end = 1, 6
+    mesh = bpy.data.meshes.new("Fin")
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1)], [],
+                     [(0, 1, 2), (1, 0, 3), (0, 1, 4)])
+    fin = bpy.data.objects.new("Fin", mesh)
+    scene.collection.objects.link(fin)
+    fin.waft_collider.enabled = True
+    before = rigs.fingerprint(scene)
+    error = sys.modules[waft.__name__ + ".core.errors"].SetupError
+    with pytest.raises(error) as info:
+        bake_api.bake_scene(scene)
+    assert re.search(r"Collider 'Fin'.*1 edge.*more than two faces.*Non Manifold",
+                     str(info.value)), info.value
+    assert rigs.fingerprint(scene) == before
+    mesh.clear_geometry()
+    mesh.from_pydata([(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, -1, 0)], [], [(0, 1, 2), (1, 0, 3)])
+    bake_api.bake_scene(scene)  # an open sheet bakes
+
+
 def test_mesh_collider_whose_topology_changes_names_it_and_changes_nothing(scene, bake_api,
                                                                            waft):
     rigs.chain_rig(scene, count=3, length=0.1, direction=(1.0, 0.0, 0.0))
