@@ -36,6 +36,10 @@ from __future__ import annotations
 import numpy as np
 
 SHAKE_ITERATIONS = 1
+# Up to this many strands the projection runs on Python floats (`_solve_shake_scalar`): its
+# ~40 ufunc calls (six per column in the Thomas sweep) cost the same for one strand as for a
+# hundred. Same operations in the same order, so the same bits (tests/core/test_scalar_passes.py).
+SCALAR_STRANDS = 4
 # A multiplier step larger than this (times the larger inverse mass) would move a particle by
 # more than a fifth of its segment in one substep: not a small correction, the strand falls
 # back to FTL.
@@ -103,6 +107,8 @@ def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
     n = c.n
     if n == 0:
         return
+    if x.shape[1] <= SCALAR_STRANDS and _solve_shake_scalar(x, x_start, c):
+        return
     r, e, tmp = scratch.r, scratch.e, scratch.tmp
     rhs, diag, lower, upper = scratch.rhs, scratch.diag, scratch.lower, scratch.upper
     np.subtract(x_start[:, :, 1 : n + 1], x_start[:, :, :n], out=r)
@@ -146,6 +152,8 @@ def _eliminate(lower, diag, upper, rhs, pivot, factor, n: int) -> None:
     """The Thomas algorithm on the (S, n) rows, column by column (vectorised across strands):
     forward elimination then back substitution, the solution left in `rhs`, `upper` overwritten
     with the eliminated super-diagonal."""
+    if rhs.shape[0] <= SCALAR_STRANDS and _eliminate_scalar(lower, diag, upper, rhs, n):
+        return
     multiply, subtract, divide = np.multiply, np.subtract, np.divide
     divide(upper[:, 0], diag[:, 0], out=upper[:, 0])
     divide(rhs[:, 0], diag[:, 0], out=rhs[:, 0])
@@ -159,3 +167,74 @@ def _eliminate(lower, diag, upper, rhs, pivot, factor, n: int) -> None:
     for j in range(n - 2, -1, -1):
         multiply(upper[:, j], rhs[:, j + 1], out=factor)
         subtract(rhs[:, j], factor, out=rhs[:, j])
+
+
+def _eliminate_scalar(lower, diag, upper, rhs, n: int) -> bool:
+    """`_eliminate` on Python floats, strand by strand, the same operations in the same order.
+    False (nothing written) when a pivot is zero: Python raises where NumPy gives inf or NaN,
+    which the caller's rejection expects, so the vectorised sweep takes that solve."""
+    L, D = lower[:, :n].tolist(), diag[:, :n].tolist()
+    U, R = upper[:, :n].tolist(), rhs[:, :n].tolist()
+    try:
+        for lo, d, u, r in zip(L, D, U, R, strict=True):
+            u[0] /= d[0]
+            r[0] /= d[0]
+            for j in range(1, n):
+                pivot = d[j] - lo[j] * u[j - 1]
+                u[j] /= pivot
+                r[j] = (r[j] - lo[j] * r[j - 1]) / pivot
+            for j in range(n - 2, -1, -1):
+                r[j] -= u[j] * r[j + 1]
+    except ZeroDivisionError:
+        return False
+    upper[:, :n] = U
+    rhs[:, :n] = R
+    return True
+
+
+def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients) -> bool:
+    """`solve_shake` on Python floats, strand by strand: every array operation of the
+    vectorised solve, in its order. False (nothing written) when a pivot is zero, where Python
+    raises instead of giving NumPy's inf or NaN: the vectorised solve then takes the call."""
+    n = c.n
+    X, X0 = x[:, :, : n + 1].tolist(), x_start[:, :, : n + 1].tolist()  # [axis][strand][i]
+    half_rest2, w_sum, inactive = c.half_rest2.tolist(), c.w_sum.tolist(), c.inactive_one.tolist()
+    w_lower, w_upper = c.w_lower.tolist(), c.w_upper.tolist()
+    w_lo, w_hi, w_max = c.w_lo.tolist(), c.w_hi.tolist(), c.w_max.tolist()
+    for s in range(x.shape[1]):
+        rx, ry, rz = ([q[k + 1] - q[k] for k in range(n)] for q in (X0[0][s], X0[1][s], X0[2][s]))
+        for _ in range(SHAKE_ITERATIONS):
+            px, py, pz = X[0][s], X[1][s], X[2][s]
+            ex = [px[k + 1] - px[k] for k in range(n)]
+            ey = [py[k + 1] - py[k] for k in range(n)]
+            ez = [pz[k + 1] - pz[k] for k in range(n)]
+            rhs = [(ex[k] * ex[k] + ey[k] * ey[k] + ez[k] * ez[k]) * -0.5 + half_rest2[s][k]
+                   for k in range(n)]
+            diag = [(ex[k] * rx[k] + ey[k] * ry[k] + ez[k] * rz[k]) * w_sum[s][k]
+                    + inactive[s][k] for k in range(n)]
+            lower = [0.0] + [(ex[k] * rx[k - 1] + ey[k] * ry[k - 1] + ez[k] * rz[k - 1])
+                             * w_lower[s][k] for k in range(1, n)]
+            upper = [(ex[k] * rx[k + 1] + ey[k] * ry[k + 1] + ez[k] * rz[k + 1])
+                     * w_upper[s][k] for k in range(n - 1)] + [0.0]
+            try:
+                upper[0] /= diag[0]
+                rhs[0] /= diag[0]
+                for j in range(1, n):
+                    pivot = diag[j] - lower[j] * upper[j - 1]
+                    upper[j] /= pivot
+                    rhs[j] = (rhs[j] - lower[j] * rhs[j - 1]) / pivot
+            except ZeroDivisionError:
+                return False
+            for j in range(n - 2, -1, -1):
+                rhs[j] -= upper[j] * rhs[j + 1]
+            lam = rhs
+            if not all(abs(lam[k]) * w_max[s][k] <= MAX_STEP for k in range(n)):
+                lam = [0.0] * n
+            for axis, d in ((px, rx), (py, ry), (pz, rz)):
+                step = [d[k] * lam[k] for k in range(n)]
+                for k in range(n):
+                    axis[k + 1] += step[k] * w_hi[s][k]
+                for k in range(n):
+                    axis[k] -= step[k] * w_lo[s][k]
+    x[:, :, : n + 1] = X
+    return True

@@ -25,11 +25,20 @@ alpha~ = alpha / h^2.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .distance import EPS_LENGTH
 
 COLOURS = 3
+# Up to this many particles (S x Ps) a pass runs on Python floats (`_solve_bending_scalar`): a
+# colour's ~25 ufunc calls cost about 20 us however few constraints it holds, a constraint in
+# Python about 1 us, and a tail or a pair of ears has a handful. The arithmetic is the
+# vectorised pass's, operation for operation in the same order, and IEEE 754 rounds each
+# operation the same in NumPy and in Python, so both give the same bits
+# (tests/core/test_scalar_passes.py).
+SCALAR_PARTICLES = 40
 # Bending that removes at least this fraction of its error per step (compliance below ~3e-5 m/N
 # at 240 Hz with unit masses) is "stiff" for the solver, which then alternates it with the exact
 # lengths a few more times per substep (solver.RIGID_BEND_PASSES): one pass left a rigid chain
@@ -71,6 +80,9 @@ class BendCoefficients:
             factors = {k: np.ascontiguousarray(v[centres]) for k, v in terms.items()}
             if count and np.any(factors["inverse"]):
                 self.colours.append((c, count, factors))
+        # The factors as Python floats, for the scalar pass.
+        self.scalar = ([(c, n, {k: v.tolist() for k, v in f.items()}) for c, n, f in self.colours]
+                       if self.total <= SCALAR_PARTICLES else None)
 
     def __bool__(self) -> bool:
         return bool(self.colours)
@@ -85,6 +97,7 @@ class BendScratch:
         self.dl = np.empty(n)
         self.g = np.empty(n)
         self.multipliers = [np.zeros(n) for _ in range(COLOURS)]
+        self.scalar_multipliers = [[0.0] * n for _ in range(COLOURS)]
 
 
 def rest_offsets(rest_length: np.ndarray, skip_one_length: np.ndarray) -> np.ndarray:
@@ -99,6 +112,9 @@ def solve_bending(x: np.ndarray, c: BendCoefficients, scratch: BendScratch, *,
                   first: bool = True) -> None:
     """One Gauss-Seidel pass over the colours, in place on the (3, S, Ps) C-contiguous `x`.
     `first`: the substep's first pass (multipliers start at 0); later passes continue them."""
+    if c.scalar is not None:
+        _solve_bending_scalar(x, c, scratch, first)
+        return
     flat = x.reshape(3, -1)
     for colour, n, f in c.colours:
         left = flat[:, colour : colour + COLOURS * n : COLOURS]
@@ -132,3 +148,46 @@ def solve_bending(x: np.ndarray, c: BendCoefficients, scratch: BendScratch, *,
                 target += m2
             else:
                 target -= m2
+
+
+def _solve_bending_scalar(x: np.ndarray, c: BendCoefficients, scratch: BendScratch,
+                          first: bool) -> None:
+    """`solve_bending` on Python floats, constraint after constraint: the same operations in
+    the same order as the vectorised pass (the constraints of one colour share no particle, so
+    taking them one at a time changes nothing)."""
+    flat = x.reshape(3, -1)
+    X, Y, Z = flat.tolist()
+    sqrt = math.sqrt
+    for colour, n, f in c.scalar:
+        lam = scratch.scalar_multipliers[colour]
+        rest, alpha, inverse = f["rest"], f["alpha"], f["inverse"]
+        w_centre, w_left, w_right = f["centre"], f["left"], f["right"]
+        for k in range(n):
+            i = colour + COLOURS * k  # left neighbour; the centre is i + 1, the right i + 2
+            j, r = i + 1, i + 2
+            mx = (X[i] + X[r]) * -0.5 + X[j]
+            my = (Y[i] + Y[r]) * -0.5 + Y[j]
+            mz = (Z[i] + Z[r]) * -0.5 + Z[j]
+            length = max(sqrt(mx * mx + my * my + mz * mz), EPS_LENGTH)
+            dl = rest[k] - length
+            if first:
+                multiplier = 0.0
+            else:
+                multiplier = lam[k]
+                dl -= alpha[k] * multiplier
+            dl *= inverse[k]
+            lam[k] = multiplier + dl
+            dl /= length
+            g = dl * w_centre[k]
+            X[j] += mx * g
+            Y[j] += my * g
+            Z[j] += mz * g
+            g = dl * w_left[k]
+            X[i] -= mx * g
+            Y[i] -= my * g
+            Z[i] -= mz * g
+            g = dl * w_right[k]
+            X[r] -= mx * g
+            Y[r] -= my * g
+            Z[r] -= mz * g
+    flat[...] = (X, Y, Z)

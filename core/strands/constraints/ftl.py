@@ -19,10 +19,17 @@ XPBD) get the factor 1, so the sweep "resets" at them: the next particle follows
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 # Squared-length floor: a zero segment keeps its (undefined) direction instead of making NaN.
 _TINY_SQUARED = 1e-300
+# Up to this many strands the sweep runs on Python floats (`_sweep_scalar`): a row's nine ufunc
+# calls cost about 5 us however few strands there are, a segment in Python well under one. The
+# arithmetic is the vectorised sweep's, operation for operation, so the bits are the same
+# (tests/core/test_scalar_passes.py).
+SCALAR_STRANDS = 4
 
 
 class FtlCoefficients:
@@ -53,6 +60,10 @@ class FtlCoefficients:
         self.damping_flat = np.ascontiguousarray(parent[:, 0, :].T).reshape(-1)[:-1].copy()
         self.last = max((i for i, _ in self.rows), default=0) + 1  # particles touched: 0..last-1
         self.plan: tuple | None = None  # see `_plan`
+        # Per swept row, (i, squared rest lengths, swept per strand) as Python values for the
+        # scalar sweep.
+        self.scalar = ([(i, rest_sq[i].tolist(), [full or bool(m) for m in self.mask_t[i]])
+                        for i, full in self.rows] if S <= SCALAR_STRANDS else None)
 
 
 class FtlScratch:
@@ -107,19 +118,22 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
     subtract, multiply, add, maximum, divide, sqrt = (np.subtract, np.multiply, np.add,
                                                       np.maximum, np.divide, np.sqrt)
     tiny = scratch.tiny
-    for a, b, f, rest2, mask in _plan(c, scratch):  # row views built once per (frame, buffers)
-        subtract(a, b, d)
-        multiply(d, d, d2)
-        add(d0, d1, length2)
-        add(length2, d2z, length2)
-        maximum(length2, tiny, length2)
-        if mask is None:
-            divide(rest2, length2, f)
-        else:
-            divide(rest2, length2, out=f, where=mask)
-        sqrt(f, f)  # l / |p_i - p_{i-1}| (1 where not swept)
-        multiply(d, f, d)
-        add(b, d, a)
+    if c.scalar is not None:
+        _sweep_scalar(xb, n, c)
+    else:
+        for a, b, f, rest2, mask in _plan(c, scratch):  # row views, once per (frame, buffers)
+            subtract(a, b, d)
+            multiply(d, d, d2)
+            add(d0, d1, length2)
+            add(length2, d2z, length2)
+            maximum(length2, tiny, length2)
+            if mask is None:
+                divide(rest2, length2, f)
+            else:
+                divide(rest2, length2, out=f, where=mask)
+            sqrt(f, f)  # l / |p_i - p_{i-1}| (1 where not swept)
+            multiply(d, f, d)
+            add(b, d, a)
     np.copyto(xt[:n], xb[:n])
     if flat:
         # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1}, on flat contiguous
@@ -137,3 +151,21 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
         np.multiply(corr[1:], c.damping[: n - 1], out=corr[1:])
         x_prev_t = x_prev.transpose(2, 0, 1)
         np.add(x_prev_t[: n - 1], corr[1:], out=x_prev_t[: n - 1])
+
+
+def _sweep_scalar(xb: np.ndarray, n: int, c: FtlCoefficients) -> None:
+    """The sweep on Python floats, row after row and strand after strand: the vectorised loop's
+    operations in its order (a particle that is not swept gets the factor 1, so it is put back
+    at parent + (itself - parent), rounded as there)."""
+    rows = xb[:n].tolist()  # [particle][axis][strand]
+    sqrt, tiny = math.sqrt, _TINY_SQUARED
+    for i, rest2, swept in c.scalar:
+        (ax, ay, az), (bx, by, bz) = rows[i], rows[i - 1]
+        for s, rest in enumerate(rest2):
+            dx, dy, dz = ax[s] - bx[s], ay[s] - by[s], az[s] - bz[s]
+            length2 = max(dx * dx + dy * dy + dz * dz, tiny)
+            f = sqrt(rest / length2) if swept[s] else 1.0
+            ax[s] = bx[s] + dx * f
+            ay[s] = by[s] + dy * f
+            az[s] = bz[s] + dz * f
+    xb[:n] = rows

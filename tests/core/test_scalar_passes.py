@@ -1,0 +1,160 @@
+"""Small rigs run some strand passes on Python floats (a tail's handful of constraints cost
+less there than NumPy's per-call overhead). They must give the vectorised passes' bits
+exactly, whatever the input: the same operations in the same order, each rounded by IEEE 754
+alike. Fuzzed here pass against pass, and a whole bake of a small rig against the same rig
+solved with the scalar passes switched off."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import waft.core.shake as shake
+import waft.core.strands.constraints.bending as bending
+import waft.core.strands.constraints.ftl as ftl
+from waft import core
+
+
+def _state(rng, S: int, Ps: int) -> np.ndarray:
+    x = np.zeros((3, S, Ps))
+    x[2] = -0.1 * np.arange(Ps)[None]
+    x += rng.normal(scale=0.03, size=x.shape)
+    return x
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, 4), Ps=st.integers(3, 10),
+       passes=st.integers(1, 3))
+def test_scalar_bending_is_the_vectorised_pass_bit_for_bit(seed, S, Ps, passes):
+    rng = np.random.default_rng(seed)
+    w = rng.choice([0.0, 0.5, 1.0, 2.0], size=(S, Ps))
+    active = rng.random((S, Ps)) > 0.1
+    c = bending.BendCoefficients(w=w, active=active,
+                                 rest_offset=rng.uniform(0.0, 0.05, (S, Ps - 2)),
+                                 compliance=rng.choice([0.0, 1e-6, 1e-3], size=(S, Ps - 2)),
+                                 h=1.0 / 240.0)
+    if not c:
+        return
+    assert c.scalar is not None  # S * Ps <= SCALAR_PARTICLES: this size runs on floats
+    x_scalar = _state(rng, S, Ps)
+    x_vector = x_scalar.copy()
+    scalar_scratch = bending.BendScratch(S * Ps)
+    vector_scratch = bending.BendScratch(S * Ps)
+    lists = c.scalar
+    for k in range(passes):
+        bending.solve_bending(x_scalar, c, scalar_scratch, first=k == 0)
+        c.scalar = None
+        bending.solve_bending(x_vector, c, vector_scratch, first=k == 0)
+        c.scalar = lists
+        np.testing.assert_array_equal(x_scalar, x_vector)
+    for colour, n, _ in c.colours:
+        np.testing.assert_array_equal(scalar_scratch.scalar_multipliers[colour][:n],
+                                      vector_scratch.multipliers[colour][:n])
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, ftl.SCALAR_STRANDS),
+       Ps=st.integers(2, 12), damping=st.sampled_from([0.0, 0.3, 1.0]))
+def test_scalar_ftl_sweep_is_the_vectorised_sweep_bit_for_bit(seed, S, Ps, damping):
+    rng = np.random.default_rng(seed)
+    mask = rng.random((S, Ps)) > 0.2
+    mask[:, 0] = False
+    rest = rng.uniform(0.01, 0.2, (S, Ps - 1))
+    c_scalar = ftl.FtlCoefficients(mask, rest, np.full(S, damping), Ps)
+    c_vector = ftl.FtlCoefficients(mask, rest, np.full(S, damping), Ps)
+    c_vector.scalar = None
+    assert c_scalar.scalar is not None
+    x_scalar = _state(rng, S, Ps)
+    x_vector = x_scalar.copy()
+    prev_scalar = x_scalar + rng.normal(scale=0.001, size=x_scalar.shape)
+    prev_vector = prev_scalar.copy()
+    ftl.solve_ftl(x_scalar, prev_scalar, c_scalar, ftl.FtlScratch(S, Ps))
+    ftl.solve_ftl(x_vector, prev_vector, c_vector, ftl.FtlScratch(S, Ps))
+    np.testing.assert_array_equal(x_scalar, x_vector)
+    np.testing.assert_array_equal(prev_scalar, prev_vector)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, shake.SCALAR_STRANDS),
+       n=st.integers(1, 10), zero=st.booleans())
+def test_scalar_thomas_sweep_is_the_vectorised_sweep_bit_for_bit(seed, S, n, zero):
+    """Including a zero pivot (NumPy's inf/NaN, which the caller rejects): the scalar sweep
+    hands such a solve to the vectorised one."""
+    rng = np.random.default_rng(seed)
+    rows = [rng.normal(size=(S, n)) for _ in range(4)]
+    rows[1] += 3.0  # a diagonally dominant system, as SHAKE's
+    if zero:
+        rows[1][rng.integers(S), 0] = 0.0
+    scalar = [r.copy() for r in rows]
+    vector = [r.copy() for r in rows]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        shake._eliminate(*scalar, np.empty(S), np.empty(S), n)
+        limit = shake.SCALAR_STRANDS
+        shake.SCALAR_STRANDS = 0
+        try:
+            shake._eliminate(*vector, np.empty(S), np.empty(S), n)
+        finally:
+            shake.SCALAR_STRANDS = limit
+    for a, b in zip(scalar, vector, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, shake.SCALAR_STRANDS),
+       Ps=st.integers(2, 10), jolt=st.sampled_from([0.001, 0.02, 0.3]))
+def test_scalar_shake_is_the_vectorised_projection_bit_for_bit(seed, S, Ps, jolt):
+    """Small corrections and jolts the projection rejects (a step over MAX_STEP) alike."""
+    rng = np.random.default_rng(seed)
+    active = rng.random((S, Ps - 1)) > 0.15
+    w = rng.choice([0.0, 1.0, 2.0], size=(S, Ps))
+    c = shake.ShakeCoefficients(active=active, rest=rng.uniform(0.02, 0.1, (S, Ps - 1)), w=w)
+    if not c:
+        return
+    start = _state(rng, S, Ps)
+    x_scalar = start + rng.normal(scale=jolt, size=start.shape)
+    x_vector = x_scalar.copy()
+    shake.solve_shake(x_scalar, start, c, shake.ShakeScratch(S, c.n))
+    limit = shake.SCALAR_STRANDS
+    shake.SCALAR_STRANDS = 0
+    try:
+        shake.solve_shake(x_vector, start, c, shake.ShakeScratch(S, c.n))
+    finally:
+        shake.SCALAR_STRANDS = limit
+    np.testing.assert_array_equal(x_scalar, x_vector)
+
+
+def _tail(fps: float):
+    """A 4-bone tail swinging fast past a sphere, the defaults otherwise."""
+    frames, P = 40, 5
+    rest = np.zeros((1, P, 3))
+    rest[0, :, 2] = 1.5 - 0.08 * np.arange(P)
+    kinematic = np.zeros(P, dtype=bool)
+    kinematic[0] = True
+    model = core.build_strand_model(
+        chains=[core.ChainRest(setup="T", name="T: Tail", rest_positions=rest[0],
+                               kinematic=kinematic)],
+        colliders=core.ColliderSet.create(names=["Ball"], kind=[core.ColliderKind.ELLIPSOID],
+                                          size=[0.1], friction=[0.3]))
+    t = np.arange(frames) / fps
+    reference = np.repeat(rest[None], frames, axis=0)
+    reference[..., 0] += 0.3 * np.sin(2.0 * np.pi * 2.0 * t)[:, None, None]
+    ball = np.tile(np.eye(4), (frames, 1, 1, 1))
+    ball[:, 0, :3, 3] = (0.12, 0.0, 1.3)
+    drive = core.Drive(fps=fps, reference=reference, kinematic=kinematic[None].copy(),
+                       space=np.broadcast_to(np.eye(4), (frames, 1, 4, 4)),
+                       collider_matrix=ball,
+                       params=core.StrandParams.defaults(1, P, bend_compliance=1e-5))
+    return model, drive
+
+
+def test_a_small_rig_bakes_the_same_bits_with_and_without_the_scalar_passes(monkeypatch):
+    model, drive = _tail(24.0)
+    settings_ = core.SolverSettings(substep=1.0 / 240.0)
+    scalar = core.bake(model, drive, settings_).positions
+    monkeypatch.setattr(bending, "SCALAR_PARTICLES", 0)
+    monkeypatch.setattr(ftl, "SCALAR_STRANDS", 0)
+    monkeypatch.setattr(shake, "SCALAR_STRANDS", 0)
+    vector = core.bake(model, drive, settings_).positions
+    assert np.abs(scalar[-1] - scalar[0]).max() > 0.05  # the tail swings
+    np.testing.assert_array_equal(scalar, vector)
