@@ -71,6 +71,15 @@ class ShakeCoefficients:
         self.w_upper[:, :-1] = np.where(active[:, :-1] & active[:, 1:], -self.w_hi[:, :-1], 0.0)
         self.w_sum = self.w_lo + self.w_hi
         self.w_max = np.maximum(self.w_lo, self.w_hi)
+        self._lists: tuple | None = None  # the factors as Python floats (`lists`)
+
+    def lists(self) -> tuple:
+        """The per-frame factors as nested Python lists, made once (for the scalar solve)."""
+        if self._lists is None:
+            self._lists = tuple(a.tolist() for a in (
+                self.half_rest2, self.w_sum, self.inactive_one, self.w_lower, self.w_upper,
+                self.w_lo, self.w_hi, self.w_max))
+        return self._lists
 
     def __bool__(self) -> bool:
         return self.n > 0
@@ -198,9 +207,7 @@ def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients
     raises instead of giving NumPy's inf or NaN: the vectorised solve then takes the call."""
     n = c.n
     X, X0 = x[:, :, : n + 1].tolist(), x_start[:, :, : n + 1].tolist()  # [axis][strand][i]
-    half_rest2, w_sum, inactive = c.half_rest2.tolist(), c.w_sum.tolist(), c.inactive_one.tolist()
-    w_lower, w_upper = c.w_lower.tolist(), c.w_upper.tolist()
-    w_lo, w_hi, w_max = c.w_lo.tolist(), c.w_hi.tolist(), c.w_max.tolist()
+    half_rest2, w_sum, inactive, w_lower, w_upper, w_lo, w_hi, w_max = c.lists()
     for s in range(x.shape[1]):
         rx, ry, rz = ([q[k + 1] - q[k] for k in range(n)] for q in (X0[0][s], X0[1][s], X0[2][s]))
         for _ in range(SHAKE_ITERATIONS):

@@ -64,6 +64,7 @@ class FtlCoefficients:
         # scalar sweep.
         self.scalar = ([(i, rest_sq[i].tolist(), [full or bool(m) for m in self.mask_t[i]])
                         for i, full in self.rows] if S <= SCALAR_STRANDS else None)
+        self.scalar_damping = self.damping_flat.tolist() if self.scalar is not None else None
 
 
 class FtlScratch:
@@ -101,13 +102,16 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
     """FTL sweep of `x` (3, S, Ps) in place, then the DFTL correction of `x_prev` (skipped when
     None: a pure length projection, e.g. of an output frame blended between two substeps)."""
     n = c.last
+    dftl = x_prev is not None and c.any_damping
+    flat = dftl and x.flags.c_contiguous and x_prev.flags.c_contiguous
+    if c.scalar is not None and x.flags.c_contiguous and (flat or not dftl):
+        _solve_ftl_scalar(x, x_prev if dftl else None, c)
+        return
     xb, before, d, d2, length2 = scratch.xb, scratch.before, scratch.d, scratch.d2, scratch.length2
     xt = x.transpose(2, 0, 1)
     np.copyto(xb[:n], xt[:n])
     # DFTL needs the predicted positions: a plain copy of the (contiguous) state when both
     # buffers allow the flat correction below, else the particle-major rows.
-    dftl = x_prev is not None and c.any_damping
-    flat = dftl and x.flags.c_contiguous and x_prev.flags.c_contiguous
     if flat:
         np.copyto(scratch.before_cm, x)
     elif dftl:
@@ -118,22 +122,19 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
     subtract, multiply, add, maximum, divide, sqrt = (np.subtract, np.multiply, np.add,
                                                       np.maximum, np.divide, np.sqrt)
     tiny = scratch.tiny
-    if c.scalar is not None:
-        _sweep_scalar(xb, n, c)
-    else:
-        for a, b, f, rest2, mask in _plan(c, scratch):  # row views, once per (frame, buffers)
-            subtract(a, b, d)
-            multiply(d, d, d2)
-            add(d0, d1, length2)
-            add(length2, d2z, length2)
-            maximum(length2, tiny, length2)
-            if mask is None:
-                divide(rest2, length2, f)
-            else:
-                divide(rest2, length2, out=f, where=mask)
-            sqrt(f, f)  # l / |p_i - p_{i-1}| (1 where not swept)
-            multiply(d, f, d)
-            add(b, d, a)
+    for a, b, f, rest2, mask in _plan(c, scratch):  # row views built once per (frame, buffers)
+        subtract(a, b, d)
+        multiply(d, d, d2)
+        add(d0, d1, length2)
+        add(length2, d2z, length2)
+        maximum(length2, tiny, length2)
+        if mask is None:
+            divide(rest2, length2, f)
+        else:
+            divide(rest2, length2, out=f, where=mask)
+        sqrt(f, f)  # l / |p_i - p_{i-1}| (1 where not swept)
+        multiply(d, f, d)
+        add(b, d, a)
     np.copyto(xt[:n], xb[:n])
     if flat:
         # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1}, on flat contiguous
@@ -153,19 +154,34 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
         np.add(x_prev_t[: n - 1], corr[1:], out=x_prev_t[: n - 1])
 
 
-def _sweep_scalar(xb: np.ndarray, n: int, c: FtlCoefficients) -> None:
-    """The sweep on Python floats, row after row and strand after strand: the vectorised loop's
-    operations in its order (a particle that is not swept gets the factor 1, so it is put back
-    at parent + (itself - parent), rounded as there)."""
-    rows = xb[:n].tolist()  # [particle][axis][strand]
+def _solve_ftl_scalar(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients) -> None:
+    """`solve_ftl` on Python floats for C-contiguous buffers: the sweep row after row and strand
+    after strand, then the flat DFTL correction (`x_prev` None: none), the vectorised
+    operations in their order. A particle that is not swept gets the factor 1, so it is put
+    back at parent + (itself - parent), rounded as there."""
+    Ps = x.shape[2]
+    flat = x.reshape(3, -1)
+    X, Y, Z = flat.tolist()
+    predicted = (X[:], Y[:], Z[:]) if x_prev is not None else None
     sqrt, tiny = math.sqrt, _TINY_SQUARED
     for i, rest2, swept in c.scalar:
-        (ax, ay, az), (bx, by, bz) = rows[i], rows[i - 1]
         for s, rest in enumerate(rest2):
-            dx, dy, dz = ax[s] - bx[s], ay[s] - by[s], az[s] - bz[s]
+            k = s * Ps + i
+            p = k - 1
+            dx, dy, dz = X[k] - X[p], Y[k] - Y[p], Z[k] - Z[p]
             length2 = max(dx * dx + dy * dy + dz * dz, tiny)
             f = sqrt(rest / length2) if swept[s] else 1.0
-            ax[s] = bx[s] + dx * f
-            ay[s] = by[s] + dy * f
-            az[s] = bz[s] + dz * f
-    xb[:n] = rows
+            X[k] = X[p] + dx * f
+            Y[k] = Y[p] + dy * f
+            Z[k] = Z[p] + dz * f
+    flat[...] = (X, Y, Z)
+    if predicted is None:
+        return
+    # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1} (flat, as vectorised).
+    previous = x_prev.reshape(3, -1)
+    rows = previous.tolist()
+    damping = c.scalar_damping
+    for row, after, before in zip(rows, (X, Y, Z), predicted, strict=True):
+        for j, s in enumerate(damping):
+            row[j] += (after[j + 1] - before[j + 1]) * s
+    previous[...] = rows
