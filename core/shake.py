@@ -161,8 +161,6 @@ def _eliminate(lower, diag, upper, rhs, pivot, factor, n: int) -> None:
     """The Thomas algorithm on the (S, n) rows, column by column (vectorised across strands):
     forward elimination then back substitution, the solution left in `rhs`, `upper` overwritten
     with the eliminated super-diagonal."""
-    if rhs.shape[0] <= SCALAR_STRANDS and _eliminate_scalar(lower, diag, upper, rhs, n):
-        return
     multiply, subtract, divide = np.multiply, np.subtract, np.divide
     divide(upper[:, 0], diag[:, 0], out=upper[:, 0])
     divide(rhs[:, 0], diag[:, 0], out=rhs[:, 0])
@@ -178,27 +176,18 @@ def _eliminate(lower, diag, upper, rhs, pivot, factor, n: int) -> None:
         subtract(rhs[:, j], factor, out=rhs[:, j])
 
 
-def _eliminate_scalar(lower, diag, upper, rhs, n: int) -> bool:
-    """`_eliminate` on Python floats, strand by strand, the same operations in the same order.
-    False (nothing written) when a pivot is zero: Python raises where NumPy gives inf or NaN,
-    which the caller's rejection expects, so the vectorised sweep takes that solve."""
-    L, D = lower[:, :n].tolist(), diag[:, :n].tolist()
-    U, R = upper[:, :n].tolist(), rhs[:, :n].tolist()
-    try:
-        for lo, d, u, r in zip(L, D, U, R, strict=True):
-            u[0] /= d[0]
-            r[0] /= d[0]
-            for j in range(1, n):
-                pivot = d[j] - lo[j] * u[j - 1]
-                u[j] /= pivot
-                r[j] = (r[j] - lo[j] * r[j - 1]) / pivot
-            for j in range(n - 2, -1, -1):
-                r[j] -= u[j] * r[j + 1]
-    except ZeroDivisionError:
-        return False
-    upper[:, :n] = U
-    rhs[:, :n] = R
-    return True
+def _thomas(lower: list, diag: list, upper: list, rhs: list) -> None:
+    """`_eliminate` for one strand on Python floats, in place, the same operations in the same
+    order. Raises ZeroDivisionError on a zero pivot, where NumPy gives inf or NaN."""
+    n = len(rhs)
+    upper[0] /= diag[0]
+    rhs[0] /= diag[0]
+    for j in range(1, n):
+        pivot = diag[j] - lower[j] * upper[j - 1]
+        upper[j] /= pivot
+        rhs[j] = (rhs[j] - lower[j] * rhs[j - 1]) / pivot
+    for j in range(n - 2, -1, -1):
+        rhs[j] -= upper[j] * rhs[j + 1]
 
 
 def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients) -> bool:
@@ -224,16 +213,9 @@ def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients
             upper = [(ex[k] * rx[k + 1] + ey[k] * ry[k + 1] + ez[k] * rz[k + 1])
                      * w_upper[s][k] for k in range(n - 1)] + [0.0]
             try:
-                upper[0] /= diag[0]
-                rhs[0] /= diag[0]
-                for j in range(1, n):
-                    pivot = diag[j] - lower[j] * upper[j - 1]
-                    upper[j] /= pivot
-                    rhs[j] = (rhs[j] - lower[j] * rhs[j - 1]) / pivot
+                _thomas(lower, diag, upper, rhs)
             except ZeroDivisionError:
                 return False
-            for j in range(n - 2, -1, -1):
-                rhs[j] -= upper[j] * rhs[j + 1]
             lam = rhs
             if not all(abs(lam[k]) * w_max[s][k] <= MAX_STEP for k in range(n)):
                 lam = [0.0] * n

@@ -40,12 +40,23 @@ SAMPLES = tuple(sorted(p.stem for p in SAMPLES_DIR.glob("*.py")
                        if not p.stem.startswith("_") and p.stem != "run_all"))
 
 
-def _play(scene) -> float:
-    """Seconds to play every frame of the range once, forward."""
+def _play(scene, start: int | None = None) -> float:
+    """Seconds to play the range once, forward (from ``start``, default its first frame)."""
     t0 = time.perf_counter()
-    for frame in range(scene.frame_start, scene.frame_end + 1):
+    for frame in range(scene.frame_start if start is None else start, scene.frame_end + 1):
         scene.frame_set(frame)
     return time.perf_counter() - t0
+
+
+def _plain_then_preview_on(scene) -> tuple[float, float]:
+    """Seconds to play the range with the preview off, then to turn it on at the first frame
+    (which shows that frame: a ragdoll reads its whole shot there)."""
+    scene.frame_set(scene.frame_start)
+    plain = _play(scene)
+    scene.frame_set(scene.frame_start)
+    t0 = time.perf_counter()
+    scene.waft.use_preview = True
+    return plain, time.perf_counter() - t0
 
 
 def _timed_run(module: str, scene, system: str) -> dict:
@@ -53,12 +64,7 @@ def _timed_run(module: str, scene, system: str) -> dict:
     reused), then bake again solving. Seconds of each, and the first frame's with the preview
     on (a ragdoll reads its whole shot there)."""
     bake_api = sys.modules[f"{module}.addon.bake_api"]
-    scene.frame_set(scene.frame_start)
-    plain = _play(scene)
-    scene.frame_set(scene.frame_start)
-    t0 = time.perf_counter()
-    scene.waft.use_preview = True  # shows the first frame
-    first = time.perf_counter() - t0
+    plain, first = _plain_then_preview_on(scene)
     preview = _play(scene)
     state = sys.modules[f"{module}.addon.preview"].state(scene)
     assert state is not None and len(state.cache) == FRAMES, state and state.status()
@@ -168,16 +174,8 @@ def measure_sample(module: str, name: str, repeat: int) -> dict:
         scene = sample.build_scene()
         scene.waft.preroll = getattr(sample, "PREROLL", 0)
         frames = scene.frame_end - scene.frame_start + 1
-        scene.frame_set(scene.frame_start)
-        plain = _play(scene)
-        scene.frame_set(scene.frame_start)
-        t0 = time.perf_counter()
-        scene.waft.use_preview = True  # shows the first frame
-        first = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        for frame in range(scene.frame_start + 1, scene.frame_end + 1):
-            scene.frame_set(frame)
-        rest = time.perf_counter() - t0
+        plain, first = _plain_then_preview_on(scene)
+        rest = _play(scene, scene.frame_start + 1)
         state = preview.state(scene)
         status = "ok" if state.message == "" and len(state.cache) == frames else state.status()
         runs.append({"plain": plain, "first": first, "rest": rest, "status": status})
