@@ -300,12 +300,16 @@ class Runs:
         return sum(getattr(run, "sample_ms", 0.0) for run in self.runs)
 
     def notes(self) -> str:
-        """What the runs add to the status: the ragdolls' reading of the shot at the first
-        frame, and the falls so far."""
+        """What the runs add to the status: the ragdolls' and VRM spring bones' reading of the
+        shot at the first frame, and the falls so far."""
         from .ragdoll.preview import RagdollPreviewRun
+        from .strands.preview import PreviewRun
 
         parts = []
         for run in self.runs:
+            if isinstance(run, PreviewRun) and run.vrm is not None:
+                parts.append(f"VRM spring bones solved over the shot in {run.sample_ms:.0f} ms "
+                             "at the first frame")
             if isinstance(run, RagdollPreviewRun) and run.stream is not None:
                 parts.append(f"ragdolls read the shot in {run.sample_ms:.0f} ms at the first "
                              "frame")

@@ -174,6 +174,7 @@ def test_vrm_chains_are_previewed_bit_for_bit_as_baked(scene, bake_api, waft):
         previewed[frame] = _channels(bones)
     state = preview.state(scene)
     assert state.message == "" and sorted(state.cache) == list(frames), state.status()
+    assert "VRM spring bones solved over the shot" in state.status()
     scene.waft.use_preview = False
     bake_api.bake_scene(scene)
     for frame in frames:
