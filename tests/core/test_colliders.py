@@ -224,3 +224,21 @@ def test_a_moving_collider_drags_what_lies_on_it(rig, kind, shock):
         assert np.all(np.linalg.norm(x - M[:, 0, None, :3, 3], axis=-1) >= 5.0 + 0.01 - 1e-6)
     else:
         assert np.all(x[..., 2] > 0.01 - 1e-6)
+
+
+def test_surface_motion_is_none_exactly_when_the_collider_did_not_move():
+    """np.array_equal's rule: -0.0 equals 0.0, NaN equals nothing (a NaN matrix is 'moved', and
+    the push-out's own checks see it)."""
+    from waft.core.colliders import surface_motion
+
+    still = np.eye(4)
+    signed = still.copy()
+    signed[0, 3] = -0.0
+    assert surface_motion(still, still.copy()) is None
+    assert surface_motion(signed, still) is None
+    moved = still.copy()
+    moved[0, 3] = 1e-12
+    np.testing.assert_allclose(surface_motion(moved, still)[0, 3], 1e-12)
+    broken = still.copy()
+    broken[1, 3] = np.nan
+    assert surface_motion(broken, broken.copy()) is not None
