@@ -45,17 +45,8 @@ def _scene(scene, *, fps=24, rotation_mode="QUATERNION", seconds=1.0):
 
 
 def _shown(ob) -> np.ndarray:
-    """The simulated bones' rotation channels as stored (float32) and their evaluated pose
-    matrices, flattened: what an animator sees."""
-    bpy.context.view_layer.update()
-    values = []
-    for name in NAMES:
-        pose_bone = ob.pose.bones[name]
-        prop = ("rotation_quaternion" if pose_bone.rotation_mode == "QUATERNION"
-                else "rotation_euler")
-        values.extend(getattr(pose_bone, prop))
-        values.extend(v for row in pose_bone.matrix for v in row)
-    return np.array(values, dtype=np.float32)
+    """The simulated bones' rotation channels and pose matrices: what an animator sees."""
+    return rigs.shown_channels([(ob, NAMES)])
 
 
 def _play(scene, ob, frames) -> dict:

@@ -135,22 +135,6 @@ def test_vrm_and_waft_setups_bake_together(scene, bake_api):
     assert np.abs(lag).max() > 0.02
 
 
-def _channels(rigs_names) -> np.ndarray:
-    """Every simulated bone's rotation channels as stored and its evaluated pose matrix."""
-    import bpy
-
-    bpy.context.view_layer.update()
-    values = []
-    for ob, names in rigs_names:
-        for name in names:
-            pose_bone = ob.pose.bones[name]
-            prop = ("rotation_quaternion" if pose_bone.rotation_mode == "QUATERNION"
-                    else "rotation_euler")
-            values.extend(getattr(pose_bone, prop))
-            values.extend(v for row in pose_bone.matrix for v in row)
-    return np.array(values, dtype=np.float32)
-
-
 def test_vrm_chains_are_previewed_bit_for_bit_as_baked(scene, bake_api, waft):
     """The live preview solves the VRM Spring Bone chains over the whole shot at the first frame
     (as the bake does) and plays them beside a Waft chain: every frame's bones are the bake's,
@@ -171,7 +155,7 @@ def test_vrm_chains_are_previewed_bit_for_bit_as_baked(scene, bake_api, waft):
     previewed = {}
     for frame in frames:
         scene.frame_set(frame)
-        previewed[frame] = _channels(bones)
+        previewed[frame] = rigs.shown_channels(bones)
     state = preview.state(scene)
     assert state.message == "" and sorted(state.cache) == list(frames), state.status()
     assert "VRM spring bones solved over the shot" in state.status()
@@ -179,5 +163,6 @@ def test_vrm_chains_are_previewed_bit_for_bit_as_baked(scene, bake_api, waft):
     bake_api.bake_scene(scene)
     for frame in frames:
         scene.frame_set(frame)
-        np.testing.assert_array_equal(previewed[frame], _channels(bones), err_msg=f"frame {frame}")
+        np.testing.assert_array_equal(previewed[frame], rigs.shown_channels(bones),
+                                      err_msg=f"frame {frame}")
     assert np.abs(previewed[20] - previewed[1]).max() > 0.05

@@ -163,6 +163,22 @@ def world_points(scene, ob, names: Sequence[str], frames: Sequence[int]) -> np.n
     return out
 
 
+def shown_channels(rigs_names) -> np.ndarray:
+    """For ``[(armature, bone names), …]``: each bone's rotation channels as stored (quaternion
+    or Euler, float32) and its evaluated pose matrix, flattened: what an animator sees (the
+    preview tests compare it with the bake bit for bit)."""
+    bpy.context.view_layer.update()
+    values = []
+    for ob, names in rigs_names:
+        for name in names:
+            pose_bone = ob.pose.bones[name]
+            prop = ("rotation_quaternion" if pose_bone.rotation_mode == "QUATERNION"
+                    else "rotation_euler")
+            values.extend(getattr(pose_bone, prop))
+            values.extend(v for row in pose_bone.matrix for v in row)
+    return np.array(values, dtype=np.float32)
+
+
 def pose_values(ob) -> list:
     """Every pose bone's local transform channels, exactly."""
     return [(pb.name, tuple(pb.location), tuple(pb.rotation_quaternion), tuple(pb.rotation_euler),
