@@ -22,8 +22,8 @@ import numpy as np
 from ...core.errors import SetupError
 from ..reading import read_collider
 from ..strands.warnings import (
-    FIX_COLLIDER,
     SetupWarning,
+    collider_inside,
     constraint_warnings,
     penetration,
     shrink_to_clear,
@@ -70,12 +70,9 @@ def _colliding(scene, ob) -> list[SetupWarning]:
             continue
         depth = penetration(read_collider(collider_ob), points, radii)
         if depth.max() > 0.0:
-            out.append(SetupWarning(
-                text=f"Collider '{collider_ob.name}' is inside cage '{ob.name}' at this frame "
-                     f"(up to {1000 * depth.max():.0f} mm): the first substep throws the cloth "
-                     f"out",
-                fix=FIX_COLLIDER, label=f"Shrink '{collider_ob.name}' to Clear",
-                target=collider_ob.name))
+            out.append(collider_inside(collider_ob.name, inside=f"cage '{ob.name}'",
+                                       thrown="the cloth",
+                                       where=f"up to {1000 * depth.max():.0f} mm"))
     return out
 
 

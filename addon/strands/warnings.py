@@ -69,6 +69,16 @@ def penetration(collider, points: np.ndarray, radii: np.ndarray, *, scale: float
     return radii - sd
 
 
+def collider_inside(collider_name: str, *, inside: str, where: str, thrown: str
+                    ) -> SetupWarning:
+    """The warning that a collider is ``inside`` (the chain, a cage) at this frame, ``where``
+    saying how deep, with its one-click fix (Shrink to Clear)."""
+    return SetupWarning(
+        text=f"Collider '{collider_name}' is inside {inside} at this frame ({where}): the first "
+             f"substep throws {thrown} out",
+        fix=FIX_COLLIDER, label=f"Shrink '{collider_name}' to Clear", target=collider_name)
+
+
 def _colliding(scene, ob) -> list[SetupWarning]:
     out, seen = [], set()
     for run in chain_bone_runs(ob):
@@ -84,12 +94,9 @@ def _colliding(scene, ob) -> list[SetupWarning]:
             if depth.max() > 0.0:
                 seen.add(collider_ob.name)
                 worst = names[int(np.argmax(depth))]
-                out.append(SetupWarning(
-                    text=f"Collider '{collider_ob.name}' is inside the chain at this frame "
-                         f"(bone '{worst}' {1000 * depth.max():.0f} mm in): the first substep "
-                         f"throws the chain out",
-                    fix=FIX_COLLIDER, label=f"Shrink '{collider_ob.name}' to Clear",
-                    target=collider_ob.name))
+                out.append(collider_inside(
+                    collider_ob.name, inside="the chain", thrown="the chain",
+                    where=f"bone '{worst}' {1000 * depth.max():.0f} mm in"))
     return out
 
 
