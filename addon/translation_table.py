@@ -1117,3 +1117,26 @@ MESSAGES.update({
         "範囲で間引きます",
         "在“关键帧误差 (距离)”和“关键帧误差 (角度)”范围内精简已烘焙骨骼链的关键帧"),
 })
+
+
+# Render-strand bake storage: the guides (rebuilt by geometry nodes) or every point.
+MESSAGES.update({
+    "Storage": ("保存方式", "存储方式"),
+    "What the render-strand bake stores in the .blend": (
+        "レンダー毛束のベイクが .blend に保存する内容",
+        "渲染发丝烘焙在 .blend 中存储的内容"),
+    "Guides (Small File)": ("ガイド (小さいファイル)", "引导线 (小文件)"),
+    "Store the guides, scalp matrix and colliders per frame; geometry nodes rebuild the "
+    "strands at playback (plays and renders without Waft; within a micrometre of Every Point)": (
+        "フレームごとにガイド・頭皮の行列・コライダーを保存し、再生時にジオメトリノードが毛束を"
+        "再構築します (Waft なしで再生・レンダリング可能。「全ポイント」との差は 1 マイクロメートル"
+        "以内)",
+        "每帧存储引导线、头皮矩阵和碰撞体，播放时由几何节点重建发丝 (无需 Waft 即可播放和渲染；"
+        "与“全部点”相差不到 1 微米)"),
+    "Every Point": ("全ポイント", "全部点"),
+    "Store every point of every strand on every frame (exactly the preview's strands; files "
+    "grow with strands × points × frames)": (
+        "全フレームの全毛束の全ポイントを保存します (プレビューの毛束と完全に一致。ファイルサイズは"
+        "毛束数 × ポイント数 × フレーム数に比例)",
+        "存储每一帧每根发丝的每个点 (与预览的发丝完全一致；文件大小随发丝数 × 点数 × 帧数增长)"),
+})

@@ -21,6 +21,8 @@ from collections.abc import Callable
 import bpy
 import numpy as np
 
+from . import rebuild_nodes
+
 MODIFIER = "Waft Strands"
 NODE_GROUP = "Waft Strands Bake"
 
@@ -70,6 +72,25 @@ def new_curves_data(name: str, *, strands: int, points: int, positions: np.ndarr
     return data
 
 
+def new_binding_data(name: str, *, roots: np.ndarray, tips: np.ndarray,
+                     attributes: dict[str, tuple[str, np.ndarray]]):
+    """Hair Curves data for a compact bake: one two-point curve (root, tip at rest) per strand
+    and its binding as curve attributes ``{name: (type, values)}``; the rebuild tree resamples
+    each curve to the LOD and places its points every frame."""
+    data = bpy.data.hair_curves.new(name)
+    data.add_curves([2] * len(roots))
+    data.position_data.foreach_set(
+        "vector", np.stack([roots, tips], axis=1).astype(np.float32).ravel())
+    for key, (kind, values) in attributes.items():
+        attribute = data.attributes.new(key, kind, 'CURVE')
+        field = "vector" if kind == 'FLOAT_VECTOR' else "value"
+        dtype = np.int32 if kind == 'INT' else np.float32
+        attribute.data.foreach_set(field, np.ascontiguousarray(values, dtype=dtype).ravel())
+    if hasattr(data, "set_types"):
+        data.set_types(type='POLY')
+    return data
+
+
 def strand_object(scene, name: str, existing, data):
     """Put ``data`` on the existing output object (keeping its materials) or a new one."""
     ob = existing
@@ -106,6 +127,46 @@ def remove_bake(ob) -> bool:
     return bool(found)
 
 
+def _bake_modifier(ob, group, *, frame_start: int, frame_end: int, first: bool = False):
+    """A fresh Waft bake modifier running ``group``, its bake set to the frame range."""
+    remove_bake(ob)
+    md = ob.modifiers.new(MODIFIER, 'NODES')
+    md.node_group = group
+    if first and len(ob.modifiers) > 1 and hasattr(ob.modifiers, "move"):
+        ob.modifiers.move(len(ob.modifiers) - 1, 0)
+        md = ob.modifiers[0]
+    if packed_bakes():
+        md.bake_target = 'PACKED'
+    else:
+        md.bake_directory = _bake_directory(ob)
+    return md
+
+
+def _run_bake(scene, ob, md, *, frame_start: int, frame_end: int,
+              write_frame: Callable[[int], None]) -> None:
+    """Step the frames with ``write_frame(frame)`` as a temporary frame-change handler while
+    ``object.geometry_node_bake_single`` stores what the modifier's Bake node receives."""
+    bpy.context.view_layer.update()  # the modifier lists its bakes once evaluated
+    bake = md.bakes[0]
+    bake.bake_mode = 'ANIMATION'
+    bake.use_custom_simulation_frame_range = True
+    bake.frame_start, bake.frame_end = frame_start, frame_end
+
+    def handler(scene_, _depsgraph=None) -> None:
+        write_frame(min(max(scene_.frame_current, frame_start), frame_end))
+
+    frame = scene.frame_current, scene.frame_subframe
+    bpy.app.handlers.frame_change_pre.append(handler)
+    try:
+        result = bpy.ops.object.geometry_node_bake_single(
+            session_uid=ob.session_uid, modifier_name=md.name, bake_id=bake.bake_id)
+    finally:
+        bpy.app.handlers.frame_change_pre.remove(handler)
+        scene.frame_set(frame[0], subframe=frame[1])
+    if 'FINISHED' not in result:
+        raise RuntimeError(f"Baking the strands of '{ob.name}' failed: {result}")
+
+
 def bake_animation(scene, ob, *, frame_start: int, frame_end: int,
                    positions_at: Callable[[int], np.ndarray], rest: np.ndarray | None = None,
                    first: bool = False) -> None:
@@ -114,42 +175,51 @@ def bake_animation(scene, ob, *, frame_start: int, frame_end: int,
     ``rest``: positions left in the Curves data afterwards (default: the first frame's);
     ``first``: put the bake modifier first in the stack (guides feeding the user's modifiers).
     """
-    remove_bake(ob)
-    md = ob.modifiers.new(MODIFIER, 'NODES')
-    md.node_group = bake_node_group()
-    if first and len(ob.modifiers) > 1 and hasattr(ob.modifiers, "move"):
-        ob.modifiers.move(len(ob.modifiers) - 1, 0)
-        md = ob.modifiers[0]
-    if packed_bakes():
-        md.bake_target = 'PACKED'
-    else:
-        md.bake_directory = _bake_directory(ob)
-    bpy.context.view_layer.update()  # the modifier lists its bakes once evaluated
-    bake = md.bakes[0]
-    bake.bake_mode = 'ANIMATION'
-    bake.use_custom_simulation_frame_range = True
-    bake.frame_start, bake.frame_end = frame_start, frame_end
+    md = _bake_modifier(ob, bake_node_group(), frame_start=frame_start, frame_end=frame_end,
+                        first=first)
     data = ob.data
 
-    def write_frame(scene_, _depsgraph=None) -> None:
-        frame = min(max(scene_.frame_current, frame_start), frame_end)
+    def write_frame(frame: int) -> None:
         data.position_data.foreach_set("vector", positions_at(frame))
         data.update_tag()
 
-    frame = scene.frame_current, scene.frame_subframe
-    bpy.app.handlers.frame_change_pre.append(write_frame)
     try:
-        result = bpy.ops.object.geometry_node_bake_single(
-            session_uid=ob.session_uid, modifier_name=md.name, bake_id=bake.bake_id)
+        _run_bake(scene, ob, md, frame_start=frame_start, frame_end=frame_end,
+                  write_frame=write_frame)
     finally:
-        bpy.app.handlers.frame_change_pre.remove(write_frame)
         # Leave the rest data (the first frame's, or the user's groom) as the bake's input.
         data.position_data.foreach_set(
             "vector", positions_at(frame_start) if rest is None else rest)
         data.update_tag()
-        scene.frame_set(frame[0], subframe=frame[1])
-    if 'FINISHED' not in result:
-        raise RuntimeError(f"Baking the strands of '{ob.name}' failed: {result}")
+
+
+def bake_carrier(scene, ob, *, frame_start: int, frame_end: int, sizes: list[int],
+                 carrier_at: Callable[[int], np.ndarray], scalp) -> None:
+    """Bake a compact carrier per frame (``core/hair/playback.py``): the strand object's data
+    is swapped for a small Curves of ``sizes`` points while the bake runs, so the Bake node
+    stores ``carrier_at(frame)``; afterwards the rebuild tree turns the object's own data (one
+    two-point curve per strand, with its binding) into the strands of each frame."""
+    md = _bake_modifier(ob, rebuild_nodes.rebuild_node_group(), frame_start=frame_start,
+                        frame_end=frame_end)
+    md[rebuild_nodes.node_group_input(md.node_group, rebuild_nodes.SCALP)] = scalp
+    strands = ob.data
+    carrier = bpy.data.hair_curves.new(f"{strands.name} carrier")
+    carrier.add_curves(sizes)
+    for material in strands.materials:  # same slots: swapping data never drops object materials
+        carrier.materials.append(material)
+
+    def write_frame(frame: int) -> None:
+        carrier.position_data.foreach_set("vector", carrier_at(frame).ravel())
+        carrier.update_tag()
+
+    write_frame(frame_start)
+    ob.data = carrier
+    try:
+        _run_bake(scene, ob, md, frame_start=frame_start, frame_end=frame_end,
+                  write_frame=write_frame)
+    finally:
+        ob.data = strands
+        bpy.data.hair_curves.remove(carrier)
 
 
 def export_alembic(scene, ob, filepath: str, *, frame_start: int, frame_end: int) -> str:

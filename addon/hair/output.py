@@ -24,9 +24,11 @@ from ...core.hair import (
     collide_strands,
     evaluate_roots,
     interpolate_strands,
+    playback,
     resample_bspline,
 )
 from ...core.hair import scatter_roots as core_scatter
+from ...core.hair.collide import Projections
 from ..mesh_colliders import is_mesh_collider
 from ..reading import collider_set, read_collider, setup_collider_objects
 from ..sampling import frame_kept, waft_tracks_muted
@@ -47,6 +49,7 @@ class StrandSettings:
     tip_radius: float
     output: str
     alembic_path: str
+    storage: str = "GUIDES"
 
     @classmethod
     def read(cls, hair) -> StrandSettings:
@@ -55,7 +58,7 @@ class StrandSettings:
                    points=int(hair.points), root_radius=float(hair.root_radius),
                    tip_radius=float(hair.tip_radius),
                    output=hair.output.name if hair.output is not None else "",
-                   alembic_path=hair.alembic_path)
+                   alembic_path=hair.alembic_path, storage=hair.storage)
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,7 @@ class ScalpSamples:
     clump: np.ndarray  # (F,)
     randomness: np.ndarray  # (F,)
     collider_matrix: np.ndarray  # (F, K, 4, 4) world, the target's colliders
+    matrix: np.ndarray  # (F, 4, 4) the scalp's world matrix
 
 
 def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamples]:
@@ -186,6 +190,7 @@ def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamp
     clump = [np.empty(F) for _ in targets]
     randomness = [np.empty(F) for _ in targets]
     colliders = [np.empty((F, len(t.colliders), 4, 4)) for t in targets]
+    matrices = [np.empty((F, 4, 4)) for _ in targets]
     with frame_kept(scene), waft_tracks_muted(muted):
         for i, frame in enumerate(frames):
             scene.frame_set(int(frame))
@@ -203,14 +208,15 @@ def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamp
                 co = np.empty(target.scalp.vertices * 3, dtype=np.float32)
                 mesh.vertices.foreach_get("co", co)
                 matrix = np.array(ob.matrix_world, dtype=np.float64)
+                matrices[t][i] = matrix
                 verts[t][i] = co.reshape(-1, 3) @ matrix[:3, :3].T + matrix[:3, 3]
     for target, c, r in zip(targets, clump, randomness, strict=True):
         if not (np.all(np.isfinite(c)) and np.all(np.isfinite(r)) and np.all(r >= 0.0)):
             raise SetupError(f"'{target.setup}': animated Clump or Randomness is not finite "
                              "or negative")
     return [ScalpSamples(vertices=v.astype(np.float32), clump=np.clip(c, 0.0, 1.0), randomness=r,
-                         collider_matrix=m)
-            for v, c, r, m in zip(verts, clump, randomness, colliders, strict=True)]
+                         collider_matrix=m, matrix=w)
+            for v, c, r, m, w in zip(verts, clump, randomness, colliders, matrices, strict=True)]
 
 
 def guides_at_lod(chains: list[np.ndarray], points: int) -> np.ndarray:
@@ -251,15 +257,25 @@ class StrandBinder:
                   randomness: float, collider_matrix: np.ndarray, out: np.ndarray) -> np.ndarray:
         """``out`` (count, points, 3) float32: every strand of a frame whose guides (float32),
         scalp vertices, Clump, Randomness and collider matrices are given."""
+        self.interpolate(guides, vertices, clump, randomness, out)
+        self.collide(out, collider_matrix)
+        return out
+
+    def interpolate(self, guides: np.ndarray, vertices: np.ndarray, clump: float,
+                    randomness: float, out: np.ndarray) -> np.ndarray:
+        """``out``: the strands interpolated between the guides, before collision."""
         b = self.binding
         binding = replace(b, clump=np.full_like(b.clump, clump), jitter=b.jitter * randomness)
         roots = evaluate_roots(triangle=self.roots.triangle, barycentric=self.roots.barycentric,
                                vertices=vertices, triangles=self.target.scalp.triangles,
                                normals=False)[0]
-        interpolate_strands(binding, guides, roots=roots, out=out)
-        if self.colliders is not None:
-            collide_strands(out, self.radius, self.colliders, collider_matrix)
-        return out
+        return interpolate_strands(binding, guides, roots=roots, out=out)
+
+    def collide(self, out: np.ndarray, collider_matrix: np.ndarray) -> Projections:
+        """Push ``out`` out of the colliders, in place."""
+        if self.colliders is None:
+            return Projections(0, 0)
+        return collide_strands(out, self.radius, self.colliders, collider_matrix)
 
 
 class StrandAnimation:
@@ -295,6 +311,30 @@ class StrandAnimation:
     def radius(self) -> np.ndarray:
         return self.binder.radius
 
+    def carrier(self, frame: int) -> np.ndarray:
+        """The compact bake's carrier points at scene frame ``frame`` (core.hair.playback)."""
+        i, scalp, s = self._index(frame), self.scalp, self.target.settings
+        self.binder.interpolate(self.guides[i], scalp.vertices[i], scalp.clump[i],
+                                scalp.randomness[i], self._buffer)
+        passes = self.binder.collide(self._buffer, scalp.collider_matrix[i]).passes
+        return playback.carrier_points(
+            self.binder.binding, self.guides[i], scalp_matrix=scalp.matrix[i],
+            clump=float(scalp.clump[i]), randomness=float(scalp.randomness[i]),
+            root_radius=s.root_radius, tip_radius=s.tip_radius,
+            records=playback.collider_records(self.binder.colliders, scalp.collider_matrix[i]),
+            passes=passes)
+
+    def binding_attributes(self) -> dict:
+        """The per-strand binding as curve attributes of the compact bake's data."""
+        binding, roots = self.binder.binding, self.binder.roots
+        vertices = self.target.scalp.triangles[roots.triangle]
+        out = {f"waft_g{i}": ('INT', binding.guide[:, i]) for i in range(3)}
+        out |= {f"waft_scalp_v{i}": ('INT', vertices[:, i]) for i in range(3)}
+        out |= {"waft_weight": ('FLOAT_VECTOR', binding.weight),
+                "waft_jitter": ('FLOAT_VECTOR', binding.jitter),
+                "waft_bary": ('FLOAT_VECTOR', roots.barycentric)}
+        return out
+
 
 def animations(scene, targets: list[Target], guides: list[np.ndarray], frames,
                muted) -> list[StrandAnimation]:
@@ -308,12 +348,24 @@ def write(scene, animation: StrandAnimation):
     s = animation.target.settings
     name = f"{animation.target.setup} Strands"
     existing = scene.objects.get(s.output) if s.output else scene.objects.get(name)
-    data = curves.new_curves_data(name, strands=animation.strands, points=s.points,
-                                  positions=animation.positions(animation.frame_start),
-                                  radius=animation.radius())
-    ob = curves.strand_object(scene, name, existing, data)
-    curves.bake_animation(scene, ob, frame_start=animation.frame_start,
-                          frame_end=animation.frame_end, positions_at=animation.positions)
+    first = animation.positions(animation.frame_start).reshape(animation.strands, s.points, 3)
+    if s.storage == "POINTS":
+        data = curves.new_curves_data(name, strands=animation.strands, points=s.points,
+                                      positions=first, radius=animation.radius())
+        ob = curves.strand_object(scene, name, existing, data)
+        curves.bake_animation(scene, ob, frame_start=animation.frame_start,
+                              frame_end=animation.frame_end, positions_at=animation.positions)
+    else:
+        data = curves.new_binding_data(name, roots=first[:, 0], tips=first[:, -1],
+                                       attributes=animation.binding_attributes())
+        ob = curves.strand_object(scene, name, existing, data)
+        binder = animation.binder
+        sizes = playback.carrier_sizes(binder.binding.guides, s.points,
+                                       binder.colliders.count if binder.colliders else 0)
+        curves.bake_carrier(scene, ob, frame_start=animation.frame_start,
+                            frame_end=animation.frame_end, sizes=sizes,
+                            carrier_at=animation.carrier,
+                            scalp=scene.objects[animation.target.scalp.name])
     owner = scene.objects.get(animation.target.setup)
     if owner is not None and owner.waft_hair.output != ob:
         owner.waft_hair.output = ob

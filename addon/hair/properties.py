@@ -28,6 +28,16 @@ METHOD_ITEMS = (
 )
 
 
+STORAGE_ITEMS = (
+    ("GUIDES", "Guides (Small File)",
+     "Store the guides, scalp matrix and colliders per frame; geometry nodes rebuild the "
+     "strands at playback (plays and renders without Waft; within a micrometre of Every Point)"),
+    ("POINTS", "Every Point",
+     "Store every point of every strand on every frame (exactly the preview's strands; files "
+     "grow with strands × points × frames)"),
+)
+
+
 _mesh_poll = object_type_poll('MESH')
 _curves_poll = object_type_poll('CURVES')
 
@@ -80,6 +90,9 @@ class WaftHairSettings(bpy.types.PropertyGroup):
         name="Output", type=bpy.types.Object, poll=_curves_poll,
         description="Curves object the render strands are written to (created as "
                     "'<setup> Strands' when empty)")
+    storage: EnumProperty(
+        name="Storage", items=STORAGE_ITEMS, default="GUIDES",
+        description="What the render-strand bake stores in the .blend")
     alembic_path: StringProperty(
         name="Alembic", default="", subtype='FILE_PATH',
         description="Also export the render strands to this Alembic file after baking "

@@ -117,7 +117,7 @@ def bench_render_collision(*, strands: int = 50_000, points: int = 16, guides: i
     for _ in range(repeats):
         out = frame.copy()
         t0 = time.perf_counter()
-        moved = collide_strands(out, radius, colliders, matrices)
+        moved = collide_strands(out, radius, colliders, matrices).moved
         times.append(time.perf_counter() - t0)
         everything = frame[:, 1:].reshape(-1, 3).astype(np.float64)
         t0 = time.perf_counter()

@@ -16,12 +16,14 @@ every point.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..colliders import ColliderKind, ColliderSet, is_similarity, shape_normal
 
 
-def _bounding_sphere(kind: int, M: np.ndarray, size: float, radius_a: float, radius_b: float
+def bounding_sphere(kind: int, M: np.ndarray, size: float, radius_a: float, radius_b: float
                      ) -> tuple[np.ndarray, float]:
     """World centre and radius of a sphere holding collider `kind` (inf for a plane)."""
     if kind == ColliderKind.PLANE:
@@ -57,33 +59,39 @@ def _boxes(points: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray]:
     return lo - np.float32(reach), hi + np.float32(reach)
 
 
+class Projections(NamedTuple):
+    moved: int  # point projections made
+    passes: int  # passes over the colliders made (a compact bake replays as many)
+
+
 def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderSet,
-                    matrices: np.ndarray, *, first: int = 1) -> int:
+                    matrices: np.ndarray, *, first: int = 1) -> Projections:
     """Push the points (N, P, 3) of render strands out of every collider (world `matrices`
-    (K, 4, 4)) to their `radius` (P,), in place; points before `first` (the roots) stay.
-    Returns how many point projections were made."""
+    (K, 4, 4)) to their `radius` (P,), in place; points before `first` (the roots) stay."""
     body = points[:, first:]
     r = np.asarray(radius, dtype=np.float64)[first:]
     if not (r.size and colliders.count):
-        return 0
+        return Projections(0, 0)
     reach = float(r.max())
     shapes = []
     for k in range(colliders.count):
         M = np.asarray(matrices[k], dtype=np.float64)
         kind = int(colliders.kind[k])
-        centre, bound = _bounding_sphere(kind, M, float(colliders.size[k]),
+        centre, bound = bounding_sphere(kind, M, float(colliders.size[k]),
                                          float(colliders.radius_a[k]),
                                          float(colliders.radius_b[k]))
         similar = kind == ColliderKind.ELLIPSOID and is_similarity(M)
         shapes.append((k, kind, M, np.linalg.inv(M), centre, bound, similar))
     active = np.arange(body.shape[0])  # strands this pass looks at
-    moved = 0
+    moved = passes = 0
+    lo, hi = _boxes(body, reach)
     for _ in range(MAX_PASSES):
-        lo, hi = _boxes(body if active.size == body.shape[0] else body[active], reach)
         touched = np.zeros(body.shape[0], dtype=bool)
         for k, kind, M, Minv, centre, bound, similar in shapes:
             if np.isfinite(bound):
-                gap = np.maximum(lo - centre, 0.0) + np.maximum(centre - hi, 0.0)
+                box_lo, box_hi = (lo, hi) if active.size == body.shape[0] else \
+                    (lo[active], hi[active])
+                gap = np.maximum(box_lo - centre, 0.0) + np.maximum(centre - box_hi, 0.0)
                 near = active[np.einsum("nk,nk->n", gap, gap) <= bound * bound]
             else:
                 near = active
@@ -110,9 +118,14 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             x[inside] += n[inside] * depth[inside, None]
             hit = near[strand[inside]]
             body[hit, point[inside]] = x[inside]
+            # The moved strands' boxes follow them: the next collider sees where the points
+            # are now (the compact bake's geometry nodes replay exactly this).
+            rows = np.unique(hit)
+            lo[rows], hi[rows] = _boxes(body[rows], reach)
             touched[hit[depth[inside] > SETTLED_DEPTH]] = True
             moved += int(inside.sum())
+        passes += 1
         if not touched.any():
             break
         active = np.flatnonzero(touched)
-    return moved
+    return Projections(moved, passes)

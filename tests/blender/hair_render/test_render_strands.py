@@ -35,7 +35,7 @@ def test_strands_object_has_curves_radius_and_follows_the_bake(scene, baked):
     rig, scalp, _report = baked
     ob = scene.objects["Hair Strands"]
     assert ob.type == 'CURVES' and rig.waft_hair.output == ob
-    data = ob.data
+    data = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
     assert len(data.curves) == 2000 and len(data.points) == 2000 * 8
     radius = np.empty(len(data.points), dtype=np.float32)
     data.attributes["radius"].data.foreach_get("value", radius)
