@@ -118,10 +118,14 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             x[inside] += n[inside] * depth[inside, None]
             hit = near[strand[inside]]
             body[hit, point[inside]] = x[inside]
-            # The moved strands' boxes follow them: the next collider sees where the points
-            # are now (the compact bake's geometry nodes replay exactly this).
-            rows = np.unique(hit)
-            lo[rows], hi[rows] = _boxes(body[rows], reach)
+            # The moved strands' boxes grow by the deepest move, so they still hold their points
+            # and the next collider's broad phase sees where they are now (a stale box missed
+            # contacts; the compact bake's geometry nodes test every point where it is).
+            grown = np.zeros(body.shape[0], dtype=bool)
+            grown[hit] = True
+            step = np.float32(depth[inside].max())
+            lo[grown] -= step
+            hi[grown] += step
             touched[hit[depth[inside] > SETTLED_DEPTH]] = True
             moved += int(inside.sum())
         passes += 1
