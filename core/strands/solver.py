@@ -780,6 +780,8 @@ class _Bake:
         self.needs_inverse = bool(np.any(kinds == ColliderKind.BOX)
                                   | np.any(kinds == ColliderKind.PLANE))
         self._ellipsoids = kinds == ColliderKind.ELLIPSOID
+        self._any_ellipsoid = bool(self._ellipsoids.any())
+        self._no_colliders = np.empty((0, 0, 4, 4))  # grown to the longest piece, then sliced
         lengths = model.tether_length[np.arange(S), np.asarray(model.count) - 1]
         self.bound = np.maximum(DIVERGENCE_FACTOR * lengths, DIVERGENCE_MIN_BOUND)
         self.bound_squared = (self.bound**2)[:, None]
@@ -877,7 +879,8 @@ class _Bake:
     def _needs_inverse(self, similar: np.ndarray) -> bool:
         """Whether the colliders' inverse matrices are needed over an interval whose ellipsoids
         are similarities at both ends where `similar` (K,) says so."""
-        return self.needs_inverse or bool(np.any(self._ellipsoids & ~similar))
+        return self.needs_inverse or (self._any_ellipsoid
+                                      and bool(np.any(self._ellipsoids & ~similar)))
 
     def _settled_at(self, t: float, chains: np.ndarray) -> np.ndarray:
         """(3, S, Ps) the reference at time `t` with the settled pose (`settled.py`) put back
@@ -993,8 +996,10 @@ class _Bake:
             cm = self.drive.collider_matrix
             if cm.shape[1]:
                 M = cm[f][None] + alphas[:, None, None, None] * (cm[g] - cm[f])[None]
-            else:
-                M = np.broadcast_to(cm[f], (k - j,) + cm.shape[1:])
+            else:  # no collider: (k - j, 0, 4, 4), sliced from one empty array
+                if self._no_colliders.shape[0] < k - j:
+                    self._no_colliders = np.empty((k - j, 0, 4, 4))
+                M = self._no_colliders[:k - j]
             collider_starts = None  # (the shock below has its own `starts`)
             if cm.shape[1] and self.moving_colliders:
                 fs, a_s = frame_interval((n_first + j) * h, fps, F)
@@ -1059,14 +1064,22 @@ class _Bake:
             self._restart_settled(state, t1, cut & self.settled)
 
     def _drives(self, n_first: int, n_stop: int) -> Iterator[SubstepDrive]:
-        """`frame_drives` of substeps n_first..n_stop-1 in pieces that span at most two sample
-        intervals: its per-interval buffers (`_source_terms`, `_batch`) hold two, and the
-        drives of a piece are stepped before the next piece is built. With samples at the frame
-        rate a piece is the whole frame; with samples on the substep grid (sub-frame sampling),
-        one substep."""
-        per = max(1, int(np.floor(1.0 / (self.fps * self.h) + 1e-9)))
-        for first in range(n_first, n_stop, per):
-            yield from self.frame_drives(first, min(first + per, n_stop))
+        """`frame_drives` of substeps n_first..n_stop-1 in pieces of one sample interval each:
+        its per-interval buffers (`_source_terms`, `_batch`) hold two, and the drives of a piece
+        are stepped before the next piece is built."""
+        # A piece is a run of substeps whose drive times (their ends) share one sample
+        # interval: pieces cut at the substep grid instead split almost every interval in two
+        # when samples are sub-frame (two substeps per sample at 120 Hz: the piece [2, 3] had
+        # substep 2 in interval 1 and substep 3 in interval 2), twice the per-interval work.
+        h, fps, F = self.h, self.fps, self.F
+        start = n_first
+        while start < n_stop:
+            f = frame_interval((start + 1) * h, fps, F)[0]
+            stop = start + 1
+            while stop < n_stop and frame_interval((stop + 1) * h, fps, F)[0] == f:
+                stop += 1
+            yield from self.frame_drives(start, stop)
+            start = stop
 
     def _source_terms(self, f: int, coeffs: FrameCoefficients) -> tuple[np.ndarray, np.ndarray]:
         """`A = base_h2 + pull * ref_f`, `B = pull * (ref_g - ref_f)` of interval f, cached for
