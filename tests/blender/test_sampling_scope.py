@@ -124,6 +124,21 @@ def test_what_waft_settings_point_to_stays_evaluated(scene, bake_api, waft_modul
     assert body in scope.needed_objects(scene)
 
 
+def test_what_a_bake_writes_is_not_evaluated_while_it_samples(scene, waft_module_name):
+    """The render strands' Curves object (geometry nodes rebuild it on every frame set) and a
+    cloth cage's output are written by the bake, not read: a re-bake samples without them."""
+    tail, _body = _character(scene)
+    scope = importlib.import_module(f"{waft_module_name}.addon.sampling_scope")
+    strands = bpy.data.objects.new("Tail Strands", bpy.data.hair_curves.new("Tail Strands"))
+    scene.collection.objects.link(strands)
+    strands.modifiers.new("Waft Strands", 'NODES')
+    tail.waft_hair.output = strands
+    assert scope.costly(strands) and strands not in scope.needed_objects(scene)
+    with scope.unneeded_hidden(scene) as hidden:
+        assert strands in hidden and strands.hide_viewport
+    assert not strands.hide_viewport
+
+
 def test_an_overridden_character_is_disabled_while_sampling_and_the_file_keeps_nothing(
         scene, bake_api, tmp_path):
     """A linked character's library override (the usual production setup) is disabled while the
