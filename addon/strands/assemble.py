@@ -26,8 +26,9 @@ class ChainFrames:
 
     rest_matrix: np.ndarray  # (S, B, 4, 4)
     parent_rest_matrix: np.ndarray  # (S, 4, 4)
-    reference_matrix: np.ndarray  # (F, S, B, 4, 4) armature space, Blender units
-    parent_matrix: np.ndarray  # (F, S, 4, 4)
+    # None when built for the solver's drive alone (``chain_frames(matrices=False)``)
+    reference_matrix: np.ndarray | None  # (F, S, B, 4, 4) armature space, Blender units
+    parent_matrix: np.ndarray | None  # (F, S, 4, 4)
     object_matrix: np.ndarray  # (F, S, 4, 4) world, metres
 
 
@@ -51,25 +52,33 @@ def _to_world(object_matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
     return rotated + object_matrix[:, None, :3, 3]
 
 
-def chain_frames(read: SceneRead, samples: Samples) -> tuple[ChainFrames, np.ndarray]:
-    """Padded chain matrices and the reference particle positions (F, S, P, 3) in world metres."""
+def chain_frames(read: SceneRead, samples: Samples, *, matrices: bool = True
+                 ) -> tuple[ChainFrames, np.ndarray]:
+    """Padded chain matrices and the reference particle positions (F, S, P, 3) in world metres.
+
+    ``matrices``: also the per-sample bone and parent matrices, which only the writer reads
+    (at the scene frames); the solver's drive over sub-frame samples does not need them (at
+    512 bones × 5,000 samples they were 330 MB)."""
     n_frames, n_chains = len(samples.frames), len(read.chains)
     n_bones = max(len(c.bone_names) for c in read.chains)
     eye = np.eye(4)
     rest = np.broadcast_to(eye, (n_chains, n_bones, 4, 4)).copy()
     parent_rest = np.broadcast_to(eye, (n_chains, 4, 4)).copy()
-    reference = np.broadcast_to(eye, (n_frames, n_chains, n_bones, 4, 4)).copy()
-    parent = np.broadcast_to(eye, (n_frames, n_chains, 4, 4)).copy()
+    reference = parent = None
+    if matrices:
+        reference = np.broadcast_to(eye, (n_frames, n_chains, n_bones, 4, 4)).copy()
+        parent = np.broadcast_to(eye, (n_frames, n_chains, 4, 4)).copy()
     obj = np.empty((n_frames, n_chains, 4, 4))
     positions = np.empty((n_frames, n_chains, n_bones + 1, 3))
     for s, chain in enumerate(read.chains):
         b = len(chain.bone_names)
-        pose = samples.pose_matrix[chain.setup_index][:, list(chain.bone_indices)]
+        pose = samples.bone_matrices(chain.setup_index, list(chain.bone_indices))
         rest[s, :b] = chain.rest_matrix
         parent_rest[s] = chain.parent_rest_matrix
-        reference[:, s, :b] = pose
-        if chain.parent_index >= 0:
-            parent[:, s] = samples.pose_matrix[chain.setup_index][:, chain.parent_index]
+        if matrices:
+            reference[:, s, :b] = pose
+            if chain.parent_index >= 0:
+                parent[:, s] = samples.bone_matrices(chain.setup_index, chain.parent_index)
         obj[:, s] = samples.object_matrix[:, chain.setup_index]
         world = _to_world(obj[:, s], _chain_particles(pose, chain.bone_length))
         positions[:, s, : b + 1] = world
@@ -193,7 +202,7 @@ def chain_space(read, samples, frames: ChainFrames) -> np.ndarray:
     for s, chain in enumerate(read.chains):
         bone = read.setups[chain.setup_index].space_bone
         if bone >= 0:
-            space[:, s] = space[:, s] @ samples.pose_matrix[chain.setup_index][:, bone]
+            space[:, s] = space[:, s] @ samples.bone_matrices(chain.setup_index, bone)
     return space
 
 
@@ -228,8 +237,9 @@ def drive_rows(read: SceneRead, samples: Samples, *, rate: float | None = None
                ) -> tuple[Drive, ChainFrames]:
     """The core's drive of ``samples`` alone (no output frames set) and their chain frames:
     ``solver_input``'s drive, or the rows of it the live preview hands ``Stream.feed_rows``
-    (every per-sample value depends on its own sample only)."""
-    frames, reference = chain_frames(read, samples)
+    (every per-sample value depends on its own sample only). Sub-frame samples (``rate``) are
+    not the scene frames the writer reads, so their frames carry no bone matrices."""
+    frames, reference = chain_frames(read, samples, matrices=rate is None)
     n_particles = reference.shape[2]
     kinematic = np.zeros((len(read.chains), n_particles), dtype=bool)
     for s, chain in enumerate(read.chains):

@@ -56,7 +56,10 @@ class Samples:
     """Everything sampled, frame-major. Matrices in metres (unit scale applied)."""
 
     frames: np.ndarray  # (F,) scene frame numbers
-    pose_matrix: list  # per setup (F, bones, 4, 4), armature space, Blender units
+    # per setup (F, bones, 4, 4) float32 as Blender stores them, armature space, Blender
+    # units; ``bone_matrices`` gives the float64 rows of the bones a reader needs (every bone at
+    # every sample in float64 was 1.6 GB at 512 bones × 25,000 samples)
+    pose_matrix: list
     object_matrix: np.ndarray  # (F, n_setups, 4, 4) world, metres
     collider_matrix: np.ndarray  # (F, K, 4, 4) world, metres
     gravity: np.ndarray  # (F, 3) scene gravity, m/s²
@@ -64,8 +67,18 @@ class Samples:
     bone_settings: list  # per chain: {name: (F or 1, B) array}
     meshes: object = None  # core MeshColliders (world metres per sample) or None
 
+    def bone_matrices(self, setup: int, bones) -> np.ndarray:
+        """(F, len(bones), 4, 4) float64 pose matrices of ``bones`` (indices) of a setup, or
+        (F, 4, 4) for one bone index."""
+        return self.pose_matrix[setup][:, bones].astype(np.float64)
+
     def take(self, index: np.ndarray) -> Samples:
-        """The samples at ``index`` (settings read once keep their single row)."""
+        """The samples at ``index`` (settings read once keep their single row); these samples
+        themselves, not a copy, when ``index`` is every sample in order (the grid samples are
+        all of them whenever the scene frames lie on the grid: 24 fps at 120 Hz)."""
+        index = np.asarray(index)
+        if len(index) == len(self.frames) and np.array_equal(index, np.arange(len(index))):
+            return self
         return Samples(
             frames=self.frames[index], pose_matrix=[p[index] for p in self.pose_matrix],
             object_matrix=self.object_matrix[index],
@@ -164,7 +177,7 @@ class Sampler(FrameSampler):
         samples = Samples(
             frames=self.frames[index],
             pose_matrix=[buf[index].reshape(n, -1, 4, 4).transpose(0, 1, 3, 2)
-                         .astype(np.float64) for buf in self._pose],
+                         for buf in self._pose],
             object_matrix=scale @ self._object[index],
             collider_matrix=scale @ self._collider[index],
             gravity=self._gravity[index] * self.read.unit_scale,
@@ -205,8 +218,7 @@ class Sampler(FrameSampler):
             return values
 
         scale = np.diag([self.read.unit_scale] * 3 + [1.0])
-        pose = [buf.reshape(n_frames, -1, 4, 4).transpose(0, 1, 3, 2).astype(np.float64)
-                for buf in self._pose]
+        pose = [buf.reshape(n_frames, -1, 4, 4).transpose(0, 1, 3, 2) for buf in self._pose]
         samples = Samples(
             frames=self.frames,
             pose_matrix=pose,
@@ -258,7 +270,7 @@ def check_samples(read: SceneRead, samples: Samples) -> None:
 
 def _check_bone_lengths(read: SceneRead, samples: Samples, chain) -> None:
     """A pose scale of 0 collapses a bone to a point: no direction to simulate or write."""
-    pose = samples.pose_matrix[chain.setup_index][:, list(chain.bone_indices)]
+    pose = samples.bone_matrices(chain.setup_index, list(chain.bone_indices))
     length = np.linalg.norm(pose[:, :, :3, 1], axis=-1) * chain.bone_length[None]
     bad = length * read.unit_scale <= MIN_BONE_LENGTH
     if bad.any():

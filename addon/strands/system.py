@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...core.key_reduction import chain_angles, chain_reach
+from ...core.rotations import make_sign_continuous
 from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import BakeResult, bake_steps
 from .. import preview, rest_channels, systems
@@ -120,17 +121,40 @@ def _max_angles(read: SceneRead, f, reduction) -> dict[str, float] | None:
     return angles
 
 
+# Frames turned into bone rotations at a time: the per-frame temporaries (axes, swings,
+# inverses: ~70 float64 per bone and frame) stay a few MB instead of growing with the shot (at
+# 512 bones × 5,000 frames they were the bake's peak memory).
+ROTATION_CHUNK = 256
+
+
+def _rotations(f, positions, vrm) -> np.ndarray:
+    """(F, S, B, 4) sign-continuous quaternions of every chain bone, ``ROTATION_CHUNK`` frames
+    at a time; the same values as one pass over the whole shot (the continuity flips are exact
+    sign changes, made once over all frames)."""
+    F = positions.shape[0]
+    quats = None
+    for start in range(0, F, ROTATION_CHUNK):
+        end = min(start + ROTATION_CHUNK, F)
+        axes = chain_axes(reference_matrix=f.reference_matrix[start:end],
+                          object_matrix=f.object_matrix[start:end],
+                          positions=positions[start:end])
+        if vrm is not None:
+            axes[:, list(vrm.chains), : vrm.axes.shape[2]] = vrm.axes[start:end]
+        chunk = basis_rotations(rest_matrix=f.rest_matrix,
+                                parent_rest_matrix=f.parent_rest_matrix,
+                                parent_matrix=f.parent_matrix[start:end], axes=axes)
+        if quats is None:
+            quats = np.empty((F,) + chunk.shape[1:])
+        quats[start:end] = chunk
+    return make_sign_continuous(quats, axis=0)
+
+
 def _write(read: SceneRead, f, positions, report: StrandReport, static: list, vrm=None,
            reduction=None) -> None:
     """``f``: the chains' frames (``ChainFrames``) at the scene frames; ``vrm``: the VRM Spring
     Bone chains' own orientations (``vrm_mode.VrmSolve``), which carry their twist;
     ``reduction``: (distance, angle) of key reduction, or None for a key on every frame."""
-    axes = chain_axes(reference_matrix=f.reference_matrix, object_matrix=f.object_matrix,
-                      positions=positions)
-    if vrm is not None:
-        axes[:, list(vrm.chains), : vrm.axes.shape[2]] = vrm.axes
-    quats = basis_rotations(rest_matrix=f.rest_matrix, parent_rest_matrix=f.parent_rest_matrix,
-                            parent_matrix=f.parent_matrix, axes=axes)
+    quats = _rotations(f, positions, vrm)
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
     max_angles = _max_angles(read, f, reduction)
     for i, setup in enumerate(read.setups):
@@ -177,6 +201,9 @@ def simulate(read: SceneRead, scene, *, settings, sample_chunk: int = SAMPLE_CHU
     vrm = vrm_mode.solve(read, samples.take(at_frames) if sub_frame else samples,
                          inputs.drive.reference.shape[2],
                          preroll_frames=settings.preroll_frames if settings is not None else 0)
+    # The drive and the output frames hold what the solve and the writer read: the samples
+    # (every bone's matrix at every sample: 330 MB at 512 bones × 5,000 samples) go now.
+    del samples
     # The live preview played this very input through: its result is the bake's, bit for bit.
     result = preview.solved(scene, inputs, settings) if vrm is None else None
     from_preview = result is not None

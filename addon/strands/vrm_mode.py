@@ -110,11 +110,12 @@ def solve(read: SceneRead, samples: Samples, n_particles: int, *, preroll_frames
         chain = read.chains[s]
         setup = read.setups[chain.setup_index]
         obj[:, i] = samples.object_matrix[:, chain.setup_index]
-        pose = samples.pose_matrix[chain.setup_index]
-        parent[:, i] = obj[:, i] @ (pose[:, chain.parent_index] if chain.parent_index >= 0
-                                    else eye)
+        parent[:, i] = obj[:, i] @ (
+            samples.bone_matrices(chain.setup_index, chain.parent_index)
+            if chain.parent_index >= 0 else eye)
         if setup.space_bone >= 0:
-            center[:, i] = obj[:, i] @ pose[:, setup.space_bone]
+            center[:, i] = obj[:, i] @ samples.bone_matrices(chain.setup_index,
+                                                             setup.space_bone)
     result = simulate_vrm_springs(
         chains=rest, parent_matrix=parent, params=_params(read, samples, chains, rest.joints),
         fps=read.fps, colliders=collider_set(read.colliders),

@@ -92,8 +92,9 @@ def validate_drive(model: StrandModel, drive: Drive) -> CheckedDrive:
                          f"reference position of particle {p} at frame index {f} is not finite")
     # Padding follows the chain's last real particle so it never holds NaN or far-away values.
     last = np.asarray(model.count) - 1
-    filler = reference[:, np.arange(S), last][:, :, None, :]
-    reference = np.where(active[None, :, :, None], reference, filler)
+    if not np.all(active):  # equal-length chains have no padding: no copy of the reference
+        filler = reference[:, np.arange(S), last][:, :, None, :]
+        reference = np.where(active[None, :, :, None], reference, filler)
 
     kinematic = np.asarray(drive.kinematic, dtype=bool)
     if kinematic.shape != (S, P):
