@@ -25,7 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 RECORDS = REPO / "docs" / "benchmarks.jsonl"
 README = REPO / "README.md"
 START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
-SCRIPTS = ("bench_chains", "bench_hair", "bench_cloth", "bench_ragdoll", "bench_batch")
+SCRIPTS = ("bench_chains", "bench_memory", "bench_hair", "bench_cloth", "bench_ragdoll",
+           "bench_batch")
 
 
 def _commit() -> str:
@@ -94,6 +95,21 @@ def _chains(r) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def _memory(r) -> list[tuple[str, str, str, str]]:
+    rows = []
+    for waft in (line for line in r["bench_memory"] if line.get("bench") == "memory_waft"):
+        peer = [line for line in r["bench_memory"] if line.get("bench") == "memory_nla_bake"
+                and line["frames"] == waft["frames"]]
+        versus = (f"`nla.bake` of the same bones {peer[0]['peak_mb']:,.0f} MB: ratio "
+                  f"**{peer[0]['ratio_waft_over_nla_bake']:.1f}**; " if peer else "")
+        rows.append(("" if rows else "memory",
+                      f"peak resident memory of a bake, {waft['bones']} bones × "
+                      f"{waft['frames']:,} frames",
+                      f"{waft['peak_mb']:,.0f} MB",
+                      f"{versus}target ≤ 3 × the result ({3 * waft['result_mb']:,.0f} MB)"))
+    return rows
+
+
 def _hair(r) -> list[tuple[str, str, str, str]]:
     guides = r["bench_hair"][0]
     rows = [("strand hair",
@@ -158,7 +174,7 @@ def _batch(r) -> list[tuple[str, str, str, str]]:
              f"**{best['shots_per_minute'] / peer['shots_per_minute']:.2f}×**")]
 
 
-ROWS: tuple[Callable, ...] = (_chains, _hair, _cloth, _ragdoll, _batch)
+ROWS: tuple[Callable, ...] = (_chains, _memory, _hair, _cloth, _ragdoll, _batch)
 
 
 def table(runs: dict[str, list[dict]]) -> str:
