@@ -72,7 +72,7 @@ def measure_nla_bake(frames: int) -> dict:
     wanted = set(names)
     for pb in rig.pose.bones:
         blender_env.set_pose_bone_selected(pb, pb.name in wanted)
-    result = {}
+    result = set()
     seconds, peak = _peak_of(lambda: result.update(bpy.ops.nla.bake(
         frame_start=1, frame_end=frames, only_selected=True, visual_keying=True,
         bake_types={"POSE"})))
