@@ -131,3 +131,29 @@ def test_compact_file_is_small_and_plays_without_waft(scene, baked, tmp_path, wa
             np.testing.assert_allclose(points, played["GUIDES"][frame], atol=1e-6)
     finally:
         addon_utils.enable(waft_module_name, default_set=True)
+
+
+def test_two_guides_nearest_no_collider_rebuild_as_stored(scene, bake_api, tmp_path):
+    """The edge of the binding: two guides (a degenerate home triangle, so the jitter turns
+    with the guide's own tangent frame), Nearest Guide, strong randomness, and no collider (an
+    empty collision loop)."""
+    scene.frame_start, scene.frame_end = 1, 6
+    rig, _scalp = hair_rigs.head_rig(scene, guides=2)
+    hair = rig.waft_hair
+    hair.count, hair.points, hair.method = 200, 5, 'NEAREST'
+    hair.clump, hair.randomness = 0.5, 0.3
+    hair_rigs.save_first_on_42(tmp_path)
+    played = {}
+    for storage in ("POINTS", "GUIDES"):
+        hair.storage = storage
+        bake_api.bake_scene(scene)
+        ob = scene.objects["Hair Strands"]
+        played[storage] = []
+        for frame in range(1, 7):
+            scene.frame_set(frame)
+            played[storage].append(hair_rigs.evaluated_points(ob))
+    for frame, (exact, rebuilt) in enumerate(zip(played["POINTS"], played["GUIDES"],
+                                                 strict=True), start=1):
+        assert exact.shape == rebuilt.shape == (200 * 5, 3)
+        np.testing.assert_allclose(rebuilt, exact, atol=1e-5, err_msg=f"frame {frame}")
+    assert np.abs(played["GUIDES"][5] - played["GUIDES"][0]).max() > 0.01  # the head turned
