@@ -27,7 +27,7 @@ from ...core.hair import playback
 from ...core.hair.collide import SETTLED_DEPTH
 
 NODE_GROUP = "Waft Strands Rebuild"
-VERSION = 2  # bump when the tree changes: an older group in a file is rebuilt
+VERSION = 3  # bump when the tree changes: an older group in a file is rebuilt
 SCALP = "Scalp"
 
 
@@ -123,6 +123,13 @@ class _Tree:
         self.put(node.inputs[2], if_true)
         return node.outputs[0]
 
+    def per_curve(self, field, data_type: str = 'FLOAT_VECTOR'):
+        """``field`` evaluated once per strand (curve) and given to each of its points: what
+        depends only on the strand's binding is not recomputed for every point."""
+        node = self.node('GeometryNodeFieldOnDomain', domain='CURVE', data_type=data_type)
+        self.put(node.inputs[0], field)
+        return node.outputs[0]
+
     def attribute(self, name: str, data_type: str):
         node = self.node('GeometryNodeInputNamedAttribute', data_type=data_type)
         node.inputs['Name'].default_value = name
@@ -195,7 +202,7 @@ def _interpolated(t: _Tree, c: _Carrier, strands, scalp_geometry, s, k):
 
     g = [t.attribute(f"waft_g{i}", 'INT') for i in range(3)]
     weight = t.xyz(t.attribute("waft_weight", 'FLOAT_VECTOR'))
-    root_of = [guide_point(gi, 0) for gi in g]
+    root_of = [t.per_curve(guide_point(gi, 0)) for gi in g]
     shape = [t.sub(guide_point(gi, k), r) for gi, r in zip(g, root_of, strict=True)]
     # Root on the deformed scalp: barycentric in the evaluated mesh, then the scalp's matrix.
     position = t.node('GeometryNodeInputPosition').outputs[0]
@@ -204,8 +211,8 @@ def _interpolated(t: _Tree, c: _Carrier, strands, scalp_geometry, s, k):
                                      t.attribute(f"waft_scalp_v{i}", 'INT')), bary[i])
                     for i in range(3)))
     lx, ly, lz = t.xyz(local)
-    root = t.add(t.scale(c.header(0), lx), t.scale(c.header(1), ly), t.scale(c.header(2), lz),
-                 c.header(3))
+    root = t.per_curve(t.add(t.scale(c.header(0), lx), t.scale(c.header(1), ly),
+                             t.scale(c.header(2), lz), c.header(3)))
     # The home-triangle frame of the nearest guide (interpolate._frames).
     frame_base = t.math('MULTIPLY_ADD', guides, points, playback.HEADER)  # HEADER + G·P
     corner = t.math('MULTIPLY_ADD', g[0], 2.0, frame_base)
@@ -221,7 +228,7 @@ def _interpolated(t: _Tree, c: _Carrier, strands, scalp_geometry, s, k):
     x = t.unit(t.sub(x0, t.scale(z, t.dot(x0, z))))
     y = t.vec('CROSS_PRODUCT', z, x)
     jx, jy, jz = t.xyz(t.attribute("waft_jitter", 'FLOAT_VECTOR'))
-    jitter = t.add(t.scale(x, jx), t.scale(y, jy), t.scale(z, jz))
+    jitter = t.per_curve(t.add(t.scale(x, jx), t.scale(y, jy), t.scale(z, jz)))
     # strand = root + h0 + (1 - c·s)(w1 (h1 - h0) + w2 (h2 - h0)) + s (R·J - c (root - g0 root))
     blend = t.add(t.scale(t.sub(shape[1], shape[0]), weight[1]),
                   t.scale(t.sub(shape[2], shape[0]), weight[2]))
