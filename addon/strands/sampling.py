@@ -56,9 +56,10 @@ class Samples:
     """Everything sampled, frame-major. Matrices in metres (unit scale applied)."""
 
     frames: np.ndarray  # (F,) scene frame numbers
-    # per setup (F, bones, 4, 4) float32 as Blender stores them, armature space, Blender
-    # units; ``bone_matrices`` gives the float64 rows of the bones a reader needs (every bone at
-    # every sample in float64 was 1.6 GB at 512 bones × 25,000 samples)
+    # per setup (F, read bones, 4, 4) float32 as Blender stores them, armature space, Blender
+    # units: only the bones a reader needs (``read_bones``), in the order of
+    # ``pose_columns[setup]``; ``bone_matrices`` gives their float64 rows by bone index (every
+    # bone at every sample in float64 was 1.6 GB at 512 bones × 25,000 samples)
     pose_matrix: list
     object_matrix: np.ndarray  # (F, n_setups, 4, 4) world, metres
     collider_matrix: np.ndarray  # (F, K, 4, 4) world, metres
@@ -66,10 +67,18 @@ class Samples:
     setup_settings: list  # per setup: {name: (F or 1, …) array}
     bone_settings: list  # per chain: {name: (F or 1, B) array}
     meshes: object = None  # core MeshColliders (world metres per sample) or None
+    # per setup: (bones,) int, the column of ``pose_matrix`` holding each bone (-1: not read),
+    # or None when every bone is read in its own order
+    pose_columns: list | None = None
 
     def bone_matrices(self, setup: int, bones) -> np.ndarray:
-        """(F, len(bones), 4, 4) float64 pose matrices of ``bones`` (indices) of a setup, or
-        (F, 4, 4) for one bone index."""
+        """(F, len(bones), 4, 4) float64 pose matrices of ``bones`` (indices into the
+        armature's pose bones) of a setup, or (F, 4, 4) for one bone index."""
+        columns = None if self.pose_columns is None else self.pose_columns[setup]
+        if columns is not None:
+            bones = columns[bones]
+            if np.any(np.asarray(bones) < 0):
+                raise KeyError(f"bone {bones} of setup {setup} was not sampled")
         return self.pose_matrix[setup][:, bones].astype(np.float64)
 
     def take(self, index: np.ndarray) -> Samples:
@@ -81,6 +90,7 @@ class Samples:
             return self
         return Samples(
             frames=self.frames[index], pose_matrix=[p[index] for p in self.pose_matrix],
+            pose_columns=self.pose_columns,
             object_matrix=self.object_matrix[index],
             collider_matrix=self.collider_matrix[index], gravity=self.gravity[index],
             setup_settings=settings_at(self.setup_settings, index, len(self.frames)),
@@ -96,7 +106,15 @@ class Sampler(FrameSampler):
                          if times is None else times)
         self.read = read
         n_frames = len(self.frames)
-        self._pose = [np.empty((n_frames, s.bone_count * 16), np.float32) for s in read.setups]
+        # Only the bones a reader needs are kept (chain bones, their parents, Space Bones): a
+        # 4-bone tail on an 800-bone rig kept every bone at every sample.
+        self._read_bones = [read_bones(read, s) for s in range(len(read.setups))]
+        self._columns = [_columns(bones, setup.bone_count)
+                         for bones, setup in zip(self._read_bones, read.setups, strict=True)]
+        self._scratch = [None if columns is None else np.empty(setup.bone_count * 16, np.float32)
+                         for columns, setup in zip(self._columns, read.setups, strict=True)]
+        self._pose = [np.empty((n_frames, len(bones) * 16), np.float32)
+                      for bones in self._read_bones]
         self._object = np.empty((n_frames, len(read.setups), 4, 4))
         self._collider = np.empty((n_frames, len(read.colliders), 4, 4))
         self._gravity = np.empty((n_frames, 3))
@@ -134,7 +152,12 @@ class Sampler(FrameSampler):
     def _sample_frame(self, i: int) -> None:
         for s, setup in enumerate(self.read.setups):
             ob = setup.object
-            ob.pose.bones.foreach_get("matrix", self._pose[s][i])
+            scratch = self._scratch[s]
+            if scratch is None:
+                ob.pose.bones.foreach_get("matrix", self._pose[s][i])
+            else:
+                ob.pose.bones.foreach_get("matrix", scratch)
+                self._pose[s][i] = scratch.reshape(-1, 16)[self._read_bones[s]].ravel()
             self._object[i, s] = np.array(ob.matrix_world)
         for k, collider in enumerate(self.read.colliders):
             self._collider[i, k] = np.array(collider.object.matrix_world)
@@ -178,6 +201,7 @@ class Sampler(FrameSampler):
             frames=self.frames[index],
             pose_matrix=[buf[index].reshape(n, -1, 4, 4).transpose(0, 1, 3, 2)
                          for buf in self._pose],
+            pose_columns=self._columns,
             object_matrix=scale @ self._object[index],
             collider_matrix=scale @ self._collider[index],
             gravity=self._gravity[index] * self.read.unit_scale,
@@ -222,6 +246,7 @@ class Sampler(FrameSampler):
         samples = Samples(
             frames=self.frames,
             pose_matrix=pose,
+            pose_columns=self._columns,
             object_matrix=scale @ self._object,
             collider_matrix=scale @ self._collider,
             gravity=self._gravity * self.read.unit_scale,
@@ -235,6 +260,28 @@ class Sampler(FrameSampler):
         )
         check_samples(self.read, samples)
         return samples
+
+
+def read_bones(read: SceneRead, setup: int) -> np.ndarray:
+    """Indices (sorted) of the pose bones of ``read.setups[setup]`` that the bake reads: its
+    chains' bones and their parents, and its Space Bone."""
+    bones = {read.setups[setup].space_bone}
+    for chain in read.chains:
+        if chain.setup_index == setup:
+            bones.update(chain.bone_indices)
+            bones.add(chain.parent_index)
+    bones.discard(-1)
+    return np.array(sorted(bones), dtype=np.int64)
+
+
+def _columns(bones: np.ndarray, count: int) -> np.ndarray | None:
+    """Column of each of ``count`` pose bones in a buffer of ``bones`` (-1: not there); None
+    when the buffer holds every bone in order."""
+    if len(bones) == count:
+        return None
+    columns = np.full(count, -1, dtype=np.int64)
+    columns[bones] = np.arange(len(bones))
+    return columns
 
 
 def check_matrices(read: SceneRead, samples: Samples) -> None:
