@@ -29,7 +29,7 @@ class ChainFrames:
     # None when built for the solver's drive alone (``chain_frames(matrices=False)``)
     reference_matrix: np.ndarray | None  # (F, S, B, 4, 4) armature space, Blender units
     parent_matrix: np.ndarray | None  # (F, S, 4, 4)
-    object_matrix: np.ndarray  # (F, S, 4, 4) world, metres
+    object_matrix: np.ndarray | None  # (F, S, 4, 4) world, metres
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,9 @@ def chain_frames(read: SceneRead, samples: Samples, *, matrices: bool = True
                  ) -> tuple[ChainFrames, np.ndarray]:
     """Padded chain matrices and the reference particle positions (F, S, P, 3) in world metres.
 
-    ``matrices``: also the per-sample bone and parent matrices, which only the writer reads
-    (at the scene frames); the solver's drive over sub-frame samples does not need them (at
-    512 bones × 5,000 samples they were 330 MB)."""
+    ``matrices``: also the per-sample bone, parent and object matrices per chain, which only
+    the writer reads (at the scene frames); the solver's drive over sub-frame samples does not
+    need them (at 512 bones × 5,000 samples they were 330 + 205 MB)."""
     n_frames, n_chains = len(samples.frames), len(read.chains)
     n_bones = max(len(c.bone_names) for c in read.chains)
     eye = np.eye(4)
@@ -68,7 +68,7 @@ def chain_frames(read: SceneRead, samples: Samples, *, matrices: bool = True
     if matrices:
         reference = np.broadcast_to(eye, (n_frames, n_chains, n_bones, 4, 4)).copy()
         parent = np.broadcast_to(eye, (n_frames, n_chains, 4, 4)).copy()
-    obj = np.empty((n_frames, n_chains, 4, 4))
+    obj = np.empty((n_frames, n_chains, 4, 4)) if matrices else None
     positions = np.empty((n_frames, n_chains, n_bones + 1, 3))
     for s, chain in enumerate(read.chains):
         b = len(chain.bone_names)
@@ -79,8 +79,10 @@ def chain_frames(read: SceneRead, samples: Samples, *, matrices: bool = True
             reference[:, s, :b] = pose
             if chain.parent_index >= 0:
                 parent[:, s] = samples.bone_matrices(chain.setup_index, chain.parent_index)
-        obj[:, s] = samples.object_matrix[:, chain.setup_index]
-        world = _to_world(obj[:, s], _chain_particles(pose, chain.bone_length))
+        world_matrix = samples.object_matrix[:, chain.setup_index]
+        if matrices:
+            obj[:, s] = world_matrix
+        world = _to_world(world_matrix, _chain_particles(pose, chain.bone_length))
         positions[:, s, : b + 1] = world
         positions[:, s, b + 1:] = world[:, -1:]  # padding sits on the tip, ignored by core
     frames = ChainFrames(rest_matrix=rest, parent_rest_matrix=parent_rest,
@@ -195,10 +197,10 @@ def strand_params(read: SceneRead, samples: Samples, n_particles: int) -> Strand
     )
 
 
-def chain_space(read, samples, frames: ChainFrames) -> np.ndarray:
+def chain_space(read, samples) -> np.ndarray:
     """(F, S, 4, 4) the frame whose motion through the world each chain feels (World Motion):
     the armature object's, or its Space Bone's when the travel is keyed on a bone."""
-    space = frames.object_matrix.copy()
+    space = samples.object_matrix[:, [chain.setup_index for chain in read.chains]]
     for s, chain in enumerate(read.chains):
         bone = read.setups[chain.setup_index].space_bone
         if bone >= 0:
@@ -245,7 +247,7 @@ def drive_rows(read: SceneRead, samples: Samples, *, rate: float | None = None
     for s, chain in enumerate(read.chains):
         kinematic[s, : len(chain.bone_names) + 1] = (True,) + chain.pinned
     drive = Drive(fps=read.fps if rate is None else rate, reference=reference,
-                  kinematic=kinematic, space=chain_space(read, samples, frames),
+                  kinematic=kinematic, space=chain_space(read, samples),
                   collider_matrix=samples.collider_matrix,
                   params=strand_params(read, samples, n_particles),
                   settled_offset=settled_offsets(read, n_particles),
