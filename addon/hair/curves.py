@@ -28,13 +28,8 @@ NODE_GROUP = "Waft Strands Bake"
 
 
 def bake_node_group():
-    """Group Input → Bake → Group Output (shared by every strand object).
-
-    A Scene Time node feeds a second (float) bake item: without anything time-dependent in
-    the tree, the depsgraph never re-evaluates the object on frame change and playback stays
-    on whichever frame was evaluated first (observed in 5.0: the bake holds every frame, but
-    ``frame_set`` alone did not show them).
-    """
+    """Group Input → Bake → Group Output (shared by every object baked point by point; the
+    Bake node with its Scene Time item is ``rebuild_nodes.frame_bake``)."""
     group = bpy.data.node_groups.get(NODE_GROUP)
     if group is not None and group.bl_idname == 'GeometryNodeTree' and any(
             node.bl_idname == 'GeometryNodeInputSceneTime' for node in group.nodes):
@@ -42,20 +37,11 @@ def bake_node_group():
     group = bpy.data.node_groups.new(NODE_GROUP, 'GeometryNodeTree')
     group.interface.new_socket("Geometry", in_out='INPUT', socket_type='NodeSocketGeometry')
     group.interface.new_socket("Geometry", in_out='OUTPUT', socket_type='NodeSocketGeometry')
-    nodes = group.nodes
-    source = nodes.new('NodeGroupInput')
-    bake = nodes.new('GeometryNodeBake')
-    # A Bake node from Python has no items; links to it fail silently until one exists.
-    if len(bake.bake_items) == 0:
-        bake.bake_items.new('GEOMETRY', "Geometry")
-    bake.bake_items.new('FLOAT', "Frame")
-    time = nodes.new('GeometryNodeInputSceneTime')
-    sink = nodes.new('NodeGroupOutput')
-    source.location, bake.location, sink.location = (-300, 0), (0, 0), (300, 0)
-    time.location = (-300, -150)
-    group.links.new(source.outputs[0], bake.inputs[0])
-    group.links.new(time.outputs["Frame"], bake.inputs[1])
-    group.links.new(bake.outputs[0], sink.inputs[0])
+    source = group.nodes.new('NodeGroupInput')
+    sink = group.nodes.new('NodeGroupOutput')
+    source.location, sink.location = (-300, 0), (300, 0)
+    group.links.new(rebuild_nodes.frame_bake(rebuild_nodes.Tree(group), source.outputs[0]),
+                    sink.inputs[0])
     return group
 
 

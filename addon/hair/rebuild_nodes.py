@@ -31,11 +31,10 @@ VERSION = 3  # bump when the tree changes: an older group in a file is rebuilt
 SCALP = "Scalp"
 
 
-class _Tree:
+class Tree:
     """A few helpers that add a node and link or set its inputs, returning its output socket."""
 
     def __init__(self, group):
-        self.group = group
         self.nodes = group.nodes
         self.links = group.links
 
@@ -110,12 +109,6 @@ class _Tree:
             out = node.outputs[0]
         return out
 
-    def either(self, a, b):
-        node = self.node('FunctionNodeBooleanMath', operation='OR')
-        self.put(node.inputs[0], a)
-        self.put(node.inputs[1], b)
-        return node.outputs[0]
-
     def switch(self, condition, if_false, if_true, kind: str = 'VECTOR'):
         node = self.node('GeometryNodeSwitch', input_type=kind)
         self.put(node.inputs[0], condition)
@@ -177,7 +170,7 @@ class _Tree:
 class _Carrier:
     """Reads the baked carrier's points (``core/hair/playback.py`` layout)."""
 
-    def __init__(self, tree: _Tree, geometry):
+    def __init__(self, tree: Tree, geometry):
         self.t = tree
         self.geometry = geometry
         self.position = tree.node('GeometryNodeInputPosition').outputs[0]
@@ -192,7 +185,7 @@ class _Carrier:
         return self.cache[j]
 
 
-def _interpolated(t: _Tree, c: _Carrier, strands, scalp_geometry, s, k):
+def _interpolated(t: Tree, c: _Carrier, strands, scalp_geometry, s, k):
     """Step 2: the render-strand point positions before collision (interpolate.py)."""
     clump, randomness, _ = t.xyz(c.header(4))
     guides, points, _ = t.xyz(c.header(5))
@@ -238,21 +231,21 @@ def _interpolated(t: _Tree, c: _Carrier, strands, scalp_geometry, s, k):
     return t.set_position(strands, position=out)
 
 
-def _sphere(t: _Tree, x, centre, radius):
+def _sphere(t: Tree, x, centre, radius):
     d = t.sub(x, centre)
     return t.unit(d), t.math('SUBTRACT', t.vec('LENGTH', d), radius)
 
 
-def _rows(t: _Tree, x, r0, r1, r2, offset):
+def _rows(t: Tree, x, r0, r1, r2, offset):
     return t.add(t.combine(t.dot(r0, x), t.dot(r1, x), t.dot(r2, x)), offset)
 
 
-def _columns(t: _Tree, u, c0, c1, c2):
+def _columns(t: Tree, u, c0, c1, c2):
     ux, uy, uz = t.xyz(u)
     return t.add(t.scale(c0, ux), t.scale(c1, uy), t.scale(c2, uz))
 
 
-def _shapes(t: _Tree, x, v, f):
+def _shapes(t: Tree, x, v, f):
     """(normal, signed distance) of each shape kind at x (colliders.py, world space)."""
     out = {playback.SPHERE: _sphere(t, x, v[0], f[0])}
     # Ellipsoid: radial projection in unit space, normal Minv^T s, distance to the tangent plane.
@@ -304,7 +297,7 @@ def _shapes(t: _Tree, x, v, f):
     return out
 
 
-def _collided(t: _Tree, c: _Carrier, strands, k):
+def _collided(t: Tree, c: _Carrier, strands, k):
     """Step 3: passes over the colliders (collide.py), each a repeat over the K records."""
     guides, points, passes = t.xyz(c.header(5))
     colliders = t.xyz(c.header(4))[2]
@@ -376,13 +369,16 @@ def _state_offset(repeat_input) -> int:
     return 1 if repeat_input.outputs[0].name == "Iteration" else 0
 
 
-def _bake(t: _Tree, source):
-    """Group Input → Bake: the carrier of each frame (the strands' own data before baking)."""
+def frame_bake(t: Tree, source):
+    """``source`` → a Bake node (its geometry output returned), with a Scene Time node feeding a
+    second, float item: without anything time-dependent in the tree the depsgraph never
+    re-evaluates the object on frame change, and playback stays on whichever frame was
+    evaluated first (observed in 5.0). Both strand bake trees use it."""
     bake = t.node('GeometryNodeBake')
-    if len(bake.bake_items) == 0:  # a Bake node from Python has no items
+    # A Bake node from Python has no items; links to it fail silently until one exists.
+    if len(bake.bake_items) == 0:
         bake.bake_items.new('GEOMETRY', "Geometry")
     bake.bake_items.new('FLOAT', "Frame")
-    # Without a time-dependent input the object is not re-evaluated on frame change.
     time = t.node('GeometryNodeInputSceneTime')
     t.put(bake.inputs[0], source)
     t.put(bake.inputs[1], time.outputs["Frame"])
@@ -401,10 +397,10 @@ def rebuild_node_group():
     group.interface.new_socket("Geometry", in_out='INPUT', socket_type='NodeSocketGeometry')
     group.interface.new_socket(SCALP, in_out='INPUT', socket_type='NodeSocketObject')
     group.interface.new_socket("Geometry", in_out='OUTPUT', socket_type='NodeSocketGeometry')
-    t = _Tree(group)
+    t = Tree(group)
     source = t.node('NodeGroupInput')
     sink = t.node('NodeGroupOutput')
-    carrier = _Carrier(t, _bake(t, source.outputs[0]))
+    carrier = _Carrier(t, frame_bake(t, source.outputs[0]))
     info = t.node('GeometryNodeObjectInfo', transform_space='ORIGINAL')
     t.put(info.inputs[0], source.outputs[1])
     points = t.xyz(carrier.header(5))[1]
