@@ -7,8 +7,8 @@ which writes the Curves object and its packed bake. Guides are the solved chains
 ("<Armature>: <first bone>" -> (F, bones + 1, 3) world Blender units), each resampled on its
 uniform cubic B-spline to the points-per-strand LOD. Each frame's strands are then pushed out
 of the colliders their guides collide with, to their own radius (``core.hair.collide``: between
-two guides hugging the head a strand otherwise cut up to 10 cm into it). Nothing is written
-before ``commit``.
+two guides hugging the head a strand otherwise cut up to 10 cm into it): the shape colliders,
+then the body-mesh colliders' surfaces of that frame. Nothing is written before ``commit``.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from ...core.errors import SetupError
 from ...core.hair import (
     bind_strands,
     collide_strands,
+    collide_strands_meshes,
     evaluate_roots,
     interpolate_strands,
     playback,
@@ -29,7 +30,8 @@ from ...core.hair import (
 )
 from ...core.hair import scatter_roots as core_scatter
 from ...core.hair.collide import Projections
-from ..mesh_colliders import is_mesh_collider
+from ...core.mesh_colliders import MeshColliders
+from ..mesh_colliders import MeshSampler, is_mesh_collider, read_mesh_collider
 from ..reading import collider_set, read_collider, setup_collider_objects
 from ..sampling import frame_kept, waft_tracks_muted
 from . import curves
@@ -79,6 +81,8 @@ class Target:
     # the colliders its guides collide with (reading.ColliderRead): the strands are pushed out
     # of them after interpolation (core.hair.collide)
     colliders: tuple = ()
+    # its body-mesh colliders (mesh_colliders.MeshColliderRead), pushed out of after the shapes
+    meshes: tuple = ()
 
 
 def _evaluated_mesh(ob):
@@ -141,13 +145,12 @@ def target_for(scene, ob) -> Target:
     scalp = hair.scalp
     if scalp is None and ob.type == 'CURVES':  # hair Curves guides: grow on their surface
         scalp = ob.data.surface
-    # Render strands are pushed out of the shape colliders; a body-mesh collider acts on the
-    # guides they follow (mesh_colliders), not yet on every render strand point.
-    colliders = tuple(read_collider(c) for c in sorted(setup_collider_objects(scene, ob),
-                                                        key=lambda c: c.name)
-                      if not is_mesh_collider(c))
+    found = sorted(setup_collider_objects(scene, ob), key=lambda c: c.name)
+    colliders = tuple(read_collider(c) for c in found if not is_mesh_collider(c))
+    # World Blender units, as the strands (unit scale 1).
+    meshes = tuple(read_mesh_collider(c, 1.0) for c in found if is_mesh_collider(c))
     return Target(setup=ob.name, scalp=read_scalp(scene, ob, scalp, hair.density_group),
-                  settings=settings, colliders=colliders)
+                  settings=settings, colliders=colliders, meshes=meshes)
 
 
 @dataclass(frozen=True)
@@ -181,6 +184,7 @@ class ScalpSamples:
     randomness: np.ndarray  # (F,)
     collider_matrix: np.ndarray  # (F, K, 4, 4) world, the target's colliders
     matrix: np.ndarray  # (F, 4, 4) the scalp's world matrix
+    meshes: MeshColliders | None = None  # the target's body meshes at each frame (world)
 
 
 def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamples]:
@@ -191,10 +195,12 @@ def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamp
     randomness = [np.empty(F) for _ in targets]
     colliders = [np.empty((F, len(t.colliders), 4, 4)) for t in targets]
     matrices = [np.empty((F, 4, 4)) for _ in targets]
+    meshes = [MeshSampler(t.meshes, F) for t in targets]
     with frame_kept(scene), waft_tracks_muted(muted):
         for i, frame in enumerate(frames):
             scene.frame_set(int(frame))
             for t, target in enumerate(targets):
+                meshes[t].sample(i)
                 for k, collider in enumerate(target.colliders):
                     colliders[t][i, k] = np.array(collider.object.matrix_world)
                 owner = scene.objects[target.setup]
@@ -215,8 +221,9 @@ def sample_scalps(scene, targets: list[Target], frames, muted) -> list[ScalpSamp
             raise SetupError(f"'{target.setup}': animated Clump or Randomness is not finite "
                              "or negative")
     return [ScalpSamples(vertices=v.astype(np.float32), clump=np.clip(c, 0.0, 1.0), randomness=r,
-                         collider_matrix=m, matrix=w)
-            for v, c, r, m, w in zip(verts, clump, randomness, colliders, matrices, strict=True)]
+                         collider_matrix=m, matrix=w, meshes=b.result(1.0))
+            for v, c, r, m, w, b in zip(verts, clump, randomness, colliders, matrices, meshes,
+                                        strict=True)]
 
 
 def guides_at_lod(chains: list[np.ndarray], points: int) -> np.ndarray:
@@ -254,11 +261,14 @@ class StrandBinder:
         self.radius = np.linspace(s.root_radius, s.tip_radius, s.points)
 
     def positions(self, guides: np.ndarray, vertices: np.ndarray, clump: float,
-                  randomness: float, collider_matrix: np.ndarray, out: np.ndarray) -> np.ndarray:
+                  randomness: float, collider_matrix: np.ndarray, out: np.ndarray,
+                  meshes: MeshColliders | None = None, sample: int = 0) -> np.ndarray:
         """``out`` (count, points, 3) float32: every strand of a frame whose guides (float32),
-        scalp vertices, Clump, Randomness and collider matrices are given."""
+        scalp vertices, Clump, Randomness, collider matrices and body meshes (their sample
+        ``sample``) are given."""
         self.interpolate(guides, vertices, clump, randomness, out)
         self.collide(out, collider_matrix)
+        self.collide_meshes(out, meshes, sample)
         return out
 
     def interpolate(self, guides: np.ndarray, vertices: np.ndarray, clump: float,
@@ -277,6 +287,12 @@ class StrandBinder:
             return Projections(0, 0)
         return collide_strands(out, self.radius, self.colliders, collider_matrix)
 
+    def collide_meshes(self, out: np.ndarray, meshes: MeshColliders | None,
+                       sample: int) -> np.ndarray:
+        """Push ``out`` out of the body meshes at their sample ``sample``, in place, after the
+        shapes; the flat indices of the points moved."""
+        return collide_strands_meshes(out, self.radius, meshes, sample=sample)
+
 
 class StrandAnimation:
     """Render strands of one target, computed per frame on demand (memory ~ guides + scalp).
@@ -294,7 +310,7 @@ class StrandAnimation:
         self.binder = StrandBinder(target, guides[0], scalp.vertices[0], scalp.clump[0])
         self._buffer = np.empty((s.count, s.points, 3), dtype=np.float32)
 
-    def _index(self, frame: int) -> int:
+    def index(self, frame: int) -> int:
         return min(max(frame - self.frame_start, 0), self.frame_end - self.frame_start)
 
     @property
@@ -303,26 +319,27 @@ class StrandAnimation:
 
     def positions(self, frame: int) -> np.ndarray:
         """Flat float32 point positions of every strand at scene frame ``frame``."""
-        i, scalp = self._index(frame), self.scalp
+        i, scalp = self.index(frame), self.scalp
         return self.binder.positions(self.guides[i], scalp.vertices[i], scalp.clump[i],
                                      scalp.randomness[i], scalp.collider_matrix[i],
-                                     self._buffer).ravel()
+                                     self._buffer, scalp.meshes, i).ravel()
 
     def radius(self) -> np.ndarray:
         return self.binder.radius
 
     def carrier(self, frame: int) -> np.ndarray:
         """The compact bake's carrier points at scene frame ``frame`` (core.hair.playback)."""
-        i, scalp, s = self._index(frame), self.scalp, self.target.settings
+        i, scalp, s = self.index(frame), self.scalp, self.target.settings
         self.binder.interpolate(self.guides[i], scalp.vertices[i], scalp.clump[i],
                                 scalp.randomness[i], self._buffer)
         passes = self.binder.collide(self._buffer, scalp.collider_matrix[i]).passes
+        moved = self.binder.collide_meshes(self._buffer, scalp.meshes, i)
         return playback.carrier_points(
             self.binder.binding, self.guides[i], scalp_matrix=scalp.matrix[i],
             clump=float(scalp.clump[i]), randomness=float(scalp.randomness[i]),
             root_radius=s.root_radius, tip_radius=s.tip_radius,
             records=playback.collider_records(self.binder.colliders, scalp.collider_matrix[i]),
-            passes=passes)
+            passes=passes, corrections=(moved, self._buffer.reshape(-1, 3)[moved]))
 
     def binding_attributes(self) -> dict:
         """The per-strand binding as curve attributes of the compact bake's data."""
@@ -360,11 +377,17 @@ def write(scene, animation: StrandAnimation):
                                        attributes=animation.binding_attributes())
         ob = curves.strand_object(scene, name, existing, data)
         binder = animation.binder
+        # Every frame's carrier first: the Bake node needs one point count for all of them,
+        # and a body mesh moves a different number of points each frame (its corrections).
+        carriers = [animation.carrier(f)
+                    for f in range(animation.frame_start, animation.frame_end + 1)]
+        slots = max(playback.corrections_in(c) for c in carriers)
+        carriers = [playback.with_slots(c, slots) for c in carriers]
         sizes = playback.carrier_sizes(binder.binding.guides, s.points,
-                                       binder.colliders.count if binder.colliders else 0)
+                                       binder.colliders.count if binder.colliders else 0, slots)
         curves.bake_carrier(scene, ob, frame_start=animation.frame_start,
                             frame_end=animation.frame_end, sizes=sizes,
-                            carrier_at=animation.carrier,
+                            carrier_at=lambda f: carriers[animation.index(f)],
                             scalp=scene.objects[animation.target.scalp.name])
     owner = scene.objects.get(animation.target.setup)
     if owner is not None and owner.waft_hair.output != ob:

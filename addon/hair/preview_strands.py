@@ -3,9 +3,10 @@ guides exactly as the bake makes them (``output.StrandBinder``, bound on the fir
 drawn by the viewport overlay as lines (nothing is written while the preview runs).
 
 A frame keeps only what its strands are made from (the guides at the strand resolution, the
-scalp's vertices, Clump, Randomness and the colliders' matrices): 20,000 strands × 16 points
-are 3.8 MB a frame, their inputs a few kB. ``ShownStrands.positions`` makes them when the frame
-is drawn (the overlay keeps the last frame's).
+scalp's vertices, Clump, Randomness, the colliders' matrices and the body meshes' vertices):
+20,000 strands × 16 points are 3.8 MB a frame, their inputs a few kB.
+``ShownStrands.positions`` makes them when the frame is drawn (the overlay keeps the last
+frame's).
 """
 
 from __future__ import annotations
@@ -27,18 +28,22 @@ class ShownStrands:
         self.clump = scalp.clump[i]
         self.randomness = scalp.randomness[i]
         self.collider_matrix = scalp.collider_matrix[i]
+        self.meshes = scalp.meshes
+        self.sample = i
 
     @property
     def held(self) -> int:
         """Points this frame keeps (the preview cache's budget counts them)."""
-        return (self.guides.size + self.vertices.size) // 3
+        meshes = self.meshes.vertices if self.meshes is not None else ()
+        return (self.guides.size + self.vertices.size + sum(v[self.sample].size
+                                                            for v in meshes)) // 3
 
     def positions(self) -> np.ndarray:
         """(count, points, 3) float32 world: the strands the bake writes for this frame."""
         s = self.binder.target.settings
         out = np.empty((s.count, s.points, 3), dtype=np.float32)
         return self.binder.positions(self.guides, self.vertices, self.clump, self.randomness,
-                                     self.collider_matrix, out)
+                                     self.collider_matrix, out, self.meshes, self.sample)
 
 
 class PreviewStrands:

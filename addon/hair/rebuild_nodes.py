@@ -15,6 +15,9 @@ as the bake's NumPy code, in float32:
    strands moved deeper than ``SETTLED_DEPTH`` (``core/hair/collide.py``): one Set Position per
    shape kind, selected by kind, broad phase and depth, so each point pays only for the shape
    of the collider it is near.
+4. Put the points a body-mesh collider moved where the bake put them: the carrier stores those
+   few points (their flat index as a key, and their position); each strand point finds its key
+   with Sample Nearest and takes the position when the key is its own.
 
 The tree is shared by every strand object; the modifier's *Scalp* input names the scalp.
 """
@@ -27,7 +30,7 @@ from ...core.hair import playback
 from ...core.hair.collide import SETTLED_DEPTH
 
 NODE_GROUP = "Waft Strands Rebuild"
-VERSION = 3  # bump when the tree changes: an older group in a file is rebuilt
+VERSION = 4  # bump when the tree changes: an older group in a file is rebuilt
 SCALP = "Scalp"
 
 
@@ -364,6 +367,32 @@ def _collided(t: Tree, c: _Carrier, strands, k):
     return outer_out.outputs[0]
 
 
+def _corrected(t: Tree, c: _Carrier, strands):
+    """Step 4: the body-mesh corrections (``playback.carrier_points``) put in place."""
+    guides, points, _ = t.xyz(c.header(5))
+    colliders = t.xyz(c.header(4))[2]
+    count = t.xyz(c.header(6))[2]
+    slots = t.xyz(c.header(7))[0]
+    # HEADER + G·(P + 2) + 16·K: the first key; the values follow the S key slots.
+    keys = t.math('MULTIPLY_ADD', colliders, playback.COLLIDER_POINTS, t.math(
+        'ADD', t.math('MULTIPLY', guides, t.math('ADD', points, 2.0)), playback.HEADER))
+    values = t.math('ADD', keys, slots)
+    cloud = t.node('GeometryNodePoints')
+    t.put(cloud.inputs['Count'], slots)
+    t.put(cloud.inputs['Position'], c.point(t.math(
+        'ADD', keys, t.node('GeometryNodeInputIndex').outputs[0])))
+    index = t.node('GeometryNodeInputIndex').outputs[0]
+    key = t.combine(t.math('FLOOR', t.math('DIVIDE', index, playback.KEY_BASE)),
+                    t.math('FLOORED_MODULO', index, playback.KEY_BASE), 0.0)
+    nearest = t.node('GeometryNodeSampleNearest', domain='POINT')
+    t.put(nearest.inputs[0], cloud.outputs[0])
+    t.put(nearest.inputs['Sample Position'], key)
+    slot = nearest.outputs[0]
+    found = t.vec('DISTANCE', c.point(t.math('ADD', keys, slot)), key)
+    own = t.both(t.compare('GREATER_THAN', count, 0.5), t.compare('LESS_THAN', found, 0.25))
+    return t.set_position(strands, selection=own, position=c.point(t.math('ADD', values, slot)))
+
+
 def _state_offset(repeat_input) -> int:
     """Index of the first state output of a repeat input (5.0 adds an Iteration output)."""
     return 1 if repeat_input.outputs[0].name == "Iteration" else 0
@@ -421,6 +450,7 @@ def rebuild_node_group():
                                                                  root_radius), s, root_radius))
     strands = _interpolated(t, carrier, radius.outputs[0], info.outputs["Geometry"], s, k)
     strands = _collided(t, carrier, strands, k)
+    strands = _corrected(t, carrier, strands)
     t.put(sink.inputs[0], strands)
     return group
 

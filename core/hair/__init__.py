@@ -9,7 +9,7 @@
 """
 
 from .bspline import bspline_matrix, resample_bspline
-from .collide import collide_strands
+from .collide import collide_strands, collide_strands_meshes
 from .interpolate import METHODS, StrandBinding, bind_strands, interpolate_strands, render_strands
 from .scalp import (
     RootSamples,
@@ -27,6 +27,7 @@ __all__ = [
     "bind_strands",
     "bspline_matrix",
     "collide_strands",
+    "collide_strands_meshes",
     "closest_on_mesh",
     "evaluate_roots",
     "interpolate_strands",

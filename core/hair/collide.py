@@ -12,6 +12,15 @@ Cost: 50,000 strands x 16 points is 800,000 points per frame. A per-strand bound
 against each collider's bounding sphere, keeps the exact distance to the strands near it (a
 broad phase like the guides' sphere blocks in `strands/constraints/spheres.py`); planes test
 every point.
+
+Body-mesh colliders (`core/mesh_colliders.py`) come after the shapes, once per frame
+(`collide_strands_meshes`): each strand near a mesh's bounding box has its points queried
+against the exact triangles of that frame (per-frame triangle grid, Ericson's closest point,
+the angle-weighted pseudo-normal for inside/outside), and a point inside is moved out along the
+normal to its radius. The body's surface is what the viewer sees, so it goes last; a point it
+pushes into a shape collider stays there (a crease between the body and a shape collider).
+A point deeper than the mesh's Depth beyond its radius finds no triangle and stays, as for the
+guides.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..colliders import ColliderKind, ColliderSet, is_similarity, shape_normal
+from ..mesh_colliders import MeshColliders, MeshField
 
 
 def bounding_sphere(kind: int, M: np.ndarray, size: float, radius_a: float, radius_b: float
@@ -133,3 +143,45 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             break
         active = np.flatnonzero(touched)
     return Projections(moved, passes)
+
+
+def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshColliders, *,
+                           sample: int = 0, first: int = 1) -> np.ndarray:
+    """Push the points (N, P, 3) of render strands out of every mesh collider's surface at its
+    sample ``sample`` to their `radius` (P,), in place; points before `first` stay. Returns the
+    flat indices (into N·P, ascending, once each) of the points moved."""
+    N, P, _ = points.shape
+    r = np.asarray(radius, dtype=np.float64)
+    if meshes is None or not meshes.count or first >= P or not N:
+        return np.zeros(0, dtype=np.int64)
+    # One sample alone, so the preview (a frame at a time) and the bake query the same grid
+    # and normals and agree bit for bit.
+    frame = MeshColliders(meshes.names, meshes.triangles,
+                          tuple(v[sample:sample + 1] for v in meshes.vertices),
+                          meshes.friction, meshes.depth)
+    field = MeshField(frame, fps=1.0, radius=float(r[first:].max()))
+    moved = []
+    for m in range(frame.count):
+        body = points[:, first:]
+        vertices = frame.vertices[m][0]
+        reach = np.float32(field.reach[m])
+        low, high = vertices.min(axis=0) - reach, vertices.max(axis=0) + reach
+        lo, hi = _boxes(body, 0.0)
+        near = np.flatnonzero(np.all((lo <= high) & (hi >= low), axis=1))
+        if not near.size:
+            continue
+        x = body[near].reshape(-1, 3).astype(np.float64)
+        c = field.contacts(m, x, 0.0, 0.0)
+        k = c.index % (P - first)
+        depth = r[first:][k] - c.distance
+        inside = depth > 0.0
+        if not inside.any():
+            continue
+        i = c.index[inside]
+        x[i] += c.normal[inside] * depth[inside, None]
+        strand, point = near[i // (P - first)], i % (P - first) + first
+        points[strand, point] = x[i]
+        moved.append(strand * P + point)
+    if not moved:
+        return np.zeros(0, dtype=np.int64)
+    return np.unique(np.concatenate(moved))

@@ -13,11 +13,18 @@ point indices:
 
 - ``0 .. HEADER-1``: the header. Points 0-3: the scalp's world matrix columns (x, y, z,
   translation); 4: (clump, randomness, K colliders); 5: (G guides, P points, passes);
-  6: (root radius, tip radius, 0); 7: unused.
+  6: (root radius, tip radius, C corrections); 7: (S correction slots, 0, 0).
 - ``HEADER + g·P + k``: point k of guide g at the LOD resolution (world).
 - ``HEADER + G·P + 2g``: guide g's home-triangle corners (b, c) and its flat flag; ``+1``: the
   fixed world axis of its flat frame (``StrandBinding.corners``, ``flat``, ``helper``).
 - ``HEADER + G·P + 2G + COLLIDER_POINTS·i + j``: record j of collider i (``collider_records``).
+- then S correction keys, then S correction values: the points a body-mesh collider moved
+  (``collide.collide_strands_meshes``) and where it put them. Key j is the flat point index i
+  (strand × P + point) as ``(i // KEY_BASE, i % KEY_BASE, 0)``, exact in float32 for any
+  count; value j its final world position. Slots past C are padding keys that match no point.
+  A body mesh's surface is not a shape the tree can rebuild (its exact closest triangle and
+  pseudo-normal), so the bake stores the few points it moved instead; the tree finds each
+  point's key with Sample Nearest.
 
 Each collider becomes one of five exact shapes in world space (the signed distances of
 ``core/colliders.py``): a similarity-scaled ellipsoid and a capsule whose one end sphere holds the
@@ -40,6 +47,8 @@ SPHERE, ELLIPSOID, CAPSULE, BOX, PLANE = range(5)
 # to inf, and every point compares inside it).
 UNBOUNDED = 1e30
 _EPS = 1e-12
+KEY_BASE = 4096
+PADDING_KEY = (-8.0, -8.0, 0.0)  # a correction slot that matches no point
 
 
 def _record(kind: int, centre, bound: float, vectors=(), floats=()) -> np.ndarray:
@@ -102,26 +111,60 @@ def collider_records(colliders: ColliderSet | None, matrices) -> np.ndarray:
                      for k in range(colliders.count)])
 
 
-def carrier_sizes(guides: int, points: int, colliders: int) -> list[int]:
-    """Point counts of the carrier's curves: header, guides, guide frames, colliders."""
-    return [HEADER] + [points] * guides + [2 * guides] + [COLLIDER_POINTS] * colliders
+def carrier_sizes(guides: int, points: int, colliders: int, slots: int = 0) -> list[int]:
+    """Point counts of the carrier's curves: header, guides, guide frames, colliders, and the
+    correction keys and values when there are ``slots``."""
+    return ([HEADER] + [points] * guides + [2 * guides] + [COLLIDER_POINTS] * colliders
+            + ([slots, slots] if slots else []))
 
 
 def carrier_points(binding: StrandBinding, guides: np.ndarray, *, scalp_matrix, clump: float,
                    randomness: float, root_radius: float, tip_radius: float,
-                   records: np.ndarray, passes: int) -> np.ndarray:
-    """One frame's carrier points (M, 3) float32; ``guides`` (G, P, 3) world at the LOD;
-    ``passes``: how many passes over the colliders the bake made (``collide_strands``)."""
+                   records: np.ndarray, passes: int, corrections=None) -> np.ndarray:
+    """One frame's carrier points (M, 3) float32 with as many correction slots as corrections
+    (``with_slots`` pads them); ``guides`` (G, P, 3) world at the LOD; ``passes``: how many
+    passes over the colliders the bake made (``collide_strands``); ``corrections``: (flat
+    indices (C,), positions (C, 3)) of the points the body meshes moved, or None."""
     G, P, _ = guides.shape
     K = len(records)
+    index, moved = corrections if corrections is not None else (np.zeros(0, np.int64),
+                                                               np.zeros((0, 3)))
+    C = len(index)
     header = np.zeros((HEADER, 3))
     header[0:4] = np.asarray(scalp_matrix, dtype=np.float64)[:3, :4].T
     header[4] = (clump, randomness, K)
     header[5] = (G, P, passes)
-    header[6] = (root_radius, tip_radius, 0.0)
+    header[6] = (root_radius, tip_radius, C)
+    header[7, 0] = C
     frames = np.zeros((G, 2, 3))
     frames[:, 0, :2] = binding.corners[:, 1:]
     frames[:, 0, 2] = binding.flat
     frames[:, 1] = binding.helper
+    keys = np.zeros((C, 3))
+    keys[:, 0], keys[:, 1] = np.divmod(np.asarray(index, dtype=np.int64), KEY_BASE)
     return np.concatenate([header, guides.reshape(G * P, 3), frames.reshape(2 * G, 3),
-                           records.reshape(K * COLLIDER_POINTS, 3)]).astype(np.float32)
+                           records.reshape(K * COLLIDER_POINTS, 3), keys,
+                           np.asarray(moved, dtype=np.float64).reshape(C, 3)]
+                          ).astype(np.float32)
+
+
+def corrections_in(carrier: np.ndarray) -> int:
+    """How many corrections a carrier from ``carrier_points`` holds (its slots)."""
+    return int(carrier[7, 0])
+
+
+def with_slots(carrier: np.ndarray, slots: int) -> np.ndarray:
+    """``carrier`` with its corrections padded to ``slots`` key and value slots (every frame of
+    a bake has the same point count: the most corrections any frame has)."""
+    C = corrections_in(carrier)
+    if slots < C:
+        raise ValueError(f"{slots} correction slots for {C} corrections")
+    base = len(carrier) - 2 * C
+    out = np.empty((base + 2 * slots, 3), dtype=np.float32)
+    out[:base] = carrier[:base]
+    out[7, 0] = slots
+    out[base:base + C] = carrier[base:base + C]
+    out[base + C:base + slots] = PADDING_KEY
+    out[base + slots:base + slots + C] = carrier[base + C:]
+    out[base + slots + C:] = 0.0
+    return out

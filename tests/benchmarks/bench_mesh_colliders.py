@@ -6,6 +6,9 @@ it approximates, measured in the same run.
    beside Waft's analytic sphere collider pushing the same points (``colliders.push_out``).
 2. ``bake``: 100 guides x 16 points falling on a 0.1 m head for 24 frames at 240 Hz, core
    milliseconds per frame, with the head as a 5k-triangle mesh and as a sphere collider.
+3. ``render strands``: one frame of 20,000 render strands x 12 points draped over a 0.1 m head
+   (``hair.collide_strands_meshes``, Depth 2 cm), milliseconds, against the same head as an
+   analytic sphere collider (``hair.collide_strands``).
 
 Prints JSON lines:
 
@@ -27,6 +30,7 @@ use_checkout()
 from waft import core  # noqa: E402
 from waft.core._bench_meshes import uv_sphere  # noqa: E402
 from waft.core.colliders import push_out, sphere_normal  # noqa: E402
+from waft.core.hair import collide_strands, collide_strands_meshes  # noqa: E402
 from waft.core.mesh_colliders import MeshColliders, MeshField, build_grid  # noqa: E402
 
 
@@ -95,6 +99,33 @@ def bake_case(repeat: int) -> dict:
             "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
 
 
+def render_case(rings: int, segments: int, repeat: int) -> dict:
+    """Strands from the upper half of the head down over it, 0-1.5 cm off its surface."""
+    R, n, P = 0.1, 20_000, 12
+    vertices, tris = uv_sphere(R, rings, segments)
+    rng = np.random.default_rng(2)
+    u = rng.normal(size=(n, 3))
+    u[:, 2] = np.abs(u[:, 2]) + 0.2
+    u /= np.linalg.norm(u, axis=1)[:, None]
+    theta0, phi = np.arccos(u[:, 2]), np.arctan2(u[:, 1], u[:, 0])
+    k = np.linspace(0.0, 1.0, P)[None]
+    theta = theta0[:, None] + k * (0.9 * np.pi - theta0[:, None])
+    off = R + 0.002 + rng.uniform(-0.003, 0.012, (n, 1)) * k
+    strands = np.stack([off * np.sin(theta) * np.cos(phi)[:, None],
+                        off * np.sin(theta) * np.sin(phi)[:, None], off * np.cos(theta)],
+                       axis=-1).astype(np.float32)
+    radius = np.linspace(0.003, 0.001, P)
+    meshes = MeshColliders.create(names=["Head"], triangles=[tris],
+                                  vertices=[vertices[None].astype(np.float32)])
+    mesh_s = best(lambda: collide_strands_meshes(strands.copy(), radius, meshes), repeat)
+    colliders = core.ColliderSet.create(names=["Head"], kind=[0], size=[R])
+    sphere_s = best(lambda: collide_strands(strands.copy(), radius, colliders,
+                                            np.eye(4)[None]), repeat)
+    return {"case": "render strands", "strands": n, "points": P, "triangles": len(tris),
+            "mesh_ms_per_frame": round(mesh_s * 1e3, 1), "peer": "Waft sphere collider",
+            "peer_ms_per_frame": round(sphere_s * 1e3, 1), "ratio": round(mesh_s / sphere_s, 1)}
+
+
 def _build(chains, frames, fps, colliders):
     rests = [core.ChainRest(setup="Hair", name=f"Hair: {i}", rest_positions=c,
                             kinematic=np.r_[True, np.zeros(len(c) - 1, bool)])
@@ -119,6 +150,8 @@ def main() -> None:
                                     (32_000, 125, 200)):
         print(json.dumps(query_case(points, rings, segments, args.repeat)), flush=True)
     print(json.dumps(bake_case(args.repeat)), flush=True)
+    for rings, segments in ((12, 24), (40, 64)):
+        print(json.dumps(render_case(rings, segments, args.repeat)), flush=True)
 
 
 if __name__ == "__main__":

@@ -80,3 +80,77 @@ def test_strands_away_from_every_collider_are_bitwise_unchanged():
     assert collide_strands(strands, np.full(strands.shape[1], 0.003), colliders,
                            matrices).moved == 0
     assert np.array_equal(strands, original)
+
+
+def test_mesh_pushes_every_point_it_reaches_out_by_its_radius_and_reports_them():
+    """A closed mesh (flat faces) cut by straight strands: every non-root point found within
+    the mesh's reach ends outside by its radius (exact brute-force distance), the points it did
+    not move are bitwise unchanged, and the returned indices are exactly the moved points."""
+    from waft.core._bench_meshes import uv_sphere
+    from waft.core.hair import collide_strands_meshes
+    from waft.core.mesh_colliders import MeshColliders
+    from waft.core.triangles import closest_on_triangles
+
+    centre = np.array([0.0, 0.0, 1.6])
+    vertices, triangles = uv_sphere(0.1, rings=8, segments=16)
+    vertices = vertices + centre
+    meshes = MeshColliders.create(names=["Head"], triangles=[triangles],
+                                  vertices=[np.stack([vertices + 1.0, vertices])],
+                                  depth=[0.03])
+    strands = _strands(n=600, points=10)
+    before = strands.copy()
+    radius = np.linspace(0.004, 0.001, strands.shape[1])
+    moved = collide_strands_meshes(strands, radius, meshes, sample=1)
+    changed = np.flatnonzero(np.any(strands != before, axis=-1).ravel())
+    np.testing.assert_array_equal(moved, changed)
+    assert np.all(strands[:, 0] == before[:, 0])  # roots stay
+
+    a, b, c = (vertices[triangles[:, i]] for i in range(3))
+    normal = np.cross(b - a, c - a)
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+
+    def signed(points):
+        plane = np.einsum("ptk,tk->pt", points[:, None] - a, normal).max(axis=1)
+        T = len(triangles)
+        p = np.repeat(points, T, axis=0)
+        closest = closest_on_triangles(p, np.tile(a, (len(points), 1)),
+                                       np.tile(b, (len(points), 1)),
+                                       np.tile(c, (len(points), 1)))[0]
+        far = np.linalg.norm(p - closest, axis=1).reshape(len(points), T).min(axis=1)
+        return np.where(plane < 0.0, plane, far)
+
+    r = np.tile(radius[1:], len(strands))
+    start = signed(before[:, 1:].reshape(-1, 3).astype(np.float64))
+    end = signed(strands[:, 1:].reshape(-1, 3).astype(np.float64))
+    reach = 0.03 + radius[1:].max()  # Depth + the largest radius moved: how far it looks
+    reached = start > -reach
+    assert (start[reached] < r[reached]).sum() > 200  # many points start inside or touching
+    assert (end[reached] - r[reached]).min() > -1e-6
+    assert np.any(np.abs(end - r) < 1e-6)
+    deep = start < -reach - 1e-6
+    np.testing.assert_array_equal(end[deep], start[deep])  # deeper than Depth: left alone
+
+
+def test_carrier_corrections_keep_their_keys_and_padding_matches_no_point():
+    from waft.core.hair import bind_strands, playback
+
+    rng = np.random.default_rng(5)
+    guides = rng.normal(size=(3, 4, 3))
+    binding = bind_strands(roots=guides[:, 0] + 0.01, guide_rest=guides, method="NEAREST")
+    index = np.array([0, 7, 4095, 4096, 9_000_001])
+    values = rng.normal(size=(5, 3))
+    carrier = playback.carrier_points(binding, guides, scalp_matrix=np.eye(4), clump=0.0,
+                                      randomness=0.0, root_radius=0.001, tip_radius=0.001,
+                                      records=np.zeros((0, playback.COLLIDER_POINTS, 3)),
+                                      passes=0, corrections=(index, values))
+    assert playback.corrections_in(carrier) == 5
+    padded = playback.with_slots(carrier, 9)
+    assert len(padded) == sum(playback.carrier_sizes(3, 4, 0, 9))
+    base = playback.HEADER + 3 * 4 + 2 * 3
+    keys, stored = padded[base:base + 9], padded[base + 9:base + 18]
+    assert padded[6, 2] == 5 and padded[7, 0] == 9
+    np.testing.assert_array_equal(keys[:5, 0] * playback.KEY_BASE + keys[:5, 1], index)
+    np.testing.assert_array_equal(stored[:5], values.astype(np.float32))
+    assert np.all(keys[5:, :2] < 0.0)  # padding: below every (non-negative) key
+    np.testing.assert_array_equal(np.delete(padded[:base], 7, axis=0),
+                                  np.delete(carrier[:base], 7, axis=0))

@@ -157,3 +157,86 @@ def test_two_guides_nearest_no_collider_rebuild_as_stored(scene, bake_api, tmp_p
         assert exact.shape == rebuilt.shape == (200 * 5, 3)
         np.testing.assert_allclose(rebuilt, exact, atol=1e-5, err_msg=f"frame {frame}")
     assert np.abs(played["GUIDES"][5] - played["GUIDES"][0]).max() > 0.01  # the head turned
+
+
+def _mesh_head(scene, rig, radius: float, centre: np.ndarray):
+    """A closed, coarse UV sphere (flat faces: not the sphere the shapes know) at ``centre``,
+    turning with the head bone, as a body-mesh collider."""
+    from waft.core._bench_meshes import uv_sphere
+
+    vertices, triangles = uv_sphere(radius, rings=8, segments=16)
+    mesh = bpy.data.meshes.new("BodyMesh")
+    mesh.from_pydata([tuple(v + centre) for v in vertices], [],
+                     [tuple(int(i) for i in t) for t in triangles])
+    mesh.update()
+    ob = bpy.data.objects.new("BodyMesh", mesh)
+    scene.collection.objects.link(ob)
+    bpy.context.view_layer.update()
+    world = ob.matrix_world.copy()
+    ob.parent, ob.parent_type, ob.parent_bone = rig, 'BONE', "Head"
+    bpy.context.view_layer.update()
+    ob.matrix_world = world
+    ob.waft_collider.enabled, ob.waft_collider.friction = True, 0.0
+    # Deeper than the head's radius: every point a strand cuts into it is found (the guides
+    # from the crown point straight down through it).
+    ob.waft_collider.depth = 0.12
+    return ob
+
+
+def _convex_signed_distance(points: np.ndarray, ob) -> np.ndarray:
+    """Exact signed distance to a closed convex mesh, by brute force: inside, the nearest face
+    plane; outside, the nearest point over every triangle (no grid, no pseudo-normal)."""
+    from waft.core.triangles import closest_on_triangles
+
+    mesh = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    mesh.calc_loop_triangles()
+    M = np.array(ob.matrix_world)
+    v = np.array([M[:3, :3] @ np.array(p.co) + M[:3, 3] for p in mesh.vertices])
+    t = np.array([tuple(lt.vertices) for lt in mesh.loop_triangles])
+    a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
+    n = np.cross(b - a, c - a)
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    plane = np.einsum("ptk,tk->pt", points[:, None] - a[None], n)
+    inside = plane.max(axis=1) < 0.0
+    out = plane.max(axis=1)
+    far = np.flatnonzero(~inside)
+    for chunk in np.array_split(far, max(1, len(far) // 2000)):
+        p = np.repeat(points[chunk], len(t), axis=0)
+        closest, _bary, _region = closest_on_triangles(p, np.tile(a, (len(chunk), 1)),
+                                                       np.tile(b, (len(chunk), 1)),
+                                                       np.tile(c, (len(chunk), 1)))
+        d = np.linalg.norm(p - closest, axis=1).reshape(len(chunk), len(t))
+        out[chunk] = d.min(axis=1)
+    return out
+
+
+def test_body_mesh_collider_pushes_render_strands_in_both_storages(scene, bake_api, tmp_path):
+    """A body-mesh head (flat faces) with a shape collider beside it: the render strands end
+    outside the mesh by their radius (the strands between guides cut into it), and the Guides
+    storage replays the points the mesh moved exactly."""
+    scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]
+    rig, _scalp = hair_rigs.head_rig(scene, guides=14)
+    hair = rig.waft_hair
+    hair.count, hair.points, hair.clump, hair.randomness = COUNT, POINTS, 0.3, 0.08
+    hair.root_radius, hair.tip_radius = 0.003, 0.001
+    head_centre = np.array(hair_rigs.HEAD)
+    head = _mesh_head(scene, rig, 0.099, head_centre)
+    _collider(scene, "Ellipsoid", 'SPHERE', head_centre + np.array([0.17, 0.0, -0.15]),
+              size=0.06, scale=(1.6, 0.8, 1.0), rotation=(0.0, 0.3, 0.5))
+    hair_rigs.save_first_on_42(tmp_path)
+    played = {}
+    for storage in ("POINTS", "GUIDES"):
+        hair.storage = storage
+        bake_api.bake_scene(scene)
+        played[storage] = _played(scene, scene.objects["Hair Strands"])
+    radius = np.tile(np.linspace(0.003, 0.001, POINTS)[1:], COUNT)
+    resting = 0
+    for frame in FRAMES:
+        gap = np.linalg.norm(played["GUIDES"][frame] - played["POINTS"][frame], axis=-1)
+        assert gap.max() < 1e-5, (frame, float(gap.max()))
+        scene.frame_set(frame)
+        x = played["POINTS"][frame][:, 1:].reshape(-1, 3).astype(np.float64)
+        sd = _convex_signed_distance(x, head)
+        assert (sd - radius).min() > -1e-5, (frame, float((sd - radius).min()))
+        resting += int(np.sum(np.abs(sd - radius) < 2e-5))
+    assert resting > 50, resting  # the mesh did hold strands on its faces
