@@ -154,3 +154,36 @@ def test_carrier_corrections_keep_their_keys_and_padding_matches_no_point():
     assert np.all(keys[5:, :2] < 0.0)  # padding: below every (non-negative) key
     np.testing.assert_array_equal(np.delete(padded[:base], 7, axis=0),
                                   np.delete(carrier[:base], 7, axis=0))
+
+
+def test_staged_mesh_query_moves_exactly_what_one_full_reach_query_moves():
+    """The near query, the lattice corners' side and the deep points' full query
+    (`collide._Fields`) push every point exactly as one query of the full reach (radius +
+    Depth) does, bit for bit: strands cutting deep into a coarse head, hanging off it and
+    lying on it."""
+    from waft.core._bench_meshes import uv_sphere
+    from waft.core.hair import collide_strands_meshes
+    from waft.core.mesh_colliders import MeshColliders, MeshField
+
+    rng = np.random.default_rng(8)
+    vertices, triangles = uv_sphere(0.1, rings=10, segments=20)
+    meshes = MeshColliders.create(names=["Head"], triangles=[triangles],
+                                  vertices=[(vertices + (0.0, 0.0, 1.6))[None]],
+                                  depth=[0.04])
+    strands = _strands(n=1500, points=12)
+    strands += rng.normal(scale=0.01, size=strands.shape).astype(np.float32)
+    radius = np.linspace(0.003, 0.001, strands.shape[1])
+    staged = strands.copy()
+    moved = collide_strands_meshes(staged, radius, meshes)
+
+    full = strands.copy()
+    x = full[:, 1:].reshape(-1, 3).astype(np.float64)
+    field = MeshField(meshes, fps=1.0, radius=float(radius[1:].max()))
+    c = field.contacts(0, x, 0.0, 0.0)
+    r = np.tile(radius[1:], len(strands))[c.index]
+    push = r - c.distance > 0.0
+    x[c.index[push]] += c.normal[push] * (r - c.distance)[push, None]
+    full[:, 1:] = x.reshape(len(strands), -1, 3)
+    assert push.sum() > 1000 and (c.distance < -0.02).sum() > 50  # deep points too
+    np.testing.assert_array_equal(staged, full)
+    assert len(moved) == push.sum()
