@@ -6,6 +6,7 @@ import bpy
 import numpy as np
 from mathutils import Vector
 
+from waft.core._bench_meshes import uv_sphere
 from waft.core.hair import scatter_roots
 from waft.core.hair._bench import hemisphere
 
@@ -73,6 +74,26 @@ def head_rig(scene, *, guides: int = 16, bones: int = 4, segment: float = 0.08,
     hair.count = 2000
     hair.points = 8
     return rig, scalp
+
+
+def mesh_head(scene, rig, radius: float, centre, *, depth: float):
+    """A closed, coarse UV sphere (flat faces: not the sphere the shapes know) at ``centre``,
+    turning with the head bone, as a body-mesh collider."""
+    vertices, triangles = uv_sphere(radius, rings=8, segments=16)
+    mesh = bpy.data.meshes.new("BodyMesh")
+    mesh.from_pydata([tuple(v + np.asarray(centre)) for v in vertices], [],
+                     [tuple(int(i) for i in t) for t in triangles])
+    mesh.update()
+    ob = bpy.data.objects.new("BodyMesh", mesh)
+    scene.collection.objects.link(ob)
+    bpy.context.view_layer.update()
+    world = ob.matrix_world.copy()
+    ob.parent, ob.parent_type, ob.parent_bone = rig, 'BONE', "Head"
+    bpy.context.view_layer.update()
+    ob.matrix_world = world
+    ob.waft_collider.enabled, ob.waft_collider.friction = True, 0.0
+    ob.waft_collider.depth = depth
+    return ob
 
 
 def evaluated_points(ob) -> np.ndarray:

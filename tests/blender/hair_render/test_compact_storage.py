@@ -159,30 +159,6 @@ def test_two_guides_nearest_no_collider_rebuild_as_stored(scene, bake_api, tmp_p
     assert np.abs(played["GUIDES"][5] - played["GUIDES"][0]).max() > 0.01  # the head turned
 
 
-def _mesh_head(scene, rig, radius: float, centre: np.ndarray):
-    """A closed, coarse UV sphere (flat faces: not the sphere the shapes know) at ``centre``,
-    turning with the head bone, as a body-mesh collider."""
-    from waft.core._bench_meshes import uv_sphere
-
-    vertices, triangles = uv_sphere(radius, rings=8, segments=16)
-    mesh = bpy.data.meshes.new("BodyMesh")
-    mesh.from_pydata([tuple(v + centre) for v in vertices], [],
-                     [tuple(int(i) for i in t) for t in triangles])
-    mesh.update()
-    ob = bpy.data.objects.new("BodyMesh", mesh)
-    scene.collection.objects.link(ob)
-    bpy.context.view_layer.update()
-    world = ob.matrix_world.copy()
-    ob.parent, ob.parent_type, ob.parent_bone = rig, 'BONE', "Head"
-    bpy.context.view_layer.update()
-    ob.matrix_world = world
-    ob.waft_collider.enabled, ob.waft_collider.friction = True, 0.0
-    # Deeper than the head's radius: every point a strand cuts into it is found (the guides
-    # from the crown point straight down through it).
-    ob.waft_collider.depth = 0.12
-    return ob
-
-
 def _convex_signed_distance(points: np.ndarray, ob) -> np.ndarray:
     """Exact signed distance to a closed convex mesh, by brute force: inside, the nearest face
     plane; outside, the nearest point over every triangle (no grid, no pseudo-normal)."""
@@ -220,7 +196,9 @@ def test_body_mesh_collider_pushes_render_strands_in_both_storages(scene, bake_a
     hair.count, hair.points, hair.clump, hair.randomness = COUNT, POINTS, 0.3, 0.08
     hair.root_radius, hair.tip_radius = 0.003, 0.001
     head_centre = np.array(hair_rigs.HEAD)
-    head = _mesh_head(scene, rig, 0.099, head_centre)
+    # Depth beyond the head's radius: every point a strand cuts into it is found (the guides
+    # from the crown point straight down through it).
+    head = hair_rigs.mesh_head(scene, rig, 0.099, head_centre, depth=0.12)
     _collider(scene, "Ellipsoid", 'SPHERE', head_centre + np.array([0.17, 0.0, -0.15]),
               size=0.06, scale=(1.6, 0.8, 1.0), rotation=(0.0, 0.3, 0.5))
     hair_rigs.save_first_on_42(tmp_path)

@@ -145,6 +145,22 @@ def test_previewed_render_strands_of_bone_chains_are_the_bake(scene, bake_api,
     _check_bakes(scene, bake_api, rig, shown, drawn, 300, 6)
 
 
+def test_previewed_render_strands_pushed_out_of_a_body_mesh_are_the_bake(
+        scene, bake_api, waft_module_name, tmp_path):
+    """The same with a flat-faced body-mesh head as the collider: the preview samples the
+    mesh each frame and pushes the strands out of it as the bake does, bit for bit."""
+    scene.frame_start, scene.frame_end = 1, 8
+    rig, _scalp = hair_rigs.head_rig(scene, guides=10, bones=3)
+    rig.waft_hair.count, rig.waft_hair.points = 300, 6
+    rig.waft_hair.clump = 0.3
+    hair_rigs.mesh_head(scene, rig, 0.099, hair_rigs.HEAD, depth=0.12)
+    hair_rigs.save_first_on_42(tmp_path)
+    preview = sys.modules[f"{waft_module_name}.addon.preview"]
+    overlay = sys.modules[f"{waft_module_name}.addon.overlay"]
+    shown, drawn = _play_strands(scene, preview, overlay, range(1, 9))
+    _check_bakes(scene, bake_api, rig, shown, drawn, 300, 6)
+
+
 def test_previewed_render_strands_of_hair_curves_are_the_bake(scene, bake_api,
                                                               waft_module_name, tmp_path):
     scene.frame_start, scene.frame_end = 1, 8
