@@ -1134,6 +1134,15 @@ MESSAGES.update({
         "每帧存储引导线、头皮矩阵和碰撞体，播放时由几何节点重建发丝 (无需 Waft 即可播放和渲染；"
         "与“全部点”相差不到 1 微米)"),
     "Every Point": ("全ポイント", "全部点"),
+    "Collide with Body Meshes": ("ボディメッシュと衝突", "与身体网格碰撞"),
+    "Push the render strands out of the body-mesh colliders too, after the shapes (slower: "
+    "every strand point near a body tests the triangles near it; the guides collide with the "
+    "meshes either way)": (
+        "形状コライダーの後、ボディメッシュのコライダーからもレンダー毛束を押し出します (低速: "
+        "ボディ付近の毛束の各ポイントが近くの三角形を調べます。ガイドはどちらの場合もメッシュと"
+        "衝突します)",
+        "在形状碰撞体之后，也把渲染发丝推出身体网格碰撞体 (较慢：身体附近发丝的每个点都要检测附近的"
+        "三角形；引导线无论如何都会与网格碰撞)"),
     "Store every point of every strand on every frame (exactly the preview's strands; files "
     "grow with strands × points × frames)": (
         "全フレームの全毛束の全ポイントを保存します (プレビューの毛束と完全に一致。ファイルサイズは"

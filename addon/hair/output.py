@@ -52,6 +52,7 @@ class StrandSettings:
     output: str
     alembic_path: str
     storage: str = "GUIDES"
+    body_meshes: bool = True  # pushed out of the body-mesh colliders too
 
     @classmethod
     def read(cls, hair) -> StrandSettings:
@@ -60,7 +61,8 @@ class StrandSettings:
                    points=int(hair.points), root_radius=float(hair.root_radius),
                    tip_radius=float(hair.tip_radius),
                    output=hair.output.name if hair.output is not None else "",
-                   alembic_path=hair.alembic_path, storage=hair.storage)
+                   alembic_path=hair.alembic_path, storage=hair.storage,
+                   body_meshes=bool(hair.body_meshes))
 
 
 @dataclass(frozen=True)
@@ -148,7 +150,8 @@ def target_for(scene, ob) -> Target:
     found = sorted(setup_collider_objects(scene, ob), key=lambda c: c.name)
     colliders = tuple(read_collider(c) for c in found if not is_mesh_collider(c))
     # World Blender units, as the strands (unit scale 1).
-    meshes = tuple(read_mesh_collider(c, 1.0) for c in found if is_mesh_collider(c))
+    meshes = tuple(read_mesh_collider(c, 1.0) for c in found
+                   if is_mesh_collider(c) and settings.body_meshes)
     return Target(setup=ob.name, scalp=read_scalp(scene, ob, scalp, hair.density_group),
                   settings=settings, colliders=colliders, meshes=meshes)
 

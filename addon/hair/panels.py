@@ -12,7 +12,7 @@ from ..panels import (
 from ..strands.panels import SETUP_CONSTRAINTS, SETUP_HAIR, SETUP_MAIN, SETUP_WIND, draw_preset
 
 STRANDS = ("scalp", "count", "points", "method", "clump", "randomness", "seed", "root_radius",
-           "tip_radius", "output", "storage", "alembic_path")
+           "tip_radius", "body_meshes", "output", "storage", "alembic_path")
 
 
 def _hair_object(context):

@@ -90,6 +90,11 @@ class WaftHairSettings(bpy.types.PropertyGroup):
         name="Output", type=bpy.types.Object, poll=_curves_poll,
         description="Curves object the render strands are written to (created as "
                     "'<setup> Strands' when empty)")
+    body_meshes: BoolProperty(
+        name="Collide with Body Meshes", default=True,
+        description="Push the render strands out of the body-mesh colliders too, after the "
+                    "shapes (slower: every strand point near a body tests the triangles near "
+                    "it; the guides collide with the meshes either way)")
     storage: EnumProperty(
         name="Storage", items=STORAGE_ITEMS, default="GUIDES",
         description="What the render-strand bake stores in the .blend")

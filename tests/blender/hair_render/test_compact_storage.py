@@ -218,3 +218,10 @@ def test_body_mesh_collider_pushes_render_strands_in_both_storages(scene, bake_a
         assert (sd - radius).min() > -1e-5, (frame, float((sd - radius).min()))
         resting += int(np.sum(np.abs(sd - radius) < 2e-5))
     assert resting > 50, resting  # the mesh did hold strands on its faces
+    # Collide with Body Meshes off: the strands follow the guides into the mesh again.
+    hair.storage, hair.body_meshes = "POINTS", False
+    bake_api.bake_scene(scene)
+    free = _played(scene, scene.objects["Hair Strands"])
+    scene.frame_set(FRAMES[-1])
+    x = free[FRAMES[-1]][:, 1:].reshape(-1, 3).astype(np.float64)
+    assert _convex_signed_distance(x, head).min() < -0.01
