@@ -16,8 +16,8 @@ as the bake's NumPy code, in float32:
    shape kind, selected by kind, broad phase and depth, so each point pays only for the shape
    of the collider it is near.
 4. Put the points a body-mesh collider moved where the bake put them: the carrier stores those
-   few points (their flat index as a key, and their position); each strand point finds its key
-   with Sample Nearest and takes the position when the key is its own.
+   few points (their strand and point index as a key, and their position); each strand point
+   finds its key with Sample Nearest and takes the position when the key is its own.
 
 The tree is shared by every strand object; the modifier's *Scalp* input names the scalp.
 """
@@ -30,7 +30,7 @@ from ...core.hair import playback
 from ...core.hair.collide import SETTLED_DEPTH
 
 NODE_GROUP = "Waft Strands Rebuild"
-VERSION = 4  # bump when the tree changes: an older group in a file is rebuilt
+VERSION = 5  # bump when the tree changes: an older group in a file is rebuilt
 SCALP = "Scalp"
 
 
@@ -367,7 +367,7 @@ def _collided(t: Tree, c: _Carrier, strands, k):
     return outer_out.outputs[0]
 
 
-def _corrected(t: Tree, c: _Carrier, strands):
+def _corrected(t: Tree, c: _Carrier, strands, k):
     """Step 4: the body-mesh corrections (``playback.carrier_points``) put in place."""
     guides, points, _ = t.xyz(c.header(5))
     colliders = t.xyz(c.header(4))[2]
@@ -381,9 +381,8 @@ def _corrected(t: Tree, c: _Carrier, strands):
     t.put(cloud.inputs['Count'], slots)
     t.put(cloud.inputs['Position'], c.point(t.math(
         'ADD', keys, t.node('GeometryNodeInputIndex').outputs[0])))
-    index = t.node('GeometryNodeInputIndex').outputs[0]
-    key = t.combine(t.math('FLOOR', t.math('DIVIDE', index, playback.KEY_BASE)),
-                    t.math('FLOORED_MODULO', index, playback.KEY_BASE), 0.0)
+    strand = t.per_curve(t.node('GeometryNodeInputIndex').outputs[0], 'INT')
+    key = t.combine(strand, k, 0.0)
     nearest = t.node('GeometryNodeSampleNearest', domain='POINT')
     t.put(nearest.inputs[0], cloud.outputs[0])
     t.put(nearest.inputs['Sample Position'], key)
@@ -450,7 +449,7 @@ def rebuild_node_group():
                                                                  root_radius), s, root_radius))
     strands = _interpolated(t, carrier, radius.outputs[0], info.outputs["Geometry"], s, k)
     strands = _collided(t, carrier, strands, k)
-    strands = _corrected(t, carrier, strands)
+    strands = _corrected(t, carrier, strands, k)
     t.put(sink.inputs[0], strands)
     return group
 

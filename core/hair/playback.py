@@ -19,9 +19,10 @@ point indices:
   fixed world axis of its flat frame (``StrandBinding.corners``, ``flat``, ``helper``).
 - ``HEADER + G·P + 2G + COLLIDER_POINTS·i + j``: record j of collider i (``collider_records``).
 - then S correction keys, then S correction values: the points a body-mesh collider moved
-  (``collide.collide_strands_meshes``) and where it put them. Key j is the flat point index i
-  (strand × P + point) as ``(i // KEY_BASE, i % KEY_BASE, 0)``, exact in float32 for any
-  count; value j its final world position. Slots past C are padding keys that match no point.
+  (``collide.collide_strands_meshes``) and where it put them. Key j is the point as
+  ``(strand, point index, 0)``, exact in float32 for any count the settings allow (a flat index
+  strand × P + point is not, past 2^24 points); value j its final world position. Slots past
+  C are padding keys that match no point.
   A body mesh's surface is not a shape the tree can rebuild (its exact closest triangle and
   pseudo-normal), so the bake stores the few points it moved instead; the tree finds each
   point's key with Sample Nearest.
@@ -47,7 +48,6 @@ SPHERE, ELLIPSOID, CAPSULE, BOX, PLANE = range(5)
 # to inf, and every point compares inside it).
 UNBOUNDED = 1e30
 _EPS = 1e-12
-KEY_BASE = 4096
 PADDING_KEY = (-8.0, -8.0, 0.0)  # a correction slot that matches no point
 
 
@@ -141,7 +141,7 @@ def carrier_points(binding: StrandBinding, guides: np.ndarray, *, scalp_matrix, 
     frames[:, 0, 2] = binding.flat
     frames[:, 1] = binding.helper
     keys = np.zeros((C, 3))
-    keys[:, 0], keys[:, 1] = np.divmod(np.asarray(index, dtype=np.int64), KEY_BASE)
+    keys[:, 0], keys[:, 1] = np.divmod(np.asarray(index, dtype=np.int64), P)
     return np.concatenate([header, guides.reshape(G * P, 3), frames.reshape(2 * G, 3),
                            records.reshape(K * COLLIDER_POINTS, 3), keys,
                            np.asarray(moved, dtype=np.float64).reshape(C, 3)]

@@ -135,9 +135,10 @@ def test_carrier_corrections_keep_their_keys_and_padding_matches_no_point():
     from waft.core.hair import bind_strands, playback
 
     rng = np.random.default_rng(5)
-    guides = rng.normal(size=(3, 4, 3))
+    guides = rng.normal(size=(3, 16, 3))
     binding = bind_strands(roots=guides[:, 0] + 0.01, guide_rest=guides, method="NEAREST")
-    index = np.array([0, 7, 4095, 4096, 9_000_001])
+    # The last: point 15 of strand 1,999,999 (the most strands), past 2^24 as a flat index.
+    index = np.array([0, 7, 4095, 4096, 31_999_999])
     values = rng.normal(size=(5, 3))
     carrier = playback.carrier_points(binding, guides, scalp_matrix=np.eye(4), clump=0.0,
                                       randomness=0.0, root_radius=0.001, tip_radius=0.001,
@@ -145,11 +146,11 @@ def test_carrier_corrections_keep_their_keys_and_padding_matches_no_point():
                                       passes=0, corrections=(index, values))
     assert playback.corrections_in(carrier) == 5
     padded = playback.with_slots(carrier, 9)
-    assert len(padded) == sum(playback.carrier_sizes(3, 4, 0, 9))
-    base = playback.HEADER + 3 * 4 + 2 * 3
+    assert len(padded) == sum(playback.carrier_sizes(3, 16, 0, 9))
+    base = playback.HEADER + 3 * 16 + 2 * 3
     keys, stored = padded[base:base + 9], padded[base + 9:base + 18]
     assert padded[6, 2] == 5 and padded[7, 0] == 9
-    np.testing.assert_array_equal(keys[:5, 0] * playback.KEY_BASE + keys[:5, 1], index)
+    np.testing.assert_array_equal(keys[:5, 0].astype(np.int64) * 16 + keys[:5, 1], index)
     np.testing.assert_array_equal(stored[:5], values.astype(np.float32))
     assert np.all(keys[5:, :2] < 0.0)  # padding: below every (non-negative) key
     np.testing.assert_array_equal(np.delete(padded[:base], 7, axis=0),
