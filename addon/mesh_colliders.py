@@ -18,7 +18,7 @@ import bpy
 import numpy as np
 
 from ..core.errors import SetupError
-from ..core.mesh_colliders import MeshColliders
+from ..core.mesh_colliders import MeshColliders, outward
 
 MESH_FLOAT_SETTINGS = ("friction", "depth")
 
@@ -114,8 +114,11 @@ class MeshSampler:
             evaluated = read.object.evaluated_get(depsgraph)
             mesh = evaluated.data
             if self._triangles[m] is None:
-                self._triangles[m] = loop_triangles(mesh)
                 self._local[m] = np.empty((self.samples, len(mesh.vertices) * 3), np.float32)
+                mesh.attributes["position"].data.foreach_get("vector", self._local[m][i])
+                # A closed mesh built or flipped inside out still collides from outside.
+                self._triangles[m] = outward(loop_triangles(mesh),
+                                             self._local[m][i].reshape(-1, 3))
             elif (len(mesh.vertices) * 3 != self._local[m].shape[1]
                   or len(mesh.polygons) == 0):
                 raise SetupError(

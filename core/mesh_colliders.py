@@ -163,6 +163,28 @@ def check_meshes(meshes: MeshColliders | None, mask, frames: int, owners: int
 # Topology and normals.
 
 
+def outward(triangles: np.ndarray, vertices: np.ndarray) -> np.ndarray:
+    """`triangles` (T, 3) wound so a closed mesh's faces point out of it: flipped when the
+    mesh is closed (every edge of exactly two triangles) and its signed volume (divergence
+    theorem, sum of a·(b×c)/6) is negative. A mesh whose normals were flipped while modelling
+    (or built inside out) otherwise collides inside out: what is outside is taken for inside,
+    and particles are pushed into the body. An open mesh has no volume; it is left as wound (its
+    front side is solid)."""
+    t = np.asarray(triangles, dtype=np.int64)
+    if not len(t):
+        return t
+    pairs = np.sort(np.stack([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]], axis=1).reshape(-1, 2),
+                    axis=1)
+    _, uses = np.unique(pairs[:, 0] * (int(t.max()) + 1) + pairs[:, 1], return_counts=True)
+    if not np.all(uses == 2):
+        return t
+    v = np.asarray(vertices, dtype=np.float64)
+    # About the centroid: the sum does not depend on the origin, its rounding does.
+    a, b, c = (v[t[:, i]] - v.mean(axis=0) for i in range(3))
+    volume = np.einsum("ij,ij->", a, np.cross(b, c)) / 6.0
+    return t[:, ::-1].copy() if volume < 0.0 else t
+
+
 @dataclass(frozen=True)
 class _Topology:
     triangles: np.ndarray  # (T, 3)

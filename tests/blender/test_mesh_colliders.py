@@ -71,6 +71,30 @@ def test_chain_falls_onto_a_mesh_ball_and_stays_outside(scene, bake_api):
     assert sd.min() > 0.01 - 1e-4
 
 
+def test_a_closed_mesh_with_flipped_normals_still_collides_from_outside(scene, bake_api):
+    """A closed mesh built or flipped inside out (faces pointing in) collides like the same
+    mesh pointing out: Waft orients closed meshes by their volume. Before, it took the outside
+    for the inside and pulled the chain into the ball."""
+    ob = rigs.chain_rig(scene, count=6, length=0.1, direction=(1.0, 0.0, 0.0))
+    rigs.calm(ob, damping=1.0, radius=0.01)
+    scene.render.fps = 24
+    scene.frame_start, scene.frame_end = 1, 30
+    center, radius = np.array((0.35, 0.0, 1.75)), 0.12
+    ball = mesh_sphere(scene, "Ball", center, radius)
+    outward = bake_api.bake_scene(scene).chain_positions["Rig: Hair.000"]
+    bake_api.clear_bake(scene)
+    bm = bmesh.new()
+    bm.from_mesh(ball.data)
+    bmesh.ops.reverse_faces(bm, faces=bm.faces)
+    bm.to_mesh(ball.data)
+    bm.free()
+    ball.data.update()
+    inward = bake_api.bake_scene(scene).chain_positions["Rig: Hair.000"]
+    d = np.linalg.norm(outward - center, axis=-1)
+    assert np.any(d < radius + 0.012)  # the ball was hit
+    np.testing.assert_allclose(inward, outward, atol=1e-6)
+
+
 def skinned_body(scene):
     """A capsule-like mesh (a UV sphere stretched to 0.5 x 0.2 x 0.2 m) skinned to one bone of
     armature 'Body' whose bone rises 0.6 m over frames 1-24 and bends the mesh's top half."""

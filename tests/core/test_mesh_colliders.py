@@ -329,3 +329,16 @@ def test_a_passive_strand_falling_onto_a_head_never_gains_energy_and_comes_to_re
     if friction > 0.0 and damping > 0.0:
         speed = np.linalg.norm(x[-1] - x[-2], axis=-1).max() * fps
         assert speed < 1e-3
+
+
+def test_outward_turns_a_closed_inside_out_mesh_and_leaves_an_open_one():
+    from waft.core._bench_meshes import uv_sphere
+    from waft.core.hair._bench import hemisphere
+    from waft.core.mesh_colliders import outward
+
+    vertices, triangles = uv_sphere(0.3, rings=12, segments=24)
+    vertices = vertices + (5.0, -3.0, 2.0)  # far from the origin: the volume about the centroid
+    np.testing.assert_array_equal(outward(triangles, vertices), triangles)
+    np.testing.assert_array_equal(outward(triangles[:, ::-1], vertices), triangles)
+    cap, cap_triangles = hemisphere(radius=0.1, rings=4, segments=8)  # open: no volume
+    np.testing.assert_array_equal(outward(cap_triangles[:, ::-1], cap), cap_triangles[:, ::-1])
