@@ -55,15 +55,17 @@ def uv_sphere_mesh(name: str, radius: float, *, segments: int = 24, rings: int =
                 )
             )
     verts.append((0.0, 0.0, -radius))
-    faces = [(0, 1 + (s + 1) % segments, 1 + s) for s in range(segments)]
+    # Wound counter-clockwise seen from outside: the normals point out (a Waft mesh collider
+    # made of it collides from outside, and it shades lit side out).
+    faces = [(0, 1 + s, 1 + (s + 1) % segments) for s in range(segments)]
     for r in range(rings - 2):
         a, b = 1 + r * segments, 1 + (r + 1) * segments
         for s in range(segments):
             t = (s + 1) % segments
-            faces.append((a + s, a + t, b + t, b + s))
+            faces.append((a + s, b + s, b + t, a + t))
     last = len(verts) - 1
     base = 1 + (rings - 2) * segments
-    faces += [(base + s, base + (s + 1) % segments, last) for s in range(segments)]
+    faces += [(base + (s + 1) % segments, base + s, last) for s in range(segments)]
     return smooth_mesh(name, verts, faces)
 
 
