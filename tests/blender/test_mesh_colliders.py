@@ -52,13 +52,21 @@ def signed_distances(scene, ob, points: np.ndarray) -> np.ndarray:
     return out
 
 
-def test_chain_falls_onto_a_mesh_ball_and_stays_outside(scene, bake_api):
+BALL_CENTER, BALL_RADIUS = np.array((0.35, 0.0, 1.75)), 0.12
+
+
+def _chain_over_ball(scene, frames: int):
+    """A six-bone horizontal chain (particle radius 1 cm) that falls onto a mesh ball."""
     ob = rigs.chain_rig(scene, count=6, length=0.1, direction=(1.0, 0.0, 0.0))
     rigs.calm(ob, damping=1.0, radius=0.01)
     scene.render.fps = 24
-    scene.frame_start, scene.frame_end = 1, 48
-    center, radius = np.array((0.35, 0.0, 1.75)), 0.12
-    ball = mesh_sphere(scene, "Ball", center, radius)
+    scene.frame_start, scene.frame_end = 1, frames
+    return ob, mesh_sphere(scene, "Ball", BALL_CENTER, BALL_RADIUS)
+
+
+def test_chain_falls_onto_a_mesh_ball_and_stays_outside(scene, bake_api):
+    ob, ball = _chain_over_ball(scene, 48)
+    center, radius = BALL_CENTER, BALL_RADIUS
     names = rigs.bone_names("Hair", 6)
     report = bake_api.bake_scene(scene)
     simulated = report.chain_positions["Rig: Hair.000"]
@@ -75,12 +83,7 @@ def test_a_closed_mesh_with_flipped_normals_still_collides_from_outside(scene, b
     """A closed mesh built or flipped inside out (faces pointing in) collides like the same
     mesh pointing out: Waft orients closed meshes by their volume. Before, it took the outside
     for the inside and pulled the chain into the ball."""
-    ob = rigs.chain_rig(scene, count=6, length=0.1, direction=(1.0, 0.0, 0.0))
-    rigs.calm(ob, damping=1.0, radius=0.01)
-    scene.render.fps = 24
-    scene.frame_start, scene.frame_end = 1, 30
-    center, radius = np.array((0.35, 0.0, 1.75)), 0.12
-    ball = mesh_sphere(scene, "Ball", center, radius)
+    _ob, ball = _chain_over_ball(scene, 30)
     outward = bake_api.bake_scene(scene).chain_positions["Rig: Hair.000"]
     bake_api.clear_bake(scene)
     bm = bmesh.new()
@@ -90,8 +93,8 @@ def test_a_closed_mesh_with_flipped_normals_still_collides_from_outside(scene, b
     bm.free()
     ball.data.update()
     inward = bake_api.bake_scene(scene).chain_positions["Rig: Hair.000"]
-    d = np.linalg.norm(outward - center, axis=-1)
-    assert np.any(d < radius + 0.012)  # the ball was hit
+    d = np.linalg.norm(outward - BALL_CENTER, axis=-1)
+    assert np.any(d < BALL_RADIUS + 0.012)  # the ball was hit
     np.testing.assert_allclose(inward, outward, atol=1e-6)
 
 
