@@ -164,25 +164,56 @@ def check_meshes(meshes: MeshColliders | None, mask, frames: int, owners: int
 
 
 def outward(triangles: np.ndarray, vertices: np.ndarray) -> np.ndarray:
-    """`triangles` (T, 3) wound so a closed mesh's faces point out of it: flipped when the
-    mesh is closed (every edge of exactly two triangles) and its signed volume (divergence
-    theorem, sum of a·(b×c)/6) is negative. A mesh whose normals were flipped while modelling
-    (or built inside out) otherwise collides inside out: what is outside is taken for inside,
-    and particles are pushed into the body. An open mesh has no volume; it is left as wound (its
+    """`triangles` (T, 3) wound so each closed part of the mesh faces out of it. A part (the
+    triangles joined through shared vertices) is closed when each of its edges belongs to
+    exactly two triangles; it is turned when its signed volume (divergence theorem, the sum of
+    a·(b×c)/6) is negative. A part whose normals were flipped while modelling, or that was built
+    inside out, otherwise collides inside out: its outside is taken for its inside, and
+    particles are pushed into the body. An open part has no volume and is left as wound (its
     front side is solid)."""
     t = np.asarray(triangles, dtype=np.int64)
     if not len(t):
         return t
+    part = _parts(t)  # (T,) the part of each triangle
     pairs = np.sort(np.stack([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]], axis=1).reshape(-1, 2),
                     axis=1)
-    _, uses = np.unique(pairs[:, 0] * (int(t.max()) + 1) + pairs[:, 1], return_counts=True)
-    if not np.all(uses == 2):
-        return t
+    _, inverse, uses = np.unique(pairs[:, 0] * (int(t.max()) + 1) + pairs[:, 1],
+                                 return_inverse=True, return_counts=True)
+    parts = int(part.max()) + 1
+    open_edges = np.bincount(np.repeat(part, 3), weights=uses[inverse.reshape(-1)] != 2,
+                             minlength=parts)
     v = np.asarray(vertices, dtype=np.float64)
     # About the centroid: the sum does not depend on the origin, its rounding does.
     a, b, c = (v[t[:, i]] - v.mean(axis=0) for i in range(3))
-    volume = np.einsum("ij,ij->", a, np.cross(b, c)) / 6.0
-    return t[:, ::-1].copy() if volume < 0.0 else t
+    volume = np.bincount(part, weights=np.einsum("ij,ij->i", a, np.cross(b, c)),
+                         minlength=parts)
+    turn = ((open_edges == 0) & (volume < 0.0))[part]
+    if not turn.any():
+        return t
+    out = t.copy()
+    out[turn] = t[turn, ::-1]
+    return out
+
+
+def _parts(triangles: np.ndarray) -> np.ndarray:
+    """The connected part (0, 1, ...) of each triangle, joined through shared vertices: each
+    round hooks the root of every edge's larger end under the smaller one, then shortcuts every
+    vertex to its root (pointer jumping; Shiloach & Vishkin 1982), a few rounds for any mesh."""
+    parent = np.arange(int(triangles.max()) + 1)
+    u = triangles.reshape(-1)
+    v = np.roll(triangles, -1, axis=1).reshape(-1)
+    while True:
+        pu, pv = parent[u], parent[v]
+        joined = pu != pv
+        if not joined.any():
+            break
+        np.minimum.at(parent, np.maximum(pu, pv)[joined], np.minimum(pu, pv)[joined])
+        while True:  # every vertex straight to its root
+            root = parent[parent]
+            if np.array_equal(root, parent):
+                break
+            parent = root
+    return np.unique(parent[triangles[:, 0]], return_inverse=True)[1].reshape(-1)
 
 
 @dataclass(frozen=True)

@@ -342,3 +342,12 @@ def test_outward_turns_a_closed_inside_out_mesh_and_leaves_an_open_one():
     np.testing.assert_array_equal(outward(triangles[:, ::-1], vertices), triangles)
     cap, cap_triangles = hemisphere(radius=0.1, rings=4, segments=8)  # open: no volume
     np.testing.assert_array_equal(outward(cap_triangles[:, ::-1], cap), cap_triangles[:, ::-1])
+    # Three parts in one mesh: a big ball facing in, a small one facing out, an open cap
+    # facing in: only the big ball is turned (each closed part by its own volume).
+    small, small_triangles = uv_sphere(0.05, rings=6, segments=12)
+    V = np.concatenate([vertices, small + (5.5, -3.0, 2.0), cap + (4.0, -3.0, 2.0)])
+    T = np.concatenate([triangles[:, ::-1], small_triangles + len(vertices),
+                        cap_triangles[:, ::-1] + len(vertices) + len(small)])
+    expected = np.concatenate([triangles, small_triangles + len(vertices),
+                               cap_triangles[:, ::-1] + len(vertices) + len(small)])
+    np.testing.assert_array_equal(outward(T, V), expected)
