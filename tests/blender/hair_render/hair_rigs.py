@@ -9,6 +9,7 @@ from mathutils import Vector
 from waft.core._bench_meshes import uv_sphere
 from waft.core.hair import scatter_roots
 from waft.core.hair._bench import hemisphere
+from waft.core.triangles import closest_on_triangles
 
 HEAD = Vector((0.0, 0.0, 1.6))
 RADIUS = 0.1
@@ -78,7 +79,8 @@ def head_rig(scene, *, guides: int = 16, bones: int = 4, segment: float = 0.08,
 
 def mesh_head(scene, rig, radius: float, centre, *, depth: float):
     """A closed, coarse UV sphere (flat faces: not the sphere the shapes know) at ``centre``,
-    turning with the head bone, as a body-mesh collider."""
+    turning with ``rig``'s ``Head`` bone (or with ``rig`` itself when it is not an armature),
+    as a body-mesh collider."""
     vertices, triangles = uv_sphere(radius, rings=8, segments=16)
     mesh = bpy.data.meshes.new("BodyMesh")
     mesh.from_pydata([tuple(v + np.asarray(centre)) for v in vertices], [],
@@ -88,12 +90,40 @@ def mesh_head(scene, rig, radius: float, centre, *, depth: float):
     scene.collection.objects.link(ob)
     bpy.context.view_layer.update()
     world = ob.matrix_world.copy()
-    ob.parent, ob.parent_type, ob.parent_bone = rig, 'BONE', "Head"
+    if rig.type == 'ARMATURE':
+        ob.parent, ob.parent_type, ob.parent_bone = rig, 'BONE', "Head"
+    else:
+        ob.parent = rig
     bpy.context.view_layer.update()
     ob.matrix_world = world
     ob.waft_collider.enabled, ob.waft_collider.friction = True, 0.0
     ob.waft_collider.depth = depth
     return ob
+
+
+def convex_signed_distance(points: np.ndarray, ob) -> np.ndarray:
+    """Exact signed distance to a closed convex mesh, by brute force: inside, the nearest face
+    plane; outside, the nearest point over every triangle (no grid, no pseudo-normal)."""
+    mesh = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    mesh.calc_loop_triangles()
+    M = np.array(ob.matrix_world)
+    v = np.array([M[:3, :3] @ np.array(p.co) + M[:3, 3] for p in mesh.vertices])
+    t = np.array([tuple(lt.vertices) for lt in mesh.loop_triangles])
+    a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
+    n = np.cross(b - a, c - a)
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    plane = np.einsum("ptk,tk->pt", points[:, None] - a[None], n)
+    inside = plane.max(axis=1) < 0.0
+    out = plane.max(axis=1)
+    far = np.flatnonzero(~inside)
+    for chunk in np.array_split(far, max(1, len(far) // 2000)):
+        p = np.repeat(points[chunk], len(t), axis=0)
+        closest, _bary, _region = closest_on_triangles(p, np.tile(a, (len(chunk), 1)),
+                                                       np.tile(b, (len(chunk), 1)),
+                                                       np.tile(c, (len(chunk), 1)))
+        d = np.linalg.norm(p - closest, axis=1).reshape(len(chunk), len(t))
+        out[chunk] = d.min(axis=1)
+    return out
 
 
 def evaluated_points(ob) -> np.ndarray:

@@ -159,33 +159,6 @@ def test_two_guides_nearest_no_collider_rebuild_as_stored(scene, bake_api, tmp_p
     assert np.abs(played["GUIDES"][5] - played["GUIDES"][0]).max() > 0.01  # the head turned
 
 
-def _convex_signed_distance(points: np.ndarray, ob) -> np.ndarray:
-    """Exact signed distance to a closed convex mesh, by brute force: inside, the nearest face
-    plane; outside, the nearest point over every triangle (no grid, no pseudo-normal)."""
-    from waft.core.triangles import closest_on_triangles
-
-    mesh = ob.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
-    mesh.calc_loop_triangles()
-    M = np.array(ob.matrix_world)
-    v = np.array([M[:3, :3] @ np.array(p.co) + M[:3, 3] for p in mesh.vertices])
-    t = np.array([tuple(lt.vertices) for lt in mesh.loop_triangles])
-    a, b, c = v[t[:, 0]], v[t[:, 1]], v[t[:, 2]]
-    n = np.cross(b - a, c - a)
-    n /= np.linalg.norm(n, axis=1, keepdims=True)
-    plane = np.einsum("ptk,tk->pt", points[:, None] - a[None], n)
-    inside = plane.max(axis=1) < 0.0
-    out = plane.max(axis=1)
-    far = np.flatnonzero(~inside)
-    for chunk in np.array_split(far, max(1, len(far) // 2000)):
-        p = np.repeat(points[chunk], len(t), axis=0)
-        closest, _bary, _region = closest_on_triangles(p, np.tile(a, (len(chunk), 1)),
-                                                       np.tile(b, (len(chunk), 1)),
-                                                       np.tile(c, (len(chunk), 1)))
-        d = np.linalg.norm(p - closest, axis=1).reshape(len(chunk), len(t))
-        out[chunk] = d.min(axis=1)
-    return out
-
-
 def test_body_mesh_collider_pushes_render_strands_in_both_storages(scene, bake_api, tmp_path):
     """A body-mesh head (flat faces) with a shape collider beside it: the render strands end
     outside the mesh by their radius (the strands between guides cut into it), and the Guides
@@ -214,7 +187,7 @@ def test_body_mesh_collider_pushes_render_strands_in_both_storages(scene, bake_a
         assert gap.max() < 1e-5, (frame, float(gap.max()))
         scene.frame_set(frame)
         x = played["POINTS"][frame][:, 1:].reshape(-1, 3).astype(np.float64)
-        sd = _convex_signed_distance(x, head)
+        sd = hair_rigs.convex_signed_distance(x, head)
         assert (sd - radius).min() > -1e-5, (frame, float((sd - radius).min()))
         resting += int(np.sum(np.abs(sd - radius) < 2e-5))
     assert resting > 50, resting  # the mesh did hold strands on its faces
@@ -224,4 +197,4 @@ def test_body_mesh_collider_pushes_render_strands_in_both_storages(scene, bake_a
     free = _played(scene, scene.objects["Hair Strands"])
     scene.frame_set(FRAMES[-1])
     x = free[FRAMES[-1]][:, 1:].reshape(-1, 3).astype(np.float64)
-    assert _convex_signed_distance(x, head).min() < -0.01
+    assert hair_rigs.convex_signed_distance(x, head).min() < -0.01

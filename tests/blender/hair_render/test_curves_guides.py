@@ -76,6 +76,27 @@ def test_render_strands_grow_on_the_surface_and_clear_removes_the_guides_bake(
     assert ob.modifiers.get("Waft Strands") is None
 
 
+def test_render_strands_of_hair_curves_are_pushed_out_of_a_body_mesh(scene, bake_api, groom):
+    """Hair Curves guides take the same path as guide chains: their render strands end outside
+    a body-mesh head (flat faces, turning with the head) by their radius."""
+    ob, _scalp, head = groom
+    hair = ob.waft_hair
+    hair.render_strands, hair.count, hair.points, hair.storage = True, 500, 8, "POINTS"
+    hair.root_radius, hair.tip_radius = 0.003, 0.001
+    mesh = hair_rigs.mesh_head(scene, head, 0.099, hair_rigs.HEAD, depth=0.12)
+    bake_api.bake_scene(scene)
+    strands = scene.objects["Groom Strands"]
+    radius = np.tile(np.linspace(0.003, 0.001, 8)[1:], 500)
+    resting = 0
+    for f in (1, 6, 12):
+        scene.frame_set(f)
+        x = hair_rigs.evaluated_points(strands).reshape(500, 8, 3)[:, 1:].reshape(-1, 3)
+        sd = hair_rigs.convex_signed_distance(x.astype(np.float64), mesh)
+        assert (sd - radius).min() > -1e-5, (f, float((sd - radius).min()))
+        resting += int(np.sum(np.abs(sd - radius) < 2e-5))
+    assert resting > 20, resting  # the mesh held strands on its faces
+
+
 def _setup_error(waft):
     return sys.modules[waft.__name__ + ".core.errors"].SetupError
 
