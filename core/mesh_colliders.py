@@ -175,12 +175,10 @@ def outward(triangles: np.ndarray, vertices: np.ndarray) -> np.ndarray:
     if not len(t):
         return t
     part = _parts(t)  # (T,) the part of each triangle
-    pairs = np.sort(np.stack([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]], axis=1).reshape(-1, 2),
-                    axis=1)
-    _, inverse, uses = np.unique(pairs[:, 0] * (int(t.max()) + 1) + pairs[:, 1],
-                                 return_inverse=True, return_counts=True)
+    edge_of = _topology(t, int(t.max()) + 1).edge_of  # (T, 3) unique edge index
+    uses = np.bincount(edge_of.reshape(-1))
     parts = int(part.max()) + 1
-    open_edges = np.bincount(np.repeat(part, 3), weights=uses[inverse.reshape(-1)] != 2,
+    open_edges = np.bincount(np.repeat(part, 3), weights=uses[edge_of.reshape(-1)] != 2,
                              minlength=parts)
     v = np.asarray(vertices, dtype=np.float64)
     # About the centroid: the sum does not depend on the origin, its rounding does.
