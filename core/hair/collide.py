@@ -8,10 +8,11 @@ every collider to its own radius, with the same shapes and signed distances the 
 (`core/colliders.py`). It is a position projection of the drawn curve only, no dynamics: the
 guides carry the motion.
 
-Cost: 50,000 strands x 16 points is 800,000 points per frame. A per-strand bounding box, tested
-against each collider's bounding sphere, keeps the exact distance to the strands near it (a
-broad phase like the guides' sphere blocks in `strands/constraints/spheres.py`); planes test
-every point.
+Cost: 50,000 strands x 16 points is 800,000 points per frame. The broad phase tests every point
+against every collider's bounding sphere in one matrix product (`_within`), and the exact
+signed distance runs on the points inside alone; planes test every point. Measured on the
+benchmark's head, neck and shoulders: 37 ms per frame, where a box per strand (the strands all
+hang past the head) took 95 ms and no broad phase 290 ms (tests/benchmarks/bench_hair_render.py).
 
 Body-mesh colliders (`core/mesh_colliders.py`) come after the shapes, once per frame
 (`collide_strands_meshes`): each strand near a mesh's bounding box has its points queried
@@ -70,6 +71,40 @@ def _boxes(points: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray]:
     return lo - np.float32(reach), hi + np.float32(reach)
 
 
+# Relative float32 rounding allowance of the expanded squared distance in `_within`: a few
+# units in the last place (6e-8) of |x|² + |c|² per term, with room to spare.
+EXPANSION_ROUNDING = 1e-5
+
+
+def _within(x: np.ndarray, centres: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """(K, n) bool: which points x (n, 3), float32, can be within `limits` (K,) of `centres`
+    (K, 3). The broad phase of every collider in one matrix product: |x − c|² expanded as
+    |x|² − 2 x·c + |c|², on the points' coordinates as three rows (a box test per strand keeps
+    nearly every strand when the hair hangs past the head, neck and shoulders, a box per run of
+    points costs more to build and gather than it saves, and NumPy's loops over an axis of 3
+    or K are several times slower than over the points). The expansion cancels in float32, so
+    the test has a margin of its rounding: it keeps every point the exact test keeps, and a
+    few more."""
+    rows = np.ascontiguousarray(x.T)  # (3, n)
+    c = centres.astype(np.float32)
+    xx = rows[0] * rows[0]
+    xx += rows[1] * rows[1]
+    xx += rows[2] * rows[2]
+    cc = np.einsum("ij,ij->i", c, c).astype(np.float64)
+    d2 = (np.float32(-2.0) * c) @ rows  # (K, n)
+    d2 += xx
+    margin = EXPANSION_ROUNDING * (float(xx.max(initial=0.0)) + cc)
+    with np.errstate(over="ignore"):  # an infinite limit (a plane): every point
+        threshold = (limits * limits + margin - cc).astype(np.float32)
+    return d2 <= threshold[:, None]
+
+
+def _put_rows(a: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
+    """a[index] = values for rows of a contiguous (n, 3) array, as one put of 12-byte items."""
+    row = np.dtype((np.void, a.itemsize * 3))
+    np.put(a.view(row).ravel(), index, np.ascontiguousarray(values, dtype=a.dtype).view(row))
+
+
 class Projections(NamedTuple):
     moved: int  # point projections made
     passes: int  # passes over the colliders made (a compact bake replays as many)
@@ -79,11 +114,11 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
                     matrices: np.ndarray, *, first: int = 1) -> Projections:
     """Push the points (N, P, 3) of render strands out of every collider (world `matrices`
     (K, 4, 4)) to their `radius` (P,), in place; points before `first` (the roots) stay."""
-    body = points[:, first:]
-    r = np.asarray(radius, dtype=np.float64)[first:]
-    if not (r.size and colliders.count):
+    N, P = points.shape[:2]
+    r = np.asarray(radius, dtype=np.float64)
+    if not (first < P and colliders.count and N):
         return Projections(0, 0)
-    reach = float(r.max())
+    reach = float(r[first:].max())
     shapes = []
     for k in range(colliders.count):
         M = np.asarray(matrices[k], dtype=np.float64)
@@ -93,56 +128,58 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
                                          float(colliders.radius_b[k]))
         similar = kind == ColliderKind.ELLIPSOID and is_similarity(M)
         shapes.append((k, kind, M, np.linalg.inv(M), centre, bound, similar))
-    active = np.arange(body.shape[0])  # strands this pass looks at
+    centres = np.array([s[4] for s in shapes])
+    limits = np.array([s[5] for s in shapes]) + reach
+    flat = np.ascontiguousarray(points.reshape(-1, 3))  # a view of contiguous points
+    rows = None  # the flat indices of the points this pass looks at (None: every point)
     moved = passes = 0
-    lo, hi = _boxes(body, reach)
     for _ in range(MAX_PASSES):
-        touched = np.zeros(body.shape[0], dtype=bool)
-        for k, kind, M, Minv, centre, bound, similar in shapes:
-            if np.isfinite(bound):
-                box_lo, box_hi = (lo, hi) if active.size == body.shape[0] else \
-                    (lo[active], hi[active])
-                gap = np.maximum(box_lo - centre, 0.0) + np.maximum(centre - box_hi, 0.0)
-                near = active[np.einsum("nk,nk->n", gap, gap) <= bound * bound]
-            else:
-                near = active
+        x = flat if rows is None else np.take(flat, rows, axis=0)
+        candidate = _within(x, centres, limits)  # (K, n)
+        if rows is None:
+            candidate.reshape(-1, N, P)[:, :, :first] = False  # the roots stay
+        touched = np.zeros(N, dtype=bool)
+        for j, (k, kind, M, Minv, centre, bound, similar) in enumerate(shapes):
+            near = np.flatnonzero(candidate[j])
             if not near.size:
                 continue
-            # Narrow phase on the points of those strands inside the bounding sphere (float32,
-            # as stored), then the exact signed distance on those alone.
-            candidates = body[near]
+            # The exact float32 bounding-sphere test (as stored), then the exact signed
+            # distance on the points inside alone. (np.take and a put of whole rows gather and
+            # scatter rows of 3 several times faster than fancy indexing.)
+            near_x = np.take(x, near, axis=0)
             if np.isfinite(bound):
-                offset = candidates - centre.astype(np.float32)
+                offset = near_x - centre.astype(np.float32)
                 limit = np.float32(bound + reach)
-                close = np.einsum("npk,npk->np", offset, offset) <= limit * limit
-            else:  # a plane: every point
-                close = np.ones(candidates.shape[:2], dtype=bool)
-            strand, point = np.nonzero(close)
-            if not strand.size:
+                close = np.flatnonzero(np.einsum("nk,nk->n", offset, offset) <= limit * limit)
+                if not close.size:
+                    continue
+                near, near_x = near[close], np.take(near_x, close, axis=0)
+            index = near if rows is None else rows[near]
+            xs = near_x.astype(np.float64)
+            n, sd = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
+            depth = r[index % P] - sd
+            inside = np.flatnonzero(depth > 0.0)
+            if not inside.size:
                 continue
-            x = candidates[strand, point].astype(np.float64)
-            n, sd = shape_normal(kind, x, M, Minv, colliders, k, similarity=similar)
-            depth = r[point] - sd
-            inside = depth > 0.0
-            if not inside.any():
-                continue
-            x[inside] += n[inside] * depth[inside, None]
-            hit = near[strand[inside]]
-            body[hit, point[inside]] = x[inside]
-            # The moved strands' boxes grow by the deepest move, so they still hold their points
-            # and the next collider's broad phase sees where they are now (a stale box missed
-            # contacts; the compact bake's geometry nodes test every point where it is).
-            grown = np.zeros(body.shape[0], dtype=bool)
-            grown[hit] = True
-            step = np.float32(depth[inside].max())
-            lo[grown] -= step
-            hi[grown] += step
-            touched[hit[depth[inside] > SETTLED_DEPTH]] = True
-            moved += int(inside.sum())
+            depth = depth[inside]
+            out = np.take(xs, inside, axis=0)
+            out += np.take(n, inside, axis=0) * depth[:, None]
+            out = out.astype(flat.dtype, copy=False)  # float32 as stored (or the caller's float64)
+            _put_rows(x, near[inside], out)
+            if rows is not None:
+                _put_rows(flat, index[inside], out)
+            # A moved point is a candidate of every later collider of the pass: its mask was
+            # made where it was before.
+            candidate[j + 1:, near[inside]] = True
+            touched[index[inside][depth > SETTLED_DEPTH] // P] = True
+            moved += int(inside.size)
         passes += 1
         if not touched.any():
             break
         active = np.flatnonzero(touched)
+        rows = (active[:, None] * P + np.arange(first, P)).ravel()
+    if not np.shares_memory(flat, points):
+        points[...] = flat.reshape(points.shape)
     return Projections(moved, passes)
 
 

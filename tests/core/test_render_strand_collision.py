@@ -72,6 +72,24 @@ def test_every_point_ends_outside_every_collider_by_its_radius():
     assert np.array_equal(strands[untouched], original[untouched])
 
 
+def test_far_from_the_origin_no_point_is_missed_by_the_broad_phase():
+    """The broad phase expands |x - c|² in float32, which cancels: 1.8 km from the origin its
+    rounding is about a square metre. Its margin must keep every point the exact test moves:
+    the scene of the test above, moved there, ends outside by the radius just the same."""
+    colliders, matrices = _colliders()
+    offset = np.array([1500.0, -900.0, 300.0])
+    matrices = matrices.copy()
+    matrices[:, :3, 3] += offset
+    strands = (_strands().astype(np.float64) + offset).astype(np.float32)
+    radius = np.linspace(0.004, 0.001, strands.shape[1])
+    before = _signed_distances(strands, colliders, matrices)
+    assert (before[:, :, 1:] < radius[1:]).sum() > 1000
+    collide_strands(strands, radius, colliders, matrices)
+    after = _signed_distances(strands, colliders, matrices)
+    # float32 positions there are 0.12 mm apart: the radius is met to that rounding.
+    assert np.all(after[:, :, 1:] >= radius[1:] - 1.01e-4 - 2.5e-4)
+
+
 def test_strands_away_from_every_collider_are_bitwise_unchanged():
     colliders, matrices = _colliders()
     strands = _strands() + np.float32(5.0) * np.array([1, 0, 0], dtype=np.float32)
