@@ -99,26 +99,33 @@ def loop_triangles(mesh) -> np.ndarray:
 class MeshSampler:
     """The evaluated world vertices of every mesh collider at each of `samples` times."""
 
-    def __init__(self, reads: tuple[MeshColliderRead, ...], samples: int):
+    def __init__(self, reads: tuple[MeshColliderRead, ...], samples: int, *,
+                 held: int | None = None):
+        """``held``: the samples the buffers hold at once (all of them by default); a bake
+        that converts its samples in blocks (``release``) holds a block."""
         self.reads = reads
         self.samples = samples
+        self.base = 0  # the first sample in the buffers
+        self._held = samples if held is None else min(held, samples)
         self._triangles: list[np.ndarray | None] = [None] * len(reads)
         self._local: list[np.ndarray | None] = [None] * len(reads)
-        self._world = np.empty((samples, len(reads), 4, 4))
+        self._world = np.empty((self._held, len(reads), 4, 4))
+        self._first_det = np.zeros(len(reads))  # the first sample's, which the faces follow
 
     def sample(self, i: int) -> None:
         if not self.reads:
             return
         depsgraph = bpy.context.evaluated_depsgraph_get()
+        j = i - self.base
         for m, read in enumerate(self.reads):
             evaluated = read.object.evaluated_get(depsgraph)
             mesh = evaluated.data
             if self._triangles[m] is None:
-                self._local[m] = np.empty((self.samples, len(mesh.vertices) * 3), np.float32)
-                mesh.attributes["position"].data.foreach_get("vector", self._local[m][i])
+                self._local[m] = np.empty((self._held, len(mesh.vertices) * 3), np.float32)
+                mesh.attributes["position"].data.foreach_get("vector", self._local[m][j])
                 # A closed mesh built or flipped inside out still collides from outside.
                 self._triangles[m] = outward(loop_triangles(mesh),
-                                             self._local[m][i].reshape(-1, 3))
+                                             self._local[m][j].reshape(-1, 3))
             elif (len(mesh.vertices) * 3 != self._local[m].shape[1]
                   or len(mesh.polygons) == 0):
                 raise SetupError(
@@ -126,8 +133,21 @@ class MeshSampler:
                     f"during the animation ({len(mesh.vertices)} vertices now, "
                     f"{self._local[m].shape[1] // 3} at the first frame); a mesh collider needs "
                     "the same topology on every frame")
-            mesh.attributes["position"].data.foreach_get("vector", self._local[m][i])
-            self._world[i, m] = np.array(evaluated.matrix_world)
+            mesh.attributes["position"].data.foreach_get("vector", self._local[m][j])
+            self._world[j, m] = np.array(evaluated.matrix_world)
+            if i == 0:
+                self._first_det[m] = np.linalg.det(self._world[j, m, :3, :3])
+
+    def release(self, upto: int, done: int) -> None:
+        """Samples before ``upto`` are converted: the buffers start at it (``done``: the
+        samples read)."""
+        keep = done - upto
+        start = upto - self.base
+        self._world[:keep] = self._world[start:start + keep]
+        for local in self._local:
+            if local is not None:
+                local[:keep] = local[start:start + keep]
+        self.base = upto
 
     def hold(self, done: int) -> None:
         """Every sample from `done` on a copy of the last one read (a preview's placeholders)."""
@@ -146,11 +166,13 @@ class MeshSampler:
         if not self.reads:
             return None
         numbers = np.arange(self.samples)[index]
+        if self.base:
+            index = numbers - self.base
         vertices, triangles = [], []
         for m, read in enumerate(self.reads):
             world = self._world[index, m]
             det = np.linalg.det(world[:, :3, :3])
-            first = float(np.linalg.det(self._world[0, m, :3, :3]))
+            first = float(self._first_det[m])
             bad = (det <= 0.0) if first > 0.0 else (det >= 0.0)
             if first == 0.0 or bad.any():
                 f = int(numbers[np.flatnonzero(bad)[0]]) if bad.any() else 0

@@ -8,13 +8,14 @@ broadcast to the shapes ``core.params.StrandParams`` documents (per particle, pe
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
 from ...core.strands.drive import Drive
 from ...core.strands.model import ChainRest, StrandModel, build_strand_model
 from ...core.strands.params import StrandParams
+from ...core.strands.solver import component_major_reference
 from ..reading import collider_set
 from .reading import SceneRead
 from .sampling import Samples
@@ -253,3 +254,109 @@ def drive_rows(read: SceneRead, samples: Samples, *, rate: float | None = None
                   settled_offset=settled_offsets(read, n_particles),
                   meshes=samples.meshes, mesh_mask=read.mesh_mask)
     return drive, frames
+
+
+class InputBuilder:
+    """``solver_input`` assembled block by block: the bake reads the scene a block of samples
+    at a time, hands each block's rows here (``add``) and lets the block go, so a long shot
+    never holds every read bone at every sample (0.8 GB float32 at 512 bones × 25,000
+    samples) beside the drive made from them. Every per-sample value depends on its own
+    sample only (the live preview feeds the solver the same rows), so the input is
+    ``solver_input``'s of all the samples, bit for bit.
+
+    The drive's reference is written straight into the solver's component-major layout
+    (``component_major_reference``): the solver takes it without a second copy (346 MB at
+    that size)."""
+
+    def __init__(self, read: SceneRead, *, samples: int, frames: int, rate: float | None):
+        self.read, self.rate = read, rate
+        self.samples, self.frames = samples, frames
+        self.model = None
+        self._drive: Drive | None = None
+        self._per_sample: dict[str, bool] = {}
+        self._chain_frames: ChainFrames | None = None
+        self.filled = 0  # drive samples written
+        self.frames_filled = 0  # scene frames of the chain frames written
+
+    def add(self, rows: Samples, frame_rows: Samples | None = None) -> None:
+        """The next grid samples' ``rows`` and, with sub-frame samples, the next scene
+        frames' ``frame_rows`` (matrices only: ``Sampler.rows(settings=False)``)."""
+        if len(rows.frames):
+            part, frames = drive_rows(self.read, rows, rate=self.rate)
+            if self.model is None:
+                self.model = build_strand_model(chains=chain_rests(self.read, rows),
+                                                colliders=collider_set(self.read.colliders),
+                                                collider_mask=self.read.collider_mask)
+            self._write_drive(part)
+            if self.rate is None:  # the samples are the scene frames
+                self._write_frames(frames)
+        if frame_rows is not None and len(frame_rows.frames):
+            self._write_frames(chain_frames(self.read, frame_rows)[0])
+
+    def _write_drive(self, part: Drive) -> None:
+        a, n = self.filled, part.frames
+        if self._drive is None:
+            F = self.samples
+            S, P = part.reference.shape[1:3]
+            params = {}
+            for f in fields(part.params):
+                value = np.asarray(getattr(part.params, f.name))
+                # A block of two or more samples tells the animated settings (a row per
+                # sample) from the ones read once (one row); a single sample cannot.
+                animated = value.ndim > 0 and value.shape[0] == n and (n > 1 or F == 1)
+                self._per_sample[f.name] = animated and F > 1
+                params[f.name] = np.empty((F,) + value.shape[1:], value.dtype) \
+                    if self._per_sample[f.name] else value
+            meshes = part.meshes
+            if meshes is not None:
+                meshes = replace(meshes, vertices=tuple(
+                    np.empty((F,) + v.shape[1:], v.dtype) for v in meshes.vertices))
+            self._drive = replace(
+                part, reference=component_major_reference(F, S, P),
+                space=self._space_buffer(F, part.space.shape[1]),
+                collider_matrix=np.empty((F,) + part.collider_matrix.shape[1:]),
+                params=replace(part.params, **params), meshes=meshes)
+        drive = self._drive
+        drive.reference[a:a + n] = part.reference
+        self._space[a:a + n] = part.space[:, :self._space.shape[1]]
+        drive.collider_matrix[a:a + n] = part.collider_matrix
+        for name, animated in self._per_sample.items():
+            if animated:
+                getattr(drive.params, name)[a:a + n] = getattr(part.params, name)
+        if drive.meshes is not None:
+            for mine, theirs in zip(drive.meshes.vertices, part.meshes.vertices, strict=True):
+                mine[a:a + n] = theirs
+        self.filled = a + n
+
+    def _space_buffer(self, F: int, S: int) -> np.ndarray:
+        """(F, S, 4, 4) the drive's space: the chains of one armature share theirs (its
+        object's, times its Space Bone's pose: ``chain_space``), so with one armature it is
+        one matrix per sample seen by every chain (205 MB less at 64 chains × 25,000
+        samples)."""
+        shared = len(self.read.setups) == 1
+        self._space = np.empty((F, 1 if shared else S, 4, 4))
+        return np.broadcast_to(self._space, (F, S, 4, 4)) if shared else self._space
+
+    def _write_frames(self, part: ChainFrames) -> None:
+        a, n = self.frames_filled, len(part.object_matrix)
+        if self._chain_frames is None:
+            # The bones' pose matrices are Blender's float32 (and identities in the padding):
+            # kept in float32, exactly, and the writer reads them as float64 a chunk at a time.
+            F = self.frames
+            self._chain_frames = replace(part, **{
+                name: np.empty((F,) + getattr(part, name).shape[1:], dtype)
+                for name, dtype in (("reference_matrix", np.float32),
+                                    ("parent_matrix", np.float32),
+                                    ("object_matrix", np.float64))})
+        for name in ("reference_matrix", "parent_matrix", "object_matrix"):
+            getattr(self._chain_frames, name)[a:a + n] = getattr(part, name)
+        self.frames_filled = a + n
+
+    def result(self) -> SolverInput:
+        """The model, the drive over every sample and the chain frames at the scene frames."""
+        if self.filled != self.samples or self.frames_filled != self.frames:
+            raise RuntimeError(f"{self.filled} of {self.samples} samples and "
+                               f"{self.frames_filled} of {self.frames} frames are added")
+        drive = replace(self._drive, output_fps=self.read.fps,
+                        output_frames=self.read.frame_end - self.read.frame_start + 1)
+        return SolverInput(model=self.model, drive=drive, frames=self._chain_frames)

@@ -37,7 +37,8 @@ def extended(read: SceneRead, cycles: int) -> SceneRead:
 def _check_cyclic(read: SceneRead, frames, length: int) -> None:
     """The animation the chains follow (their bones and parents, armature space) repeats every
     cycle over the last two cycles, or a SetupError names the bone and frame."""
-    pose = np.concatenate((frames.reference_matrix, frames.parent_matrix[:, :, None]), axis=2)
+    pose = np.concatenate((frames.reference_matrix, frames.parent_matrix[:, :, None]),
+                          axis=2).astype(np.float64)  # (float32 as Blender gives them, or not)
     later, earlier = pose[length:], pose[:-length]
     gap = np.abs(later - earlier).max(axis=(-2, -1))  # (F - C, S, B + 1)
     if gap.max() <= CYCLE_TOLERANCE:

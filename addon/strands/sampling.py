@@ -101,11 +101,16 @@ class Samples:
 class Sampler(FrameSampler):
     """Samples a frame range in chunks (the modal operator steps it; ``sample_all`` runs it)."""
 
-    def __init__(self, scene, read: SceneRead, times: np.ndarray | None = None):
+    def __init__(self, scene, read: SceneRead, times: np.ndarray | None = None, *,
+                 held: int | None = None):
+        """``held``: the samples the buffers hold at once, every one by default (``result``
+        needs them all); the bake reads a block, converts it (``rows``) and lets it go
+        (``release``), so a long shot never holds every bone at every sample."""
         super().__init__(scene, np.arange(read.frame_start, read.frame_end + 1)
                          if times is None else times)
         self.read = read
-        n_frames = len(self.frames)
+        self.base = 0  # the first sample in the buffers
+        n_frames = len(self.frames) if held is None else min(held, len(self.frames))
         # Only the bones a reader needs are kept (chain bones, their parents, Space Bones): a
         # 4-bone tail on an 800-bone rig kept every bone at every sample.
         self._read_bones = [read_bones(read, s) for s in range(len(read.setups))]
@@ -118,7 +123,7 @@ class Sampler(FrameSampler):
         self._object = np.empty((n_frames, len(read.setups), 4, 4))
         self._collider = np.empty((n_frames, len(read.colliders), 4, 4))
         self._gravity = np.empty((n_frames, 3))
-        self._meshes = mesh_colliders.MeshSampler(read.meshes, n_frames)
+        self._meshes = mesh_colliders.MeshSampler(read.meshes, len(self.frames), held=n_frames)
         # Which settings are animated, once per setup (walks every F-curve of its actions).
         self._animated_settings = [animated_settings(s.object) for s in read.setups]
         self._setup_series = [self._setup_series_for(i, s.object)
@@ -149,26 +154,51 @@ class Sampler(FrameSampler):
             for per_bone in chain:
                 yield from per_bone.values()
 
+    @property
+    def held(self) -> int:
+        """Samples the buffers hold at once."""
+        return len(self._object)
+
     def _sample_frame(self, i: int) -> None:
+        j = i - self.base
+        if j >= self.held:
+            raise RuntimeError(f"sample {i} does not fit: release the samples before it")
         for s, setup in enumerate(self.read.setups):
             ob = setup.object
             scratch = self._scratch[s]
             if scratch is None:
-                ob.pose.bones.foreach_get("matrix", self._pose[s][i])
+                ob.pose.bones.foreach_get("matrix", self._pose[s][j])
             else:
                 ob.pose.bones.foreach_get("matrix", scratch)
-                self._pose[s][i] = scratch.reshape(-1, 16)[self._read_bones[s]].ravel()
-            self._object[i, s] = np.array(ob.matrix_world)
+                self._pose[s][j] = scratch.reshape(-1, 16)[self._read_bones[s]].ravel()
+            self._object[j, s] = np.array(ob.matrix_world)
         for k, collider in enumerate(self.read.colliders):
-            self._collider[i, k] = np.array(collider.object.matrix_world)
+            self._collider[j, k] = np.array(collider.object.matrix_world)
         self._meshes.sample(i)
         scene = self.scene
-        self._gravity[i] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
+        self._gravity[j] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
         for series in (self._all_series() if i == 0 else self._animated):
             series.sample()
 
+    def release(self, upto: int) -> None:
+        """The samples before ``upto`` are converted (``rows``) and will not be asked for
+        again: the buffers start at ``upto``, the later samples read moved to their front."""
+        if not self.base <= upto <= self.done:
+            raise ValueError(f"cannot release up to sample {upto} ({self.base}..{self.done} "
+                             "are held)")
+        keep, start = self.done - upto, upto - self.base
+        for buf in (*self._pose, self._object, self._collider, self._gravity):
+            buf[:keep] = buf[start:start + keep]
+        self._meshes.release(upto, self.done)
+        self.base = upto
+
+    def _every_sample_held(self) -> None:
+        if self.held < self.total:
+            raise RuntimeError("this sampler holds a block of samples, not all of them")
+
     def result(self) -> Samples:
         self._check_finished()
+        self._every_sample_held()
         return self._samples()
 
     def partial_result(self) -> Samples:
@@ -177,6 +207,7 @@ class Sampler(FrameSampler):
         done = self.done
         if done < 1:
             raise RuntimeError("nothing is sampled yet")
+        self._every_sample_held()
         for buf in (*self._pose, self._object, self._collider, self._gravity):
             buf[done:] = buf[done - 1]
         self._meshes.hold(done)
@@ -190,6 +221,9 @@ class Sampler(FrameSampler):
         index = np.asarray(index, dtype=np.int64)
         if len(index) and int(index.max()) >= self.done:
             raise ValueError(f"sample {int(index.max())} is not read yet ({self.done} are)")
+        if len(index) and int(index.min()) < self.base:
+            raise ValueError(f"sample {int(index.min())} is released")
+        held = index - self.base  # rows of the buffers
 
         def series(s: SettingSeries) -> np.ndarray:
             values = s.array()
@@ -199,12 +233,12 @@ class Sampler(FrameSampler):
         n = len(index)
         samples = Samples(
             frames=self.frames[index],
-            pose_matrix=[buf[index].reshape(n, -1, 4, 4).transpose(0, 1, 3, 2)
+            pose_matrix=[buf[held].reshape(n, -1, 4, 4).transpose(0, 1, 3, 2)
                          for buf in self._pose],
             pose_columns=self._columns,
-            object_matrix=scale @ self._object[index],
-            collider_matrix=scale @ self._collider[index],
-            gravity=self._gravity[index] * self.read.unit_scale,
+            object_matrix=scale @ self._object[held],
+            collider_matrix=scale @ self._collider[held],
+            gravity=self._gravity[held] * self.read.unit_scale,
             setup_settings=[], bone_settings=[])
         if not settings:
             check_matrices(self.read, samples)

@@ -21,11 +21,11 @@ from ...core.strands.bone_frames import basis_rotations, chain_axes
 from ...core.strands.solver import BakeResult, bake_steps
 from .. import preview, rest_channels, systems
 from ..looping import simulate_for_bake
-from ..progress import solve_steps
+from ..progress import Progress, solve_steps
 from ..report import ArmatureReport, SystemReport, timings
-from ..sampling import sample_steps, sample_times, waft_tracks_muted
+from ..sampling import frame_kept, sample_steps, sample_times, waft_tracks_muted
 from . import loop, vrm_mode, writing
-from .assemble import chain_frames, solver_input
+from .assemble import InputBuilder, chain_frames, solver_input
 from .reading import SceneRead, find_setups, read_scene
 from .sampling import Sampler
 
@@ -135,14 +135,16 @@ def _rotations(f, positions, vrm) -> np.ndarray:
     quats = None
     for start in range(0, F, ROTATION_CHUNK):
         end = min(start + ROTATION_CHUNK, F)
-        axes = chain_axes(reference_matrix=f.reference_matrix[start:end],
+        # (The pose matrices may be held in float32, as Blender gives them: read as float64.)
+        axes = chain_axes(reference_matrix=f.reference_matrix[start:end].astype(np.float64),
                           object_matrix=f.object_matrix[start:end],
                           positions=positions[start:end])
         if vrm is not None:
             axes[:, list(vrm.chains), : vrm.axes.shape[2]] = vrm.axes[start:end]
         chunk = basis_rotations(rest_matrix=f.rest_matrix,
                                 parent_rest_matrix=f.parent_rest_matrix,
-                                parent_matrix=f.parent_matrix[start:end], axes=axes)
+                                parent_matrix=f.parent_matrix[start:end].astype(np.float64),
+                                axes=axes)
         if quats is None:
             quats = np.empty((F,) + chunk.shape[1:])
         quats[start:end] = chunk
@@ -157,6 +159,7 @@ def _write(read: SceneRead, f, positions, report: StrandReport, static: list, vr
     quats = _rotations(f, positions, vrm)
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
     max_angles = _max_angles(read, f, reduction)
+    del f  # the bone matrices of every frame (143 MB at 512 bones × 5,000): not while keying
     for i, setup in enumerate(read.setups):
         bone_quats = {}
         for s, chain in enumerate(read.chains):
@@ -185,25 +188,66 @@ class Simulation:
     from_preview: bool = False  # the result is the live preview's (``preview.solved``)
 
 
+# Samples read and converted at a time by the bake (``sampled_input``): the sampler's buffers
+# hold this many (8 MB at 512 bones), and each block's conversion costs a few NumPy calls per
+# chain, so blocks much smaller than this would multiply them.
+SAMPLE_BLOCK = 256
+
+
+def sampled_input(scene, read: SceneRead, times, on_grid, at_frames, *, rate, chunk: int):
+    """Generator (yields Progress): read the scene at ``times`` (``sample_times``) a block of
+    ``SAMPLE_BLOCK`` samples at a time, turn each block into the solver's input rows
+    (``assemble.InputBuilder``) and let it go; returns ``solver_input``'s ``SolverInput`` of
+    every sample, with the chain frames at the scene frames."""
+    sampler = Sampler(scene, read, times, held=SAMPLE_BLOCK)
+    builder = InputBuilder(read, samples=len(on_grid), frames=len(at_frames), rate=rate)
+    grid = scene_frames = 0  # grid samples and scene frames converted
+    total = sampler.total
+    with frame_kept(scene), waft_tracks_muted(s.object for s in read.setups):
+        while sampler.done < total:
+            sampler.sample_chunk(min(chunk, sampler.held - (sampler.done - sampler.base)))
+            if sampler.done - sampler.base >= sampler.held or sampler.done == total:
+                done = sampler.done
+                grid_end = int(np.searchsorted(on_grid, done))
+                frames_end = int(np.searchsorted(at_frames, done))
+                builder.add(sampler.rows(on_grid[grid:grid_end]),
+                            None if rate is None else
+                            sampler.rows(at_frames[scene_frames:frames_end], settings=False))
+                grid, scene_frames = grid_end, frames_end
+                sampler.release(done)
+            yield Progress("sample", sampler.done, total, system=NAME)
+    return builder.result()
+
+
 def simulate(read: SceneRead, scene, *, settings, sample_chunk: int = SAMPLE_CHUNK):
     """Generator (yields Progress): sample every frame once, solve, return a ``Simulation``.
     The bake and Capture Settled Pose both run it."""
     t0 = time.perf_counter()
     rate = float(scene.waft.sample_rate)
     times, on_grid, at_frames = sample_times(read.frame_start, read.frame_end, read.fps, rate)
-    samples = yield from sample_steps(
-        scene, Sampler(scene, read, times), chunk=sample_chunk,
-        muted=waft_tracks_muted(s.object for s in read.setups))
     sub_frame = rate > 0.0  # else the samples are the scene frames
-    inputs = solver_input(read, samples.take(on_grid), rate=rate if sub_frame else None)
-    frames_out = chain_frames(read, samples.take(at_frames))[0] if sub_frame else inputs.frames
-    t1 = time.perf_counter()
-    vrm = vrm_mode.solve(read, samples.take(at_frames) if sub_frame else samples,
-                         inputs.drive.reference.shape[2],
-                         preroll_frames=settings.preroll_frames if settings is not None else 0)
-    # The drive and the output frames hold what the solve and the writer read: the samples
-    # (every bone's matrix at every sample: 330 MB at 512 bones × 5,000 samples) go now.
-    del samples
+    vrm = None
+    if not vrm_mode.vrm_chains(read):
+        inputs = yield from sampled_input(scene, read, times, on_grid, at_frames,
+                                          rate=rate if sub_frame else None, chunk=sample_chunk)
+        frames_out = inputs.frames
+        t1 = time.perf_counter()
+    else:
+        # The VRM Spring Bone chains are solved over the whole shot at once: every sample
+        # is held.
+        samples = yield from sample_steps(
+            scene, Sampler(scene, read, times), chunk=sample_chunk,
+            muted=waft_tracks_muted(s.object for s in read.setups))
+        inputs = solver_input(read, samples.take(on_grid), rate=rate if sub_frame else None)
+        frames_out = chain_frames(read, samples.take(at_frames))[0] if sub_frame \
+            else inputs.frames
+        t1 = time.perf_counter()
+        vrm = vrm_mode.solve(read, samples.take(at_frames) if sub_frame else samples,
+                             inputs.drive.reference.shape[2],
+                             preroll_frames=settings.preroll_frames if settings is not None
+                             else 0)
+        # The drive and the output frames hold what the solve and the writer read.
+        del samples
     # The live preview played this very input through: its result is the bake's, bit for bit.
     result = preview.solved(scene, inputs, settings) if vrm is None else None
     from_preview = result is not None
@@ -227,9 +271,13 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
                  if scene.waft.use_key_reduction else None)
     run = yield from simulate_for_bake(simulate, loop, read, scene, settings=settings,
                                        sample_chunk=sample_chunk)
-    result, frames_out = run.result, run.frames
+    result, vrm = run.result, run.vrm
+    frames_out = [run.frames]  # handed to the writer, which lets it go before it keys
     report.sample_s, report.solve_s = run.sample_s, run.solve_s
     report.from_preview = run.from_preview
+    # The solver's input (the drive over every sample: 550 MB at 512 bones × 25,000 samples)
+    # is not needed to write: it goes before the keys are made, not after.
+    del run
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
     for s, chain in enumerate(read.chains):
         count = len(chain.bone_names) + 1
@@ -240,7 +288,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
 
     def commit() -> StrandReport:
         t2 = time.perf_counter()
-        _write(read, frames_out, result.positions, report, static, run.vrm, reduction)
+        _write(read, frames_out.pop(), result.positions, report, static, vrm, reduction)
         for output_commit in output_commits:
             output_commit()
         report.write_s = time.perf_counter() - t2

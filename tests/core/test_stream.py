@@ -173,3 +173,35 @@ def test_identical_is_bitwise():
     assert identical({"k": [a, (1, 2.0)]}, {"k": [a.copy(), (1, 2.0)]})
     assert not identical({"k": [a, (1, 2.0)]}, {"k": [a, (1, 2.5)]})
     assert not identical(None, a) and identical(None, None)
+
+
+@pytest.mark.parametrize("particles", [9, 10])
+def test_a_reference_in_the_solvers_own_layout_bakes_the_same_without_a_copy(rig, particles):
+    """A drive whose reference is a view of the solver's component-major layout
+    (`component_major_reference`, what the add-on's bake fills block by block) gives the
+    bake's frames bit for bit; the solver fills its padding columns in place (9 particles are
+    padded to 10, 10 to 14), so nothing the caller sees changes."""
+    from waft.core.strands import solver
+
+    model, drive = _scene(rig, sample_fps=120.0, output_fps=24.0, seconds=0.5)
+    if particles == 10:  # a ninth bone: chains of 10 particles
+        rest = rig.vertical_chain(bones=9, length=0.04, top=(0.0, 0.0, 0.5))
+        model, plain = rig.build([rest, rest + (0.2, 0.0, 0.0)], frames=drive.frames,
+                                 fps=drive.fps, radius=0.01, shape_stiffness=0.1)
+        drive = replace(plain, output_fps=24.0, output_frames=drive.output_frames)
+    assert drive.reference.shape[2] == particles
+    baked = core.bake(model, drive).positions
+    view = solver.component_major_reference(*drive.reference.shape[:3])
+    view[...] = drive.reference
+    held = view.copy()
+    copies = []
+    original = np.ascontiguousarray
+    solver.np.ascontiguousarray = lambda a, *args, **kw: copies.append(a.shape) or original(
+        a, *args, **kw)
+    try:
+        in_place = core.bake(model, replace(drive, reference=view)).positions
+    finally:
+        solver.np.ascontiguousarray = original
+    np.testing.assert_array_equal(in_place, baked)
+    np.testing.assert_array_equal(view, held)
+    assert all(shape[0] != drive.frames for shape in copies)  # no copy of the reference
