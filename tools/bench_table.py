@@ -102,10 +102,14 @@ def _memory(r) -> list[tuple[str, str, str, str]]:
                 and line["frames"] == waft["frames"]]
         versus = (f"`nla.bake` of the same bones {peer[0]['peak_mb']:,.0f} MB: ratio "
                   f"**{peer[0]['ratio_waft_over_nla_bake']:.1f}**; " if peer else "")
+        keys = (f" ({waft['resident_after_mb']:,.0f} MB of it the keys, resident after the "
+                f"bake; {waft['peak_above_after_mb']:,.0f} MB above them = "
+                f"{waft['peak_above_after_mb'] / waft['result_mb']:.1f} × the result)"
+                if "resident_after_mb" in waft else "")
         rows.append(("" if rows else "memory",
                       f"peak resident memory of a bake, {waft['bones']} bones × "
                       f"{waft['frames']:,} frames",
-                      f"{waft['peak_mb']:,.0f} MB",
+                      f"{waft['peak_mb']:,.0f} MB{keys}",
                       f"{versus}target ≤ 3 × the result ({3 * waft['result_mb']:,.0f} MB)"))
     return rows
 

@@ -281,8 +281,10 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     frames = np.arange(read.frame_start, read.frame_end + 1, dtype=np.float64)
     for s, chain in enumerate(read.chains):
         count = len(chain.bone_names) + 1
+        positions = result.positions[:, s, :count]
+        # In Blender units; metres already (a view, not a second copy of the result)
         report.chain_positions[read.chain_name(s)] = (
-            result.positions[:, s, :count] / read.unit_scale)
+            positions if read.unit_scale == 1.0 else positions / read.unit_scale)
     output_commits = [module.build_output(item, report.chain_positions, frames)
                       for module, item in prepared.outputs]
 

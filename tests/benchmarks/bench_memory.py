@@ -9,7 +9,9 @@ collider) over a long shot. Each measurement resets the process's peak resident 
 - ``bpy.ops.nla.bake(visual_keying=True, bake_types={'POSE'})`` of the same bones, no physics.
 
 Prints JSON lines (``peak_mb`` above the scene's own resident set, ``result_mb``: the solved
-positions, float64, that the keys are made from).
+positions, float64, that the keys are made from; ``resident_after_mb``: what is still resident
+after the bake, the keys Blender holds, and ``peak_above_after_mb`` what the bake held beyond
+them at its peak).
 
     .venv/bin/python tests/benchmarks/bench_memory.py [--frames 1000 5000] [--zip ZIP]
 """
@@ -40,14 +42,17 @@ def _status(field: str) -> float:
     raise RuntimeError(f"{field} is not in /proc/self/status (Linux only)")
 
 
-def _peak_of(run) -> tuple[float, float]:
-    """(seconds, peak resident MB above the resident set before) of ``run()``."""
+def _peak_of(run) -> tuple[float, float, float]:
+    """(seconds, peak resident MB above the resident set before, resident MB above it after)
+    of ``run()``: what is still resident after the bake is what it made (Blender's F-curve
+    points), the floor of any bake that writes those keys."""
     with open("/proc/self/clear_refs", "w") as clear:
         clear.write("5")  # the peak (VmHWM) starts again from the current resident set
     before = _status("VmRSS")
     start = time.perf_counter()
     run()
-    return time.perf_counter() - start, _status("VmHWM") - before
+    return (time.perf_counter() - start, _status("VmHWM") - before,
+            _status("VmRSS") - before)
 
 
 def _scene(frames: int):
@@ -61,8 +66,9 @@ def measure_waft(bake_api, frames: int) -> dict:
     rig.waft.enabled = True
     for name in names:
         rig.pose.bones[name].waft.simulate = True
-    seconds, peak = _peak_of(lambda: bake_api.bake_scene(scene))
-    return {"seconds": seconds, "peak_mb": peak}
+    seconds, peak, after = _peak_of(lambda: bake_api.bake_scene(scene))
+    return {"seconds": seconds, "peak_mb": peak, "resident_after_mb": after,
+            "peak_above_after_mb": peak - after}
 
 
 def measure_nla_bake(frames: int) -> dict:
@@ -73,13 +79,14 @@ def measure_nla_bake(frames: int) -> dict:
     for pb in rig.pose.bones:
         blender_env.set_pose_bone_selected(pb, pb.name in wanted)
     result = set()
-    seconds, peak = _peak_of(lambda: result.update(bpy.ops.nla.bake(
+    seconds, peak, after = _peak_of(lambda: result.update(bpy.ops.nla.bake(
         frame_start=1, frame_end=frames, only_selected=True, visual_keying=True,
         bake_types={"POSE"})))
     bpy.ops.object.mode_set(mode="OBJECT")
     if "FINISHED" not in result:
         raise RuntimeError(f"nla.bake returned {result}")
-    return {"seconds": seconds, "peak_mb": peak}
+    return {"seconds": seconds, "peak_mb": peak, "resident_after_mb": after,
+            "peak_above_after_mb": peak - after}
 
 
 def main(argv: list[str] | None = None) -> int:
