@@ -45,7 +45,8 @@ from .triangles import (
     REGION_BC,
     REGION_C,
     REGION_CA,
-    closest_on_triangles,
+    closest_on_triangle_rows,
+    row_dot,
 )
 
 _EPS = 1e-12
@@ -425,6 +426,16 @@ class MeshField:
             a += alpha * (V[g][vertex] - a)
         return a
 
+    def _position_rows(self, m: int, t: float, vertex: np.ndarray) -> np.ndarray:
+        """`_positions` of the vertices `vertex` (n,) as coordinate rows (3, n)."""
+        f, alpha = frame_interval(t, self.fps, self.F)
+        g = min(f + 1, self.F - 1)
+        V = self.meshes.vertices[m]
+        a = np.take(V[f].T, vertex, axis=1).astype(np.float64)
+        if alpha != 0.0:
+            a += alpha * (np.take(V[g].T, vertex, axis=1) - a)
+        return a
+
     def contacts(self, m: int, points: np.ndarray, t_start: float, t_end: float) -> Contacts:
         """The contacts of `points` (N, 3) with mesh `m` at the end of the substep
         [t_start, t_end] (see `Contacts`); points farther than its reach are left out. Points
@@ -453,20 +464,22 @@ class MeshField:
         point, triangle = candidates(grid, points)
         empty = Contacts(np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0),
                          np.zeros((0, 3)))
+        # The pairs are worked on as coordinate rows (3, pairs), gathered with np.take: NumPy's
+        # loops over an axis of 3 and its row gathers by fancy index are several times slower.
+        x = np.ascontiguousarray(points.T)
         # Bounding-sphere test per pair before the exact distance: a cell holds every triangle
         # within reach of any of its points, most of them out of reach of a given one.
-        gap = points[point] - grid.centre[triangle]
-        near = np.einsum("ij,ij->i", gap, gap) <= grid.bound[triangle] ** 2
+        gap = np.take(x, point, axis=1) - np.take(grid.centre.T, triangle, axis=1)
+        near = row_dot(gap, gap) <= grid.bound[triangle] ** 2
         point, triangle = point[near], triangle[near]
         if len(point) == 0:
             return empty
         tri = self.topology[m].triangles[triangle]  # (C, 3)
-        corners = self._positions(m, t_end, tri)  # (C, 3, 3)
-        p = points[point]
-        closest, bary, region = closest_on_triangles(p, corners[:, 0], corners[:, 1],
-                                                     corners[:, 2])
+        corners = [self._position_rows(m, t_end, tri[:, k]) for k in range(3)]  # 3 x (3, C)
+        p = np.take(x, point, axis=1)
+        closest, v, w, region = closest_on_triangle_rows(p, *corners)
         offset = p - closest
-        d2 = np.einsum("ij,ij->i", offset, offset)
+        d2 = row_dot(offset, offset)
         # The nearest candidate per point: candidates come grouped by point, in order.
         starts = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
         nearest = np.minimum.reduceat(d2, starts)
@@ -482,8 +495,9 @@ class MeshField:
         chosen = chosen[nearest <= reach * reach]
         if len(chosen) == 0:
             return empty
-        offset, region, triangle, bary = (offset[chosen], region[chosen], triangle[chosen],
-                                          bary[chosen])
+        offset = np.ascontiguousarray(offset[:, chosen].T)
+        region, triangle, v, w = region[chosen], triangle[chosen], v[chosen], w[chosen]
+        bary = np.stack([1 - v - w, v, w], axis=-1)
         distance = np.sqrt(d2[chosen])
         # Pseudo-normal of the closest feature, blended between the interval's samples.
         g = min(f + 1, self.F - 1)
@@ -500,7 +514,8 @@ class MeshField:
                 np.sqrt(np.einsum("ij,ij->i", fn, fn)), _EPS)[:, None]
         # Where the surface point was at the substep's start (same barycentric weights).
         before = self._positions(m, t_start, self.topology[m].triangles[triangle])
-        motion = np.einsum("ij,ijk->ik", bary, corners[chosen] - before)
+        corners = np.stack([c[:, chosen].T for c in corners], axis=1)  # (C, 3, 3)
+        motion = np.einsum("ij,ijk->ik", bary, corners - before)
         return Contacts(point[chosen], normal, sign * distance, motion)
 
     def _feature_normal(self, normals: tuple, m: int, triangle: np.ndarray,

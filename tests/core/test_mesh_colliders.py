@@ -45,6 +45,28 @@ def test_closest_point_on_triangle_matches_dense_sampling_in_every_region():
     np.testing.assert_allclose(closest, [[1.0, 0.0, 0.0]], atol=1e-15)
 
 
+def test_barycentric_weights_give_the_closest_point_and_degenerate_triangles_stay_finite():
+    """The weights rebuild the point in every region; a triangle collapsed to a segment or a
+    point still gives a finite closest point on what is left of it (the weights computed per
+    region only must not leave a division by zero behind)."""
+    rng = np.random.default_rng(7)
+    p = rng.normal(size=(5000, 3)) * 2.0
+    a, b, c = rng.normal(size=(3, 5000, 3))
+    c[:1000] = 2.0 * a[:1000] - b[:1000]  # collinear: a segment
+    b[1000:2000] = c[1000:2000] = a[1000:2000]  # a point
+    closest, bary, region = closest_on_triangles(p, a, b, c)
+    assert np.all(np.isfinite(closest)) and np.all(np.isfinite(bary))
+    rebuilt = bary[:, :1] * a + bary[:, 1:2] * b + bary[:, 2:] * c
+    np.testing.assert_allclose(rebuilt, closest, atol=1e-9)
+    np.testing.assert_allclose(closest[1000:2000], a[1000:2000], atol=1e-12)
+    assert set(np.unique(region[2000:])) == set(range(7))  # every region met
+    # On the segment: no farther than its nearer end.
+    seg = slice(0, 1000)
+    ends = np.minimum(np.linalg.norm(p[seg] - b[seg], axis=1), np.linalg.norm(p[seg] - c[seg],
+                                                                                 axis=1))
+    assert np.all(np.linalg.norm(p[seg] - closest[seg], axis=1) <= ends + 1e-12)
+
+
 def test_grid_finds_every_triangle_within_reach():
     rng = np.random.default_rng(1)
     vertices, tris = uv_sphere(0.3, 12, 24)
