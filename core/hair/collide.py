@@ -178,7 +178,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             break
         active = np.flatnonzero(touched)
         rows = (active[:, None] * P + np.arange(first, P)).ravel()
-    if not np.shares_memory(flat, points):
+    if not np.may_share_memory(flat, points):  # a copy was made: write it back
         points[...] = flat.reshape(points.shape)
     return Projections(moved, passes)
 

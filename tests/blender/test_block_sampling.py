@@ -11,8 +11,6 @@ import importlib
 import sys
 from pathlib import Path
 
-import bmesh
-import bpy
 import numpy as np
 import pytest
 
@@ -20,19 +18,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import waft_rigs as rigs  # noqa: E402
 
 pytestmark = pytest.mark.compat
-
-
-def _mesh_ball(scene, name: str, location, radius: float):
-    mesh = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    bmesh.ops.create_icosphere(bm, subdivisions=2, radius=radius)
-    bm.to_mesh(mesh)
-    bm.free()
-    ob = bpy.data.objects.new(name, mesh)
-    ob.location = location
-    scene.collection.objects.link(ob)
-    ob.waft_collider.enabled = True
-    return ob
 
 
 def _scene(scene, *, armatures: int):
@@ -54,7 +39,7 @@ def _scene(scene, *, armatures: int):
     rig.keyframe_insert(path, frame=1)
     first.waft.shape_stiffness = 0.6
     rig.keyframe_insert(path, frame=20)
-    ball = _mesh_ball(scene, "Ball", (0.2, 0.0, 1.3), 0.15)
+    ball = rigs.mesh_sphere(scene, "Ball", (0.2, 0.0, 1.3), 0.15, segments=16, rings=8)
     ball.keyframe_insert("location", frame=1)
     ball.location = (-0.2, 0.1, 1.2)
     ball.keyframe_insert("location", frame=33)

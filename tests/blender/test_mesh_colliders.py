@@ -21,19 +21,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import waft_rigs as rigs  # noqa: E402
 
 
-def mesh_sphere(scene, name: str, location, radius: float, *, segments=48, rings=24):
-    mesh = bpy.data.meshes.new(name)
-    bm = bmesh.new()
-    bmesh.ops.create_uvsphere(bm, u_segments=segments, v_segments=rings, radius=radius)
-    bm.to_mesh(mesh)
-    bm.free()
-    ob = bpy.data.objects.new(name, mesh)
-    ob.location = location
-    scene.collection.objects.link(ob)
-    ob.waft_collider.enabled = True
-    return ob
-
-
 def signed_distances(scene, ob, points: np.ndarray) -> np.ndarray:
     """Signed distance of world `points` from the evaluated mesh of `ob` (negative inside),
     from Blender's BVH (built on the world-space evaluated vertices) nearest point and the face
@@ -61,7 +48,7 @@ def _chain_over_ball(scene, frames: int):
     rigs.calm(ob, damping=1.0, radius=0.01)
     scene.render.fps = 24
     scene.frame_start, scene.frame_end = 1, frames
-    return ob, mesh_sphere(scene, "Ball", BALL_CENTER, BALL_RADIUS)
+    return ob, rigs.mesh_sphere(scene, "Ball", BALL_CENTER, BALL_RADIUS)
 
 
 def test_chain_falls_onto_a_mesh_ball_and_stays_outside(scene, bake_api):
@@ -105,7 +92,7 @@ def skinned_body(scene):
         {"name": "Hips", "head": (0.3, 0.0, 0.5), "tail": (0.3, 0.0, 0.8)},
         {"name": "Chest", "head": (0.3, 0.0, 0.8), "tail": (0.3, 0.0, 1.1), "parent": "Hips",
          "connect": True}])
-    body = mesh_sphere(scene, "BodyMesh", (0.3, 0.0, 0.8), 1.0, segments=32, rings=16)
+    body = rigs.mesh_sphere(scene, "BodyMesh", (0.3, 0.0, 0.8), 1.0, segments=32, rings=16)
     body.scale = (0.2, 0.2, 0.5)
     bpy.context.view_layer.update()
     hips, chest = body.vertex_groups.new(name="Hips"), body.vertex_groups.new(name="Chest")
@@ -183,7 +170,7 @@ def test_mesh_collider_whose_topology_changes_names_it_and_changes_nothing(scene
                                                                            waft):
     rigs.chain_rig(scene, count=3, length=0.1, direction=(1.0, 0.0, 0.0))
     scene.frame_start, scene.frame_end = 1, 12
-    ball = mesh_sphere(scene, "Growing", (0.2, 0.0, 1.6), 0.1)
+    ball = rigs.mesh_sphere(scene, "Growing", (0.2, 0.0, 1.6), 0.1)
     build = ball.modifiers.new("Build", 'BUILD')
     build.frame_start, build.frame_duration = 1, 10
     scene.frame_set(12)  # the whole mesh at the current frame: the read step accepts it
@@ -197,7 +184,7 @@ def test_mesh_ball_pushes_the_cloth(scene, bake_api):
     rig, cage = cloth_rigs.cloth_rig(scene)
     scene.frame_start, scene.frame_end = 1, 24
     center = np.array((0.0, -0.05, 1.75))
-    ball = mesh_sphere(scene, "Ball", center, 0.12)
+    ball = rigs.mesh_sphere(scene, "Ball", center, 0.12)
     # The skinned cage starts up to 4.3 cm inside the ball: the mesh's Depth must reach that
     # far (at the default 2 cm the deepest vertices are not found and stay inside).
     ball.waft_collider.depth = 0.06
@@ -224,7 +211,7 @@ def test_hair_curves_guides_fall_onto_a_mesh_ball(scene, bake_api, tmp_path):
     points[:] = points[:, :1] + np.linspace(0, 0.3, 6)[None, :, None] * np.array([1.0, 0, 0])
     ob.data.position_data.foreach_set("vector", points.ravel())
     centre = np.array(hair_rigs.HEAD) + np.array([0.0, 0.0, -0.6])
-    ball = mesh_sphere(scene, "Ball", tuple(centre), 0.45, segments=64, rings=32)
+    ball = rigs.mesh_sphere(scene, "Ball", tuple(centre), 0.45, segments=64, rings=32)
     ob.waft.shape_stiffness = 0.0
     ob.waft.radius = 0.005
     hair_rigs.save_first_on_42(tmp_path)

@@ -14,6 +14,7 @@ import struct
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import bmesh
 import bpy
 import numpy as np
 from mathutils import Vector
@@ -149,6 +150,20 @@ def sphere_collider(scene, name: str, location, radius: float):
     empty.waft_collider.enabled = True
     scene.collection.objects.link(empty)
     return empty
+
+
+def mesh_sphere(scene, name: str, location, radius: float, *, segments=48, rings=24):
+    """A UV-sphere mesh object enabled as a Waft (body-mesh) collider."""
+    mesh = bpy.data.meshes.new(name)
+    bm = bmesh.new()
+    bmesh.ops.create_uvsphere(bm, u_segments=segments, v_segments=rings, radius=radius)
+    bm.to_mesh(mesh)
+    bm.free()
+    ob = bpy.data.objects.new(name, mesh)
+    ob.location = location
+    scene.collection.objects.link(ob)
+    ob.waft_collider.enabled = True
+    return ob
 
 
 def world_points(scene, ob, names: Sequence[str], frames: Sequence[int]) -> np.ndarray:
