@@ -199,7 +199,11 @@ def sampled_input(scene, read: SceneRead, times, on_grid, at_frames, *, rate, ch
     ``SAMPLE_BLOCK`` samples at a time, turn each block into the solver's input rows
     (``assemble.InputBuilder``) and let it go; returns ``solver_input``'s ``SolverInput`` of
     every sample, with the chain frames at the scene frames."""
-    sampler = Sampler(scene, read, times, held=SAMPLE_BLOCK)
+    # The first block reaches the second grid sample: the builder tells a setting read once
+    # (one row) from an animated one (a row per sample) by a block of two or more (a grid
+    # coarser than 1/256 of the samples, e.g. 0.05 Hz, would otherwise start with one).
+    held = max(SAMPLE_BLOCK, int(on_grid[1]) + 1 if len(on_grid) > 1 else 1)
+    sampler = Sampler(scene, read, times, held=held)
     builder = InputBuilder(read, samples=len(on_grid), frames=len(at_frames), rate=rate)
     grid = scene_frames = 0  # grid samples and scene frames converted
     total = sampler.total

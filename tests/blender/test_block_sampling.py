@@ -58,10 +58,13 @@ def _scene(scene, *, armatures: int):
         other.pose.bones[rigs.ROOT].keyframe_insert("location", frame=33)
 
 
-@pytest.mark.parametrize("armatures", [1, 2])
+@pytest.mark.parametrize(("armatures", "rate"), [(1, 120.0), (2, 120.0), (1, 0.0), (2, 2.0)])
 def test_the_input_read_in_blocks_is_the_input_of_every_sample(scene, waft_module_name,
-                                                                 armatures):
+                                                                 armatures, rate):
+    """Sub-frame samples (120 Hz), the scene frames (0), and a grid coarser than a block (2 Hz
+    at 24 fps: one grid sample per 12 frames, blocks of 7)."""
     _scene(scene, armatures=armatures)
+    scene.waft.sample_rate = rate
     module = waft_module_name
     system = importlib.import_module(f"{module}.addon.strands.system")
     reading = importlib.import_module(f"{module}.addon.strands.reading")
@@ -72,17 +75,18 @@ def test_the_input_read_in_blocks_is_the_input_of_every_sample(scene, waft_modul
     identical = importlib.import_module(f"{module}.core.identical").identical
 
     read = reading.read_scene(scene)
-    rate = 120.0
     times, on_grid, at_frames = sampling.sample_times(read.frame_start, read.frame_end,
                                                       read.fps, rate)
-    assert len(times) == 161 and len(at_frames) == 33
+    assert len(at_frames) == 33 and len(times) == {120.0: 161, 0.0: 33, 2.0: 34}[rate]
+    rate = rate if rate > 0.0 else None
     frame = scene.frame_current
     # Every sample at once (what the bake did before).
     samples = progress.run_to_end(sampling.sample_steps(
         scene, strand_sampling.Sampler(scene, read, times), chunk=1 << 30,
         muted=sampling.waft_tracks_muted(s.object for s in read.setups)))
     everything = assemble.solver_input(read, samples.take(on_grid), rate=rate)
-    frames = assemble.chain_frames(read, samples.take(at_frames))[0]
+    frames = assemble.chain_frames(read, samples.take(at_frames))[0] if rate else \
+        everything.frames
     # Blocks of 7 samples read 3 at a time: 23 blocks, the last of one sample.
     original = system.SAMPLE_BLOCK
     system.SAMPLE_BLOCK = 7
@@ -96,7 +100,7 @@ def test_the_input_read_in_blocks_is_the_input_of_every_sample(scene, waft_modul
     assert identical(blocks.drive, everything.drive)
     assert blocks.drive.meshes is not None
     params = blocks.drive.params
-    assert params.damping.shape[0] == params.shape_stiffness.shape[0] == 161  # animated
+    assert params.damping.shape[0] == params.shape_stiffness.shape[0] == len(on_grid) > 2
     for name in ("rest_matrix", "parent_rest_matrix", "reference_matrix", "parent_matrix",
                  "object_matrix"):
         mine, theirs = getattr(blocks.frames, name), getattr(frames, name)
