@@ -10,9 +10,10 @@ guides carry the motion.
 
 Cost: 50,000 strands x 16 points is 800,000 points per frame. The broad phase tests every point
 against every collider's bounding sphere in one matrix product (`_within`), and the exact
-signed distance runs on the points inside alone; planes test every point. Measured on the
-benchmark's head, neck and shoulders: 37 ms per frame, where a box per strand (the strands all
-hang past the head) took 95 ms and no broad phase 290 ms (tests/benchmarks/bench_hair_render.py).
+signed distance runs on the points inside alone (`collider_rows`: coordinate rows); planes
+test every point. Measured on the benchmark's head, neck and shoulders: 28 ms per frame, where
+a box per strand (the strands all hang past the head) took 95 ms and no broad phase 290 ms
+(tests/benchmarks/bench_hair_render.py).
 
 Body-mesh colliders (`core/mesh_colliders.py`) come after the shapes, once per frame
 (`collide_strands_meshes`): each strand near a mesh's bounding box has its points queried
@@ -31,7 +32,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..colliders import ColliderKind, ColliderSet, is_similarity, shape_normal
+from ..collider_rows import shape_normal_rows
+from ..colliders import ColliderKind, ColliderSet, is_similarity
 from ..mesh_colliders import Contacts, MeshColliders, MeshField
 
 
@@ -76,16 +78,13 @@ def _boxes(points: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray]:
 EXPANSION_ROUNDING = 1e-5
 
 
-def _within(x: np.ndarray, centres: np.ndarray, limits: np.ndarray) -> np.ndarray:
-    """(K, n) bool: which points x (n, 3), float32, can be within `limits` (K,) of `centres`
-    (K, 3). The broad phase of every collider in one matrix product: |x − c|² expanded as
-    |x|² − 2 x·c + |c|², on the points' coordinates as three rows (a box test per strand keeps
-    nearly every strand when the hair hangs past the head, neck and shoulders, a box per run of
-    points costs more to build and gather than it saves, and NumPy's loops over an axis of 3
-    or K are several times slower than over the points). The expansion cancels in float32, so
-    the test has a margin of its rounding: it keeps every point the exact test keeps, and a
-    few more."""
-    rows = np.ascontiguousarray(x.T)  # (3, n)
+def _within(rows: np.ndarray, centres: np.ndarray, limits: np.ndarray) -> np.ndarray:
+    """(K, n) bool: which points, as coordinate rows (3, n) float32, can be within `limits` (K,)
+    of `centres` (K, 3). The broad phase of every collider in one matrix product: |x − c|²
+    expanded as |x|² − 2 x·c + |c|² (a box test per strand keeps nearly every strand when the
+    hair hangs past the head, neck and shoulders, and a box per run of points costs more to
+    build and gather than it saves). The expansion cancels in float32, so the test has a
+    margin of its rounding: it keeps every point the exact test keeps, and a few more."""
     c = centres.astype(np.float32)
     xx = rows[0] * rows[0]
     xx += rows[1] * rows[1]
@@ -131,53 +130,58 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     centres = np.array([s[4] for s in shapes])
     limits = np.array([s[5] for s in shapes]) + reach
     flat = np.ascontiguousarray(points.reshape(-1, 3))  # a view of contiguous points
-    rows = None  # the flat indices of the points this pass looks at (None: every point)
+    # Everything per point works on coordinate rows (3, n): NumPy's loops over an axis of 3
+    # run several times slower than over the points (collider_rows). Rows are gathered with
+    # np.take and written back to the points with one put of whole rows.
+    index = None  # the flat indices of the points this pass looks at (None: every point)
     moved = passes = 0
     for _ in range(MAX_PASSES):
-        x = flat if rows is None else np.take(flat, rows, axis=0)
+        x = np.ascontiguousarray((flat if index is None else np.take(flat, index, axis=0)).T)
         candidate = _within(x, centres, limits)  # (K, n)
-        if rows is None:
+        if index is None:
             candidate.reshape(-1, N, P)[:, :, :first] = False  # the roots stay
         touched = np.zeros(N, dtype=bool)
         for j, (k, kind, M, Minv, centre, bound, similar) in enumerate(shapes):
             near = np.flatnonzero(candidate[j])
             if not near.size:
                 continue
-            # The exact float32 bounding-sphere test (as stored), then the exact signed
-            # distance on the points inside alone. (np.take and a put of whole rows gather and
-            # scatter rows of 3 several times faster than fancy indexing.)
-            near_x = np.take(x, near, axis=0)
+            # The float32 bounding-sphere test (as stored), then the exact signed distance on
+            # the points inside alone.
+            near_x = np.take(x, near, axis=1)
             if np.isfinite(bound):
-                offset = near_x - centre.astype(np.float32)
-                limit = np.float32(bound + reach)
-                close = np.flatnonzero(np.einsum("nk,nk->n", offset, offset) <= limit * limit)
+                offset = near_x - centre.astype(np.float32)[:, None]
+                d2 = offset[0] * offset[0]
+                d2 += offset[1] * offset[1]
+                d2 += offset[2] * offset[2]
+                close = np.flatnonzero(d2 <= np.float32(bound + reach) ** 2)
                 if not close.size:
                     continue
-                near, near_x = near[close], np.take(near_x, close, axis=0)
-            index = near if rows is None else rows[near]
+                near, near_x = near[close], np.take(near_x, close, axis=1)
+            point = near if index is None else index[near]
             xs = near_x.astype(np.float64)
-            n, sd = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
-            depth = r[index % P] - sd
+            n, sd = shape_normal_rows(kind, xs, M, Minv, colliders, k, similarity=similar)
+            depth = r[point % P] - sd
             inside = np.flatnonzero(depth > 0.0)
             if not inside.size:
                 continue
             depth = depth[inside]
-            out = np.take(xs, inside, axis=0)
-            out += np.take(n, inside, axis=0) * depth[:, None]
+            out = np.take(xs, inside, axis=1)
+            out += np.take(n, inside, axis=1) * depth
             out = out.astype(flat.dtype, copy=False)  # float32 as stored (or the caller's float64)
-            _put_rows(x, near[inside], out)
-            if rows is not None:
-                _put_rows(flat, index[inside], out)
+            hit = near[inside]
+            for axis in range(3):
+                np.put(x[axis], hit, out[axis])
+            _put_rows(flat, point[inside], out.T)
             # A moved point is a candidate of every later collider of the pass: its mask was
             # made where it was before.
-            candidate[j + 1:, near[inside]] = True
-            touched[index[inside][depth > SETTLED_DEPTH] // P] = True
+            candidate[j + 1:, hit] = True
+            touched[point[inside][depth > SETTLED_DEPTH] // P] = True
             moved += int(inside.size)
         passes += 1
         if not touched.any():
             break
         active = np.flatnonzero(touched)
-        rows = (active[:, None] * P + np.arange(first, P)).ravel()
+        index = (active[:, None] * P + np.arange(first, P)).ravel()
     if not np.may_share_memory(flat, points):  # a copy was made: write it back
         points[...] = flat.reshape(points.shape)
     return Projections(moved, passes)

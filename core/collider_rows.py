@@ -1,0 +1,101 @@
+"""The collider shapes of `colliders.py` on coordinate rows: points as (3, n) arrays.
+
+The same normals and signed distances as `colliders.shape_normal` (to rounding), for many
+points at once: NumPy's loops over an axis of 3, as in an (n, 3) array of points, run several
+times slower than over the points, so the render strands' exact test (hundreds of thousands of
+points a frame, `hair/collide.py`) works on rows. Spheres (ellipsoids under a similarity),
+ellipsoids and capsules have their own row forms; boxes and planes go through
+`colliders.shape_normal`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .colliders import ColliderKind, ColliderSet, shape_normal
+
+_EPS = 1e-12
+_UP = np.array([0.0, 0.0, 1.0])
+
+
+def _norm(v: np.ndarray) -> np.ndarray:
+    return np.sqrt(v[0] * v[0] + v[1] * v[1] + v[2] * v[2])
+
+
+def _normalise(v: np.ndarray, length: np.ndarray, fallback: np.ndarray) -> np.ndarray:
+    """`v` (3, n) divided by its `length` (n,) in place; zero vectors become `fallback` (3,)."""
+    degenerate = length < _EPS
+    v /= np.maximum(length, _EPS)
+    if degenerate.any():
+        v[:, degenerate] = fallback[:, None]
+    return v
+
+
+def sphere_rows(x: np.ndarray, centre: np.ndarray, radius: float):
+    """A sphere: outward normals (3, n) and signed distances (n,)."""
+    n = x - centre[:, None]
+    length = _norm(n)
+    return _normalise(n, length, _UP), length - radius
+
+
+def ellipsoid_rows(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, size: float):
+    """A sphere of radius `size` under any world matrix `M`: the radial projection in its unit
+    space and the distance to the tangent plane there (`colliders.ellipsoid_normal`)."""
+    u = Minv[:3, :3] @ x + Minv[:3, 3:4]
+    u /= size
+    _normalise(u, _norm(u), _UP)  # the unit-sphere point s
+    surface = M[:3, :3] @ (u * size) + M[:3, 3:4]
+    n = Minv[:3, :3].T @ u  # the gradient of |Minv x| there
+    _normalise(n, _norm(n), _UP)
+    offset = x - surface
+    return n, offset[0] * n[0] + offset[1] * n[1] + offset[2] * n[2]
+
+
+def capsule_rows(x: np.ndarray, M: np.ndarray, half_length: float, radius_a: float,
+                 radius_b: float):
+    """A tapered capsule, the convex hull of two spheres (`colliders.capsule_normal`)."""
+    A = M[:3, :3] @ np.array([0.0, 0.0, -half_length]) + M[:3, 3]
+    B = M[:3, :3] @ np.array([0.0, 0.0, half_length]) + M[:3, 3]
+    radial_scale = 0.5 * (np.linalg.norm(M[:3, 0]) + np.linalg.norm(M[:3, 1]))
+    ra, rb = radius_a * radial_scale, radius_b * radial_scale
+    axis = B - A
+    L = float(np.linalg.norm(axis))
+    if L < _EPS or abs(ra - rb) >= L:  # one sphere holds the other
+        return sphere_rows(x, A, ra) if ra >= rb else sphere_rows(x, B, rb)
+    axis = axis / L
+    rel = x - A[:, None]
+    y = axis[0] * rel[0] + axis[1] * rel[1] + axis[2] * rel[2]
+    radial = rel - axis[:, None] * y
+    rho = _norm(radial)
+    helper = np.array([1.0, 0.0, 0.0]) if abs(axis[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+    perpendicular = np.cross(axis, helper)
+    _normalise(radial, rho, perpendicular / np.linalg.norm(perpendicular))
+    rho[rho < _EPS] = 0.0
+    # The sides are tangent to both end spheres: sin(phi) = (ra - rb) / L.
+    b = (ra - rb) / L
+    a = np.sqrt(1.0 - b * b)
+    k = a * y - b * rho  # along the side line
+    n = a * radial + b * axis[:, None]
+    sd = a * rho + b * y - ra
+    for end, centre, r in ((k < 0.0, A, ra), (k > a * L, B, rb)):
+        end = np.flatnonzero(end)
+        if end.size:  # past an end: that end's sphere (columns taken and put, row by row)
+            n_end, sd[end] = sphere_rows(np.take(x, end, axis=1), centre, r)
+            for row in range(3):
+                np.put(n[row], end, n_end[row])
+    return n, sd
+
+
+def shape_normal_rows(kind: int, x: np.ndarray, M: np.ndarray, Minv: np.ndarray,
+                      colliders: ColliderSet, index: int, *, similarity: bool = False):
+    """`colliders.shape_normal` of points x (3, n): normals (3, n) and signed distances (n,)."""
+    size = float(colliders.size[index])
+    if kind == ColliderKind.ELLIPSOID:
+        if similarity:
+            return sphere_rows(x, M[:3, 3], size * float(np.linalg.norm(M[:3, 0])))
+        return ellipsoid_rows(x, M, Minv, size)
+    if kind == ColliderKind.CAPSULE:
+        return capsule_rows(x, M, size, float(colliders.radius_a[index]),
+                            float(colliders.radius_b[index]))
+    n, sd = shape_normal(kind, np.ascontiguousarray(x.T), M, Minv, colliders, index)
+    return np.ascontiguousarray(np.broadcast_to(n, (x.shape[1], 3)).T), sd

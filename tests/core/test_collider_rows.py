@@ -1,0 +1,40 @@
+"""The collider shapes on coordinate rows (`core.collider_rows`, the render strands' exact test)
+give `colliders.shape_normal`'s normals and signed distances: every kind, uniform and
+non-uniform scale, rotated, points inside and outside, on the axis and at the centre."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from waft.core.collider_rows import shape_normal_rows
+from waft.core.colliders import ColliderKind, ColliderSet, is_similarity, shape_normal
+
+
+def _matrix(rng, *, uniform: bool) -> np.ndarray:
+    M = np.eye(4)
+    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    scale = np.full(3, rng.uniform(0.5, 2.0)) if uniform else rng.uniform(0.5, 2.0, 3)
+    M[:3, :3] = q * np.sign(np.linalg.det(q)) @ np.diag(scale)
+    M[:3, 3] = rng.normal(size=3)
+    return M
+
+
+@pytest.mark.parametrize("kind", list(ColliderKind))
+@pytest.mark.parametrize("uniform", [True, False])
+def test_rows_give_the_shapes_normals_and_distances(kind, uniform):
+    rng = np.random.default_rng(int(kind) * 2 + uniform)
+    colliders = ColliderSet.create(names=["C"], kind=[kind], size=[0.3], radius_a=[0.2],
+                                   radius_b=[0.1])
+    M = _matrix(rng, uniform=uniform)
+    Minv = np.linalg.inv(M)
+    points = M[:3, 3] + rng.normal(size=(4000, 3)) * 0.5
+    points[0] = M[:3, 3]  # the centre
+    points[1] = M[:3, :3] @ (0.0, 0.0, 0.1) + M[:3, 3]  # on a capsule's axis
+    similar = kind == ColliderKind.ELLIPSOID and is_similarity(M)
+    n, sd = shape_normal(int(kind), points, M, Minv, colliders, 0, similarity=similar)
+    n_rows, sd_rows = shape_normal_rows(int(kind), np.ascontiguousarray(points.T), M, Minv,
+                                        colliders, 0, similarity=similar)
+    assert (sd < 0).any() and (sd > 0).any()  # inside and outside
+    np.testing.assert_allclose(sd_rows, sd, atol=1e-12)
+    np.testing.assert_allclose(n_rows.T, np.broadcast_to(n, points.shape), atol=1e-12)
