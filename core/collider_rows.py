@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .colliders import ColliderKind, ColliderSet, shape_normal
+from .colliders import _EPS, ColliderKind, ColliderSet, shape_normal
 
-_EPS = 1e-12
 _UP = np.array([0.0, 0.0, 1.0])
 
 
