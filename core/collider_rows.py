@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .colliders import _EPS, ColliderKind, ColliderSet, shape_normal
+from .colliders import _EPS, ColliderKind, ColliderSet, capsule_ends, shape_normal
 
 _UP = np.array([0.0, 0.0, 1.0])
 
@@ -53,12 +53,8 @@ def ellipsoid_rows(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, size: float):
 def capsule_rows(x: np.ndarray, M: np.ndarray, half_length: float, radius_a: float,
                  radius_b: float):
     """A tapered capsule, the convex hull of two spheres (`colliders.capsule_normal`)."""
-    A = M[:3, :3] @ np.array([0.0, 0.0, -half_length]) + M[:3, 3]
-    B = M[:3, :3] @ np.array([0.0, 0.0, half_length]) + M[:3, 3]
-    radial_scale = 0.5 * (np.linalg.norm(M[:3, 0]) + np.linalg.norm(M[:3, 1]))
-    ra, rb = radius_a * radial_scale, radius_b * radial_scale
+    A, B, ra, rb, L = capsule_ends(M, half_length, radius_a, radius_b)
     axis = B - A
-    L = float(np.linalg.norm(axis))
     if L < _EPS or abs(ra - rb) >= L:  # one sphere holds the other
         return sphere_rows(x, A, ra) if ra >= rb else sphere_rows(x, B, rb)
     axis = axis / L

@@ -177,6 +177,16 @@ def ellipsoid_normal(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, size: float
     return n, sd
 
 
+def capsule_ends(M: np.ndarray, half_length: float, radius_a: float, radius_b: float):
+    """World end centres A, B (3,), their radii ra, rb and the axis length L of a capsule with
+    world matrix `M`: ends at local (0, 0, ∓half_length), radii scaled by the mean length of
+    the local X and Y axes."""
+    A = M[:3, :3] @ np.array([0.0, 0.0, -half_length]) + M[:3, 3]
+    B = M[:3, :3] @ np.array([0.0, 0.0, half_length]) + M[:3, 3]
+    radial_scale = 0.5 * (np.linalg.norm(M[:3, 0]) + np.linalg.norm(M[:3, 1]))
+    return A, B, radius_a * radial_scale, radius_b * radial_scale, float(np.linalg.norm(B - A))
+
+
 def capsule_normal(x: np.ndarray, M: np.ndarray, half_length: float, radius_a: float,
                    radius_b: float):
     """Tapered capsule (convex hull of two spheres), exact distance ("round cone").
@@ -184,12 +194,8 @@ def capsule_normal(x: np.ndarray, M: np.ndarray, half_length: float, radius_a: f
     Ends at local (0, 0, -half_length) with radius_a and (0, 0, +half_length) with radius_b; world
     radii are scaled by the mean length of the local X and Y axes.
     """
-    A = M[:3, :3] @ np.array([0.0, 0.0, -half_length]) + M[:3, 3]
-    B = M[:3, :3] @ np.array([0.0, 0.0, half_length]) + M[:3, 3]
-    radial_scale = 0.5 * (np.linalg.norm(M[:3, 0]) + np.linalg.norm(M[:3, 1]))
-    ra, rb = radius_a * radial_scale, radius_b * radial_scale
+    A, B, ra, rb, L = capsule_ends(M, half_length, radius_a, radius_b)
     axis = B - A
-    L = float(np.linalg.norm(axis))
     if L < _EPS or abs(ra - rb) >= L:
         # One sphere contains the other (or no axis): the capsule is the bigger sphere.
         center, r = (A, ra) if ra >= rb else (B, rb)
