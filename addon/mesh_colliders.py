@@ -96,6 +96,13 @@ def loop_triangles(mesh) -> np.ndarray:
     return tris.reshape(-1, 3).astype(np.int64)
 
 
+def shift_rows(buffers, start: int, keep: int) -> None:
+    """Rows start..start+keep-1 of every buffer become its first rows (a sampler's buffers
+    when the samples before ``start`` are let go)."""
+    for buffer in buffers:
+        buffer[:keep] = buffer[start:start + keep]
+
+
 class MeshSampler:
     """The evaluated world vertices of every mesh collider at each of `samples` times."""
 
@@ -141,12 +148,8 @@ class MeshSampler:
     def release(self, upto: int, done: int) -> None:
         """Samples before ``upto`` are converted: the buffers start at it (``done``: the
         samples read)."""
-        keep = done - upto
-        start = upto - self.base
-        self._world[:keep] = self._world[start:start + keep]
-        for local in self._local:
-            if local is not None:
-                local[:keep] = local[start:start + keep]
+        shift_rows([self._world, *(b for b in self._local if b is not None)],
+                   upto - self.base, done - upto)
         self.base = upto
 
     def hold(self, done: int) -> None:

@@ -222,14 +222,19 @@ def settled_offsets(read: SceneRead, n_particles: int) -> np.ndarray | None:
     return offset
 
 
+def strand_model(read: SceneRead, samples: Samples) -> StrandModel:
+    """The core model: the chains' rest pose placed at the first sample, and the colliders."""
+    return build_strand_model(chains=chain_rests(read, samples),
+                              colliders=collider_set(read.colliders),
+                              collider_mask=read.collider_mask)
+
+
 def solver_input(read: SceneRead, samples: Samples, *, rate: float | None = None
                  ) -> SolverInput:
     """The core's model and drive; ``rate``: the samples' rate per second when they are on
     the sub-frame grid (``addon.sampling.sample_times``), None when they are the scene frames.
     The drive's output is the scene's frames either way."""
-    model = build_strand_model(chains=chain_rests(read, samples),
-                               colliders=collider_set(read.colliders),
-                               collider_mask=read.collider_mask)
+    model = strand_model(read, samples)
     drive, frames = drive_rows(read, samples, rate=rate)
     drive = replace(drive, output_fps=read.fps,
                     output_frames=read.frame_end - read.frame_start + 1)
@@ -284,9 +289,7 @@ class InputBuilder:
         if len(rows.frames):
             part, frames = drive_rows(self.read, rows, rate=self.rate)
             if self.model is None:
-                self.model = build_strand_model(chains=chain_rests(self.read, rows),
-                                                colliders=collider_set(self.read.colliders),
-                                                collider_mask=self.read.collider_mask)
+                self.model = strand_model(self.read, rows)
             self._write_drive(part)
             if self.rate is None:  # the samples are the scene frames
                 self._write_frames(frames)
@@ -301,12 +304,13 @@ class InputBuilder:
             params = {}
             for f in fields(part.params):
                 value = np.asarray(getattr(part.params, f.name))
-                # A block of two or more samples tells the animated settings (a row per
-                # sample) from the ones read once (one row); a single sample cannot.
-                animated = value.ndim > 0 and value.shape[0] == n and (n > 1 or F == 1)
-                self._per_sample[f.name] = animated and F > 1
+                # A block of two or more samples (the bake's first block always is, when
+                # there are two) tells the animated settings (a row per sample) from the ones
+                # read once (one row).
+                animated = F > 1 and value.ndim > 0 and value.shape[0] == n > 1
+                self._per_sample[f.name] = animated
                 params[f.name] = np.empty((F,) + value.shape[1:], value.dtype) \
-                    if self._per_sample[f.name] else value
+                    if animated else value
             meshes = part.meshes
             if meshes is not None:
                 meshes = replace(meshes, vertices=tuple(

@@ -186,9 +186,8 @@ class Sampler(FrameSampler):
         if not self.base <= upto <= self.done:
             raise ValueError(f"cannot release up to sample {upto} ({self.base}..{self.done} "
                              "are held)")
-        keep, start = self.done - upto, upto - self.base
-        for buf in (*self._pose, self._object, self._collider, self._gravity):
-            buf[:keep] = buf[start:start + keep]
+        mesh_colliders.shift_rows((*self._pose, self._object, self._collider, self._gravity),
+                                  upto - self.base, self.done - upto)
         self._meshes.release(upto, self.done)
         self.base = upto
 
