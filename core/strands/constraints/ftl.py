@@ -47,8 +47,8 @@ class FtlCoefficients:
         rest_sq[1:] = (np.where(mask[:, 1:], rest, 0.0) ** 2).T
         self.rest_squared = rest_sq
         # Rows that are swept everywhere use a plain divide; mixed rows a masked one.
-        rows = [i for i in range(1, particles) if mask[:, i].any()]
-        self.rows = [(i, bool(mask[:, i].all())) for i in rows]
+        swept, everywhere = mask.any(axis=0).tolist(), mask.all(axis=0).tolist()
+        self.rows = [(i, everywhere[i]) for i in range(1, particles) if swept[i]]
         self.mask_t = np.ascontiguousarray(mask.T)  # (Ps, S)
         # Parent i receives s * d_{i+1}: the damping of the strand where i+1 is swept.
         parent = np.zeros((Ps, 1, S))
