@@ -21,8 +21,9 @@ Newton step on the multipliers is a tridiagonal solve (the Thomas algorithm, seq
 chain and vectorised across strands, as the FTL sweep is). The corrections per substep are small
 against the segment, so Newton converges quadratically: one step (SHAKE_ITERATIONS) squares the
 relative length error (about 1e-3 -> 1e-6 for a fast substep); the FTL sweep that follows
-removes the rest to rounding and catches the rare strand whose step is rejected (a singular or
-huge step after a teleport), which then gets plain FTL for that substep. A second step doubled
+removes the rest to rounding and catches the rare strand whose step is rejected (a singular row,
+a segment turning by 45 degrees or more in one substep, a teleport), which then gets plain FTL
+for that substep. A second step doubled
 the solve's cost (512 bones: 5.3 -> 7.1 us per bone-frame) for no measurable energy difference.
 
 The solver passes the segments the FTL sweep takes (rigid, into a movable particle), so every
@@ -41,9 +42,15 @@ SHAKE_ITERATIONS = 1
 # hundred. Same operations in the same order, so the same bits (tests/core/test_scalar_passes.py).
 SCALAR_STRANDS = 4
 # A multiplier step larger than this (times the larger inverse mass) would move a particle by
-# more than a fifth of its segment in one substep: not a small correction, the strand falls
-# back to FTL.
-MAX_STEP = 0.2
+# more than its whole segment in one substep: the strand falls back to FTL for that substep.
+# Why a whole segment: a segment that turns by theta in a substep is predicted L / cos(theta)
+# long, and the projection along its start direction has a solution only while tan(theta) < 1,
+# where the step is 1 - sqrt(1 - tan^2 theta) < 1; past that (a turn of 45 deg per substep, or a
+# singular row, or a teleport) there is nothing to converge to. The bound was a fifth (a
+# 35 deg turn), and hair falling from its groom with the default damping handed its fast tips
+# to FTL, whose infinitely heavy parents made energy: up to 14 % of the fall's energy came back
+# (tests/core/test_energy.py, random grooms); with the whole segment at most 0.6 %.
+MAX_STEP = 1.0
 
 
 class ShakeCoefficients:
