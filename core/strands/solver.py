@@ -590,10 +590,15 @@ def _exact_lengths(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, c: FrameCoe
 
 
 # FTL + collider passes after the contacts (_lengths_after_contact). Measured: 30 segments of
-# hair on a swinging 10 cm head stretch 1.13 % with none, 0.08 % with one, 0.01 % with two; the
-# hair benchmark (1,000 x 32 guides, 8 spheres, 360 deg/s) 16.6 % / 4.5 % / 2.9 % at its last
-# frame for 23 / 37 / 47 ms per frame.
-CONTACT_LENGTH_PASSES = 1
+# hair on a swinging 10 cm head stretch 1.13 % with none, 0.08 % with one, 0.01 % with two. Two
+# cases need the second pass: a root on the scalp inside the head's particle shell, whose first
+# segment bending pulls into the head every substep (one pass left the benchmark's first
+# segments up to 1.1 % long, median 0.56 %; two 0.17 %, median 0.07 %), and tips wedged in the
+# crease between two overlapping bodies, where alternating projections creep
+# (tests/core/test_crease.py). The hair
+# benchmark (1,000 x 32 guides, 8 spheres, 360 deg/s), one / two / three passes: 2.1 / 1.1 /
+# 0.7 % at its last frame for 1 / 1.2 / 1.5 times the time; the crease test 1.6 / 0.65 / 0.28 %.
+CONTACT_LENGTH_PASSES = 2
 
 
 def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
