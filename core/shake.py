@@ -48,8 +48,8 @@ SCALAR_STRANDS = 4
 # where the step is 1 - sqrt(1 - tan^2 theta) < 1; past that (a turn of 45 deg per substep, or a
 # singular row, or a teleport) there is nothing to converge to. The bound was a fifth (a
 # 35 deg turn), and hair falling from its groom with the default damping handed its fast tips
-# to FTL, whose infinitely heavy parents made energy: up to 14 % of the fall's energy came back
-# (tests/core/test_energy.py, random grooms); with the whole segment at most 0.6 %.
+# to FTL, whose infinitely heavy parents made energy: up to 13 % of the fall's energy came back
+# (tests/core/test_energy.py, random grooms, no bending); with the whole segment at most 0.6 %.
 MAX_STEP = 1.0
 
 
