@@ -36,6 +36,7 @@ def _import_core():
 
 
 core = _import_core()
+from waft.core.strands._bench_cases import hanging_from_roots  # noqa: E402
 
 GUIDES, PARTICLES, SUBSTEP_HZ, FPS = 1000, 32, 240, 24
 LENGTH = 0.5  # metres per guide
@@ -70,17 +71,7 @@ def turning(rest: np.ndarray, frames: int, degrees_per_second: float = 360.0) ->
 
 
 def solver_case(rest: np.ndarray, frames: int, **extra):
-    kinematic = np.zeros(PARTICLES, dtype=bool)
-    kinematic[0] = True
-    chains = [core.ChainRest(setup="Bench", name=f"Guide.{s}", rest_positions=rest[s],
-                             kinematic=kinematic) for s in range(GUIDES)]
-    colliders = core.ColliderSet.create(
-        names=[n for n, _, _ in SPHERES], kind=[core.ColliderKind.ELLIPSOID] * len(SPHERES),
-        size=[r for _, _, r in SPHERES], friction=[0.3] * len(SPHERES))
-    model = core.build_strand_model(chains=chains, colliders=colliders)
-    M = np.tile(np.eye(4), (frames, len(SPHERES), 1, 1))
-    for k, (_, centre, _) in enumerate(SPHERES):
-        M[:, k, :3, 3] = centre
+    model, kinematic, M = hanging_from_roots(rest, SPHERES, setup="Guide", frames=frames)
     params = core.StrandParams.defaults(GUIDES, PARTICLES, shape_stiffness=0.05, radius=0.005,
                                         voxel_friction=0.2, voxel_resolution=32, **extra)
     drive = core.Drive(fps=FPS, reference=turning(rest, frames),

@@ -25,6 +25,7 @@ def _case(rig, *, turn: bool, frames: int, strands: int = 60, particles: int = 2
     """Strands from the back of a head sphere over the shoulders and the back; the head turns
     back and forth (`turn`) or everything is still (the strands fall into place)."""
     from waft import core
+    from waft.core.strands._bench_cases import hanging_from_roots
 
     S, P, length = strands, particles, 0.45
     rng = np.random.default_rng(2)
@@ -35,17 +36,7 @@ def _case(rig, *, turn: bool, frames: int, strands: int = 60, particles: int = 2
     direction /= np.linalg.norm(direction, axis=1, keepdims=True)
     steps = length / (P - 1) * np.arange(P)
     rest = (HEAD + 0.102 * normal)[:, None] + direction[:, None] * steps[None, :, None]
-    kinematic = np.zeros(P, dtype=bool)
-    kinematic[0] = True
-    chains = [core.ChainRest(setup="Crease", name=f"Strand.{s}", rest_positions=rest[s],
-                             kinematic=kinematic) for s in range(S)]
-    colliders = core.ColliderSet.create(
-        names=[n for n, _, _ in SPHERES], kind=[core.ColliderKind.ELLIPSOID] * len(SPHERES),
-        size=[r for _, _, r in SPHERES], friction=[0.3] * len(SPHERES))
-    model = core.build_strand_model(chains=chains, colliders=colliders)
-    M = np.tile(np.eye(4), (frames, len(SPHERES), 1, 1))
-    for k, (_, centre, _) in enumerate(SPHERES):
-        M[:, k, :3, 3] = centre
+    model, kinematic, M = hanging_from_roots(rest, SPHERES, setup="Crease", frames=frames)
     angle = np.pi * np.arange(frames) / 24 * np.sin(np.arange(frames) / 6) if turn else \
         np.zeros(frames)
     R = np.zeros((frames, 3, 3))
