@@ -47,11 +47,14 @@ def test_a_cage_falling_onto_its_limits_is_not_thrown_back_up(max_distance, ball
     """The DFTL velocity correction of the sweep took the max-distance clamps for length moves
     and passed them to the parents: the undamped cage falling 0.25 m onto its max distance was
     kicked back up to 20 J above its start (a 111 J rise after a 116 J fall). The clamps are
-    inelastic now. Still measured, not yet the 1 % the law asks: 2-5 % of the fall comes back
-    (frame-to-frame rises of the sweep and the contact projections together)."""
+    inelastic now, and the turn a clamp gives a child about its parent (to the rim of its max
+    distance) is a position fix only: taken as velocity it pushed the child sideways, and 3.8-5.2
+    % of the fall came back where the max distance holds the cage (now 2.6-2.7 %). Still
+    measured, not yet the 1 % the law asks: up to 2.7 % comes back (frame-to-frame rises of the
+    sweep and the contact projections together; the ball alone gives 1.8-2.7 %)."""
     energy = _fall(max_distance=max_distance, ball=ball, damping=damping)
     fall = energy[0] - energy.min()
     assert fall > 50.0  # it fell
     assert energy.max() <= energy[0] + 1e-6  # never above where it started
     rise = np.max(energy - np.minimum.accumulate(energy))
-    assert rise <= 0.06 * fall, (rise, fall)
+    assert rise <= 0.03 * fall, (rise, fall)
