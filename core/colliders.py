@@ -291,17 +291,21 @@ def shape_normal(kind: int, x: np.ndarray, M: np.ndarray, Minv: np.ndarray, coll
 
 
 def push_out(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, sd: np.ndarray,
-             radius: np.ndarray, friction: float, surface: np.ndarray | None = None) -> None:
-    """Move particles out to `radius` along `n` and apply position-based Coulomb friction.
+             radius: np.ndarray, friction: float, surface: np.ndarray | None = None) -> bool:
+    """Move particles out to `radius` along `n` and apply position-based Coulomb friction;
+    whether a particle was inside.
 
     `radius` is -inf for particles that must not move (kinematic, padding), which makes their
     penetration -inf and the correction zero. `surface`: see `apply_friction`.
     """
     penetration = radius - sd
     np.maximum(penetration, 0.0, out=penetration)
+    if not penetration.max(initial=0.0) > 0.0:
+        return False
     x += n * penetration[..., None]
     if friction > 0.0:
         apply_friction(x, x_prev, n, penetration, friction, surface)
+    return True
 
 
 def surface_motion(start: np.ndarray, end: np.ndarray, end_inverse: np.ndarray | None = None

@@ -571,8 +571,11 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
         if c.max_distance is not None:
             solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
             particle_major = None
-        _collide(model, ws, x, x_prev, drive_at_t, c, particle_major)
-        if c.ftl is not None and (ws.colliders or drive_at_t.meshes is not None):
+        moved = _collide(model, ws, x, x_prev, drive_at_t, c, particle_major)
+        # Nothing to agree on when no collider moved a particle since the sweep (tether and
+        # max distance may have: their moves are swept again too, as they always were).
+        if c.ftl is not None and (ws.colliders or drive_at_t.meshes is not None) and (
+                moved or c.tether_limit is not None or c.max_distance is not None):
             _lengths_after_contact(model, ws, x, x_prev, drive_at_t, c, reference)
     if c.voxel is not None:
         # Inter-hair friction (seed 002): velocities only, after every positional constraint.
@@ -620,16 +623,18 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
         solve_ftl(x, None, c.ftl, ws.ftl_scratch)
         if not c.roots_only:
             set_kinematic(x, reference, roots_only=False, kinematic=c.kinematic)
-        _collide(model, ws, x, x_prev, sd, c, None)
+        if not _collide(model, ws, x, x_prev, sd, c, None):
+            break  # the sweep's lengths and the contacts agree: another pass changes nothing
     np.subtract(x, before, out=before)
     x_prev += before
 
 
 def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
              sd: SubstepDrive, c: FrameCoefficients,
-             particle_major: np.ndarray | None = None) -> None:
-    """Colliders in order. `particle_major`: a (>= P, 3, S) copy of `x` when one is at hand
-    (the FTL sweep's buffer), for the sphere broad phase's block bounds."""
+             particle_major: np.ndarray | None = None) -> bool:
+    """Colliders in order; whether one moved a particle. `particle_major`: a (>= P, 3, S) copy
+    of `x` when one is at hand (the FTL sweep's buffer), for the sphere broad phase's block
+    bounds."""
     colliders = model.colliders
     blocks = c.sphere_blocks
     if blocks is not None and not (x.flags.c_contiguous and x_prev.flags.c_contiguous):
@@ -638,6 +643,7 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
     # Per block: how far the spheres applied since the bounds may have moved a particle of it
     # (None while no sphere has moved any).
     slack: np.ndarray | None = None
+    moved = False
     for k, kind, friction, size, everywhere in ws.colliders:
         M = sd.collider_matrix[k]
         similar = bool(sd.collider_similarity[k])
@@ -650,8 +656,8 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             axis = M[:3, 0]
             radius = size * math.sqrt(float(axis.dot(axis)))
             if blocks is None:
-                push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius, friction,
-                                   ws, surface)
+                moved |= push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius,
+                                            friction, ws, surface)
                 continue
             if near_d2 is None:
                 near_d2 = _sphere_distances(ws, x, sd, blocks, particle_major)
@@ -669,6 +675,7 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
                 pen, touched = push_out_candidates(x, x_prev, blocks, near, M[:3, 3], radius,
                                                    friction, surface)
                 if touched is not None:
+                    moved = True
                     if slack is None:
                         slack = np.zeros(len(near_d2[k]))
                     # Fancy += adds once per distinct block: every touched block gets it once.
@@ -680,23 +687,24 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
         if everywhere:
             xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
             n, dist = shape_normal(kind, xa, M, Minv, colliders, k, similarity=similar)
-            push_out(xa, xpa, n, dist, c.collision_radius, friction, surface)
+            moved |= push_out(xa, xpa, n, dist, c.collision_radius, friction, surface)
         else:
             # Fancy indexing only for colliders restricted to some strands.
             idx = np.flatnonzero(model.collider_mask[k])
             xs = np.moveaxis(x[:, idx], 0, -1).copy()
             xps = np.moveaxis(x_prev[:, idx], 0, -1)
             n, dist = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
-            push_out(xs, xps, n, dist, c.collision_radius[idx], friction, surface)
+            moved |= push_out(xs, xps, n, dist, c.collision_radius[idx], friction, surface)
             x[:, idx] = np.moveaxis(xs, -1, 0)
     if sd.meshes is not None:
-        _collide_meshes(ws, x, x_prev, sd, c)
+        moved |= _collide_meshes(ws, x, x_prev, sd, c)
+    return moved
 
 
 def _collide_meshes(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, sd: SubstepDrive,
-                    c: FrameCoefficients) -> None:
+                    c: FrameCoefficients) -> bool:
     """Body-mesh colliders after the shapes: the movable particles of the chains that collide
-    with a mesh, gathered once per set of frame coefficients."""
+    with a mesh, gathered once per set of frame coefficients. Whether one moved a particle."""
     field, mask = sd.meshes
     targets = ws.mesh_targets
     if targets is None or targets[0] is not c:
@@ -710,10 +718,12 @@ def _collide_meshes(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, sd: Subste
             field.widen(float(targets[3].max()))
     _, s_idx, p_idx, radius, per_mesh = targets
     if len(s_idx) == 0:
-        return
+        return False
     points = np.ascontiguousarray(x[:, s_idx, p_idx].T)
-    field.push_out(points, x_prev[:, s_idx, p_idx].T, radius, sd.t - ws.h, sd.t, per_mesh)
+    pushed = field.push_out(points, x_prev[:, s_idx, p_idx].T, radius, sd.t - ws.h, sd.t,
+                            per_mesh)
     x[:, s_idx, p_idx] = points.T
+    return len(pushed) > 0
 
 
 def _sphere_distances(ws: Workspace, x: np.ndarray, sd: SubstepDrive, blocks: SphereBlocks,
@@ -732,8 +742,9 @@ def _sphere_distances(ws: Workspace, x: np.ndarray, sd: SubstepDrive, blocks: Sp
 
 def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sphere_radius: float,
                        radius: np.ndarray, friction: float, ws: Workspace,
-                       surface: np.ndarray | None = None) -> None:
-    """Sphere fast path on the (3, S, Ps) layout: the common case, kept to a few ufuncs."""
+                       surface: np.ndarray | None = None) -> bool:
+    """Sphere fast path on the (3, S, Ps) layout: the common case, kept to a few ufuncs.
+    Whether it moved a particle."""
     d, d2, length, pen = ws.tmp, ws.tmp_b, ws.len, ws.pen
     # Positional `out`: at bench sizes the cost is per-call overhead.
     np.subtract(x, center[:, None, None], d)
@@ -745,7 +756,7 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
     np.add(radius, sphere_radius, pen)
     np.subtract(pen, length, pen)
     if not pen.max() > 0.0:
-        return
+        return False
     np.maximum(pen, 0.0, out=pen)
     degenerate = length < 1e-12
     np.maximum(length, 1e-12, out=length)
@@ -758,6 +769,7 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
         xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
         n = np.moveaxis(d, 0, -1)
         _friction(xa, xpa, n, pen, friction, surface)
+    return True
 
 
 # --------------------------------------------------------------------------------------------
