@@ -199,38 +199,48 @@ def _thomas(lower: list, diag: list, upper: list, rhs: list) -> None:
 
 def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients) -> bool:
     """`solve_shake` on Python floats, strand by strand: every array operation of the
-    vectorised solve, in its order. False (nothing written) when a pivot is zero, where Python
+    vectorised solve, in its order, each segment's in one pass (a tail's substep paid for a
+    dozen list comprehensions). False (nothing written) when a pivot is zero, where Python
     raises instead of giving NumPy's inf or NaN: the vectorised solve then takes the call."""
     n = c.n
     X, X0 = x[:, :, : n + 1].tolist(), x_start[:, :, : n + 1].tolist()  # [axis][strand][i]
     half_rest2, w_sum, inactive, w_lower, w_upper, w_lo, w_hi, w_max = c.lists()
+    last = n - 1
     for s in range(x.shape[1]):
         rx, ry, rz = ([q[k + 1] - q[k] for k in range(n)] for q in (X0[0][s], X0[1][s], X0[2][s]))
+        half, wsum, off, wl, wu = half_rest2[s], w_sum[s], inactive[s], w_lower[s], w_upper[s]
+        lo_w, hi_w, top = w_lo[s], w_hi[s], w_max[s]
+        px, py, pz = X[0][s], X[1][s], X[2][s]
         for _ in range(SHAKE_ITERATIONS):
-            px, py, pz = X[0][s], X[1][s], X[2][s]
-            ex = [px[k + 1] - px[k] for k in range(n)]
-            ey = [py[k + 1] - py[k] for k in range(n)]
-            ez = [pz[k + 1] - pz[k] for k in range(n)]
-            rhs = [(ex[k] * ex[k] + ey[k] * ey[k] + ez[k] * ez[k]) * -0.5 + half_rest2[s][k]
-                   for k in range(n)]
-            diag = [(ex[k] * rx[k] + ey[k] * ry[k] + ez[k] * rz[k]) * w_sum[s][k]
-                    + inactive[s][k] for k in range(n)]
-            lower = [0.0] + [(ex[k] * rx[k - 1] + ey[k] * ry[k - 1] + ez[k] * rz[k - 1])
-                             * w_lower[s][k] for k in range(1, n)]
-            upper = [(ex[k] * rx[k + 1] + ey[k] * ry[k + 1] + ez[k] * rz[k + 1])
-                     * w_upper[s][k] for k in range(n - 1)] + [0.0]
+            rhs, diag, lower, upper = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
+            for k in range(n):
+                ex, ey, ez = px[k + 1] - px[k], py[k + 1] - py[k], pz[k + 1] - pz[k]
+                rhs[k] = (ex * ex + ey * ey + ez * ez) * -0.5 + half[k]
+                diag[k] = (ex * rx[k] + ey * ry[k] + ez * rz[k]) * wsum[k] + off[k]
+                if k:
+                    lower[k] = (ex * rx[k - 1] + ey * ry[k - 1] + ez * rz[k - 1]) * wl[k]
+                if k < last:
+                    upper[k] = (ex * rx[k + 1] + ey * ry[k + 1] + ez * rz[k + 1]) * wu[k]
             try:
                 _thomas(lower, diag, upper, rhs)
             except ZeroDivisionError:
                 return False
             lam = rhs
-            if not all(abs(lam[k]) * w_max[s][k] <= MAX_STEP for k in range(n)):
-                lam = [0.0] * n
-            for axis, d in ((px, rx), (py, ry), (pz, rz)):
-                step = [d[k] * lam[k] for k in range(n)]
-                for k in range(n):
-                    axis[k + 1] += step[k] * w_hi[s][k]
-                for k in range(n):
-                    axis[k] -= step[k] * w_lo[s][k]
+            for k in range(n):
+                if not abs(lam[k]) * top[k] <= MAX_STEP:
+                    lam = [0.0] * n
+                    break
+            # Particle k + 1 gets its lower segment's share before its upper one's, as the
+            # vectorised += then -= give it.
+            for k in range(n):
+                sx, sy, sz = rx[k] * lam[k], ry[k] * lam[k], rz[k] * lam[k]
+                w = hi_w[k]
+                px[k + 1] += sx * w
+                py[k + 1] += sy * w
+                pz[k + 1] += sz * w
+                w = lo_w[k]
+                px[k] -= sx * w
+                py[k] -= sy * w
+                pz[k] -= sz * w
     x[:, :, : n + 1] = X
     return True
