@@ -609,7 +609,8 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
     """Let exact lengths and contacts agree at the end of the substep: a collider pushes a
     particle out along its normal, away from its parent (hair on a head was stretched by that
     push until the next substep's sweep), so the FTL sweep runs again (positions only: no
-    velocity correction) and the colliders after it (their friction bounded by the extra
+    velocity correction), then the tether and max distance, and the colliders after them
+    (their friction bounded by the extra
     normal push, Coulomb as in the first pass), CONTACT_LENGTH_PASSES times. A chain lying on a
     sphere converges to vertices on the surface joined by exact chords.
 
@@ -623,6 +624,12 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
         solve_ftl(x, None, c.ftl, ws.ftl_scratch)
         if not c.roots_only:
             set_kinematic(x, reference, roots_only=False, kinematic=c.kinematic)
+        # The limits again after the sweep, in the substep's order (a swept chain left its
+        # max distance by 0.06 mm of 30 whenever a collider was in the scene).
+        if c.tether_limit is not None:
+            solve_tether(x, c.tether_limit, ws.tmp_tail, ws.tmp_tail2, ws.len_tail)
+        if c.max_distance is not None:
+            solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
         if not _collide(model, ws, x, x_prev, sd, c, None):
             break  # the sweep's lengths and the contacts agree: another pass changes nothing
     np.subtract(x, before, out=before)
