@@ -252,11 +252,11 @@ def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray |
                               minlength=sweep.size).reshape(x_prev.shape)
     if limited:
         _frictionless_limits(x_prev, flat.take(sweep.child_flat), length_only,
-                             ref_flat.take(sweep.child_flat), sweep.child_flat)
+                             ref_flat.take(sweep.child_flat), sweep)
 
 
 def _frictionless_limits(x_prev: np.ndarray, placed: np.ndarray, length_only: np.ndarray,
-                         reference: np.ndarray, child_flat: np.ndarray) -> None:
+                         reference: np.ndarray, sweep: Sweep) -> None:
     """The max-distance limit stops a child's motion out of its ball and nothing else: of the
     move from where the length put it to where it was placed (`length_only` -> `placed`, both
     (3, n)), the part along the ball's normal (from `reference` to `placed`) stays a velocity
@@ -275,7 +275,8 @@ def _frictionless_limits(x_prev: np.ndarray, placed: np.ndarray, length_only: np
     along = move[0] * normal[0] + move[1] * normal[1]
     along += move[2] * normal[2]
     move -= along * normal
-    x_prev.reshape(-1)[child_flat] += move
+    x_prev += np.bincount(sweep.child_flat.reshape(-1), weights=move.reshape(-1),
+                          minlength=sweep.size).reshape(x_prev.shape)
 
 
 def _sweep_down(flat: np.ndarray, sweep: Sweep, before: np.ndarray, ref_flat, limit,
