@@ -6,6 +6,8 @@ solved with the scalar passes switched off."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -13,6 +15,7 @@ from hypothesis import strategies as st
 import waft.core.shake as shake
 import waft.core.strands.constraints.bending as bending
 import waft.core.strands.constraints.ftl as ftl
+import waft.core.strands.solver as solver
 from waft import core
 
 
@@ -155,6 +158,42 @@ def test_a_small_rig_bakes_the_same_bits_with_and_without_the_scalar_passes(monk
     monkeypatch.setattr(bending, "SCALAR_PARTICLES", 0)
     monkeypatch.setattr(ftl, "SCALAR_STRANDS", 0)
     monkeypatch.setattr(shake, "SCALAR_STRANDS", 0)
+    monkeypatch.setattr(solver, "SCALAR_TOUCH_PARTICLES", 0)
     vector = core.bake(model, drive, settings_).positions
     assert np.abs(scalar[-1] - scalar[0]).max() > 0.05  # the tail swings
     np.testing.assert_array_equal(scalar, vector)
+
+
+@settings(max_examples=80, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, 4), Ps=st.integers(2, 10),
+       odd=st.sampled_from([None, np.nan, np.inf, -np.inf]), friction=st.sampled_from([0.0, 0.3]))
+def test_the_scalar_sphere_test_changes_no_push(seed, S, Ps, odd, friction):
+    """`push_out_of_sphere` with its Python-float test first (`_touches_sphere`) and without
+    it: the same answer and the same bits, also with a NaN or infinite coordinate and immovable
+    (-inf radius) particles."""
+    rng = np.random.default_rng(seed)
+    x = _state(rng, S, Ps)
+    if odd is not None:
+        x[rng.integers(3), rng.integers(S), rng.integers(Ps)] = odd
+    x_prev = x + rng.normal(scale=0.01, size=x.shape)
+    radius = np.where(rng.random((S, Ps)) < 0.2, -np.inf, rng.uniform(0.0, 0.02, (S, Ps)))
+    centre = np.nan_to_num(x[:, rng.integers(S), rng.integers(Ps)]) + \
+        rng.normal(scale=0.05, size=3)
+    R = float(rng.uniform(0.0, 0.1))
+    results = []
+    for limit in (solver.SCALAR_TOUCH_PARTICLES, 0):
+        ws = SimpleNamespace(tmp=np.empty_like(x), tmp_b=np.empty_like(x),
+                             len=np.empty((S, Ps)), pen=np.empty((S, Ps)))
+        xs, prev = x.copy(), x_prev.copy()
+        original = solver.SCALAR_TOUCH_PARTICLES
+        solver.SCALAR_TOUCH_PARTICLES = limit
+        try:
+            with np.errstate(all="ignore"):  # an infinite coordinate overflows its square
+                moved = solver.push_out_of_sphere(xs, prev, centre, R, radius, friction, ws)
+        finally:
+            solver.SCALAR_TOUCH_PARTICLES = original
+        results.append((moved, xs, prev))
+    (moved_a, x_a, prev_a), (moved_b, x_b, prev_b) = results
+    assert moved_a == moved_b
+    np.testing.assert_array_equal(x_a, x_b)
+    np.testing.assert_array_equal(prev_a, prev_b)
