@@ -598,9 +598,9 @@ def _exact_lengths(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, c: FrameCoe
 # segment bending pulls into the head every substep (one pass left the benchmark's first
 # segments up to 1.1 % long, median 0.56 %; two 0.17 %, median 0.07 %), and tips wedged in the
 # crease between two overlapping bodies, where alternating projections creep
-# (tests/core/test_crease.py). The hair
-# benchmark (1,000 x 32 guides, 8 spheres, 360 deg/s), one / two / three passes: 2.1 / 1.1 /
-# 0.7 % at its last frame for 1 / 1.2 / 1.5 times the time; the crease test 1.6 / 0.65 / 0.28 %.
+# (tests/core/test_crease.py). The hair benchmark (1,000 x 32 guides, 8 spheres, 360 deg/s),
+# one / two / three passes: 2.1 / 1.1 / 0.7 % at its last frame for 1 / 1.2 / 1.5 times the
+# time; the crease test 1.6 / 0.65 / 0.28 %. A pass whose colliders move nothing ends them.
 CONTACT_LENGTH_PASSES = 2
 
 
