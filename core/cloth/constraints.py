@@ -8,7 +8,8 @@ All act in place on positions `x` (N, 3) world metres:
   mass-weighted SHAKE projection of `core.shake`, before the sweep;
 * `sweep_levels`: seed 001's hard vertical constraints, top-down: each vertex is placed at rest
   length from the vertex it hangs from, which is already final (Follow-The-Leader, Mueller et al.
-  2012), so after one sweep no vertical link is stretched;
+  2012), so after one sweep no vertical link is stretched; the velocity it leaves is a
+  mass-weighted inelastic impulse's;
 * `clamp_max_distance`, `push_backstop`: Jolt's skinned constraint (max distance from the
   skinned position, and a back stop behind the reference surface along its normal);
 * `push_layers`: seed 003 layered self-collision, one-sided against the layer below;
@@ -131,15 +132,21 @@ class Level:
 
 class Sweep:
     """Precomputed top-down sweep over levels: component-major flat indices (3, n), one slice
-    of the gathered children per level."""
+    of the gathered children per level. With inverse masses `w` (N,), `share` (n,) is each
+    link's parent share of the pair's inverse mass, `w_parent / (w_parent + w_child)`: 0 below a
+    pin, 1/2 between two free unit-mass vertices (`sweep_levels`' velocity split)."""
 
-    def __init__(self, levels: list[Level], n_vertices: int):
+    def __init__(self, levels: list[Level], n_vertices: int, w: np.ndarray | None = None):
         self.levels = levels
         self.size = 3 * n_vertices
         child = np.concatenate([lv.child for lv in levels]) if levels else np.zeros(0, np.int64)
         parent = np.concatenate([lv.parent for lv in levels]) if levels else np.zeros(0, np.int64)
         self.child_flat = axis_major(child)  # (3, n)
         self.parent_flat = axis_major(parent)
+        self.share = None
+        if w is not None:
+            pair = w[parent] + w[child]
+            self.share = np.divide(w[parent], pair, out=np.zeros(pair.shape), where=pair > 0.0)
         self.steps = []
         start = 0
         for lv in levels:
@@ -200,15 +207,27 @@ SWEEP_OVER_RELAXATION = 1.5
 
 
 def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray | None = None,
-                 damping: float = 0.0, *, reference: np.ndarray | None = None,
-                 limit: np.ndarray | None = None, fixed: np.ndarray | None = None) -> None:
+                 *, reference: np.ndarray | None = None, limit: np.ndarray | None = None,
+                 fixed: np.ndarray | None = None) -> None:
     """Hard vertical constraints, top-down: place each child at rest length from its parent.
 
     A child is untouched until its own level, so every child's position before the sweep is
-    gathered once and sliced per level. With `x_prev`, the DFTL velocity correction (Mueller et
-    al. 2012): each parent gets `v -= damping * d_child / h`, i.e. `x_prev_parent += damping *
-    d_child`, accumulated for all levels at once; it removes the energy plain FTL injects by
-    treating every parent as infinitely heavy. Component-major (3, n) like `solve_colour`.
+    gathered once and sliced per level. Component-major (3, n) like `solve_colour`.
+
+    With `x_prev` (and a `Sweep` built with inverse masses), the velocity the sweep leaves is
+    that of an inelastic, mass-weighted impulse along each link, though the positions are
+    Follow-The-Leader's (Mueller et al. 2012: the parent stays where it is, so the sweep ends
+    with every link exact). A child moved by `d` along its link changes the pair's relative
+    velocity by `d / h`; a mass-weighted impulse gives the child `(1 - share) d / h` and its
+    parent `-share d / h` (`Sweep.share`, 1/2 between free vertices, 0 below a pin). So both
+    `x_prev` move by `share d`: the child's `share d` is a position fix only, the parent's is
+    DFTL's velocity correction with its weight equal to the mass share. Momentum is kept and
+    the link's relative speed along it ends at zero, so no link pass adds energy. DFTL's usual
+    weight (0.9, the child's move all velocity) is not that impulse: it made energy wherever the
+    sweep worked against stiff XPBD links, and an undamped cage with rigid bending (compliance
+    0) swinging free gained 24 times its fall (now under 0.1 %); a weight of 1 keeps energy but
+    is elastic along the link, which then rattles from substep to substep (frame rates drifted
+    apart 5x further).
 
     With `reference` (N, 3) and `limit` (N,) (inf = none), each child is also kept within its
     max distance of the reference as the sweep reaches it (Mueller 2020 eq. 25), at the point of
@@ -231,25 +250,28 @@ def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray |
     flat = x.reshape(-1)
     before = flat.take(sweep.child_flat)  # (3, n)
     ref_flat = None if reference is None else np.ascontiguousarray(reference).reshape(-1)
-    dftl = x_prev is not None and damping > 0.0
+    split = x_prev is not None and sweep.share is not None
     limited = x_prev is not None and ref_flat is not None
-    length_only = np.empty_like(before) if dftl or limited else None
+    length_only = np.empty_like(before) if split or limited else None
     conflict = _sweep_down(flat, sweep, before, ref_flat, limit, length_only)
     rounds = 1
     while conflict and rounds < SWEEP_ROUNDS:
         _sweep_up(flat, sweep, ref_flat, limit, fixed)
         conflict = _sweep_down(flat, sweep, flat.take(sweep.child_flat), ref_flat, limit)
         rounds += 1
-    if dftl:
-        # DFTL corrects the velocity FTL's length moves inject; the max-distance clamps and the
-        # rounds are not such moves (a clamp stops a vertex at its limit, inelastic): taken
-        # into the parents' velocity, a cage falling onto its max distance was kicked back up
-        # (20 J above its start from a 112 J fall).
-        correction = length_only - before
-        correction *= damping
-        # Each parent component's children arrive in the same order as row-major: same sums.
-        x_prev += np.bincount(sweep.parent_flat.reshape(-1), weights=correction.reshape(-1),
-                              minlength=sweep.size).reshape(x_prev.shape)
+    if split:
+        # Only the length moves are split; the max-distance clamps and the rounds are not such
+        # moves (a clamp stops a vertex at its limit, inelastic): taken into the parents'
+        # velocity, a cage falling onto its max distance was kicked back up (20 J above its
+        # start from a 112 J fall).
+        shared = length_only - before
+        shared *= sweep.share
+        # Each component's children arrive in the same order as row-major: same sums.
+        moved = np.bincount(sweep.parent_flat.reshape(-1), weights=shared.reshape(-1),
+                            minlength=sweep.size)
+        moved += np.bincount(sweep.child_flat.reshape(-1), weights=shared.reshape(-1),
+                             minlength=sweep.size)
+        x_prev += moved.reshape(x_prev.shape)
     if limited:
         _frictionless_limits(x_prev, flat.take(sweep.child_flat), length_only,
                              ref_flat.take(sweep.child_flat), sweep)

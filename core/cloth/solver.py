@@ -67,9 +67,6 @@ _TIME_EPS = 1e-9
 EDGE_STRETCH = 1.5  # links may stretch this much past their rest length (edge-test bound)
 DIVERGENCE_FACTOR = 100.0  # a vertex further than 100 cloth sizes from its reference ...
 DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
-# DFTL velocity correction of the hard vertical sweep (Mueller et al. 2012; the strand solver's
-# default, Unity Hair uses 0.8).
-DFTL_DAMPING = 0.9  # the strands' default ftl_damping too (DFTL, Müller et al. 2012)
 # Hz: turbulent wind is re-sampled at this fixed simulated rate (frame-rate independent). Its
 # eddies are 0.5 m (core.forces), so even a 10 m/s gale carries one past a vertex in 0.05 s:
 # 30 Hz gives 1.5 samples per eddy there and many more at cape-in-the-wind speeds.
@@ -380,7 +377,7 @@ class _Bake:
             spans = [Span(path, model.rest_positions, self.w, hard) for path in model.spans]
         if len(self._constraint_cache) >= 16:
             self._constraint_cache.clear()
-        self._constraint_cache[key] = (colours, Sweep(levels, model.n_vertices), spans)
+        self._constraint_cache[key] = (colours, Sweep(levels, model.n_vertices, self.w), spans)
         return self._constraint_cache[key]
 
     # ----------------------------------------------------------------------------------------
@@ -448,10 +445,10 @@ class _Bake:
             solve_spans(x, x_prev, fr.spans)
         if fr.levels:
             if fr.max_index.size:
-                sweep_levels(x, fr.levels, x_prev, DFTL_DAMPING, reference=ref,
+                sweep_levels(x, fr.levels, x_prev, reference=ref,
                              limit=fr.max_full, fixed=self.model.pinned)
             else:
-                sweep_levels(x, fr.levels, x_prev, DFTL_DAMPING)
+                sweep_levels(x, fr.levels, x_prev)
         # 6. Layers, then colliders.
         layers = model.layers
         if layers.count:

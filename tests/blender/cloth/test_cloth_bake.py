@@ -129,14 +129,21 @@ def test_frame_rates_agree(scene, bake_api):
 def _fast_figure_eight(scene, bake_api, fps: int, *, sample_rate: float | None = None
                        ) -> np.ndarray:
     """The cage's root keyed on a 1.5 Hz figure-eight peaking at 5 g (keys every 1/12 s in
-    seconds, Bezier), baked at ``fps``; the cloth bones' heads at 0, 1 and 2 s."""
+    seconds, Bezier), baked at ``fps``; the cloth bones' heads at 0 and 1 s.
+
+    Not later: whipped at 5-10 g the cage folds over and crumples, and that motion is chaotic.
+    The frame rates read the keys at the same instants but Blender evaluates them at other
+    frame numbers, 1e-6 m apart, and at 2 s such a difference has grown to centimetres. So
+    does a 1e-9 m nudge of the input in the core alone: over 24 cages shaken at 2-8 g, 12 end
+    more than 1 mm apart at 2 s (15 with the solver before the sweep's velocity was made
+    inelastic, which happened to settle this one scene into a periodic swing)."""
     rig, cage = cloth_rigs.cloth_rig(scene)
     if sample_rate is not None:  # else the default
         scene.waft.sample_rate = sample_rate
     rigs.key_figure_eight(rig.pose.bones[cloth_rigs.ROOT], fps, peak_g=5.0, scene=scene)
     _bake(scene, bake_api)
     names = [item.bone for item in cage.waft_cloth.bones]
-    return cloth_rigs.bone_worlds(scene, rig, names, [1, 1 + fps, 1 + 2 * fps])[..., :3, 3]
+    return cloth_rigs.bone_worlds(scene, rig, names, [1, 1 + fps])[..., :3, 3]
 
 
 def test_fast_motion_bakes_alike_at_24_25_30_50_and_60_fps(scene, bake_api):
