@@ -130,5 +130,14 @@ def test_a_particle_pushed_into_a_later_sphere_is_still_found(monkeypatch, rig, 
     full = state.x.copy()
     core.strands.solver._collide(model, ws, full, state.x_prev.copy(), substep,
                          dataclasses.replace(c, sphere_blocks=None))
-    assert np.allclose(full[0, :, 1:9], 0.39, atol=1e-6)  # A moved them into B, B out again
+    # A moved them into B, B back into A (to x = 0.39): the nearest point outside both is on
+    # the crease where the offset surfaces |p| = 0.51 and |p - (1.4, 0, 0)| = 1.01 meet, in
+    # the plane x = (1.4^2 + 0.51^2 - 1.01^2) / 2.8 (`spheres.resolve_creases`).
+    if between == "sphere":
+        moved = np.moveaxis(full[:, :, 1:9], 0, -1)
+        assert np.allclose(moved[..., 0], (1.96 + 0.51**2 - 1.01**2) / 2.8, atol=1e-9)
+        assert np.linalg.norm(moved, axis=-1).min() >= 0.51 - 1e-9
+        assert np.linalg.norm(moved - (1.4, 0.0, 0.0), axis=-1).min() >= 1.01 - 1e-9
+    else:  # a capsule is not a sphere: B's push stands
+        assert np.allclose(full[0, :, 1:9], 0.39, atol=1e-6)
     assert np.abs(x - full).max() <= 1e-12

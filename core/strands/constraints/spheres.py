@@ -18,6 +18,8 @@ operation is elementwise, so a gathered subset gives the values the full pass gi
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 EPS_LENGTH = 1e-12
@@ -86,10 +88,12 @@ def box_distance2(c: SphereBlocks, centres: np.ndarray) -> np.ndarray:
 
 def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near: np.ndarray,
                         centre: np.ndarray, sphere_radius: float, friction: float,
-                        surface: np.ndarray | None = None) -> tuple[float, np.ndarray | None]:
+                        surface: np.ndarray | None = None, pushed: list | None = None
+                        ) -> tuple[float, np.ndarray | None]:
     """Project the particles of the blocks `near` (flat (block, strand) ids) out of one sphere
     and apply its friction, exactly as the full pass does; returns the largest penetration
-    (0 when nothing touched) and the blocks whose particles moved (None when none did)."""
+    (0 when nothing touched) and the blocks whose particles moved (None when none did). The
+    flat ids of the particles it moved are appended to `pushed` when given."""
     none = (0.0, None)
     ids = c.table.take(near, axis=0).reshape(-1)
     xf = x.reshape(3, -1)
@@ -153,4 +157,75 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
         xh -= tangential
     for k in range(3):  # row by row: about half the time of one 2-D fancy assignment
         xf[k][ids] = xh[k]
+    if pushed is not None:
+        pushed.append(ids)
     return float(pen.max()), touched
+
+
+# Creases. Spheres are applied one after the other, so where two overlap (shoulder and chest,
+# chest and back) the later one's push can leave a particle inside the earlier one, and the
+# next pass's push undoes the other: alternating projections zigzag into the crease and
+# converge slowly, while the length sweep between passes pulls the particle out of it again.
+# In the hair benchmark (1,000 guides x 32 on eight overlapping body spheres) the particles in
+# those creases ended each substep up to 0.2 mm inside a sphere, with their segments stretched
+# 1.45 % at the last frame. The exact projection onto the outside of two spheres is cheap: out
+# of the earlier sphere along its normal when that clears the later one, else onto the circle
+# where their offset surfaces meet (the nearest point of the crease). Since only a later push
+# can leave a particle inside an earlier sphere, only the later sphere's pushed particles are
+# tested, against the earlier spheres that overlap it. Measured: 0.26 % stretch at the last
+# frame, no measurable cost.
+
+
+def resolve_creases(x: np.ndarray, radius: np.ndarray, max_radius: float,
+                    applied: list[tuple[np.ndarray, float, np.ndarray]]) -> bool:
+    """Move each particle a sphere's push left inside an earlier, overlapping sphere to the
+    nearest point outside both (see above). `applied`: (centre (3,), radius, flat ids it moved)
+    per sphere in the order they were applied; `radius` (S * Ps,) each particle's collision
+    radius (-inf where immovable), `max_radius` the largest. Whether it moved a particle."""
+    xf = x.reshape(3, -1)
+    moved = False
+    for j in range(1, len(applied)):
+        cb, rb, ids = applied[j]
+        if not len(ids):
+            continue
+        p = r = None
+        changed = False
+        for ca, ra, _ in applied[:j]:
+            d = cb - ca
+            dist = math.sqrt(float(d @ d))
+            if not 0.0 < dist < ra + rb + 2.0 * max_radius:
+                continue  # apart (or the same sphere twice)
+            if p is None:
+                p, r = xf.take(ids, axis=1), radius.take(ids)
+            pa = p - ca[:, None]
+            square = pa * pa
+            la2 = square[0] + square[1]
+            la2 += square[2]
+            reach_a = r + ra
+            inside = np.flatnonzero(la2 < reach_a * reach_a)
+            if not inside.size:
+                continue
+            changed = True
+            pa, reach_a = pa[:, inside], reach_a[inside]
+            reach_b = r[inside] + rb
+            out_a = ca[:, None] + pa * (reach_a / np.maximum(np.sqrt(la2[inside]), EPS_LENGTH))
+            ob = out_a - cb[:, None]
+            clear = np.einsum("kn,kn->n", ob, ob) >= reach_b * reach_b
+            # The crease circle: centre on the line of centres at a from ca, radius rho.
+            u = d / dist
+            a = (dist * dist + reach_a * reach_a - reach_b * reach_b) / (2.0 * dist)
+            rho = np.sqrt(np.maximum(reach_a * reach_a - a * a, 0.0))
+            radial = pa - u[:, None] * (u @ pa)
+            rl = np.sqrt(np.einsum("kn,kn->n", radial, radial))
+            on_axis = rl < EPS_LENGTH
+            if on_axis.any():  # on the line of centres: any point of the circle is nearest
+                side = np.cross(u, np.eye(3)[int(np.argmin(np.abs(u)))])
+                radial[:, on_axis] = side[:, None]
+                rl[on_axis] = math.sqrt(float(side @ side))
+            crease = ca[:, None] + u[:, None] * a + radial * (rho / rl)
+            p[:, inside] = np.where(clear, out_a, crease)
+        if changed:
+            for k in range(3):
+                xf[k][ids] = p[k]
+            moved = True
+    return moved
