@@ -719,9 +719,7 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
         else:
             radius_flat = c.collision_radius.reshape(-1)
             largest = float(radius_flat.max())
-        if resolve_creases(x, radius_flat, largest, applied):
-            moved = True
-            near_d2 = None
+        moved |= resolve_creases(x, radius_flat, largest, applied)
     if sd.meshes is not None:
         moved |= _collide_meshes(ws, x, x_prev, sd, c)
     return moved
