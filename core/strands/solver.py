@@ -194,6 +194,8 @@ class Workspace:
         self.active = _pad(model.active, Ps, False)
         self.inv_mass = _pad(model.inv_mass, Ps, 0.0)
         self.rest = _pad(model.rest_length, Ps - 1, 0.0)
+        # Flat (S * Ps,): the rest length from each particle's parent (0 for the roots).
+        self.parent_rest = np.concatenate([np.zeros((S, 1)), self.rest], axis=1).reshape(-1)
         self.bend_rest = _pad(model.bend_rest_length, Ps - 2, 0.0) if Ps > 2 else np.zeros((S, 0))
         # |x_i - (x_{i-1} + x_{i+1}) / 2| at rest for centres 1..Ps-2 (bending).
         self.bend_offset = (rest_offsets(self.rest, self.bend_rest) if Ps > 2
@@ -604,7 +606,8 @@ def _exact_lengths(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, c: FrameCoe
 # one / two / three passes: 2.1 / 1.1 / 0.7 % at its last frame for 1 / 1.2 / 1.5 times the
 # time; the crease test 1.6 / 0.65 / 0.28 %. With the spheres' creases resolved exactly
 # (`spheres.resolve_creases`) the benchmark's last frame is 0.95 / 0.26 / 0.07 %, the crease
-# test 0.21 % with two. A pass whose colliders move nothing ends them.
+# test 0.21 % with two (0.18 % and 0.13 % with the crease point kept at length from the
+# parent). A pass whose colliders move nothing ends them.
 CONTACT_LENGTH_PASSES = 2
 
 
@@ -719,7 +722,7 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
         else:
             radius_flat = c.collision_radius.reshape(-1)
             largest = float(radius_flat.max())
-        moved |= resolve_creases(x, radius_flat, largest, applied)
+        moved |= resolve_creases(x, radius_flat, largest, applied, ws.parent_rest)
     if sd.meshes is not None:
         moved |= _collide_meshes(ws, x, x_prev, sd, c)
     return moved

@@ -173,15 +173,22 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
 # where their offset surfaces meet (the nearest point of the crease). Since only a later push
 # can leave a particle inside an earlier sphere, only the later sphere's pushed particles are
 # tested, against the earlier spheres that overlap it. Measured: 0.26 % stretch at the last
-# frame, no measurable cost.
+# frame, no measurable cost. On the crease, the point at the particle's rest length from its
+# parent (where the circle passes at that length) rather than the nearest: 0.18 %, and a tip
+# thrown deep into the lens of chest and shoulder (its nearest crease point 40 % too far from
+# its parent) keeps its length.
 
 
 def resolve_creases(x: np.ndarray, radius: np.ndarray, max_radius: float,
-                    applied: list[tuple[np.ndarray, float, np.ndarray]]) -> bool:
+                    applied: list[tuple[np.ndarray, float, np.ndarray]],
+                    parent_rest: np.ndarray | None = None) -> bool:
     """Move each particle a sphere's push left inside an earlier, overlapping sphere to the
     nearest point outside both (see above). `applied`: (centre (3,), radius, flat ids it moved)
     per sphere in the order they were applied; `radius` (S * Ps,) each particle's collision
-    radius (-inf where immovable), `max_radius` the largest. Whether it moved a particle."""
+    radius (-inf where immovable), `max_radius` the largest. With `parent_rest` (S * Ps,), the
+    rest length from each particle's parent (the flat id before it; 0: none), a particle that
+    goes onto the crease goes to the crease point at that length from its parent nearest to
+    it, where there is one (`_crease_at_length`). Whether it moved a particle."""
     xf = x.reshape(3, -1)
     moved = False
     for j in range(1, len(applied)):
@@ -223,9 +230,51 @@ def resolve_creases(x: np.ndarray, radius: np.ndarray, max_radius: float,
                 radial[:, on_axis] = side[:, None]
                 rl[on_axis] = math.sqrt(float(side @ side))
             crease = ca[:, None] + u[:, None] * a + radial * (rho / rl)
+            if parent_rest is not None and not clear.all():
+                _crease_at_length(crease, xf, ids[inside], parent_rest,
+                                  ca[:, None] + u[:, None] * a, u, radial / rl, rho, ~clear)
             p[:, inside] = np.where(clear, out_a, crease)
         if changed:
             for k in range(3):
                 xf[k][ids] = p[k]
             moved = True
     return moved
+
+
+def _crease_at_length(crease: np.ndarray, xf: np.ndarray, ids: np.ndarray,
+                      parent_rest: np.ndarray, centre: np.ndarray, u: np.ndarray,
+                      e1: np.ndarray, rho: np.ndarray, rows: np.ndarray) -> None:
+    """Where the crease circle (centre (3, n), axis u, in-plane unit e1 toward the particle,
+    radius rho (n,)) passes at the rest length L from the particle's parent, put `crease` (3, n)
+    at the nearer such point (rows `rows` only): the nearest crease point could be far from the
+    parent (a tip thrown into the lens of two spheres was left 40 % long). With e2 = u x e1 and
+    v = parent - centre, a circle point centre + rho w (w = (w1, w2) a unit vector in (e1, e2))
+    is at L when (v.e1, v.e2).w = kappa = (rho^2 + |v|^2 - L^2) / (2 rho): two unit vectors
+    when |kappa| <= m = |(v.e1, v.e2)|, of which the one nearer e1 (larger w1) is taken."""
+    L = parent_rest.take(ids)
+    rows = rows & (L > 0.0)
+    if not rows.any():
+        return
+    q = xf.take(ids - 1, axis=1)
+    e2 = np.cross(u[None, :], e1.T).T
+    v = q - centre
+    v1 = np.einsum("kn,kn->n", v, e1)
+    v2 = np.einsum("kn,kn->n", v, e2)
+    m2 = v1 * v1 + v2 * v2
+    along = u @ v
+    vv = m2 + along * along
+    safe_rho = np.maximum(rho, EPS_LENGTH)
+    kappa = (rho * rho + vv - L * L) / (2.0 * safe_rho)
+    reach = m2 - kappa * kappa
+    ok = rows & (reach >= 0.0) & (m2 > EPS_LENGTH) & (rho > EPS_LENGTH)
+    if not ok.any():
+        return
+    safe_m2 = np.maximum(m2, EPS_LENGTH)
+    root = np.sqrt(np.maximum(reach, 0.0))
+    base1, base2 = kappa * v1 / safe_m2, kappa * v2 / safe_m2
+    off1, off2 = -root * v2 / safe_m2, root * v1 / safe_m2
+    first = base1 + off1 >= base1 - off1  # the solution nearer e1
+    w1 = np.where(first, base1 + off1, base1 - off1)
+    w2 = np.where(first, base2 + off2, base2 - off2)
+    at_length = centre + rho * (w1 * e1 + w2 * e2)
+    crease[:, ok] = at_length[:, ok]
