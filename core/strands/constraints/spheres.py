@@ -273,7 +273,8 @@ def _crease_at_length(crease: np.ndarray, xf: np.ndarray, ids: np.ndarray,
     root = np.sqrt(np.maximum(reach, 0.0))
     base1, base2 = kappa * v1 / safe_m2, kappa * v2 / safe_m2
     off1, off2 = -root * v2 / safe_m2, root * v1 / safe_m2
-    first = base1 + off1 >= base1 - off1  # the solution nearer e1
+    # The solutions are base +- off; the one nearer e1 (larger w1) takes the sign of off1.
+    first = off1 >= 0.0
     w1 = np.where(first, base1 + off1, base1 - off1)
     w2 = np.where(first, base2 + off2, base2 - off2)
     at_length = centre + rho * (w1 * e1 + w2 * e2)
