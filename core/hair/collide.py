@@ -27,14 +27,13 @@ guides.
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import NamedTuple
 
 import numpy as np
 
 from ..collider_rows import shape_normal_rows
 from ..colliders import ColliderKind, ColliderSet, is_similarity
-from ..mesh_colliders import Contacts, MeshColliders, MeshField
+from ..mesh_colliders import MeshColliders, MeshField
 
 
 def bounding_sphere(kind: int, M: np.ndarray, size: float, radius_a: float, radius_b: float
@@ -187,64 +186,6 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     return Projections(moved, passes)
 
 
-# The near query's reach past the largest radius, as a fraction of the mesh's Depth.
-NEAR_FRACTION = 0.125
-
-
-class _Fields:
-    """The contacts a query of reach radius + Depth makes (`MeshField.contacts`), found for the
-    points that can be inside or touching at a fraction of its cost. That query tests every
-    triangle within the reach of every point, and the pairs grow with the square of the reach,
-    while nearly every render-strand point is either close to the surface or outside:
-
-    1. A near query, of reach g = radius + Depth/8, finds the points within g of the surface:
-       their closest triangle is the one the full query finds (the same candidates within g,
-       the same tie rule), so their contact is the same.
-    2. A point it does not find is farther than g from the surface, so every point within g of
-       it is on its side. Its nearest corner on a lattice of spacing g is within 0.87 g: the
-       corner's side is the point's. The corners (far fewer than the points) are queried with
-       the full reach grown by one spacing, so a corner of any point within the full reach is
-       found; a corner not found means its points are out of reach.
-    3. The points whose corner is inside are queried with the full reach (a strand that cuts
-       deep into the body: few points).
-    The result is the full query's for every point it would push (distance < radius)."""
-
-    def __init__(self, frame: MeshColliders, radius: float):
-        depth = frame.depth
-        self.spacing = radius + NEAR_FRACTION * depth  # (M,) the near reach g
-        self.near = MeshField(replace(frame, depth=NEAR_FRACTION * depth), fps=1.0,
-                              radius=radius)
-        self.corner = MeshField(replace(frame, depth=depth + self.spacing), fps=1.0,
-                                radius=radius)
-        self.far = MeshField(frame, fps=1.0, radius=radius)
-
-    def contacts(self, m: int, x: np.ndarray) -> Contacts:
-        near = self.near.contacts(m, x, 0.0, 0.0)
-        unresolved = np.ones(len(x), dtype=bool)
-        unresolved[near.index] = False
-        rest = np.flatnonzero(unresolved)
-        if not rest.size:
-            return near
-        g = float(self.spacing[m])
-        lattice = np.rint(x[rest] / g).astype(np.int64)
-        lattice -= lattice.min(axis=0)
-        span = lattice.max(axis=0) + 1
-        key = (lattice[:, 0] * span[1] + lattice[:, 1]) * span[2] + lattice[:, 2]
-        keys, which = np.unique(key, return_inverse=True)
-        corners = x[rest][np.unique(which, return_index=True)[1]]
-        corners = np.rint(corners / g) * g
-        c = self.corner.contacts(m, corners, 0.0, 0.0)
-        inside = np.zeros(len(keys), dtype=bool)
-        inside[c.index[c.distance <= 0.0]] = True
-        deep = rest[inside[which]]
-        if not deep.size:
-            return near
-        far = self.far.contacts(m, x[deep], 0.0, 0.0)
-        return Contacts(*(np.concatenate([getattr(near, name), value]) for name, value in (
-            ("index", deep[far.index]), ("normal", far.normal), ("distance", far.distance),
-            ("surface_motion", far.surface_motion))))
-
-
 def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshColliders, *,
                            sample: int = 0, first: int = 1) -> np.ndarray:
     """Push the points (N, P, 3) of render strands out of every mesh collider's surface at its
@@ -259,19 +200,19 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
     frame = MeshColliders(meshes.names, meshes.triangles,
                           tuple(v[sample:sample + 1] for v in meshes.vertices),
                           meshes.friction, meshes.depth)
-    fields = _Fields(frame, float(r[first:].max()))
+    field = MeshField(frame, fps=1.0, radius=float(r[first:].max()))
     moved = []
     for m in range(frame.count):
         body = points[:, first:]
         vertices = frame.vertices[m][0]
-        reach = np.float32(fields.far.reach[m])
+        reach = np.float32(field.reach[m])
         low, high = vertices.min(axis=0) - reach, vertices.max(axis=0) + reach
         lo, hi = _boxes(body, 0.0)
         near = np.flatnonzero(np.all((lo <= high) & (hi >= low), axis=1))
         if not near.size:
             continue
         x = body[near].reshape(-1, 3).astype(np.float64)
-        c = fields.contacts(m, x)
+        c = field.staged_contacts(m, x, 0.0, 0.0)
         k = c.index % (P - first)
         depth = r[first:][k] - c.distance
         inside = depth > 0.0

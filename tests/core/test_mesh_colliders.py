@@ -203,6 +203,74 @@ def test_push_out_is_deterministic():
     assert np.array_equal(results[0], results[1])
 
 
+def test_push_out_moves_exactly_what_one_full_reach_query_moves():
+    """`push_out` finds its contacts in stages (`MeshField.staged_contacts`: the near query,
+    the lattice corners' side, the full reach for points whose corner is inside); the points
+    it moves and where it puts them are those of one query of the full reach (radius + Depth),
+    bit for bit, on a moving, growing mesh between two samples, with friction: points lying on
+    it, hovering off it, cut deep into it and deeper than its reach."""
+    from waft.core.mesh_colliders import _friction
+
+    vertices, tris = uv_sphere(0.3, 20, 40)
+    frames = [vertices, vertices * 1.08 + (0.03, 0.0, 0.01)]
+    rng = np.random.default_rng(11)
+    d = rng.normal(size=(6000, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    x = d * rng.uniform(0.22, 0.4, size=6000)[:, None]  # from 8 cm inside to 10 cm out
+    x_prev = x + rng.normal(scale=0.002, size=x.shape)
+    radius = rng.uniform(0.003, 0.01, size=6000)
+    f = field(frames, tris, friction=0.4, depth=0.04, radius=0.01)
+    staged = x.copy()
+    pushed = f.push_out(staged, x_prev, radius, 0.01, 0.025)
+
+    full = x.copy()
+    c = f.contacts(0, full, 0.01, 0.025)
+    penetration = radius[c.index] - c.distance
+    hit = penetration > 0.0
+    i = c.index[hit]
+    n = c.normal[hit]
+    full[i] = _friction(full[i] + n * penetration[hit, None], x_prev[i], n, penetration[hit],
+                        0.4, c.surface_motion[hit])
+    assert len(i) > 1000 and (c.distance < -0.03).sum() > 50  # deep points too
+    np.testing.assert_array_equal(staged, full)
+    np.testing.assert_array_equal(np.sort(pushed), np.sort(i))
+
+
+def test_push_out_substep_after_substep_on_a_moving_mesh_matches_full_queries():
+    """The lattice corners' sides are kept from one query to the next while the mesh has moved
+    less than the surface's distance from them: substep after substep on a mesh that moves and
+    grows (and one that stands still), with points drifting through it, every push is still
+    the full-reach query's, bit for bit."""
+    from waft.core.mesh_colliders import _friction
+
+    vertices, tris = uv_sphere(0.3, 16, 32)
+    rng = np.random.default_rng(12)
+    d = rng.normal(size=(3000, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    start = d * rng.uniform(0.2, 0.45, size=3000)[:, None]
+    drift = rng.normal(scale=0.004, size=start.shape)
+    radius = np.full(3000, 0.006)
+    for frames in ([vertices + (0.0, 0.0, 0.004 * k) for k in range(6)],
+                   [vertices * (1.0 + 0.02 * k) for k in range(6)], [vertices] * 6):
+        f = field(frames, tris, friction=0.3, depth=0.04, radius=0.01, fps=120.0)
+        for n in range(24):  # 240 Hz substeps over 0.1 s
+            t0, t1 = n / 240.0, (n + 1) / 240.0
+            x = start + (n + 1) * drift
+            x_prev = start + n * drift
+            staged = x.copy()
+            f.push_out(staged, x_prev, radius, t0, t1)
+            full = x.copy()
+            c = f.contacts(0, full, t0, t1)
+            penetration = radius[c.index] - c.distance
+            hit = penetration > 0.0
+            i = c.index[hit]
+            n_hit = c.normal[hit]
+            full[i] = _friction(full[i] + n_hit * penetration[hit, None], x_prev[i], n_hit,
+                                penetration[hit], 0.3, c.surface_motion[hit])
+            np.testing.assert_array_equal(staged, full)
+        assert f._corners[0][0].size > 1000  # corners were kept and reused
+
+
 # --------------------------------------------------------------------------------------------
 # In the strand solver (bone chains and hair guides).
 

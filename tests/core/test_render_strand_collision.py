@@ -177,7 +177,7 @@ def test_carrier_corrections_keep_their_keys_and_padding_matches_no_point():
 
 def test_staged_mesh_query_moves_exactly_what_one_full_reach_query_moves():
     """The near query, the lattice corners' side and the deep points' full query
-    (`collide._Fields`) push every point exactly as one query of the full reach (radius +
+    (`MeshField.staged_contacts`) push every point exactly as one query of the full reach (radius +
     Depth) does, bit for bit: strands cutting deep into a coarse head, hanging off it and
     lying on it."""
     from waft.core._bench_meshes import uv_sphere
