@@ -6,7 +6,9 @@ it approximates, measured in the same run.
    beside Waft's analytic sphere collider pushing the same points (``colliders.push_out``).
 2. ``bake``: 100 guides x 16 points falling on a 0.1 m head for 24 frames at 240 Hz, core
    milliseconds per frame, with the head as a 5k-triangle mesh and as a sphere collider.
-3. ``render strands``: one frame of 20,000 render strands x 12 points draped over a 0.1 m head
+3. ``bake body``: 1,000 guides x 32 points falling onto a 50k-triangle body (a 0.3 m sphere,
+   a full body's triangle size) for 3 frames at 240 Hz, the same way.
+4. ``render strands``: one frame of 20,000 render strands x 12 points draped over a 0.1 m head
    (``hair.collide_strands_meshes``, Depth 2 cm), milliseconds, against the same head as an
    analytic sphere collider (``hair.collide_strands``).
 
@@ -99,6 +101,36 @@ def bake_case(repeat: int) -> dict:
             "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
 
 
+def body_bake_case(repeat: int) -> dict:
+    """Issue 13's figure: 1,000 guides x 32 falling onto a 50k-triangle body (a 0.3 m sphere:
+    7 mm triangles, a full body's density), three frames at 240 Hz, core milliseconds per
+    frame, against the same body as a sphere collider."""
+    R, frames, fps = 0.3, 4, 24.0
+    vertices, tris = uv_sphere(R, 100, 250)
+    rng = np.random.default_rng(1)
+    chains = []
+    for _ in range(1000):
+        d = rng.normal(size=3)
+        d[2] = abs(d[2]) + 0.5
+        d /= np.linalg.norm(d)
+        side = np.cross(d, [0.0, 0.0, 1.0]) + 1e-9
+        side /= np.linalg.norm(side)
+        chains.append(d * (R + 0.006) + np.outer(np.arange(32) * 0.015, side))
+    colliders = core.ColliderSet.create(names=["Body"], kind=[0], size=[R], friction=[0.3])
+    model_s, drive_s = _build(chains, frames, fps, colliders)
+    model_m, drive_m = _build(chains, frames, fps, None)
+    meshes = MeshColliders.create(names=["Body"], triangles=[tris],
+                                  vertices=[np.repeat(vertices[None], frames, 0)],
+                                  friction=[0.3])
+    drive_m = replace(drive_m, meshes=meshes)
+    settings = core.SolverSettings(substep=1 / 240)
+    mesh_s = best(lambda: core.bake(model_m, drive_m, settings), repeat) / (frames - 1)
+    sphere_s = best(lambda: core.bake(model_s, drive_s, settings), repeat) / (frames - 1)
+    return {"case": "bake body", "guides": 1000, "points": 32, "triangles": len(tris),
+            "mesh_ms_per_frame": round(mesh_s * 1e3, 1), "peer": "Waft sphere collider",
+            "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
+
+
 def render_case(rings: int, segments: int, repeat: int) -> dict:
     """Strands from the upper half of the head down over it, 0-1.5 cm off its surface."""
     R, n, P = 0.1, 20_000, 12
@@ -150,6 +182,7 @@ def main() -> None:
                                     (32_000, 125, 200)):
         print(json.dumps(query_case(points, rings, segments, args.repeat)), flush=True)
     print(json.dumps(bake_case(args.repeat)), flush=True)
+    print(json.dumps(body_bake_case(1)), flush=True)  # seconds per run: once
     for rings, segments in ((12, 24), (40, 64)):
         print(json.dumps(render_case(rings, segments, args.repeat)), flush=True)
 
