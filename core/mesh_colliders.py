@@ -405,6 +405,8 @@ class MeshField:
         # (`_travel`) up to the query.
         self._corners: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._motion: list[np.ndarray | None] = [None] * meshes.count
+        # `push_out`'s points at their last query, per mesh (`_unclear`, `_remember`).
+        self._history: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._centroid_rows: tuple[np.ndarray, np.ndarray] = (np.zeros((3, 0)), np.zeros(0))
 
     def update(self, meshes: MeshColliders, known: int) -> None:
@@ -414,6 +416,7 @@ class MeshField:
         self._centroid_key = None
         self._corners = {}
         self._motion = [None] * meshes.count
+        self._history = {}
 
     def widen(self, radius: float) -> None:
         """Look at least `radius` + depth from every surface (the largest particle radius so
@@ -424,6 +427,7 @@ class MeshField:
             self._grids = {}
             self._stages = None
             self._corners = {}
+            self._history = {}
 
     def _grid(self, m: int, f: int) -> TriangleGrid:
         span = f // GRID_SPAN
@@ -532,14 +536,23 @@ class MeshField:
 
         The result is the full query's for every point it would push (distance < radius);
         points farther out than g are left out."""
+        return self._staged_query(m, points, t_start, t_end)[0]
+
+    def _staged_query(self, m: int, points: np.ndarray, t_start: float,
+                      t_end: float) -> tuple[Contacts, np.ndarray]:
+        """`staged_contacts` and, per point, how far outside the surface it surely is (its
+        distance where the near query found it outside, g where its corner is outside, -inf
+        where it may be inside)."""
         near_field, corner_field = self._staged()
         near = near_field.contacts(m, points, t_start, t_end)
+        g = float(near_field.reach[m])
+        clearance = np.full(len(points), g)
+        clearance[near.index] = np.where(near.distance > 0.0, near.distance, -np.inf)
         unresolved = np.ones(len(points), dtype=bool)
         unresolved[near.index] = False
         rest = np.flatnonzero(unresolved)
         if not rest.size:
-            return near
-        g = float(near_field.reach[m])
+            return near, clearance
         # Lattice coordinates from a corner near the mesh (its first vertex's), so one key
         # per corner fits in 63 bits; a point more than LATTICE_RANGE spacings (7.8 km at
         # 7.5 mm) from that vertex is far out of reach of any real body.
@@ -548,17 +561,18 @@ class MeshField:
         rest = rest[np.all(np.abs(lattice) < LATTICE_RANGE, axis=1)]
         lattice = lattice[np.all(np.abs(lattice) < LATTICE_RANGE, axis=1)]
         if not rest.size:
-            return near
+            return near, clearance
         keys, which = np.unique(_lattice_key(lattice), return_inverse=True)
         inside = self._corner_sides(m, keys, lattice[np.unique(which, return_index=True)[1]],
                                     g, origin, corner_field, t_start, t_end)
         deep = rest[inside[which]]
         if not deep.size:
-            return near
+            return near, clearance
+        clearance[deep] = -np.inf
         far = self.contacts(m, points[deep], t_start, t_end)
         return Contacts(*(np.concatenate([getattr(near, name), value]) for name, value in (
             ("index", deep[far.index]), ("normal", far.normal), ("distance", far.distance),
-            ("surface_motion", far.surface_motion))))
+            ("surface_motion", far.surface_motion)))), clearance
 
     def _corner_sides(self, m: int, keys: np.ndarray, lattice: np.ndarray, g: float,
                       origin: np.ndarray, corner_field: MeshField, t_start: float,
@@ -747,9 +761,12 @@ class MeshField:
                 if len(index) == 0:
                     continue
                 points, before, r = x[index], x_prev[index], radius[index]
-            c = self.staged_contacts(m, points, t_start, t_end)
+            ask = self._unclear(m, points, r, t_end)
+            c, clearance = self._staged_query(m, points[ask], t_start, t_end)
+            self._remember(m, points, ask, clearance, t_end)
             if len(c.index) == 0:
                 continue
+            c.index = ask[c.index]
             penetration = r[c.index] - c.distance
             hit = penetration > 0.0
             if not hit.any():
@@ -766,6 +783,37 @@ class MeshField:
             x[target] = moved
             pushed.append(target)
         return np.concatenate(pushed) if pushed else np.zeros(0, dtype=np.int64)
+
+
+    def _unclear(self, m: int, points: np.ndarray, radius: np.ndarray, t: float) -> np.ndarray:
+        """The indices of `points` that may touch mesh `m` at time `t`. A point `push_out`
+        queried before, surely c outside the surface then, is still more than its radius
+        outside while it has moved, and the mesh has moved, less than c - radius together:
+        it cannot be pushed, and is not queried (exactly the same pushes, for the points far
+        from the body; those touching it are queried at every push)."""
+        history = self._history.get(m)
+        if history is None or history[0].shape != points.shape:
+            return np.arange(len(points))
+        last, clearance, travel = history
+        moved = points - last
+        moved = np.sqrt(np.einsum("ij,ij->i", moved, moved))
+        moved += self._travel(m, t) - travel
+        # Rounded up: a bound on the motion, never a hair short of it.
+        return np.flatnonzero(clearance - (moved * (1.0 + 1e-9) + 1e-12) <= radius)
+
+    def _remember(self, m: int, points: np.ndarray, ask: np.ndarray, clearance: np.ndarray,
+                  t: float) -> None:
+        """Keep where the points `ask` were at this query, how far outside they surely were,
+        and the mesh's `_travel` then (`_unclear` reads them at the next push)."""
+        history = self._history.get(m)
+        if history is None or history[0].shape != points.shape:
+            history = (points.copy(), np.full(len(points), -np.inf),
+                       np.zeros(len(points)))
+            self._history[m] = history
+        last, kept, travel = history
+        last[ask] = points[ask]
+        kept[ask] = clearance
+        travel[ask] = self._travel(m, t)
 
 
 # Lattice corners are keyed by 21 bits per axis around their origin (`_lattice_key`).
