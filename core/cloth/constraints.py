@@ -160,9 +160,10 @@ class Sweep:
 
 
 class Span:
-    """One colour of pin-to-pin spans (`model._spans`) with its SHAKE data for one frame's
-    settings: `path` (P, L) vertex paths padded with their last pin; a segment takes part where
-    `hard` (per vertex: its cloth uses hard vertical links) holds at both ends."""
+    """One colour of pin-to-pin spans (`model._spans`) or hanging columns (`model._columns`)
+    with its SHAKE data for one frame's settings: `path` (P, L) vertex paths padded with their
+    last vertex (a padded segment joins a vertex to itself and takes no part); a segment takes
+    part where `hard` (per vertex: its cloth uses hard vertical links) holds at both ends."""
 
     def __init__(self, path: np.ndarray, rest_positions: np.ndarray, w: np.ndarray,
                  hard: np.ndarray):
@@ -181,7 +182,14 @@ def solve_spans(x: np.ndarray, x_start: np.ndarray, spans: list[Span]) -> None:
     where the two chains meet to XPBD: a strip pinned at both ends kept it 1.5-70 % long (the
     tauter, the longer) and never settled. Spans run before the sweep, which then finds their
     links at length and moves them only by rounding. A span whose step is not a small
-    correction (a taut strip pulled past its length) is left to the sweep that substep."""
+    correction (a taut strip pulled past its length) is left to the sweep that substep.
+
+    The hanging columns (a pin down to a free end) go the same way, for energy: the sweep alone
+    places each child at length from its parent and can give the parent its mass share of the
+    move only as velocity, leaving the rest a position fix; stiff bending and shear links then
+    turned those fixes into velocity every substep. A cage with rigid bending falling onto its
+    max distance gained 104-136 % of its fall's energy, 37-54 % onto a ball; SHAKE's projection
+    moves positions and velocities alike, and the gain is under 1.5 %."""
     for span in spans:
         if not span.coefficients:
             continue

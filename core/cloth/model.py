@@ -12,6 +12,9 @@ reference). From the quads we derive, for all cloths at once (concatenated, N pa
 * spans: where two hanging chains meet end to end (a strip pinned at both ends), the path from
   one pin to the other, whose lengths the solver makes exact together (`core.shake`) because
   the top-down sweep can only hang each vertex from one side;
+* columns: every other hanging chain (a column of a cage, from its pin to its hem), projected
+  by SHAKE the same way before the sweep, so the exact lengths move positions and velocities
+  alike (the sweep's parent share is velocity only);
 * edge vertices: fewer than 4 stretch neighbours (seed 001), simulated with their own multipliers;
 * the layer below each vertex of a layered cage (seed 003 layered self-collision).
 
@@ -92,6 +95,7 @@ class ClothModel:
     stretch: DistanceGroup
     vertical: np.ndarray  # (E_stretch,) bool: stretch link joins level k and k + 1
     spans: tuple[np.ndarray, ...]  # colours of (P, L) pin-to-pin vertex paths (see `_spans`)
+    columns: tuple[np.ndarray, ...]  # colours of (P, L) hanging chains (see `_columns`)
     shear: DistanceGroup
     bend: DistanceGroup
     layers: LayerPairs
@@ -335,6 +339,50 @@ def _spans(edges: np.ndarray, parent: np.ndarray, pinned: np.ndarray,
     return tuple(spans)
 
 
+def _columns(parent: np.ndarray, pinned: np.ndarray,
+             spans: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
+    """The hanging chains of the top-down sweep, for SHAKE (`constraints.solve_spans`): each path
+    starts at an anchor (a pin, or a vertex several others hang from) and runs down through the
+    vertices one other hangs from, to the vertex none does (a column of a cage, from its pinned
+    top row to its hem). Vertices on a span are the span's. Colours as `_spans`: (P, L) paths
+    padded with their last vertex, no free vertex in two paths of one colour."""
+    N = parent.size
+    count = np.bincount(parent[parent >= 0], minlength=N)
+    only_child = np.full(N, -1, dtype=np.int64)
+    hanging = np.flatnonzero(parent >= 0)
+    only_child[parent[hanging]] = hanging  # meaningful where count == 1
+    on_span = np.zeros(N, dtype=bool)
+    for colour in spans:
+        on_span[colour.reshape(-1)] = True
+    on_span &= ~pinned
+    paths = []
+    for v in hanging:
+        anchor = int(parent[v])
+        if not (pinned[anchor] or count[anchor] > 1) or on_span[v]:
+            continue  # v continues its parent's path, or the span holds it
+        path = [anchor, int(v)]
+        while count[path[-1]] == 1 and not on_span[only_child[path[-1]]]:
+            path.append(int(only_child[path[-1]]))
+        paths.append(path)
+    colours: list[list[list[int]]] = []
+    taken: list[set[int]] = []
+    for path in paths:
+        free = {v for v in path if not pinned[v]}
+        for members, used in zip(colours, taken, strict=True):
+            if not used & free:
+                members.append(path)
+                used |= free
+                break
+        else:
+            colours.append([path])
+            taken.append(free)
+    columns = []
+    for members in colours:
+        length = max(len(p) for p in members)
+        columns.append(np.array([p + [p[-1]] * (length - len(p)) for p in members], np.int64))
+    return tuple(columns)
+
+
 def _group(a, b, rest_positions, cloth_of_vertex, movable, N) -> DistanceGroup:
     a = np.asarray(a, dtype=np.int64)
     b = np.asarray(b, dtype=np.int64)
@@ -474,6 +522,7 @@ def build_cloth_model(*, cloths: Sequence[ClothRest], colliders: ColliderSet | N
                          "(pin a vertex of every separate piece)")
     parent = _parents(edges, level, x)
     spans = _spans(edges, parent, pinned, x)
+    columns = _columns(parent, pinned, spans)
     movable = ~pinned
 
     stretch = _group(edges[:, 0], edges[:, 1], x, cloth_of_vertex, movable, N)
@@ -499,4 +548,5 @@ def build_cloth_model(*, cloths: Sequence[ClothRest], colliders: ColliderSet | N
         setup_names=names, rest_positions=x, quads=quads, cloth_of_vertex=cloth_of_vertex,
         vertex_offset=vertex_offset, pinned=pinned, max_distance=max_distance, layer=layer,
         edge_vertex=degree < 4, level=level, parent=parent, stretch=stretch, vertical=vertical,
-        spans=spans, shear=shear, bend=bend, layers=layers, colliders=colliders, collider_mask=mask)
+        spans=spans, columns=columns, shear=shear, bend=bend, layers=layers, colliders=colliders,
+        collider_mask=mask)

@@ -11,10 +11,14 @@ Per substep `h` (fixed, 1/240 s by default, whatever the frame rate):
    colour over every cloth, `iterations` passes (Macklin 2016 XPBD: compliance alpha / h^2, so
    stiffness does not change with h or iterations; Macklin 2019 Small Steps: one pass per small
    substep beats many iterations);
-5. seed 001 hard vertical constraints: top-down sweep, no vertical link ever longer than rest;
-6. seed 003 layered self-collision; colliders (`core.colliders`, friction, contact flags that
+5. max distance from the reference (an inelastic stop before the exact lengths);
+6. seed 001 hard vertical constraints: SHAKE's mass-weighted projection of every pin-to-pin span
+   and hanging column (Ryckaert et al. 1977; positions and velocities agree, so the stiff links
+   find nothing to turn into velocity), then the top-down sweep (rounding), no vertical link
+   ever longer than rest;
+7. seed 003 layered self-collision; colliders (`core.colliders`, friction, contact flags that
    add `contact_damping` in the next substep: seed 001 contact friction);
-7. Jolt skinned constraint: max distance from the reference, back stop behind its surface.
+8. Jolt skinned constraint: max distance from the reference, back stop behind its surface.
 
 Frame `i` is output at `i / fps` (exact on the substep grid for 24/30/60 fps at 240 Hz; other
 rates blend the two substep states around it and redo the vertical sweep on the blend).
@@ -374,7 +378,9 @@ class _Bake:
                                     unique_parents=np.unique(par).size == par.size))
         spans = []
         if hard.any():
-            spans = [Span(path, model.rest_positions, self.w, hard) for path in model.spans]
+            # Pin-to-pin spans, then the hanging columns (`model._columns`), both by SHAKE.
+            spans = [Span(path, model.rest_positions, self.w, hard)
+                     for path in model.spans + model.columns]
         if len(self._constraint_cache) >= 16:
             self._constraint_cache.clear()
         self._constraint_cache[key] = (colours, Sweep(levels, model.n_vertices, self.w), spans)
@@ -440,7 +446,16 @@ class _Bake:
         if fr.use_lambda:
             for c in fr.colours:
                 c.lam.fill(0.0)
-        # 5. Hard vertical constraints: pin-to-pin spans exact (SHAKE), then top-down (seed 001).
+        # 5. The max distance, before the exact lengths: clamped only in and after the sweep,
+        # the children it stops were turned about their parents there (a position fix) and
+        # the stiff links carried that turn into velocity next substep (rigid bending gained
+        # its fall's energy again on its max distance). Clamped here it is an inelastic stop
+        # the lengths then respect, and the sweep's own clamps are roundings.
+        if fr.max_index.size:
+            clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
+        # 6. Hard vertical constraints (seed 001): pin-to-pin spans and hanging columns exact by
+        # SHAKE's mass-weighted projection, then the top-down sweep (rounding, or the whole job
+        # where SHAKE rejected a step).
         if fr.spans:
             solve_spans(x, x_prev, fr.spans)
         if fr.levels:
@@ -449,7 +464,7 @@ class _Bake:
                              limit=fr.max_full, fixed=self.model.pinned)
             else:
                 sweep_levels(x, fr.levels, x_prev)
-        # 6. Layers, then colliders.
+        # 7. Layers, then colliders.
         layers = model.layers
         if layers.count:
             push_layers(x, layers.vertex, layers.quad, layers.uv, layers.side,
@@ -499,7 +514,7 @@ class _Bake:
                                n * self.h, (n + 1) * self.h, link_mask, edge_contact)
             contact |= edge_contact
             contact_any |= edge_contact
-        # 7. Max distance from the reference, back stop behind its surface.
+        # 8. Max distance from the reference, back stop behind its surface.
         if fr.max_index.size:
             clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
         if fr.back_index.size:

@@ -1,8 +1,12 @@
 """Energy of a passive cage (no wind, nothing animated): swinging free, and falling onto its own
 limits (the max distance, Jolt's skinned constraint, and a ball), with seed 001's hard vertical
-sweep and every other constraint on. Measured on the 240 Hz substep grid (central differences
-of the output), counting the elastic energy `C^2 / (2 alpha)` of every compliant link (the
-vertical links are hard: the sweep keeps them at their length)."""
+links and every other constraint on. Measured on the 240 Hz substep grid (central differences
+of the output), counting the elastic energy of every compliant link (the vertical links are
+hard: SHAKE and the sweep keep them at their length). One XPBD pass per substep moves a link by
+`C (w_a + w_b) / (w_a + w_b + alpha / h^2)`: the spring it makes has the compliance
+`alpha + (w_a + w_b) h^2`, so its energy is `C^2 / (2 (alpha + (w_a + w_b) h^2))` (with
+`C^2 / (2 alpha)` a stiff link's energy was overcounted up to 36 times, and rigid links had
+none: a cage gaining its fall's energy again could pass, one keeping it could fail)."""
 
 from __future__ import annotations
 
@@ -19,7 +23,8 @@ from waft.core.cloth.presets import FABRICS
 from .conftest import still_drive
 
 G = 9.81
-FPS = 240
+FPS = 240  # output frames per second: one per substep
+H = 1.0 / 240  # the substep
 
 
 def _energy(model, x: np.ndarray, params: ClothParams, *, elastic: bool = True) -> np.ndarray:
@@ -32,18 +37,21 @@ def _energy(model, x: np.ndarray, params: ClothParams, *, elastic: bool = True) 
     hard = bool(np.asarray(params.use_hard_vertical).reshape(-1)[0])
     stretch = np.where(model.vertical, np.inf if hard else params.stretch_compliance,
                        params.horizontal_compliance)
+    w = (~model.pinned).astype(float)
     for group, alpha in ((model.stretch, stretch), (model.shear, params.shear_compliance),
                          (model.bend, params.bend_compliance)):
         alpha = np.broadcast_to(np.asarray(alpha, dtype=float).reshape(-1), group.rest.shape)
-        soft = (alpha > 0.0) & np.isfinite(alpha)
+        spring = alpha + (w[group.a] + w[group.b]) * H * H  # one XPBD pass per substep
+        soft = np.isfinite(alpha) & (spring > 0.0)
         length = np.linalg.norm(x[1:-1, group.b[soft]] - x[1:-1, group.a[soft]], axis=2)
-        energy = energy + (0.5 * np.square(length - group.rest[soft]) / alpha[soft]).sum(axis=1)
+        energy = energy + (0.5 * np.square(length - group.rest[soft]) / spring[soft]).sum(axis=1)
     return energy
 
 
 def _fall(*, max_distance: float, ball: bool, damping: float | None, elastic: bool = True,
-          **settings):
-    """An 8 x 8 cage, 0.7 m square, laid flat with its first row pinned: it swings down."""
+          **settings) -> tuple[np.ndarray, float]:
+    """An 8 x 8 cage, 0.7 m square, laid flat with its first row pinned: it swings down. Its
+    energy per frame, and the potential energy it lost at its lowest (`_drop`)."""
     rest = grid_rest(8, 8, width=0.7, height=0.7, origin=(-0.35, 0.0, 0.0))
     p = rest.rest_positions
     flat = np.stack([p[:, 0], -p[:, 2], np.zeros(len(p))], axis=1)
@@ -61,12 +69,20 @@ def _fall(*, max_distance: float, ball: bool, damping: float | None, elastic: bo
     settings.setdefault("radius", 0.01)
     drive = still_drive(model, frames, fps=FPS, collider_matrix=collider_matrix, **settings)
     x = bake_cloth(model, drive).positions
-    return _energy(model, x, drive.params, elastic=elastic)
+    return _energy(model, x, drive.params, elastic=elastic), _drop(x, model)
 
 
-def _rise(energy: np.ndarray) -> tuple[float, float]:
-    """The largest gain from any frame to a later one, and the fall before it."""
-    return float(np.max(energy - np.minimum.accumulate(energy))), float(energy[0] - energy.min())
+def _rise(energy: np.ndarray) -> float:
+    """The largest gain of energy from any frame to a later one."""
+    return float(np.max(energy - np.minimum.accumulate(energy)))
+
+
+def _drop(x: np.ndarray, model) -> float:
+    """The potential energy the cage's free vertices lost at their lowest (unit masses): the
+    scale of the motion, against which a gain is measured (the energy a conserving cage loses
+    overall is close to nothing)."""
+    height = x[:, ~model.pinned, 2].sum(axis=1)
+    return float(G * (height[0] - height.min()))
 
 
 @pytest.mark.parametrize(("max_distance", "ball"), [(0.25, False), (0.25, True), (np.inf, True)])
@@ -77,14 +93,38 @@ def test_a_cage_falling_onto_its_limits_is_not_thrown_back_up(max_distance, ball
     kicked back up to 20 J above its start (a 111 J rise after a 116 J fall). The clamps are
     inelastic now, the turn a clamp gives a child about its parent (to the rim of its max
     distance) is a position fix only, and the sweep's velocity is a mass-weighted inelastic
-    impulse's (`sweep_levels`). Elastic energy counted, up to 1.3 % of the fall comes back (0.9
-    to 2.3 % with DFTL's 0.9): the contact projections after the sweep (the ball's push-out
-    stretches the links it does not pay for). Not yet the 1 % the law asks."""
-    energy = _fall(max_distance=max_distance, ball=ball, damping=damping)
-    rise, fall = _rise(energy)
-    assert fall > 50.0  # it fell
+    impulse's (`sweep_levels`). The max distance is clamped before the exact lengths too, and
+    the columns are projected by SHAKE before the sweep (`solver` steps 5 and 6): under 0.4 %
+    of the fall comes back (up to 0.44 % before)."""
+    energy, drop = _fall(max_distance=max_distance, ball=ball, damping=damping)
+    assert drop > 50.0  # it fell
     assert energy.max() <= energy[0] + 1e-6  # never above where it started
-    assert rise <= 0.015 * fall, (rise, fall)
+    assert _rise(energy) <= 0.01 * drop, (_rise(energy), drop)
+
+
+@pytest.mark.parametrize(("max_distance", "ball"), [(0.25, False), (0.25, True), (np.inf, True)])
+@pytest.mark.parametrize("settings", [
+    {"bend_compliance": 0.0, "damping": 0.0},
+    {"bend_compliance": 1e-4, "damping": 0.0},
+    dict(FABRICS["LEATHER"], damping=0.0, drag=0.0),
+    dict(FABRICS["LEATHER"]),
+], ids=["rigid-bend", "stiff-bend", "leather-undamped", "leather"])
+def test_a_stiff_cage_falling_onto_its_limits_gains_no_energy(max_distance, ball, settings):
+    """A cage that bends hard (rigid bending, which the add-on allows, a stiff coat, the
+    Leather preset) falling onto its max distance or a ball. The sweep placed each child at
+    length from its parent and left the parent's share of the move a position fix; the stiff
+    bending links then turned that fix into velocity every substep, against the limit or the
+    ball: rigid bending gained 108-146 % of its fall on the max distance, 18 % on the ball,
+    bending 1e-4 up to 3.5 %, Leather undamped 3.6 %. The max distance clamped before the
+    exact lengths and SHAKE's mass-weighted projection of every column (the sweep then only
+    rounds) bring these cases to 0.04-1.3 % (rigid bending onto the max distance and the ball
+    together; the stiff links' residual counted as a spring's energy, see `_energy`)."""
+    settings = dict(settings)
+    energy, drop = _fall(max_distance=max_distance, ball=ball,
+                         damping=settings.pop("damping"), **settings)
+    assert drop > 20.0  # it fell
+    assert energy.max() <= energy[0] + 0.005 * drop  # never above where it started
+    assert _rise(energy) <= 0.015 * drop, (_rise(energy), drop)
 
 
 @pytest.mark.parametrize("settings", [
@@ -99,18 +139,21 @@ def test_a_stiff_cage_swinging_free_gains_no_energy(settings):
     the difference to the parents as velocity: with rigid bending the cage gained 24 times its
     fall and flailed. With the sweep's velocity a mass-weighted inelastic impulse (momentum kept,
     each link's stretch speed removed) the gain is under 0.1 %."""
-    energy = _fall(max_distance=np.inf, ball=False, damping=0.0, elastic=False, **settings)
-    rise, fall = _rise(energy)
-    assert fall > 50.0
-    assert rise <= 0.01 * fall, (rise, fall)
+    energy, drop = _fall(max_distance=np.inf, ball=False, damping=0.0, **settings)
+    assert drop > 50.0
+    assert _rise(energy) <= 0.01 * drop, (_rise(energy), drop)
 
 
 @pytest.mark.parametrize("fabric", sorted(FABRICS))
 def test_every_fabric_swinging_free_undamped_gains_no_energy(fabric):
     """Each fabric preset with its damping and drag off: the gain was 12-28 % of the fall with
-    DFTL's 0.9 weight (RUBBER, with soft vertical links, has no sweep and was already within)."""
+    DFTL's 0.9 weight (RUBBER, with soft vertical links, has no sweep and was already within).
+    Leather swings on now (its columns by SHAKE): it lost 91 % of its fall's energy in 3 s
+    without any damping, now 19 %; the swing's exchange with its stiff bending links shows as
+    up to 1.7 % in the measure (0.6 % before, when it had nearly stopped)."""
     settings = dict(FABRICS[fabric], damping=0.0, drag=0.0)
-    energy = _fall(max_distance=np.inf, ball=False, **settings)
-    rise, fall = _rise(energy)
-    assert fall > 50.0
-    assert rise <= 0.01 * fall, (rise, fall)
+    energy, drop = _fall(max_distance=np.inf, ball=False, **settings)
+    assert drop > 50.0
+    assert energy.max() <= energy[0] + 0.01 * drop
+    bound = 0.02 if fabric == "LEATHER" else 0.01
+    assert _rise(energy) <= bound * drop, (_rise(energy), drop)

@@ -52,6 +52,38 @@ def test_cages_hanging_from_one_side_have_no_span(rest):
     assert build_cloth_model(cloths=[rest]).spans == ()
 
 
+def test_a_cage_hanging_from_its_top_row_has_one_column_per_pin():
+    """Every column of a cage, from its pinned top vertex down to its hem, is one hanging
+    chain for SHAKE; a strip pinned at both ends has none (its spans hold every vertex)."""
+    model = build_cloth_model(cloths=[grid_rest(8, 6)])
+    (paths,) = model.columns
+    assert paths.shape == (6, 8)
+    for column, path in enumerate(paths):  # grid_rest numbers row by row, top row pinned
+        np.testing.assert_array_equal(path, np.arange(8) * 6 + column)
+    assert build_cloth_model(cloths=[_strip(21, cols=3)]).columns == ()
+
+
+def test_a_cage_pinned_at_one_corner_hangs_its_branches_as_columns():
+    """Pinned at one corner, vertices hang from neighbours several others hang from: each
+    chain starts at such an anchor, and no free vertex is in two chains of one colour."""
+    rest = grid_rest(6, 6)
+    pinned = np.zeros(36, dtype=bool)
+    pinned[0] = True
+    rest = ClothRest(rest.setup, rest.rest_positions, rest.quads, pinned, rest.max_distance)
+    model = build_cloth_model(cloths=[rest])
+    covered = np.zeros(36, dtype=int)
+    for colour in model.columns:
+        for path in colour:
+            free = np.unique(path[~model.pinned[path]])
+            covered[free] += 1
+            # each link of a path is a hanging link (child hangs from the vertex before it)
+            for a, b in zip(path[:-1], path[1:], strict=True):
+                assert a == b or model.parent[b] == a
+        used = np.concatenate([np.unique(p[~model.pinned[p]]) for p in colour])
+        assert len(used) == len(np.unique(used))
+    assert np.all(covered[~model.pinned] >= 1)
+
+
 def test_the_top_edge_between_two_pinned_corners_is_a_span():
     # Chains from the two top corners meet in the middle of the top edge, which hangs between
     # them like a rope; below it, every chain meets its neighbour at right angles: no span.
