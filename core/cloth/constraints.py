@@ -184,7 +184,8 @@ def solve_spans(x: np.ndarray, x_start: np.ndarray, spans: list[Span]) -> None:
     links at length and moves them only by rounding. A span whose step is not a small
     correction (a taut strip pulled past its length) is left to the sweep that substep.
 
-    The hanging columns (a pin down to a free end) go the same way, for energy: the sweep alone
+    The hanging columns (a pin down to a free end) of stiff cloths (`solver.STIFF_COMPLIANCE`)
+    go the same way, for energy: the sweep alone
     places each child at length from its parent and can give the parent its mass share of the
     move only as velocity, leaving the rest a position fix; stiff bending and shear links then
     turned those fixes into velocity every substep. A cage with rigid bending falling onto its

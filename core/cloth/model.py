@@ -13,8 +13,9 @@ reference). From the quads we derive, for all cloths at once (concatenated, N pa
   one pin to the other, whose lengths the solver makes exact together (`core.shake`) because
   the top-down sweep can only hang each vertex from one side;
 * columns: every other hanging chain (a column of a cage, from its pin to its hem), projected
-  by SHAKE the same way before the sweep, so the exact lengths move positions and velocities
-  alike (the sweep's parent share is velocity only);
+  by SHAKE the same way before the sweep in cloths with stiff bending or shear (the solver's
+  STIFF_COMPLIANCE), so the exact lengths move positions and velocities alike (the sweep's
+  parent share is velocity only);
 * edge vertices: fewer than 4 stretch neighbours (seed 001), simulated with their own multipliers;
 * the layer below each vertex of a layered cage (seed 003 layered self-collision).
 

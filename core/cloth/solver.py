@@ -11,11 +11,12 @@ Per substep `h` (fixed, 1/240 s by default, whatever the frame rate):
    colour over every cloth, `iterations` passes (Macklin 2016 XPBD: compliance alpha / h^2, so
    stiffness does not change with h or iterations; Macklin 2019 Small Steps: one pass per small
    substep beats many iterations);
-5. max distance from the reference (an inelastic stop before the exact lengths);
+5. stiff cloths (STIFF_COMPLIANCE): max distance from the reference, an inelastic stop before
+   the exact lengths;
 6. seed 001 hard vertical constraints: SHAKE's mass-weighted projection of every pin-to-pin span
-   and hanging column (Ryckaert et al. 1977; positions and velocities agree, so the stiff links
-   find nothing to turn into velocity), then the top-down sweep (rounding), no vertical link
-   ever longer than rest;
+   and, in stiff cloths, every hanging column (Ryckaert et al. 1977; positions and velocities
+   agree, so the stiff links find nothing to turn into velocity), then the top-down sweep,
+   no vertical link ever longer than rest;
 7. seed 003 layered self-collision; colliders (`core.colliders`, friction, contact flags that
    add `contact_damping` in the next substep: seed 001 contact friction);
 8. Jolt skinned constraint: max distance from the reference, back stop behind its surface.
@@ -104,6 +105,11 @@ class _Frame:
     max_limit: np.ndarray
     max_by_axis: np.ndarray  # (3, n) flat indices of max_index (constraints.axis_major)
     max_full: np.ndarray  # (N,) every vertex's max distance, inf = none
+    # The max distance clamped before the exact lengths: the vertices of stiff cloths
+    # (`_Bake._stiff_cloths`) with a finite max distance, and their flat indices (3, n).
+    early_index: np.ndarray
+    early_limit: np.ndarray
+    early_by_axis: np.ndarray
     back_index: np.ndarray
     back_distance: np.ndarray
     radius: np.ndarray  # (N,) -inf where pinned
@@ -331,6 +337,7 @@ class _Bake:
         limit = (model.max_distance * per_vertex("max_distance_scale")
                  * np.where(edge, per_vertex("edge_max_distance_scale"), 1.0))
         max_on = free & np.isfinite(limit)
+        early = max_on & self._stiff_cloths(f)[cloth]
         back = per_vertex("backstop_distance")
         back_on = free & np.isfinite(back) if self.normals is not None else np.zeros_like(free)
         radius = np.where(free, per_vertex("radius"), -np.inf)
@@ -346,6 +353,8 @@ class _Bake:
                       max_index=np.flatnonzero(max_on), max_limit=limit[max_on],
                       max_by_axis=axis_major(np.flatnonzero(max_on)),
                       max_full=np.where(max_on, limit, np.inf),
+                      early_index=np.flatnonzero(early), early_limit=limit[early],
+                      early_by_axis=axis_major(np.flatnonzero(early)),
                       back_index=np.flatnonzero(back_on), back_distance=back[back_on],
                       radius=radius, layer_thickness=thickness)
 
@@ -378,13 +387,31 @@ class _Bake:
                                     unique_parents=np.unique(par).size == par.size))
         spans = []
         if hard.any():
-            # Pin-to-pin spans, then the hanging columns (`model._columns`), both by SHAKE.
+            # Pin-to-pin spans, then the hanging columns (`model._columns`) of the cloths with
+            # stiff bending or shear links (`_stiff_cloths`), all by SHAKE.
+            stiff = self._stiff_cloths(f)
+            columns = []
+            for path in model.columns:
+                rows = stiff[self.cloth[path[:, 0]]]
+                if rows.any():
+                    columns.append(path[rows])
             spans = [Span(path, model.rest_positions, self.w, hard)
-                     for path in model.spans + model.columns]
+                     for path in (*model.spans, *columns)]
         if len(self._constraint_cache) >= 16:
             self._constraint_cache.clear()
         self._constraint_cache[key] = (colours, Sweep(levels, model.n_vertices, self.w), spans)
         return self._constraint_cache[key]
+
+    def _stiff_cloths(self, f: int) -> np.ndarray:
+        """Which cloths (C,) bend or shear stiffer than STIFF_COMPLIANCE at frame f: their
+        columns are projected by SHAKE and their max distance clamped before the exact lengths
+        (`step`). Softer cloths keep the sweep alone, whose numerical damping their energy
+        does not need (see STIFF_COMPLIANCE)."""
+        p = self.params
+        C = self.model.n_cloths
+        bend = np.broadcast_to(np.asarray(p["bend_compliance"][f], dtype=float), (C,))
+        shear = np.broadcast_to(np.asarray(p["shear_compliance"][f], dtype=float), (C,))
+        return np.minimum(bend, shear) < STIFF_COMPLIANCE
 
     # ----------------------------------------------------------------------------------------
     def reference_at(self, t: float, restarting: np.ndarray | None,
@@ -446,16 +473,16 @@ class _Bake:
         if fr.use_lambda:
             for c in fr.colours:
                 c.lam.fill(0.0)
-        # 5. The max distance, before the exact lengths: clamped only in and after the sweep,
-        # the children it stops were turned about their parents there (a position fix) and
-        # the stiff links carried that turn into velocity next substep (rigid bending gained
-        # its fall's energy again on its max distance). Clamped here it is an inelastic stop
-        # the lengths then respect, and the sweep's own clamps are roundings.
-        if fr.max_index.size:
-            clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
-        # 6. Hard vertical constraints (seed 001): pin-to-pin spans and hanging columns exact by
-        # SHAKE's mass-weighted projection, then the top-down sweep (rounding, or the whole job
-        # where SHAKE rejected a step).
+        # 5. Stiff cloths' max distance, before the exact lengths: clamped only in and after
+        # the sweep, the children it stops were turned about their parents there (a position
+        # fix) and the stiff links carried that turn into velocity next substep (rigid bending
+        # gained its fall's energy again on its max distance). Clamped here it is an inelastic
+        # stop the lengths then respect, and the sweep's own clamps are roundings.
+        if fr.early_index.size:
+            clamp_max_distance(x, ref, fr.early_index, fr.early_limit, by_axis=fr.early_by_axis)
+        # 6. Hard vertical constraints (seed 001): pin-to-pin spans and stiff cloths' hanging
+        # columns exact by SHAKE's mass-weighted projection, then the top-down sweep (rounding
+        # there, or the whole job where SHAKE rejected a step or is not used).
         if fr.spans:
             solve_spans(x, x_prev, fr.spans)
         if fr.levels:
@@ -718,6 +745,19 @@ class _Bake:
             setup, local = self.model.locate(v)
             detail = f"vertex {local} is " + distance_detail(distance[v])
             raise DivergenceError(setup, frame, detail)
+
+
+# Bending or shear compliance (m/N per kilogram of cloth) below which a cloth's columns are
+# projected by SHAKE and its max distance clamped before the exact lengths. The sweep alone
+# places each child at length and leaves the parent's share of the move a position fix; links
+# this stiff turn those fixes into velocity wherever the cage is held (Leather, bending 1e-4,
+# gained 3 % of its fall on its max distance, 4-6 % at 480 Hz; rigid bending 104-136 %). At
+# 1e-3 the sweep alone keeps every drop within 0.7 % at 240 and 480 Hz, and its slight
+# numerical damping keeps a shaken default cage (1e-2) out of chaos: with the SHAKE columns 14
+# of 24 cages shaken at 2-8 g ended over 1 mm from a 1e-9 m nudge (12 with the sweep), the
+# median 59 mm (1.7), and SHAKE costs a tridiagonal solve per column per substep
+# (tools/cloth_sensitivity.py, docs/cloth-solver.md). No preset but Leather is this stiff.
+STIFF_COMPLIANCE = 1e-3
 
 
 def _colours(group: DistanceGroup, alpha: np.ndarray, w: np.ndarray, h: float) -> list[Colour]:
