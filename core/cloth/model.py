@@ -307,9 +307,8 @@ def _spans(edges: np.ndarray, parent: np.ndarray, pinned: np.ndarray,
     hanging from different pins, and continues both chains (`SPAN_MIN_COSINE`); the span is
     the first chain from its pin, the link, and the second chain back up to its own pin.
 
-    Returned as colours: each colour a (P, L) array of vertex paths padded with their last pin,
-    no free vertex in two paths of one colour (so one vectorised projection moves each vertex
-    once). Built once per model, in Python: spans are few (one per column).
+    Returned as colours (`_colour_paths`: (P, L) vertex paths padded with their last pin).
+    Built once per model, in Python: spans are few (one per column).
     """
     paths = []
     for a, b in edges:
@@ -321,6 +320,13 @@ def _spans(edges: np.ndarray, parent: np.ndarray, pinned: np.ndarray,
         first, second = _root_path(a, parent), _root_path(b, parent)
         if first[0] != second[0] and not set(first) & set(second):  # else a loop, not a span
             paths.append(first + second[::-1])
+    return _colour_paths(paths, pinned)
+
+
+def _colour_paths(paths: list[list[int]], pinned: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Vertex paths as colours (first fit, in order): each colour a (P, L) array of paths
+    padded with their last vertex, no free vertex in two paths of one colour (so one vectorised
+    projection moves each vertex once)."""
     colours: list[list[list[int]]] = []
     taken: list[set[int]] = []
     for path in paths:
@@ -333,11 +339,11 @@ def _spans(edges: np.ndarray, parent: np.ndarray, pinned: np.ndarray,
         else:
             colours.append([path])
             taken.append(free)
-    spans = []
+    out = []
     for members in colours:
         length = max(len(p) for p in members)
-        spans.append(np.array([p + [p[-1]] * (length - len(p)) for p in members], np.int64))
-    return tuple(spans)
+        out.append(np.array([p + [p[-1]] * (length - len(p)) for p in members], np.int64))
+    return tuple(out)
 
 
 def _columns(parent: np.ndarray, pinned: np.ndarray,
@@ -345,8 +351,8 @@ def _columns(parent: np.ndarray, pinned: np.ndarray,
     """The hanging chains of the top-down sweep, for SHAKE (`constraints.solve_spans`): each path
     starts at an anchor (a pin, or a vertex several others hang from) and runs down through the
     vertices one other hangs from, to the vertex none does (a column of a cage, from its pinned
-    top row to its hem). Vertices on a span are the span's. Colours as `_spans`: (P, L) paths
-    padded with their last vertex, no free vertex in two paths of one colour."""
+    top row to its hem). Vertices on a span are the span's. Colours as `_spans`
+    (`_colour_paths`)."""
     N = parent.size
     count = np.bincount(parent[parent >= 0], minlength=N)
     only_child = np.full(N, -1, dtype=np.int64)
@@ -365,23 +371,7 @@ def _columns(parent: np.ndarray, pinned: np.ndarray,
         while count[path[-1]] == 1 and not on_span[only_child[path[-1]]]:
             path.append(int(only_child[path[-1]]))
         paths.append(path)
-    colours: list[list[list[int]]] = []
-    taken: list[set[int]] = []
-    for path in paths:
-        free = {v for v in path if not pinned[v]}
-        for members, used in zip(colours, taken, strict=True):
-            if not used & free:
-                members.append(path)
-                used |= free
-                break
-        else:
-            colours.append([path])
-            taken.append(free)
-    columns = []
-    for members in colours:
-        length = max(len(p) for p in members)
-        columns.append(np.array([p + [p[-1]] * (length - len(p)) for p in members], np.int64))
-    return tuple(columns)
+    return _colour_paths(paths, pinned)
 
 
 def _group(a, b, rest_positions, cloth_of_vertex, movable, N) -> DistanceGroup:

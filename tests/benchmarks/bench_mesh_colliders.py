@@ -80,48 +80,21 @@ def query_case(points: int, rings: int, segments: int, repeat: int) -> dict:
             "ratio": round(mesh_s / sphere_s, 1)}
 
 
-def bake_case(repeat: int) -> dict:
-    R, frames, fps = 0.1, 24, 24.0
-    vertices, tris = uv_sphere(R, 50, 50)
-    chains = []
+def _falling_guides(R: float, rings: int, segments: int, guides: int, points: int,
+                    frames: int, repeat: int) -> tuple[float, float, int]:
+    """Seconds per bake of `guides` x `points` chains falling onto a sphere of radius R, as a
+    UV-sphere mesh and as the sphere collider, and the mesh's triangle count."""
+    fps = 24.0
+    vertices, tris = uv_sphere(R, rings, segments)
     rng = np.random.default_rng(1)
-    for _ in range(100):
+    chains = []
+    for _ in range(guides):
         d = rng.normal(size=3)
         d[2] = abs(d[2]) + 0.5
         d /= np.linalg.norm(d)
         side = np.cross(d, [0.0, 0.0, 1.0]) + 1e-9
         side /= np.linalg.norm(side)
-        chains.append(d * (R + 0.006) + np.outer(np.arange(16) * 0.015, side))
-    colliders = core.ColliderSet.create(names=["Head"], kind=[0], size=[R], friction=[0.3])
-    model_s, drive_s = _build(chains, frames, fps, colliders)
-    model_m, drive_m = _build(chains, frames, fps, None)
-    meshes = MeshColliders.create(names=["Head"], triangles=[tris],
-                                  vertices=[np.repeat(vertices[None], frames, 0)],
-                                  friction=[0.3])
-    drive_m = replace(drive_m, meshes=meshes)
-    settings = core.SolverSettings(substep=1 / 240)
-    mesh_s = best(lambda: core.bake(model_m, drive_m, settings), repeat) / frames
-    sphere_s = best(lambda: core.bake(model_s, drive_s, settings), repeat) / frames
-    return {"case": "bake", "guides": 100, "points": 16, "triangles": len(tris),
-            "mesh_ms_per_frame": round(mesh_s * 1e3, 2), "peer": "Waft sphere collider",
-            "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
-
-
-def body_bake_case(repeat: int) -> dict:
-    """Issue 13's figure: 1,000 guides x 32 falling onto a 50k-triangle body (a 0.3 m sphere:
-    7 mm triangles, a full body's density), three frames at 240 Hz, core milliseconds per
-    frame, against the same body as a sphere collider."""
-    R, frames, fps = 0.3, 4, 24.0
-    vertices, tris = uv_sphere(R, 100, 250)
-    rng = np.random.default_rng(1)
-    chains = []
-    for _ in range(1000):
-        d = rng.normal(size=3)
-        d[2] = abs(d[2]) + 0.5
-        d /= np.linalg.norm(d)
-        side = np.cross(d, [0.0, 0.0, 1.0]) + 1e-9
-        side /= np.linalg.norm(side)
-        chains.append(d * (R + 0.006) + np.outer(np.arange(32) * 0.015, side))
+        chains.append(d * (R + 0.006) + np.outer(np.arange(points) * 0.015, side))
     colliders = core.ColliderSet.create(names=["Body"], kind=[0], size=[R], friction=[0.3])
     model_s, drive_s = _build(chains, frames, fps, colliders)
     model_m, drive_m = _build(chains, frames, fps, None)
@@ -130,9 +103,28 @@ def body_bake_case(repeat: int) -> dict:
                                   friction=[0.3])
     drive_m = replace(drive_m, meshes=meshes)
     settings = core.SolverSettings(substep=1 / 240)
-    mesh_s = best(lambda: core.bake(model_m, drive_m, settings), repeat) / (frames - 1)
-    sphere_s = best(lambda: core.bake(model_s, drive_s, settings), repeat) / (frames - 1)
-    return {"case": "bake body", "guides": 1000, "points": 32, "triangles": len(tris),
+    mesh_s = best(lambda: core.bake(model_m, drive_m, settings), repeat)
+    sphere_s = best(lambda: core.bake(model_s, drive_s, settings), repeat)
+    return mesh_s, sphere_s, len(tris)
+
+
+def bake_case(repeat: int) -> dict:
+    frames = 24
+    mesh_s, sphere_s, triangles = _falling_guides(0.1, 50, 50, 100, 16, frames, repeat)
+    mesh_s, sphere_s = mesh_s / frames, sphere_s / frames
+    return {"case": "bake", "guides": 100, "points": 16, "triangles": triangles,
+            "mesh_ms_per_frame": round(mesh_s * 1e3, 2), "peer": "Waft sphere collider",
+            "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
+
+
+def body_bake_case(repeat: int) -> dict:
+    """Issue 13's figure: 1,000 guides x 32 falling onto a 50k-triangle body (a 0.3 m sphere:
+    7 mm triangles, a full body's density), three frames at 240 Hz, core milliseconds per
+    frame, against the same body as a sphere collider."""
+    frames = 4
+    mesh_s, sphere_s, triangles = _falling_guides(0.3, 100, 250, 1000, 32, frames, repeat)
+    mesh_s, sphere_s = mesh_s / (frames - 1), sphere_s / (frames - 1)
+    return {"case": "bake body", "guides": 1000, "points": 32, "triangles": triangles,
             "mesh_ms_per_frame": round(mesh_s * 1e3, 1), "peer": "Waft sphere collider",
             "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
 
