@@ -411,11 +411,14 @@ class MeshField:
 
     def update(self, meshes: MeshColliders, known: int) -> None:
         """The same meshes with the samples before `known` now read (the rest are held)."""
+        held = max(min(self.known, int(known)) - 1, 0)  # first interval a held sample touched
         self.meshes, self.known = meshes, int(known)
         self._stages = None
         self._centroid_key = None
         self._corners = {}
-        self._motion = [None] * meshes.count
+        for steps in self._motion:
+            if steps is not None:
+                steps[held:] = np.nan
         self._history = {}
 
     def widen(self, radius: float) -> None:
@@ -558,8 +561,8 @@ class MeshField:
         # 7.5 mm) from that vertex is far out of reach of any real body.
         origin = np.rint(self.meshes.vertices[m][0, 0].astype(np.float64) / g)
         lattice = np.rint(points[rest] / g) - origin
-        rest = rest[np.all(np.abs(lattice) < LATTICE_RANGE, axis=1)]
-        lattice = lattice[np.all(np.abs(lattice) < LATTICE_RANGE, axis=1)]
+        in_range = np.all(np.abs(lattice) < LATTICE_RANGE, axis=1)
+        rest, lattice = rest[in_range], lattice[in_range]
         if not rest.size:
             return near, clearance
         keys, which = np.unique(_lattice_key(lattice), return_inverse=True)
@@ -626,20 +629,23 @@ class MeshField:
     def _travel(self, m: int, t: float) -> float:
         """How far mesh `m`'s vertices can have moved from time 0 to `t`: the sum over the
         sample intervals of each interval's largest vertex move (the part of it up to `t`).
-        The difference of two times bounds every vertex's move between them."""
-        motion = self._motion[m]
-        if motion is None:
-            V = self.meshes.vertices[m]
-            step = np.zeros(max(self.F - 1, 0))
-            for f in range(self.F - 1):
-                d = (V[f + 1] - V[f]).astype(np.float64)
-                step[f] = np.sqrt(np.max(np.einsum("ij,ij->i", d, d), initial=0.0))
-            motion = np.concatenate([[0.0], np.cumsum(step)])
-            self._motion[m] = motion
+        The difference of two times bounds every vertex's move between them. Each interval's
+        move is measured once, when first needed (NaN until then; `update` forgets the ones
+        that held samples touched)."""
         if self.F < 2:
             return 0.0
         f, alpha = frame_interval(t, self.fps, self.F)
-        return float(motion[f] + alpha * (motion[f + 1] - motion[f]))
+        steps = self._motion[m]
+        if steps is None:
+            steps = np.full(self.F - 1, np.nan)
+            self._motion[m] = steps
+        todo = np.flatnonzero(np.isnan(steps[:f + 1]))
+        V = self.meshes.vertices[m]
+        for i in range(0, len(todo), TRAVEL_CHUNK):  # bounded memory: a few samples at a time
+            chunk = todo[i:i + TRAVEL_CHUNK]
+            d = (V[chunk + 1] - V[chunk]).astype(np.float64)  # (n, V, 3)
+            steps[chunk] = np.sqrt(np.max(np.einsum("fij,fij->fi", d, d), axis=1, initial=0.0))
+        return float(steps[:f].sum() + alpha * steps[f])
 
     def _contacts(self, m: int, grid: TriangleGrid, points: np.ndarray, t_start: float,
                   t_end: float) -> Contacts:
@@ -816,6 +822,8 @@ class MeshField:
         travel[ask] = self._travel(m, t)
 
 
+# Sample intervals whose vertex moves `MeshField._travel` measures in one array operation.
+TRAVEL_CHUNK = 16
 # Lattice corners are keyed by 21 bits per axis around their origin (`_lattice_key`).
 LATTICE_RANGE = 1 << 20
 
