@@ -130,6 +130,14 @@ class Level:
     unique_parents: bool = True  # kept for callers; the sweep accumulates with bincount
 
 
+def mass_share(w_parent: np.ndarray, w_child: np.ndarray) -> np.ndarray:
+    """Each link's parent share of the pair's inverse mass, `w_parent / (w_parent + w_child)`
+    (0 where neither moves): how a mass-weighted impulse along the link splits between its ends
+    (`sweep_levels`, the rods' length sweep)."""
+    pair = w_parent + w_child
+    return np.divide(w_parent, pair, out=np.zeros(pair.shape), where=pair > 0.0)
+
+
 class Sweep:
     """Precomputed top-down sweep over levels: component-major flat indices (3, n), one slice
     of the gathered children per level. With inverse masses `w` (N,), `share` (n,) is each
@@ -143,10 +151,7 @@ class Sweep:
         parent = np.concatenate([lv.parent for lv in levels]) if levels else np.zeros(0, np.int64)
         self.child_flat = axis_major(child)  # (3, n)
         self.parent_flat = axis_major(parent)
-        self.share = None
-        if w is not None:
-            pair = w[parent] + w[child]
-            self.share = np.divide(w[parent], pair, out=np.zeros(pair.shape), where=pair > 0.0)
+        self.share = None if w is None else mass_share(w[parent], w[child])
         self.steps = []
         start = 0
         for lv in levels:

@@ -42,6 +42,7 @@ from ..errors import DivergenceError, SetupError
 from ..job import FrameJob, FrameStream, run_job
 from ..timestep import SolverSettings, check_output, interpolate
 from ..validation import out_of_range
+from .constraints import mass_share
 from .params import STANDARD_GRAVITY
 from .solver import affine_inverse, frame_interval
 
@@ -329,9 +330,7 @@ class _RodBake:
         # Each segment's parent share of its inverse mass (0 below the root), for the sweep's
         # velocity: with DFTL's 0.9 instead, a passive rod released level made 3.4-3.9 % of its
         # fall (bending energy counted) at 240-3840 Hz, now 0.01-0.7 %.
-        pair = model.w[:, :-1] + model.w[:, 1:]
-        self.share = np.divide(model.w[:, :-1], pair, out=np.zeros(pair.shape),
-                               where=pair > 0.0)[..., None]  # (S, B, 1)
+        self.share = mass_share(model.w[:, :-1], model.w[:, 1:])[..., None]  # (S, B, 1)
         self._coefficients: tuple[int, dict] = (-1, {})
 
     def coefficients(self, f: int) -> dict[str, np.ndarray]:
