@@ -193,3 +193,66 @@ def test_hair_falling_from_its_groom_gains_no_energy(seed):
     assert lost > 0.0
     rise = np.max(energy - np.minimum.accumulate(energy))
     assert rise <= 0.01 * lost, (rise, lost)
+
+
+HZ = 240.0
+
+
+def _chain_over_a_collider(seed: int):
+    """A chain of 4-19 segments (0.3-1 m) released level from its pinned root over a sphere, a
+    capsule lying across it or a box (random size, placement, friction and particle radius;
+    nothing overlaps at the start), no damping and no bending, sampled at every substep."""
+    rng = np.random.default_rng(seed)
+    segments, length = int(rng.integers(4, 20)), float(rng.uniform(0.3, 1.0))
+    rest = np.array([[k * length / segments, 0.0, 2.0] for k in range(segments + 1)])
+    kind = (core.ColliderKind.ELLIPSOID, core.ColliderKind.CAPSULE,
+            core.ColliderKind.BOX)[seed % 3]
+    size = float(rng.uniform(0.08, 0.25))
+    radius = float(rng.uniform(0.002, 0.02))
+    # Half-height of the shape: the capsule lies along Y (its local Z turned by 90 deg about X).
+    half_height = 0.6 * size if kind == core.ColliderKind.CAPSULE else size
+    centre = (rng.uniform(0.2, 0.8) * length, rng.uniform(-0.05, 0.05),
+              2.0 - radius - half_height - rng.uniform(0.05, 0.3))
+    colliders = core.ColliderSet.create(
+        names=["Obstacle"], kind=[kind], size=[size], friction=[float(rng.choice([0.0, 0.5]))],
+        radius_a=[0.6 * size], radius_b=[0.6 * size])
+    frames = int(2.0 * HZ)
+    turn = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
+    M = np.tile(np.eye(4), (frames, 1, 1, 1))
+    M[:, 0, :3, :3] = turn if kind == core.ColliderKind.CAPSULE else np.eye(3)
+    M[:, 0, :3, 3] = centre
+    kinematic = np.zeros(segments + 1, dtype=bool)
+    kinematic[0] = True
+    model = core.build_strand_model(
+        chains=[core.ChainRest(setup="Drop", name="Chain", rest_positions=rest,
+                               kinematic=kinematic)],
+        colliders=colliders)
+    params = core.StrandParams.defaults(1, segments + 1, damping=0.0, drag=0.0,
+                                        shape_stiffness=0.0, bend_compliance=np.inf,
+                                        radius=radius, use_tether=False)
+    drive = core.Drive(fps=HZ, reference=np.repeat(rest[None, None], frames, axis=0),
+                       kinematic=kinematic[None].copy(),
+                       space=np.broadcast_to(np.eye(4), (frames, 1, 4, 4)),
+                       collider_matrix=M, params=params)
+    return core.bake(model, drive, core.SolverSettings(substep=1.0 / HZ)).positions[:, 0]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_passive_chain_falling_over_a_collider_gains_no_energy(seed):
+    """All constraints at once: exact lengths and a static collider (with friction in some
+    scenes). The chain falls onto the obstacle, wraps, slides off or swings under it; its
+    energy (central differences at every substep) never rises above an earlier value by more
+    than 2 % of the potential energy it released. The positions-only passes that make lengths
+    and contacts agree used to lift what hangs beyond the collider without a velocity change:
+    these scenes rose by up to 8 % before the contacts were solved in rounds with SHAKE
+    (solver._contact_rounds). Why 2 % and not less: at an impact the central difference
+    averages the velocities before and after it and reads the energy low for one substep (a
+    flat chain landing on a box: 0.45 J of rise read, 0.02 J in the solver's own state)."""
+    x = _chain_over_a_collider(seed)
+    v = (x[2:] - x[:-2]) * HZ / 2.0
+    energy = 0.5 * np.sum(v[:, 1:] ** 2, axis=(1, 2)) + G * np.sum(x[1:-1, 1:, 2], axis=1)
+    potential = G * np.sum(x[:, 1:, 2], axis=1)
+    released = potential[0] - potential.min()
+    assert released > 1.0  # J: it really falls
+    rise = np.max(energy - np.minimum.accumulate(energy))
+    assert rise <= 0.02 * released, (rise, released)
