@@ -366,11 +366,16 @@ class Contacts:
         s.x[bodies] = head[ok] + s.R[bodies, :, 1] * self.half[bodies, None]
         return ok
 
-    def solve(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, first: bool = True,
-              last: bool = True, translate: np.ndarray | None = None,
+    def begin(self) -> None:
+        """Zero the substep's summed normal impulses, before its iterations: every push of the
+        substep counts for friction, the locked roots' own projections too (`project`)."""
+        self.normal_total = np.zeros((self.colliders.count, len(self.half)))
+
+    def solve(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, last: bool = True,
+              translate: np.ndarray | None = None,
               colliders: np.ndarray | None = None) -> None:
         """Push every movable body out of every collider it may touch. The normal impulses of
-        all iterations of a substep (from `first` on) are summed; the `last` iteration
+        all iterations of a substep (since `begin`) are summed; the `last` iteration
         remembers the contacts for the velocity pass (friction and no de-penetration pop).
         Bodies flagged in `translate` (locked roots) are pushed without rotation: their
         orientation belongs to the lock, and a contact turning them every iteration against it
@@ -385,8 +390,8 @@ class Contacts:
         Constraints", GDC 2009)."""
         n = len(self.half)
         K = self.colliders.count
-        if first:
-            self.normal_total = np.zeros((K, n))
+        if not hasattr(self, "normal_total"):
+            self.begin()
         if last:
             self.recorded = []
         for k in (range(K) if colliders is None else colliders):

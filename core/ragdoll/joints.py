@@ -162,6 +162,11 @@ def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarra
     dw = relative * damping_fraction[:, None] + (relative - target_velocity) \
         * motor_fraction[:, None]
     Ib = s.Iw_inv[p.b]
+    if recoil is not None:
+        # A locked root takes no couple either: the damper's reaction on it would be a spin
+        # that nothing resists until the next substep's lock undoes it by position, and the
+        # children's dampers then pull the legs along that spin (see limits.stop_at_limits).
+        Ib = np.where(recoil[:, None, None], Ib, 0.0)
     inv_joint = 1.0 / joint_inertia
     K = Ib * p.split[:, None, None]
     diag = inv_joint + 1e-12

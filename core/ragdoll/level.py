@@ -468,6 +468,7 @@ class Level:
             disturbed[pa[crossing]] = disturbed[pb[crossing]] = True
         if energy is not None and len(near) and self.run.moving_colliders[near].any():
             disturbed[:] = True  # (which bodies it is near is not kept: all, to be safe)
+        self.contacts.begin()
         for it in range(self.iterations):
             for j, col in enumerate(self.colours):
                 cc = c.colours[j]
@@ -511,13 +512,17 @@ class Level:
                     # A locked root is pushed back out of colliders before its children's
                     # joints see it: otherwise they are dragged into the wall with it and
                     # their contacts lever them around the joint (spurious spins).
-                    # (Only the colliders of the broad phase, as `contacts.solve`.)
-                    self.contacts.project(s, colliders, c.locked, count=False,
-                                          only=c.locked_index, colliders=root_near)
+                    # (Only the colliders of the broad phase, as `contacts.solve`.) The push
+                    # counts for friction: uncounted, the hips the lock pressed into a wall
+                    # slid along it without friction, and the lock's pull toward a target
+                    # behind the wall swung them to and fro along it at up to 6.7 m/s (a
+                    # walk of 2.3 m/s).
+                    self.contacts.project(s, colliders, c.locked, only=c.locked_index,
+                                          colliders=root_near)
             if c.any_limit:
                 self.solve_distance_limits(s, c, origin_t)
-            self.contacts.solve(s, colliders, ~kin, first=it == 0,
-                                last=it == self.iterations - 1, translate=c.locked,
+            self.contacts.solve(s, colliders, ~kin, last=it == self.iterations - 1,
+                                translate=c.locked,
                                 colliders=near)
             if self_near:
                 for _ in range(SELF_COLLISION_PASSES):  # Jacobi over the pairs
@@ -543,9 +548,6 @@ class Level:
                                     gravity=float(np.abs(c.gravity).max(initial=0.0)))
         if self_near:
             self.self_collision.stop_normal_motion(s, ~kin)
-        for col, inward in zip(self.colours, outside, strict=True):
-            if inward is not None:
-                stop_at_limits(s, col, inward)
         for j, col in enumerate(self.colours):
             cc = c.colours[j]
             if sub.frozen:
@@ -577,6 +579,12 @@ class Level:
             if not sub.frozen:
                 relative -= np.einsum("rjik,rjk->rji", s.R[parent], self.local_omega[f, child])
             art.damp(s, relative * c.motor_damp[child][..., None])
+        # The limits stop last: a hard stop after the soft dampers, which pull toward the
+        # animation's velocity and would otherwise turn a joint held on its limit outward
+        # again (the final pass then took that turn back by position, substep after substep).
+        for col, cc, inward in zip(self.colours, c.colours, outside, strict=True):
+            if inward is not None:
+                stop_at_limits(s, col, inward, recoil=cc["recoil"])
         alone = np.zeros(len(self.ragdolls), dtype=bool)
         if start is not None:
             alone = c.free_ragdoll & (self.member @ touched == 0)

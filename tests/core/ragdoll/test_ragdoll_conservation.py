@@ -142,6 +142,61 @@ def test_root_lock_run_into_a_wall_never_launches_a_body(monkeypatch, hz, iterat
     assert y.min() > -0.5 + 0.08 - 2e-3  # the wall holds
 
 
+def _walk_into_a_wall(fps: float, walk: float, distance: float):
+    """A 17-body humanoid walking ``walk`` m/s for 2.5 s toward a wall ``distance`` m ahead of
+    its hips, on a ground: (model, drive inputs, the animation's fastest body origin in m/s)."""
+    rest = humanoid_rest(17)
+    frames = int(2.5 * fps)
+    target = walk_targets(rest, frames=frames, fps=fps, speed=walk)
+    origins = target[:, :, :3, 3]
+    peak = float(np.linalg.norm(np.diff(origins, axis=0), axis=-1).max() * fps)
+    ahead = origins[-1, 0] - origins[0, 0]
+    ahead[2] = 0.0
+    ahead /= np.linalg.norm(ahead)
+    wall = np.eye(4)  # local +Z (outside) faces the walker
+    wall[:3, 2] = -ahead
+    wall[:3, 0] = np.cross([0.0, 0.0, 1.0], wall[:3, 2])
+    wall[:3, 1] = np.cross(wall[:3, 2], wall[:3, 0])
+    wall[:3, 3] = origins[0, 0] + ahead * distance
+    colliders = ColliderSet.create(names=("Wall", "Ground"),
+                                   kind=[ColliderKind.PLANE, ColliderKind.PLANE],
+                                   size=[1.0, 1.0])
+    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
+    matrices = np.broadcast_to(np.stack([wall, np.eye(4)]), (frames, 2, 4, 4))
+    return model, target, matrices, peak
+
+
+@pytest.mark.parametrize(("fps", "walk", "distance", "hz", "iterations"), [
+    (60.0, 1.69, 0.563, 480, 4),
+    (60.0, 2.30, 0.713, 120, 64),
+    (30.0, 2.25, 0.850, 240, 8),
+])
+def test_a_walk_into_a_wall_on_strong_motors_never_outruns_the_animation(
+        monkeypatch, fps, walk, distance, hz, iterations):
+    """The issue's root-lock test on a whole humanoid: hips locked (no fall threshold), the
+    Physical Animation preset's strong motors (strength 0.9, damping 0.7), walking into a wall
+    and pressing on. No body may move faster than twice the animation's fastest body.
+
+    Two leaks made the legs whirl:
+    - a thigh the motor pressed into its twist limit kept 50 rad/s of twist after the
+      limits' velocity stop (split over every joint, it removed a third), and the locked hips
+      kept the reactions of that stop and of the motors' dampers as a spin nothing resisted
+      (first case: 8.9 m/s against a bound of 8.4);
+    - the hips pressed into the wall by the lock had no friction there (their pushes were not
+      counted), so the lock's pull toward the target behind the wall swung them along it
+      (second case, once the first leak was fixed: 13.7 m/s against 9.7)."""
+    model, target, matrices, peak = _walk_into_a_wall(fps, walk, distance)
+    drive = RagdollDrive(
+        fps=fps, target=target, collider_matrix=matrices,
+        params=RagdollParams.defaults(17, 1, root_lock=True, motor_strength=0.9,
+                                      motor_damping=0.7))
+    record = SubstepRecorder(monkeypatch)
+    result = bake_ragdoll(model, drive, RagdollSettings(substep=1.0 / hz,
+                                                        iterations=iterations))
+    assert result.fell_at[0] == -1
+    assert max(record.speed) <= 2.0 * peak, (max(record.speed), peak)
+
+
 
 @pytest.mark.parametrize("limits", [True, False])
 def test_limp_body_hanging_from_a_still_locked_root_never_gains_energy(monkeypatch, limits):
