@@ -110,6 +110,14 @@ ROOT_LOCK_MAX_ACCELERATION = 10.0 * 9.81  # m/s²
 # that angular acceleration holds them within 36–75° through the stumble and the wall; above
 # it the bound is never reached there.
 ROOT_LOCK_TORQUE_FACTOR = 10.0
+# Every motor is torque-limited: it may give what its joint carries (joint_inertia) at most
+# this angular acceleration (about 300 g at a foot 1 m out; a walk's legs need ~100 rad/s², a
+# fast kick ~1,000, holding a limb against gravity a few tens). A near-rigid motor (strength
+# 0.97: a 65 Hz spring) pressing a stance foot into the corner of a wall and the ground fought
+# the contact by 0.3 rad per substep with an unbounded torque, until the whole body spun: 181
+# m/s at 480 Hz, 159 at 960 Hz (a walk of 1.9 m/s). Bounded at 300, 1,000 or 3,000 rad/s² it
+# stays under 8 m/s.
+MOTOR_MAX_ACCELERATION = 3000.0  # rad/s²
 
 
 @dataclass(frozen=True)
@@ -181,6 +189,8 @@ class FrameCoefficients:
                 motor_damp=motor_damp[a],
                 any_joint_damp=bool(np.any(joint_damp[a] > 0.0)),
                 any_motor_damp=bool(np.any(motor_damp[a] > 0.0)),
+                # the bound of each motor's summed impulse per substep (τ h²)
+                motor_torque=level.joint_inertia[a] * MOTOR_MAX_ACCELERATION * h * h,
             ))
         # Velocity drive and distance limit are explicit per-body settings: they act on every
         # simulated body (a FREE companion may keep its head near the target, seed 004's BD-1),
@@ -499,7 +509,7 @@ class Level:
                                         cc["subtree_motor"], cc["carry"],
                                         self.joint_inertia[col.index], col.anchor_a,
                                         K_inv=motor_inv[j], Ib=frozen[j].Ib,
-                                        recoil=cc["recoil"])
+                                        recoil=cc["recoil"], lam_max=cc["motor_torque"])
                     if j == 0 and c.any_locked:
                         solve_root_lock(s, self.root_index, root_target, root_lam,
                                         c.root_locked, c.root_lock_torque, root_Ia, root_inertia)

@@ -91,11 +91,21 @@ def motor_subtree_inverse(Ib: np.ndarray, split: np.ndarray, alpha_tilde: np.nda
     return inverse3(K)
 
 
+def bounded_step(lam: np.ndarray, P: np.ndarray, lam_max: np.ndarray) -> np.ndarray:
+    """The part of the impulses P (n, 3) that keeps each running sum |lam + P| within lam_max
+    (n,): a force- or torque-limited constraint's impulse this iteration."""
+    total = lam + P
+    norm = np.sqrt(np.einsum("nk,nk->n", total, total))
+    total *= np.minimum(1.0, lam_max / np.maximum(norm, 1e-300))[:, None]
+    return total - lam
+
+
 def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
                         alpha_tilde: np.ndarray, lam: np.ndarray, active: np.ndarray,
                         carry: np.ndarray, joint_inertia: np.ndarray, anchor_a: np.ndarray,
                         K_inv: np.ndarray | None = None, Ib: np.ndarray | None = None,
-                        recoil: np.ndarray | None = None) -> None:
+                        recoil: np.ndarray | None = None,
+                        lam_max: np.ndarray | None = None) -> None:
     """Motor correction applied to the child's whole subtree, rotated rigidly about the joint.
 
     A two-body angular correction turns the child about its own centre with its own (small)
@@ -110,7 +120,10 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
 
     carry: (n, n_c) 1 where body k is in the subtree of the colour's joint j and may move.
     K_inv, Ib: `motor_subtree_inverse` and the parents' world inverse inertias of this
-    substep, if already computed. (A locked root is not a subtree motor: `solve_root_lock`.)
+    substep, if already computed. `lam_max` (n_c,): the bound of each motor's summed impulse
+    in the substep, its maximum torque τ h² (`level.MOTOR_MAX_ACCELERATION`): an obstacle
+    the animation drives a limb into wins against it. (A locked root is not a subtree motor:
+    `solve_root_lock`.)
     """
     p = col.pairs
     desired = qmul(s.q[p.b], local_target)
@@ -122,6 +135,8 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
         K_inv = motor_subtree_inverse(Ib, p.split, alpha_tilde, joint_inertia)
     P = np.einsum("nij,nj->ni", K_inv, dtheta - alpha_tilde[:, None] * lam)
     P = np.where(active[:, None], P, 0.0)
+    if lam_max is not None:
+        P = bounded_step(lam, P, lam_max)
     lam += P
     spin = P * inv_joint[:, None]  # rotation of each child's subtree about its joint
     pivot = s.x[p.a] + np.einsum("nij,nj->ni", s.R[p.a], anchor_a)
@@ -161,10 +176,6 @@ def solve_root_lock(s: Bodies, roots: np.ndarray, target: np.ndarray, lam: np.nd
     if inertia is None:
         inertia = inverse3(Ia)
     P = np.einsum("nij,nj->ni", inertia, dtheta)
-    P = np.where(active[:, None], P, 0.0)
-    total = lam + P
-    norm = np.sqrt(np.einsum("nk,nk->n", total, total))
-    total *= np.minimum(1.0, lam_max / np.maximum(norm, 1e-300))[:, None]
-    P = total - lam
-    lam[...] = total
+    P = bounded_step(lam, np.where(active[:, None], P, 0.0), lam_max)
+    lam += P
     s.turn(roots, np.einsum("nij,nj->ni", Ia, P))

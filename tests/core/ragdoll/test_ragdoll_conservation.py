@@ -166,16 +166,18 @@ def _walk_into_a_wall(fps: float, walk: float, distance: float):
     return model, target, matrices, peak
 
 
-@pytest.mark.parametrize(("fps", "walk", "distance", "hz", "iterations"), [
-    (60.0, 1.69, 0.563, 480, 4),
-    (60.0, 2.30, 0.713, 120, 64),
-    (30.0, 2.25, 0.850, 240, 8),
+@pytest.mark.parametrize(("fps", "walk", "distance", "hz", "iterations", "strength"), [
+    (60.0, 1.69, 0.563, 480, 4, 0.9),
+    (60.0, 2.30, 0.713, 120, 64, 0.9),
+    (30.0, 2.25, 0.850, 240, 8, 0.9),
+    (60.0, 1.92, 1.181, 480, 16, 0.97),
 ])
 def test_a_walk_into_a_wall_on_strong_motors_never_outruns_the_animation(
-        monkeypatch, fps, walk, distance, hz, iterations):
+        monkeypatch, fps, walk, distance, hz, iterations, strength):
     """The issue's root-lock test on a whole humanoid: hips locked (no fall threshold), the
-    Physical Animation preset's strong motors (strength 0.9, damping 0.7), walking into a wall
-    and pressing on. No body may move faster than twice the animation's fastest body.
+    Physical Animation preset's strong motors (strength 0.9, damping 0.7; and a near-rigid
+    0.97), walking into a wall and pressing on. No body may move faster than twice the
+    animation's fastest body.
 
     Two leaks made the legs whirl:
     - a thigh the motor pressed into its twist limit kept 50 rad/s of twist after the
@@ -184,11 +186,15 @@ def test_a_walk_into_a_wall_on_strong_motors_never_outruns_the_animation(
       (first case: 8.9 m/s against a bound of 8.4);
     - the hips pressed into the wall by the lock had no friction there (their pushes were not
       counted), so the lock's pull toward the target behind the wall swung them along it
-      (second case, once the first leak was fixed: 13.7 m/s against 9.7)."""
+      (second case, once the first leak was fixed: 13.7 m/s against 9.7).
+    And a near-rigid motor pressed a stance foot into the corner of wall and ground with an
+    unbounded torque, fighting the contact by 0.3 rad per substep until the whole body spun
+    (fourth case: 181 m/s against 8.9); motors are now torque-limited
+    (`level.MOTOR_MAX_ACCELERATION`)."""
     model, target, matrices, peak = _walk_into_a_wall(fps, walk, distance)
     drive = RagdollDrive(
         fps=fps, target=target, collider_matrix=matrices,
-        params=RagdollParams.defaults(17, 1, root_lock=True, motor_strength=0.9,
+        params=RagdollParams.defaults(17, 1, root_lock=True, motor_strength=strength,
                                       motor_damping=0.7))
     record = SubstepRecorder(monkeypatch)
     result = bake_ragdoll(model, drive, RagdollSettings(substep=1.0 / hz,
