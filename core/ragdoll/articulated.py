@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bodies import Bodies, cross_matrix, qmul, quat_conj, quat_log
+from .bodies import Bodies, bounded_step, cross_matrix, qmul, quat_conj, quat_log
 
 OFF = 1e12  # XPBD α̃ of a motor that is off: it takes no impulse
 _EPS = 1e-10  # relative regularisation of the joints' and motors' blocks
@@ -219,10 +219,12 @@ class ArticulatedMotors:
         return cls(tree=tree, K_inv=np.linalg.inv(K), D_inv=D_inv, alpha=alpha)
 
     def solve(self, s: Bodies, local_target: np.ndarray, lam: np.ndarray,
-              dx: np.ndarray, dtheta: np.ndarray) -> None:
+              dx: np.ndarray, dtheta: np.ndarray, *, lam_max: np.ndarray | None = None
+              ) -> None:
         """One XPBD update of every motor: `local_target` (R, j, 4) each child's target
         rotation in its parent's frame, `lam` (R, j, 3) the summed impulses (updated); the
-        moves are added to dx, dtheta (n + 1, 3)."""
+        moves are added to dx, dtheta (n + 1, 3). `lam_max` (R, j): each motor's torque limit
+        as a bound on its summed impulse (τ h²); the clamped part is simply not applied."""
         shape = self.shape
         child, parent = shape.bodies[:, shape.child], shape.bodies[:, shape.parent]
         desired = qmul(s.q[parent].reshape(-1, 4), local_target.reshape(-1, 4))
@@ -231,6 +233,9 @@ class ArticulatedMotors:
         on = self.alpha < OFF
         rhs = np.where(on[..., None], error - self.alpha[..., None] * lam, 0.0)
         d = np.einsum("rab,rb->ra", self.K_inv, rhs.reshape(len(rhs), -1))
+        if lam_max is not None:
+            d = bounded_step(lam.reshape(-1, 3), d.reshape(-1, 3), lam_max.reshape(-1)
+                             ).reshape(len(rhs), -1)
         lam += d.reshape(lam.shape)
         self.tree.apply(d, dx, dtheta)
 

@@ -299,11 +299,8 @@ def _positional_bounded(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, P: 
                         lam_total: np.ndarray, lam_max: np.ndarray, fz: FrozenPairs
                         ) -> np.ndarray:
     """Apply the positional impulses P (n, 3) with their running sum clamped to |lam_max|."""
-    total = lam_total + P
-    norm = np.sqrt(np.einsum("nk,nk->n", total, total))
-    total *= np.minimum(1.0, lam_max / np.maximum(norm, _EPS))[:, None]
-    P = total - lam_total
-    lam_total[:] = total
+    P = bounded_step(lam_total, P, lam_max)
+    lam_total += P
     dx = np.zeros(s.x.shape)
     dth = np.zeros(s.x.shape)
     dx[p.a] = fz.inv_mass_a[:, None] * P
@@ -312,6 +309,28 @@ def _positional_bounded(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, P: 
     dth[p.b_unique] -= p.scatter @ np.einsum("nij,nj->ni", fz.Ib, cross(rb, P))
     s.move(dx, dth)
     return np.sqrt(np.einsum("nk,nk->n", P, P))
+
+
+def bounded_step(lam: np.ndarray, P: np.ndarray, lam_max: np.ndarray) -> np.ndarray:
+    """The part of the impulses P (n, 3) that keeps each running sum |lam + P| within lam_max
+    (n,): a force- or torque-limited constraint's impulse this iteration."""
+    total = lam + P
+    norm = np.sqrt(np.einsum("nk,nk->n", total, total))
+    total *= np.minimum(1.0, lam_max / np.maximum(norm, _EPS))[:, None]
+    return total - lam
+
+
+def block_impulse(Ia: np.ndarray, Ib: np.ndarray, share_a: np.ndarray, share_b: np.ndarray,
+                  rhs: np.ndarray, alpha_tilde=0.0) -> np.ndarray:
+    """Solve (share_a I_a⁻¹ + share_b I_b⁻¹ + α̃) P = rhs for the angular impulses P (n, 3):
+    one 3-DOF orientation block, each side's inverse inertia scaled by how many constraints
+    of the batch share the body (mass splitting, Tonge et al. 2012)."""
+    K = Ia * share_a[:, None, None] + Ib * share_b[:, None, None]
+    diag = np.asarray(alpha_tilde, dtype=np.float64) + 1e-12
+    K[:, 0, 0] += diag
+    K[:, 1, 1] += diag
+    K[:, 2, 2] += diag
+    return np.einsum("nij,nj->ni", inverse3(K), rhs)
 
 
 def world_inv_inertia(s: Bodies, idx: np.ndarray) -> np.ndarray:
@@ -328,23 +347,18 @@ def _relative_solve(s: Bodies, p: Pairs, rhs: np.ndarray, alpha_tilde) -> tuple:
     mostly spins it about its own axis); the 3x3 solve removes that coupling per constraint.
     """
     Ia, Ib = world_inv_inertia(s, p.a), world_inv_inertia(s, p.b)
-    K = Ia * p.split_a[:, None, None] + Ib * p.split[:, None, None]
-    diag = np.asarray(alpha_tilde, dtype=np.float64) + 1e-12
-    K[:, 0, 0] += diag
-    K[:, 1, 1] += diag
-    K[:, 2, 2] += diag
-    P = np.einsum("nij,nj->ni", inverse3(K), rhs)
-    return P, Ia, Ib
+    return block_impulse(Ia, Ib, p.split_a, p.split, rhs, alpha_tilde), Ia, Ib
 
 
 def angular(s: Bodies, p: Pairs, dtheta: np.ndarray, *, alpha_tilde: np.ndarray | None = None,
-            lam_total: np.ndarray | None = None, active: np.ndarray | None = None) -> None:
+            lam_total: np.ndarray | None = None, active: np.ndarray | None = None,
+            lam_max: np.ndarray | None = None) -> None:
     """Rotate a relative to b by the world rotation vector `dtheta` (Müller 2020 §3.3.2, solved
     as a 3-DOF block, see `_relative_solve`).
 
     Hard without `alpha_tilde`. With it (α / h² per constraint) the constraint is an XPBD spring
     and `lam_total` (n, 3) (reset every substep) carries the multiplier between iterations:
-    ΔP = (K + α̃)⁻¹ (θ - α̃ λ).
+    ΔP = (K + α̃)⁻¹ (θ - α̃ λ); `lam_max` (n,) bounds |λ| (a torque-limited spring).
     """
     if alpha_tilde is None:
         P, Ia, Ib = _relative_solve(s, p, dtheta, 0.0)
@@ -353,6 +367,8 @@ def angular(s: Bodies, p: Pairs, dtheta: np.ndarray, *, alpha_tilde: np.ndarray 
         P, Ia, Ib = _relative_solve(s, p, rhs, alpha_tilde)
     if active is not None:
         P = np.where(active[:, None], P, 0.0)
+    if lam_max is not None:
+        P = bounded_step(lam_total, P, lam_max)
     if lam_total is not None:
         lam_total += P
     dth = np.zeros(s.x.shape)

@@ -121,6 +121,7 @@ class Contacts:
         # iterations leave it alone and the final projection, after the velocities are taken,
         # removes it (see `solve`).
         self.allowance: np.ndarray | None = None
+        self.begin()
 
     def frame(self, M: np.ndarray) -> ColliderFrame:
         """Per-substep collider data (inverses, plane normals, sphere test) computed once."""
@@ -256,7 +257,7 @@ class Contacts:
                                         nrm, pen)
             push = np.where(turned, 0.0, pen)
             s.x[idx] = s.x[idx] + nrm * push[:, None]
-            if count and hasattr(self, "normal_total"):  # it counts for friction too
+            if count:  # it counts for friction too
                 inv = s.inv_mass[idx]
                 self.normal_total[k, idx] += pen * np.where(inv > 0, 1.0 / np.maximum(
                     inv, 1e-300), 0.0)
@@ -390,8 +391,6 @@ class Contacts:
         Constraints", GDC 2009)."""
         n = len(self.half)
         K = self.colliders.count
-        if not hasattr(self, "normal_total"):
-            self.begin()
         if last:
             self.recorded = []
         for k in (range(K) if colliders is None else colliders):

@@ -455,7 +455,8 @@ class Level:
             arts.append((ArticulatedMotors.of(
                 TreeResponse.of(factor), alpha=alpha,
                 damped=bool(np.any(c.motor_damp[child] > 0.0))),
-                local_t[child], np.zeros(child.shape + (3,))))
+                local_t[child], np.zeros(child.shape + (3,)),
+                self.joint_inertia[child] * MOTOR_MAX_ACCELERATION * self.h * self.h))
         # Broad phase once per substep: bodies move at most ~|v| h per substep; what is
         # further than twice that (plus BROAD_MARGIN) cannot touch within it.
         self.contacts.sweep(s, colliders, ~kin)  # fast bodies do not tunnel through walls
@@ -498,8 +499,8 @@ class Level:
                 if ARTICULATED_MOTORS:
                     if j == 0 and arts:
                         dx, dth = np.zeros(s.x.shape), np.zeros(s.x.shape)
-                        for art, targets_, lam in arts:
-                            art.solve(s, targets_, lam, dx, dth)
+                        for art, targets_, lam, lam_max in arts:
+                            art.solve(s, targets_, lam, dx, dth, lam_max=lam_max)
                         s.move(dx, dth)
                     if j == 0 and c.any_locked:
                         solve_root_lock(s, self.root_index, root_target, root_lam,
@@ -514,7 +515,8 @@ class Level:
                         solve_root_lock(s, self.root_index, root_target, root_lam,
                                         c.root_locked, c.root_lock_torque, root_Ia, root_inertia)
                 else:
-                    solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"])
+                    solve_motor(s, col, locals_[j], cc["alpha"], lams[j], cc["motor"],
+                                lam_max=cc["motor_torque"])
                 # Limits inside every iteration, both bodies moving (Müller 2020 §3.4.2): the
                 # momentum they exchange is part of the solve, not added afterwards.
                 solve_limits(s, col)
@@ -580,7 +582,7 @@ class Level:
                                         self.joint_inertia[col.index], recoil=cc["recoil"])
             else:
                 damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
-        for art, _, _ in arts:
+        for art, *_ in arts:
             if art.D_inv is None:
                 continue
             shape = art.shape

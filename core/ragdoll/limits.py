@@ -16,7 +16,7 @@ from .. import transcendental
 from .bodies import (
     Bodies,
     angular,
-    inverse3,
+    block_impulse,
     q2m,
     qmul,
     quat_conj,
@@ -179,11 +179,7 @@ def stop_at_limits(s: Bodies, col: JointColour, inward: np.ndarray,
     takes = np.ones(len(a), dtype=bool) if recoil is None else recoil[stop]
     Ib = np.where(takes[:, None, None], Ib, 0.0)
     uses = (np.bincount(a, minlength=len(s.w)) + np.bincount(b[takes], minlength=len(s.w)))
-    K = Ia * uses[a, None, None] + Ib * uses[b, None, None]
-    K[:, 0, 0] += 1e-12
-    K[:, 1, 1] += 1e-12
-    K[:, 2, 2] += 1e-12
-    P = np.einsum("nij,nj->ni", inverse3(K), along[stop, None] * unit[stop])
+    P = block_impulse(Ia, Ib, uses[a], uses[b], along[stop, None] * unit[stop])
     np.add.at(s.w, a, -np.einsum("nij,nj->ni", Ia, P))
     np.add.at(s.w, b, np.einsum("nij,nj->ni", Ib, P))
 

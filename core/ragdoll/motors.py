@@ -24,6 +24,7 @@ import numpy as np
 from .bodies import (
     Bodies,
     angular,
+    bounded_step,
     cross,
     inverse3,
     q2m,
@@ -55,12 +56,14 @@ def motor_alpha_tilde(strength: np.ndarray, joint_inertia: np.ndarray, h: float)
 
 
 def solve_motor(s: Bodies, col: JointColour, local_target: np.ndarray, alpha_tilde: np.ndarray,
-                lam: np.ndarray, active: np.ndarray) -> None:
-    """Pull each child toward parent ⊗ local_target (for roots: the world target)."""
+                lam: np.ndarray, active: np.ndarray, lam_max: np.ndarray | None = None) -> None:
+    """Pull each child toward parent ⊗ local_target (for roots: the world target), each
+    motor's summed impulse bounded by `lam_max` (its torque limit, τ h²)."""
     p = col.pairs
     desired = qmul(s.q[p.b], local_target)
     dtheta = quat_log(qmul(desired, quat_conj(s.q[p.a])))
-    angular(s, p, dtheta, alpha_tilde=alpha_tilde, lam_total=lam, active=active)
+    angular(s, p, dtheta, alpha_tilde=alpha_tilde, lam_total=lam, active=active,
+            lam_max=lam_max)
 
 
 def project_rigid(s: Bodies, idx: np.ndarray, parent: np.ndarray, anchor: np.ndarray,
@@ -89,15 +92,6 @@ def motor_subtree_inverse(Ib: np.ndarray, split: np.ndarray, alpha_tilde: np.nda
     K[:, 1, 1] += diag
     K[:, 2, 2] += diag
     return inverse3(K)
-
-
-def bounded_step(lam: np.ndarray, P: np.ndarray, lam_max: np.ndarray) -> np.ndarray:
-    """The part of the impulses P (n, 3) that keeps each running sum |lam + P| within lam_max
-    (n,): a force- or torque-limited constraint's impulse this iteration."""
-    total = lam + P
-    norm = np.sqrt(np.einsum("nk,nk->n", total, total))
-    total *= np.minimum(1.0, lam_max / np.maximum(norm, 1e-300))[:, None]
-    return total - lam
 
 
 def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
