@@ -24,13 +24,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .. import transcendental
+from ..affine import inverse_affine
 from ..colliders import ColliderKind, is_similarity, push_out, shape_normal, surface_motion
-from ..colliders import apply_friction as _friction
 from ..errors import DivergenceError
 from ..forces import strand_phase, tangent_response, wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
@@ -468,11 +468,30 @@ class SubstepDrive:
     collider_start: np.ndarray | None = None
     # Body-mesh colliders: the bake's field and its (M, S) bool mask of chains per mesh.
     meshes: tuple[MeshField, np.ndarray] | None = None
+    # Every collider's `surface_motion` over the substep, once computed (`surface`).
+    _surfaces: list | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.source is None and self.source_terms is None:
             c = self.coefficients
             self.source = c.base_h2 + c.pull * self.reference
+
+    def surface(self, k: int) -> np.ndarray | None:
+        """Collider k's `surface_motion` over this substep (None: it did not move), for every
+        collider at once on first use: every collider pass of the substep (the first, the
+        contact rounds and the passes after them, about six) reads the same ones, and a small
+        rig paid an affine inverse per collider per pass (a fifth of the ponytail sample's
+        solve)."""
+        if self._surfaces is None:
+            start, end = self.collider_start, self.collider_matrix
+            if start is None:
+                self._surfaces = [None] * len(end)
+            else:
+                inverse = (inverse_affine(end) if self.collider_inverse is None
+                           else self.collider_inverse)
+                self._surfaces = [surface_motion(a, b, b_inv)
+                                  for a, b, b_inv in zip(start, end, inverse, strict=True)]
+        return self._surfaces[k]
 
 
 def _solve_colours(views, coefficients, scratches) -> None:
@@ -687,6 +706,13 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
     x_prev += before
 
 
+def _particle_major(a: np.ndarray) -> np.ndarray:
+    """The (S, Ps, 3) view of a (3, S, Ps) array: `np.moveaxis(a, 0, -1)`, which costs a
+    small rig's collider pass several microseconds of axis checks a call (six passes a
+    substep, a friction call each)."""
+    return a.transpose(1, 2, 0)
+
+
 def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
              sd: SubstepDrive, c: FrameCoefficients,
              particle_major: np.ndarray | None = None) -> bool:
@@ -707,10 +733,8 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
     for k, kind, friction, size, everywhere in ws.colliders:
         M = sd.collider_matrix[k]
         similar = bool(sd.collider_similarity[k])
-        surface = None  # a moving collider: friction relative to its surface
-        if friction > 0.0 and sd.collider_start is not None:
-            surface = surface_motion(sd.collider_start[k], M, None if sd.collider_inverse is None
-                                     else sd.collider_inverse[k])
+        # A moving collider: friction relative to its surface.
+        surface = sd.surface(k) if friction > 0.0 else None
         if everywhere and kind == ColliderKind.ELLIPSOID and similar:
             # sqrt(dot) is what np.linalg.norm computes for a vector, without its overhead.
             axis = M[:3, 0]
@@ -749,17 +773,17 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
         particle_major = None
         Minv = sd.collider_inverse[k] if sd.collider_inverse is not None else None
         if everywhere:
-            xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
+            xa, xpa = _particle_major(x), _particle_major(x_prev)
             n, dist = shape_normal(kind, xa, M, Minv, colliders, k, similarity=similar)
             moved |= push_out(xa, xpa, n, dist, c.collision_radius, friction, surface)
         else:
             # Fancy indexing only for colliders restricted to some strands.
             idx = np.flatnonzero(model.collider_mask[k])
-            xs = np.moveaxis(x[:, idx], 0, -1).copy()
-            xps = np.moveaxis(x_prev[:, idx], 0, -1)
+            xs = _particle_major(x[:, idx]).copy()
+            xps = _particle_major(x_prev[:, idx])
             n, dist = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
             moved |= push_out(xs, xps, n, dist, c.collision_radius[idx], friction, surface)
-            x[:, idx] = np.moveaxis(xs, -1, 0)
+            x[:, idx] = xs.transpose(2, 0, 1)
     if len(applied) > 1 and any(len(ids) for _, _, ids in applied[1:]):
         if blocks is not None:
             radius_flat, largest = blocks.radius, blocks.max_radius
@@ -811,23 +835,12 @@ def _sphere_distances(ws: Workspace, x: np.ndarray, sd: SubstepDrive, blocks: Sp
     return dict(zip(spheres, d2, strict=True))
 
 
-# Up to this many particles a sphere is first tested on Python floats (`_touches_sphere`): a
-# tail that misses the sphere paid eight ufunc calls a pass (about 8 us) to find nothing.
+# Up to this many particles a sphere is pushed on Python floats (`_push_out_of_sphere_scalar`):
+# a tail or a ponytail resting on a sphere paid about twenty ufunc calls a pass for a handful of
+# particles, six passes a substep (the first, the contact rounds and the passes after them):
+# three quarters of the glTF Fox tail's solve.
 SCALAR_TOUCH_PARTICLES = 40
-
-
-def _touches_sphere(x: np.ndarray, center: np.ndarray, sphere_radius: float,
-                    radius: np.ndarray) -> bool:
-    """Whether a particle of `x` (3, S, Ps) is inside the sphere by its `radius` (S, Ps): the
-    penetration of `push_out_of_sphere`, (radius + R) - sqrt((dx² + dy²) + dz²), operation for
-    operation, so both decide alike (a NaN never counts)."""
-    cx, cy, cz = center.tolist()
-    X, Y, Z = x.reshape(3, -1).tolist()
-    for xi, yi, zi, ri in zip(X, Y, Z, radius.reshape(-1).tolist(), strict=True):
-        dx, dy, dz = xi - cx, yi - cy, zi - cz
-        if (ri + sphere_radius) - math.sqrt(dx * dx + dy * dy + dz * dz) > 0.0:
-            return True
-    return False
+_DEGENERATE = 1e-12  # a particle closer than this to the centre goes out along +Z
 
 
 def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sphere_radius: float,
@@ -835,10 +848,11 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
                        surface: np.ndarray | None = None, pushed: list | None = None) -> bool:
     """Sphere fast path on the (3, S, Ps) layout: the common case, kept to a few ufuncs.
     Whether it moved a particle; the flat ids of those it moved are appended to `pushed` when
-    given."""
-    if x[0].size <= SCALAR_TOUCH_PARTICLES and not _touches_sphere(x, center, sphere_radius,
-                                                                   radius):
-        return False
+    given. Each particle goes out along d = x - centre to its `radius` (S, Ps; -inf where
+    immovable) past the sphere, then position-based Coulomb friction (`_sphere_friction`)."""
+    if x[0].size <= SCALAR_TOUCH_PARTICLES:
+        return _push_out_of_sphere_scalar(x, x_prev, center, sphere_radius, radius, friction,
+                                          surface, pushed)
     d, d2, length, pen = ws.tmp, ws.tmp_b, ws.len, ws.pen
     # Positional `out`: at bench sizes the cost is per-call overhead.
     np.subtract(x, center[:, None, None], d)
@@ -852,8 +866,8 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
     if not pen.max() > 0.0:
         return False
     np.maximum(pen, 0.0, out=pen)
-    degenerate = length < 1e-12
-    np.maximum(length, 1e-12, out=length)
+    degenerate = length < _DEGENERATE
+    np.maximum(length, _DEGENERATE, out=length)
     np.divide(d, length, out=d)  # outward unit normal
     if degenerate.any():
         d[2][degenerate] = 1.0
@@ -862,10 +876,118 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
     if pushed is not None:
         pushed.append(np.flatnonzero(pen.reshape(-1) > 0.0))
     if friction > 0.0:
-        xa, xpa = np.moveaxis(x, 0, -1), np.moveaxis(x_prev, 0, -1)
-        n = np.moveaxis(d, 0, -1)
-        _friction(xa, xpa, n, pen, friction, surface)
+        _sphere_friction(x, x_prev, d, pen, friction, surface)
     return True
+
+
+def _sphere_friction(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, pen: np.ndarray,
+                     friction: float, surface: np.ndarray | None) -> None:
+    """`colliders.apply_friction` on the (3, S, Ps) layout, written out operation by operation
+    (no matrix product or einsum, whose summation order is the library's) so that
+    `_push_out_of_sphere_scalar` can repeat it bit for bit: the tangential part of the substep's
+    displacement relative to the surface is removed up to `friction` times the push."""
+    if surface is None:
+        mx, my, mz = x[0], x[1], x[2]
+    else:
+        (r00, r01, r02, t0), (r10, r11, r12, t1), (r20, r21, r22, t2) = surface[:3].tolist()
+        mx = x[0] * r00 + x[1] * r01 + x[2] * r02 + t0
+        my = x[0] * r10 + x[1] * r11 + x[2] * r12 + t1
+        mz = x[0] * r20 + x[1] * r21 + x[2] * r22 + t2
+    dx, dy, dz = mx - x_prev[0], my - x_prev[1], mz - x_prev[2]
+    normal = dx * n[0] + dy * n[1] + dz * n[2]
+    tx, ty, tz = dx - n[0] * normal, dy - n[1] * normal, dz - n[2] * normal
+    t_len = np.sqrt(tx * tx + ty * ty + tz * tz)
+    np.maximum(t_len, _DEGENERATE, out=t_len)
+    fraction = np.minimum(friction * pen / t_len, 1.0)
+    x[0] -= tx * fraction
+    x[1] -= ty * fraction
+    x[2] -= tz * fraction
+
+
+def _push_out_of_sphere_scalar(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray,
+                               sphere_radius: float, radius: np.ndarray, friction: float,
+                               surface: np.ndarray | None, pushed: list | None) -> bool:
+    """`push_out_of_sphere` and its friction on Python floats, every operation of the
+    vectorised pass in its order (IEEE 754 rounds each alike): the same bits, also for NaN
+    (no push anywhere, as NaN fails the vectorised maximum test) and infinite coordinates.
+    A particle the sphere does not push is skipped where the vectorised pass's update is the
+    identity (it adds ±0 to a finite, nonzero coordinate)."""
+    cx, cy, cz = center.tolist()
+    X, Y, Z = x.reshape(3, -1).tolist()
+    rad = radius.reshape(-1).tolist()
+    n = len(X)
+    D, L, pens = [None] * n, [0.0] * n, [0.0] * n
+    deepest = -math.inf
+    for i in range(n):
+        dx, dy, dz = X[i] - cx, Y[i] - cy, Z[i] - cz
+        length = math.sqrt(dx * dx + dy * dy + dz * dz)
+        pen = (rad[i] + sphere_radius) - length
+        if pen != pen:
+            return False  # NaN: the vectorised pass's maximum is NaN, which pushes nothing
+        if pen > deepest:
+            deepest = pen
+        D[i], L[i], pens[i] = (dx, dy, dz), length, pen
+    if not deepest > 0.0:
+        return False
+    hit = []
+    skipped = [False] * n
+    for i in range(n):
+        pen, length = pens[i], L[i]
+        if not pen > 0.0 and length < math.inf and X[i] != 0.0 and Y[i] != 0.0 and Z[i] != 0.0:
+            pens[i] = 0.0
+            skipped[i] = True
+            continue
+        pen = pen if pen >= 0.0 else 0.0
+        pens[i] = pen
+        nx, ny, nz = D[i] = _sphere_normal(D[i], length)
+        X[i] += nx * pen
+        Y[i] += ny * pen
+        Z[i] += nz * pen
+        if pen > 0.0:
+            hit.append(i)
+    if pushed is not None:
+        pushed.append(np.array(hit, dtype=np.int64))
+    if friction > 0.0:
+        PX, PY, PZ = x_prev.reshape(3, -1).tolist()
+        moving = surface is not None
+        if moving:
+            (r00, r01, r02, t0), (r10, r11, r12, t1), (r20, r21, r22, t2) = surface[:3].tolist()
+        for i in range(n):
+            xi, yi, zi = X[i], Y[i], Z[i]
+            px, py, pz = PX[i], PY[i], PZ[i]
+            if skipped[i]:
+                if -math.inf < px < math.inf and -math.inf < py < math.inf and \
+                        -math.inf < pz < math.inf:
+                    continue  # no push, finite displacement: x - t * 0 is x
+                D[i] = _sphere_normal(D[i], L[i])
+            if moving:
+                mx = xi * r00 + yi * r01 + zi * r02 + t0
+                my = xi * r10 + yi * r11 + zi * r12 + t1
+                mz = xi * r20 + yi * r21 + zi * r22 + t2
+            else:
+                mx, my, mz = xi, yi, zi
+            dx, dy, dz = mx - px, my - py, mz - pz
+            nx, ny, nz = D[i]
+            normal = dx * nx + dy * ny + dz * nz
+            tx, ty, tz = dx - nx * normal, dy - ny * normal, dz - nz * normal
+            t_len = math.sqrt(tx * tx + ty * ty + tz * tz)
+            t_len = t_len if t_len >= _DEGENERATE or t_len != t_len else _DEGENERATE
+            fraction = friction * pens[i] / t_len
+            fraction = fraction if fraction <= 1.0 or fraction != fraction else 1.0
+            X[i] = xi - tx * fraction
+            Y[i] = yi - ty * fraction
+            Z[i] = zi - tz * fraction
+    x[...] = np.array((X, Y, Z)).reshape(x.shape)
+    return True
+
+
+def _sphere_normal(d: tuple[float, float, float], length: float) -> tuple[float, float, float]:
+    """The outward unit normal d / |d| of `push_out_of_sphere` on floats (+Z-ward when |d| is
+    below _DEGENERATE, as the vectorised pass sets it)."""
+    dx, dy, dz = d
+    if length < _DEGENERATE:
+        return dx / _DEGENERATE, dy / _DEGENERATE, 1.0
+    return dx / length, dy / length, dz / length
 
 
 # --------------------------------------------------------------------------------------------

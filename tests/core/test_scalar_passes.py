@@ -128,7 +128,7 @@ def test_scalar_shake_is_the_vectorised_projection_bit_for_bit(seed, S, Ps, jolt
 
 
 def _tail(fps: float):
-    """A 4-bone tail swinging fast past a sphere, the defaults otherwise."""
+    """A 4-bone tail swinging fast past a moving sphere, the defaults otherwise."""
     frames, P = 40, 5
     rest = np.zeros((1, P, 3))
     rest[0, :, 2] = 1.5 - 0.08 * np.arange(P)
@@ -144,6 +144,7 @@ def _tail(fps: float):
     reference[..., 0] += 0.3 * np.sin(2.0 * np.pi * 2.0 * t)[:, None, None]
     ball = np.tile(np.eye(4), (frames, 1, 1, 1))
     ball[:, 0, :3, 3] = (0.12, 0.0, 1.3)
+    ball[:, 0, 1, 3] = 0.03 * np.sin(2.0 * np.pi * 3.0 * t)  # friction on a moving surface
     drive = core.Drive(fps=fps, reference=reference, kinematic=kinematic[None].copy(),
                        space=np.broadcast_to(np.eye(4), (frames, 1, 4, 4)),
                        collider_matrix=ball,
@@ -164,36 +165,53 @@ def test_a_small_rig_bakes_the_same_bits_with_and_without_the_scalar_passes(monk
     np.testing.assert_array_equal(scalar, vector)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=120, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, 4), Ps=st.integers(2, 10),
-       odd=st.sampled_from([None, np.nan, np.inf, -np.inf]), friction=st.sampled_from([0.0, 0.3]))
-def test_the_scalar_sphere_test_changes_no_push(seed, S, Ps, odd, friction):
-    """`push_out_of_sphere` with its Python-float test first (`_touches_sphere`) and without
-    it: the same answer and the same bits, also with a NaN or infinite coordinate and immovable
-    (-inf radius) particles."""
+       odd=st.sampled_from([None, np.nan, np.inf, -np.inf, 0.0, -0.0]),
+       odd_prev=st.sampled_from([None, np.nan, np.inf]), friction=st.sampled_from([0.0, 0.3]),
+       moving=st.booleans())
+def test_the_scalar_sphere_push_is_the_vectorised_push_bit_for_bit(seed, S, Ps, odd, odd_prev,
+                                                                   friction, moving):
+    """`push_out_of_sphere` on Python floats (up to SCALAR_TOUCH_PARTICLES particles) and
+    vectorised: the same answer, the same bits and the same pushed particles, also with a NaN,
+    infinite or (signed) zero coordinate, a non-finite start of the substep, immovable (-inf
+    radius) particles and friction relative to a moving sphere's surface."""
     rng = np.random.default_rng(seed)
     x = _state(rng, S, Ps)
     if odd is not None:
         x[rng.integers(3), rng.integers(S), rng.integers(Ps)] = odd
     x_prev = x + rng.normal(scale=0.01, size=x.shape)
+    if odd_prev is not None:
+        x_prev[rng.integers(3), rng.integers(S), rng.integers(Ps)] = odd_prev
     radius = np.where(rng.random((S, Ps)) < 0.2, -np.inf, rng.uniform(0.0, 0.02, (S, Ps)))
     centre = np.nan_to_num(x[:, rng.integers(S), rng.integers(Ps)]) + \
         rng.normal(scale=0.05, size=3)
     R = float(rng.uniform(0.0, 0.1))
+    surface = None
+    if moving:  # a small turn and shift of the surface over the substep
+        angle = rng.normal(scale=0.05)
+        surface = np.eye(4)
+        surface[:2, :2] = [[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]]
+        surface[:3, 3] = rng.normal(scale=0.01, size=3)
     results = []
     for limit in (solver.SCALAR_TOUCH_PARTICLES, 0):
         ws = SimpleNamespace(tmp=np.empty_like(x), tmp_b=np.empty_like(x),
                              len=np.empty((S, Ps)), pen=np.empty((S, Ps)))
         xs, prev = x.copy(), x_prev.copy()
+        pushed: list = []
         original = solver.SCALAR_TOUCH_PARTICLES
         solver.SCALAR_TOUCH_PARTICLES = limit
         try:
             with np.errstate(all="ignore"):  # an infinite coordinate overflows its square
-                moved = solver.push_out_of_sphere(xs, prev, centre, R, radius, friction, ws)
+                moved = solver.push_out_of_sphere(xs, prev, centre, R, radius, friction, ws,
+                                                  surface, pushed)
         finally:
             solver.SCALAR_TOUCH_PARTICLES = original
-        results.append((moved, xs, prev))
-    (moved_a, x_a, prev_a), (moved_b, x_b, prev_b) = results
+        results.append((moved, xs, prev, pushed))
+    (moved_a, x_a, prev_a, pushed_a), (moved_b, x_b, prev_b, pushed_b) = results
     assert moved_a == moved_b
     np.testing.assert_array_equal(x_a, x_b)
     np.testing.assert_array_equal(prev_a, prev_b)
+    assert len(pushed_a) == len(pushed_b)
+    for a, b in zip(pushed_a, pushed_b, strict=True):
+        np.testing.assert_array_equal(a, b)
