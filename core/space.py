@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .affine import inverse_affine
+
 
 def carry_operators(space_start: np.ndarray, space_end: np.ndarray,
                     world_motion_fraction: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -20,7 +22,8 @@ def carry_operators(space_start: np.ndarray, space_end: np.ndarray,
     `space_start`, `space_end` (..., S, 4, 4) space matrices at the substep ends; fraction (S,).
     Returns `A` (..., S, 3, 3) (already transposed for row vectors) and `b` (..., S, 1, 3).
     """
-    motion = space_end @ np.linalg.inv(space_start)
+    # The closed-form inverse: LAPACK's per substep woke OpenBLAS's threads (colliders.py).
+    motion = space_end @ inverse_affine(space_start)
     carry = (1.0 - np.asarray(world_motion_fraction, dtype=np.float64))[..., :, None, None]
     A = carry * (motion[..., :3, :3] - np.eye(3))
     b = carry[..., 0] * motion[..., :3, 3]

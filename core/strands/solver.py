@@ -1193,7 +1193,7 @@ class _Bake:
         cm = self.drive.collider_matrix
         M = cm[f] + alpha * (cm[g] - cm[f]) if cm.shape[1] else cm[f]
         similar = self.similar[f] & self.similar[g]
-        Minv = np.linalg.inv(M) if self._needs_inverse(similar) else None
+        Minv = inverse_affine(M) if self._needs_inverse(similar) else None
         coeffs = self.coefficients(f)
         start = None
         if cm.shape[1] and self.moving_colliders and not frozen:
@@ -1272,7 +1272,7 @@ class _Bake:
                 collider_starts = np.concatenate([(cm[fs] + a_s * (cm[gs] - cm[fs]))[None],
                                                   M[:-1]])
             similar = self.similar[f] & self.similar[g]
-            Minv = np.linalg.inv(M) if self._needs_inverse(similar) else None
+            Minv = inverse_affine(M) if self._needs_inverse(similar) else None
             shock = None
             if coeffs.shock is not None:
                 # Root motion of every substep of the group at once, from the root segment's
