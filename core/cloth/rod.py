@@ -90,17 +90,29 @@ def _unit(q: np.ndarray) -> np.ndarray:
     return q / np.maximum(length, EPS)
 
 
+def _hamilton_signs() -> np.ndarray:
+    """(16, 4): component i of a ⊗ b is the sum over j, k of a_j b_k times row 4 j + k,
+    column i (w, x, y, z)."""
+    signs = np.zeros((16, 4))
+    for i, terms in enumerate((
+            ((0, 0, 1), (1, 1, -1), (2, 2, -1), (3, 3, -1)),
+            ((0, 1, 1), (1, 0, 1), (2, 3, 1), (3, 2, -1)),
+            ((0, 2, 1), (1, 3, -1), (2, 0, 1), (3, 1, 1)),
+            ((0, 3, 1), (1, 2, 1), (2, 1, -1), (3, 0, 1)))):
+        for j, k, sign in terms:
+            signs[4 * j + k, i] = sign
+    return signs
+
+
+_HAMILTON = _hamilton_signs()
+
+
 def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product a ⊗ b (w, x, y, z) written out: `core.rotations.quat_multiply`'s
-    moveaxis/stack cost more than the arithmetic on the handful of segments per colour."""
-    aw, ax, ay, az = a[..., 0], a[..., 1], a[..., 2], a[..., 3]
-    bw, bx, by, bz = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape))
-    out[..., 0] = aw * bw - ax * bx - ay * by - az * bz
-    out[..., 1] = aw * bx + ax * bw + ay * bz - az * by
-    out[..., 2] = aw * by - ax * bz + ay * bw + az * bx
-    out[..., 3] = aw * bz + ax * by - ay * bx + az * bw
-    return out
+    """Hamilton product a ⊗ b (w, x, y, z) as the 16 products a_j b_k summed with their signs:
+    three NumPy calls where the product written out component by component took 28, which the
+    handful of segments per colour paid per call (a ribbon's substep made 13 of them)."""
+    products = a[..., :, None] * b[..., None, :]
+    return products.reshape(products.shape[:-2] + (16,)) @ _HAMILTON
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -332,6 +344,16 @@ class _RodBake:
         # fall (bending energy counted) at 240-3840 Hz, now 0.01-0.7 %.
         self.share = mass_share(model.w[:, :-1], model.w[:, 1:])[..., None]  # (S, B, 1)
         self._coefficients: tuple[int, dict] = (-1, {})
+        # Per sample and collider, once: whether it is a sphere (`_collide` reads the pair of
+        # samples around each substep; testing every substep was a fifth of a ribbon's solve).
+        cm = np.asarray(drive.collider_matrix, dtype=np.float64)
+        self.collider_matrix = cm
+        kinds = np.asarray(model.colliders.kind, dtype=np.int64)
+        self.similar = np.array([[kinds[k] == ColliderKind.ELLIPSOID and is_similarity(cm[f, k])
+                                  for k in range(cm.shape[1])] for f in range(cm.shape[0])],
+                                dtype=bool).reshape(cm.shape[:2])
+        # Colliders whose normals need the inverse matrix when not a sphere (capsules do not).
+        self.inverted = kinds != ColliderKind.CAPSULE
 
     def coefficients(self, f: int) -> dict[str, np.ndarray]:
         """Per-substep factors of frame f's settings (cached for the frame's substeps)."""
@@ -469,17 +491,22 @@ class _RodBake:
     def _collide(self, x, x_prev, f, g, alpha, c):
         model = self.model
         colliders = model.colliders
-        cm = np.asarray(self.drive.collider_matrix, dtype=np.float64)
+        if not colliders.count:
+            return
+        cm = self.collider_matrix
+        M_all = cm[f] + alpha * (cm[g] - cm[f])  # every collider at once
+        similar = self.similar[f] & self.similar[g]
+        need = self.inverted & ~similar
+        inverse = affine_inverse(M_all) if need.any() else None
         for k in range(colliders.count):
             rods = np.flatnonzero(model.collider_mask[k])
             if rods.size == 0:
                 continue
-            M = cm[f, k] + alpha * (cm[g, k] - cm[f, k])
-            kind = int(colliders.kind[k])
-            similar = kind == ColliderKind.ELLIPSOID and is_similarity(M)
+            M = M_all[k]
             xs = x[rods]
-            n, sd = shape_normal(kind, xs, M, affine_inverse(M), colliders, k,
-                                 similarity=similar)
+            n, sd = shape_normal(int(colliders.kind[k]), xs, M,
+                                 None if inverse is None else inverse[k], colliders, k,
+                                 similarity=bool(similar[k]))
             pen = np.maximum(c["radius"][rods] - sd, 0.0)
             if not pen.any():
                 continue
