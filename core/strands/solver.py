@@ -30,7 +30,14 @@ import numpy as np
 
 from .. import transcendental
 from ..affine import inverse_affine
-from ..colliders import ColliderKind, is_similarity, push_out, shape_normal, surface_motion
+from ..colliders import (
+    ColliderKind,
+    apply_friction,
+    is_similarity,
+    push_out,
+    shape_normal,
+    surface_motion,
+)
 from ..errors import DivergenceError
 from ..forces import strand_phase, tangent_response, wind_at
 from ..job import FrameJob, distance_detail, first_diverged, run_job
@@ -849,7 +856,8 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
     """Sphere fast path on the (3, S, Ps) layout: the common case, kept to a few ufuncs.
     Whether it moved a particle; the flat ids of those it moved are appended to `pushed` when
     given. Each particle goes out along d = x - centre to its `radius` (S, Ps; -inf where
-    immovable) past the sphere, then position-based Coulomb friction (`_sphere_friction`)."""
+    immovable) past the sphere, then position-based Coulomb friction
+    (`colliders.apply_friction`)."""
     if x[0].size <= SCALAR_TOUCH_PARTICLES:
         return _push_out_of_sphere_scalar(x, x_prev, center, sphere_radius, radius, friction,
                                           surface, pushed)
@@ -876,32 +884,9 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
     if pushed is not None:
         pushed.append(np.flatnonzero(pen.reshape(-1) > 0.0))
     if friction > 0.0:
-        _sphere_friction(x, x_prev, d, pen, friction, surface)
+        apply_friction(_particle_major(x), _particle_major(x_prev), _particle_major(d), pen,
+                       friction, surface)
     return True
-
-
-def _sphere_friction(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, pen: np.ndarray,
-                     friction: float, surface: np.ndarray | None) -> None:
-    """`colliders.apply_friction` on the (3, S, Ps) layout, written out operation by operation
-    (no matrix product or einsum, whose summation order is the library's) so that
-    `_push_out_of_sphere_scalar` can repeat it bit for bit: the tangential part of the substep's
-    displacement relative to the surface is removed up to `friction` times the push."""
-    if surface is None:
-        mx, my, mz = x[0], x[1], x[2]
-    else:
-        (r00, r01, r02, t0), (r10, r11, r12, t1), (r20, r21, r22, t2) = surface[:3].tolist()
-        mx = x[0] * r00 + x[1] * r01 + x[2] * r02 + t0
-        my = x[0] * r10 + x[1] * r11 + x[2] * r12 + t1
-        mz = x[0] * r20 + x[1] * r21 + x[2] * r22 + t2
-    dx, dy, dz = mx - x_prev[0], my - x_prev[1], mz - x_prev[2]
-    normal = dx * n[0] + dy * n[1] + dz * n[2]
-    tx, ty, tz = dx - n[0] * normal, dy - n[1] * normal, dz - n[2] * normal
-    t_len = np.sqrt(tx * tx + ty * ty + tz * tz)
-    np.maximum(t_len, _DEGENERATE, out=t_len)
-    fraction = np.minimum(friction * pen / t_len, 1.0)
-    x[0] -= tx * fraction
-    x[1] -= ty * fraction
-    x[2] -= tz * fraction
 
 
 def _push_out_of_sphere_scalar(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray,

@@ -242,3 +242,21 @@ def test_surface_motion_is_none_exactly_when_the_collider_did_not_move():
     broken = still.copy()
     broken[1, 3] = np.nan
     assert surface_motion(broken, broken.copy()) is not None
+
+
+def test_a_float32_rotation_is_a_similarity_and_a_squashed_one_is_not():
+    """Blender hands over float32 matrices: a sphere parented to a turning bone is a rotation
+    only to float32 rounding, and must still take the sphere path; a real squash must not."""
+    from waft.core.colliders import is_similarity
+    from waft.core.rotations import matrix_from_quat
+
+    rng = np.random.default_rng(3)
+    for _ in range(50):
+        q = rng.normal(size=4)
+        M = np.eye(4)
+        M[:3, :3] = 0.7 * matrix_from_quat(q / np.linalg.norm(q))
+        M[:3, 3] = rng.normal(size=3)
+        assert is_similarity(M.astype(np.float32).astype(np.float64))
+        squashed = M.copy()
+        squashed[:3, 2] *= 1.0 + 1e-4
+        assert not is_similarity(squashed)

@@ -16,6 +16,7 @@ from waft.core.cloth.rod import (
     RodStream,
     bake_rods,
     build_rod_model,
+    qmul,
     rotate,
 )
 from waft.core.rotations import quat_between, quat_multiply
@@ -244,3 +245,14 @@ def test_streamed_rod_frames_are_the_baked_frames():
     assert np.abs(baked.positions[-1] - baked.positions[0]).max() > 0.01  # it moved
     with pytest.raises(IndexError):
         stream.step()
+
+
+def test_the_rods_hamilton_product_is_the_quaternion_product():
+    """`rod.qmul` (16 signed products summed by one matrix product) against
+    `rotations.quat_multiply`, broadcasting one segment against several as the bend does."""
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=(3, 4, 4)), rng.normal(size=(3, 1, 4))
+    np.testing.assert_allclose(qmul(a, b), quat_multiply(a, np.broadcast_to(b, a.shape)),
+                               rtol=0, atol=1e-14)
+    np.testing.assert_allclose(qmul(b, a), quat_multiply(np.broadcast_to(b, a.shape), a),
+                               rtol=0, atol=1e-14)
