@@ -40,6 +40,7 @@ from .. import transcendental
 from ..colliders import ColliderKind, ColliderSet, apply_friction, is_similarity, shape_normal
 from ..errors import DivergenceError, SetupError
 from ..job import FrameJob, FrameStream, run_job
+from ..rotations import quat_product
 from ..timestep import SolverSettings, check_output, interpolate
 from ..validation import out_of_range
 from .constraints import mass_share
@@ -90,29 +91,11 @@ def _unit(q: np.ndarray) -> np.ndarray:
     return q / np.maximum(length, EPS)
 
 
-def _hamilton_signs() -> np.ndarray:
-    """(16, 4): component i of a ⊗ b is the sum over j, k of a_j b_k times row 4 j + k,
-    column i (w, x, y, z)."""
-    signs = np.zeros((16, 4))
-    for i, terms in enumerate((
-            ((0, 0, 1), (1, 1, -1), (2, 2, -1), (3, 3, -1)),
-            ((0, 1, 1), (1, 0, 1), (2, 3, 1), (3, 2, -1)),
-            ((0, 2, 1), (1, 3, -1), (2, 0, 1), (3, 1, 1)),
-            ((0, 3, 1), (1, 2, 1), (2, 1, -1), (3, 0, 1)))):
-        for j, k, sign in terms:
-            signs[4 * j + k, i] = sign
-    return signs
-
-
-_HAMILTON = _hamilton_signs()
-
-
 def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Hamilton product a ⊗ b (w, x, y, z) as the 16 products a_j b_k summed with their signs:
-    three NumPy calls where the product written out component by component took 28, which the
-    handful of segments per colour paid per call (a ribbon's substep made 13 of them)."""
-    products = a[..., :, None] * b[..., None, :]
-    return products.reshape(products.shape[:-2] + (16,)) @ _HAMILTON
+    """Hamilton product a ⊗ b (w, x, y, z), `rotations.quat_product`: three NumPy calls where
+    the product written out component by component took 28, which the handful of segments per
+    colour paid per call (a ribbon's substep makes 13 of them)."""
+    return quat_product(a, b)
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import transcendental
+from ..rotations import HAMILTON, bilinear, quat_product
 
 _EPS = 1e-12
 
@@ -25,31 +26,17 @@ _EPS = 1e-12
 _CONJ = np.array([1.0, -1.0, -1.0, -1.0])
 
 
-def _bilinear(terms, n_in: int, n_out: int) -> np.ndarray:
-    """(n_in², n_out) matrix T with out = outer(a, b).reshape(n_in²) @ T for a bilinear map
-    given as (j, k, i, sign) terms: out_i += sign a_j b_k. One outer product and one small
-    matmul replace a dozen column operations (NumPy's per-call overhead dominates at N ~ 20)."""
-    T = np.zeros((n_in, n_in, n_out))
-    for j, k, i, sign in terms:
-        T[j, k, i] = sign
-    return T.reshape(n_in * n_in, n_out)
-
-
-_QMUL = _bilinear([(0, 0, 0, 1), (1, 1, 0, -1), (2, 2, 0, -1), (3, 3, 0, -1),
-                   (0, 1, 1, 1), (1, 0, 1, 1), (2, 3, 1, 1), (3, 2, 1, -1),
-                   (0, 2, 2, 1), (1, 3, 2, -1), (2, 0, 2, 1), (3, 1, 2, 1),
-                   (0, 3, 3, 1), (1, 2, 3, 1), (2, 1, 3, -1), (3, 0, 3, 1)], 4, 4)
-# ½ [v, 0] ⊗ q for a 3-vector v: the rows of _QMUL whose first factor is a vector part.
-_HALF_VQMUL = 0.5 * _QMUL.reshape(4, 4, 4)[1:].reshape(12, 4)
-_CROSS = _bilinear([(1, 2, 0, 1), (2, 1, 0, -1), (2, 0, 1, 1), (0, 2, 1, -1),
-                    (0, 1, 2, 1), (1, 0, 2, -1)], 3, 3)
+# ½ [v, 0] ⊗ q for a 3-vector v: the rows of HAMILTON whose first factor is a vector part.
+_HALF_VQMUL = 0.5 * HAMILTON.reshape(4, 4, 4)[1:].reshape(12, 4)
+_CROSS = bilinear([(1, 2, 0, 1), (2, 1, 0, -1), (2, 0, 1, 1), (0, 2, 1, -1),
+                   (0, 1, 2, 1), (1, 0, 2, -1)], 3, 3)
 # Rotation matrix entries (row-major) of a unit quaternion as quadratic forms q_j q_k.
-_Q2M = _bilinear([(0, 0, 0, 1), (1, 1, 0, 1), (2, 2, 0, -1), (3, 3, 0, -1),
-                  (1, 2, 1, 2), (0, 3, 1, -2), (1, 3, 2, 2), (0, 2, 2, 2),
-                  (1, 2, 3, 2), (0, 3, 3, 2), (0, 0, 4, 1), (1, 1, 4, -1), (2, 2, 4, 1),
-                  (3, 3, 4, -1), (2, 3, 5, 2), (0, 1, 5, -2), (1, 3, 6, 2), (0, 2, 6, -2),
-                  (2, 3, 7, 2), (0, 1, 7, 2), (0, 0, 8, 1), (1, 1, 8, -1), (2, 2, 8, -1),
-                  (3, 3, 8, 1)], 4, 9)
+_Q2M = bilinear([(0, 0, 0, 1), (1, 1, 0, 1), (2, 2, 0, -1), (3, 3, 0, -1),
+                 (1, 2, 1, 2), (0, 3, 1, -2), (1, 3, 2, 2), (0, 2, 2, 2),
+                 (1, 2, 3, 2), (0, 3, 3, 2), (0, 0, 4, 1), (1, 1, 4, -1), (2, 2, 4, 1),
+                 (3, 3, 4, -1), (2, 3, 5, 2), (0, 1, 5, -2), (1, 3, 6, 2), (0, 2, 6, -2),
+                 (2, 3, 7, 2), (0, 1, 7, 2), (0, 0, 8, 1), (1, 1, 8, -1), (2, 2, 8, -1),
+                 (3, 3, 8, 1)], 4, 9)
 
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -69,7 +56,7 @@ def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Hamilton products a ⊗ b of (n, 4) stacks (as rotations.quat_multiply)."""
     if a.shape != b.shape:
         a, b = np.broadcast_arrays(a, b)
-    return (a[:, :, None] * b[:, None, :]).reshape(len(a), 16) @ _QMUL
+    return quat_product(a, b)
 
 
 def q2m(q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

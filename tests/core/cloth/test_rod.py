@@ -248,8 +248,9 @@ def test_streamed_rod_frames_are_the_baked_frames():
 
 
 def test_the_rods_hamilton_product_is_the_quaternion_product():
-    """`rod.qmul` (16 signed products summed by one matrix product) against
-    `rotations.quat_multiply`, broadcasting one segment against several as the bend does."""
+    """`rod.qmul` (`rotations.quat_product`: 16 signed products summed by one matrix
+    product) against `rotations.quat_multiply`, broadcasting one segment against several as
+    the bend does."""
     rng = np.random.default_rng(5)
     a, b = rng.normal(size=(3, 4, 4)), rng.normal(size=(3, 1, 4))
     np.testing.assert_allclose(qmul(a, b), quat_multiply(a, np.broadcast_to(b, a.shape)),
