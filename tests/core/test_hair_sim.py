@@ -266,3 +266,29 @@ def test_random_hair_settings_stay_finite_and_bounded(rig, local, shock, frictio
     x = core.bake(model, drive).positions
     assert np.all(np.isfinite(x))
     assert np.all(np.linalg.norm(x - drive.reference, axis=-1) < 1.0)
+
+
+@pytest.mark.parametrize("points", [1, 56, 4096, 5000])
+def test_turbulence_noise_hashes_its_corners_at_once_with_the_same_bits(points):
+    """`forces.value_noise_3d` hashes a cell's eight corners in one call for small point sets
+    and corner by corner for large ones: both are the trilinear sum of the corner values in
+    corner order, bit for bit (here against that sum written out)."""
+    from waft.core.forces import lattice_value, value_noise_3d
+
+    rng = np.random.default_rng(points)
+    p = rng.normal(scale=3.0, size=(points, 3))
+    seed = rng.integers(0, 1000, size=points)
+    i = np.floor(p)
+    w = p - i
+    w = w * w * (3.0 - 2.0 * w)
+    expected = 0.0
+    for dx in (0, 1):
+        fx = w[:, 0] if dx else 1.0 - w[:, 0]
+        for dy in (0, 1):
+            fy = w[:, 1] if dy else 1.0 - w[:, 1]
+            for dz in (0, 1):
+                fz = w[:, 2] if dz else 1.0 - w[:, 2]
+                expected = expected + fx * fy * fz * lattice_value(
+                    seed, i[:, 0] + dx, i[:, 1] + dy, i[:, 2] + dz)
+    np.testing.assert_array_equal(value_noise_3d(seed, p), expected)
+    assert np.all(np.abs(expected) <= 1.0)
