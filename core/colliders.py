@@ -340,27 +340,23 @@ def apply_friction(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, penetration
     then taken relative to its surface (from the surface point's start position), so a moving
     collider drags what rests on it (Coulomb friction acts on the relative velocity).
 
-    Written out component by component, without a matrix product or einsum (whose summation
-    order is the library's): the small rigs' Python-float sphere pass
+    Written out without a matrix product or einsum (whose summation order is the library's),
+    each sum in a fixed order, ((a + b) + c) + d: the small rigs' Python-float sphere pass
     (`strands.solver._push_out_of_sphere_scalar`) repeats it operation for operation."""
-    x0, x1, x2 = x[..., 0], x[..., 1], x[..., 2]
     if surface is None:
-        m0, m1, m2 = x0, x1, x2
+        moved = x
     else:
-        (r00, r01, r02, t0), (r10, r11, r12, t1), (r20, r21, r22, t2) = surface[:3].tolist()
-        m0 = x0 * r00 + x1 * r01 + x2 * r02 + t0
-        m1 = x0 * r10 + x1 * r11 + x2 * r12 + t1
-        m2 = x0 * r20 + x1 * r21 + x2 * r22 + t2
-    n0, n1, n2 = n[..., 0], n[..., 1], n[..., 2]
-    d0, d1, d2 = m0 - x_prev[..., 0], m1 - x_prev[..., 1], m2 - x_prev[..., 2]
-    normal = d0 * n0 + d1 * n1 + d2 * n2
-    g0, g1, g2 = d0 - n0 * normal, d1 - n1 * normal, d2 - n2 * normal  # tangential part
-    t_len = np.sqrt(g0 * g0 + g1 * g1 + g2 * g2)
+        R, t = surface[:3, :3], surface[:3, 3]
+        moved = x[..., 0:1] * R[:, 0] + x[..., 1:2] * R[:, 1] + x[..., 2:3] * R[:, 2] + t
+    disp = moved - x_prev
+    along = disp * n
+    normal = along[..., 0] + along[..., 1] + along[..., 2]
+    tangential = disp - n * normal[..., None]
+    square = tangential * tangential
+    t_len = np.sqrt(square[..., 0] + square[..., 1] + square[..., 2])
     np.maximum(t_len, _EPS, out=t_len)
     fraction = np.minimum(friction * penetration / t_len, 1.0)
-    x0 -= g0 * fraction
-    x1 -= g1 * fraction
-    x2 -= g2 * fraction
+    x -= tangential * fraction[..., None]
 
 
 # A collider matrix whose 3×3 determinant is at or below this has no inside (mirrored or collapsed).
