@@ -57,12 +57,14 @@ def _smooth(t: np.ndarray) -> np.ndarray:
 
 
 def value_noise_1d(seed: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Smooth 1D value noise in [-1, 1]."""
+    """Smooth 1D value noise in [-1, 1]. Both ends of the interval are hashed in one
+    `lattice_value` call (a windy rig evaluates three of these noises every substep)."""
     t = np.asarray(t, dtype=np.float64)
+    seed = np.asarray(seed)
     i = np.floor(t)
     w = _smooth(t - i)
-    a = lattice_value(seed, i)
-    b = lattice_value(seed, i + 1)
+    i = np.broadcast_to(i, np.broadcast_shapes(seed.shape, i.shape))
+    a, b = lattice_value(seed, np.stack([i, i + 1]))
     return a + (b - a) * w
 
 

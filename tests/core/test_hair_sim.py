@@ -292,3 +292,18 @@ def test_turbulence_noise_hashes_its_corners_at_once_with_the_same_bits(points):
                     seed, i[:, 0] + dx, i[:, 1] + dy, i[:, 2] + dz)
     np.testing.assert_array_equal(value_noise_3d(seed, p), expected)
     assert np.all(np.abs(expected) <= 1.0)
+
+
+@pytest.mark.parametrize("t", [2.7, np.linspace(-3.0, 9.0, 12)])
+def test_gust_noise_hashes_both_ends_at_once_with_the_same_bits(t):
+    """`forces.value_noise_1d` hashes an interval's two ends in one call, for per-strand times
+    and for one time shared by every strand: the written-out blend of the two, bit for bit."""
+    from waft.core.forces import lattice_value, value_noise_1d
+
+    seed = np.arange(12) * 7 + 3
+    times = np.broadcast_to(np.asarray(t, dtype=np.float64), seed.shape)
+    i = np.floor(times)
+    w = times - i
+    w = w * w * (3.0 - 2.0 * w)
+    a, b = lattice_value(seed, i), lattice_value(seed, i + 1)
+    np.testing.assert_array_equal(value_noise_1d(seed, t), a + (b - a) * w)
