@@ -26,6 +26,9 @@ from .affine import inverse_affine
 from .errors import SetupError
 
 _EPS = 1e-12
+# The shortest tangential slide `apply_friction` divides by (its Python-float twin in
+# strands.solver reads this one, so both clamp alike).
+SLIDE_EPS = 1e-12
 
 
 class ColliderKind(enum.IntEnum):
@@ -354,7 +357,7 @@ def apply_friction(x: np.ndarray, x_prev: np.ndarray, n: np.ndarray, penetration
     tangential = disp - n * normal[..., None]
     square = tangential * tangential
     t_len = np.sqrt(square[..., 0] + square[..., 1] + square[..., 2])
-    np.maximum(t_len, _EPS, out=t_len)
+    np.maximum(t_len, SLIDE_EPS, out=t_len)
     fraction = np.minimum(friction * penetration / t_len, 1.0)
     x -= tangential * fraction[..., None]
 

@@ -31,6 +31,7 @@ import numpy as np
 from .. import transcendental
 from ..affine import inverse_affine
 from ..colliders import (
+    SLIDE_EPS,
     ColliderKind,
     apply_friction,
     is_similarity,
@@ -956,7 +957,7 @@ def _push_out_of_sphere_scalar(x: np.ndarray, x_prev: np.ndarray, center: np.nda
             normal = dx * nx + dy * ny + dz * nz
             tx, ty, tz = dx - nx * normal, dy - ny * normal, dz - nz * normal
             t_len = math.sqrt(tx * tx + ty * ty + tz * tz)
-            t_len = t_len if t_len >= _DEGENERATE or t_len != t_len else _DEGENERATE
+            t_len = t_len if t_len >= SLIDE_EPS or t_len != t_len else SLIDE_EPS
             fraction = friction * pens[i] / t_len
             fraction = fraction if fraction <= 1.0 or fraction != fraction else 1.0
             X[i] = xi - tx * fraction
