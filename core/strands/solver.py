@@ -57,7 +57,13 @@ from .constraints import (
     solve_max_distance,
     solve_tether,
 )
-from .constraints.bending import BendCoefficients, BendScratch, rest_offsets, solve_bending
+from .constraints.bending import (
+    BendCoefficients,
+    BendScratch,
+    bend_centres,
+    rest_offsets,
+    solve_bending,
+)
 from .constraints.direct import CONVERGED as DIRECT_CONVERGED
 from .constraints.direct import MAX_ENTRIES, DirectCoefficients, direct_size, solve_direct
 from .constraints.distance import DistanceScratch, PairCoefficients
@@ -389,7 +395,7 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
 
     # Bending: each particle's offset from its neighbours' midpoint (constraints/bending.py);
     # the triple centred on particle i reads the compliance of its outer particle i + 1.
-    bend = None
+    bend = direct = None
     if Ps > 2:
         bend_compliance = particle("bend_compliance", np.inf)[:, 2:]
         if np.any(np.isfinite(bend_compliance) & movable[:, 2:]):
@@ -397,11 +403,8 @@ def frame_coefficients(ws: Workspace, kinematic: np.ndarray, params: dict[str, n
                                     compliance=bend_compliance, h=h)
             if not bend:
                 bend = None
-    direct = None
-    if (bend is not None and bend.stiff and shake is not None
-            and direct_size(S, Ps) <= MAX_ENTRIES):
-        direct = _direct_coefficients(ws, w_shake, shake_mask,
-                                      particle("bend_compliance", np.inf)[:, 2:])
+            elif bend.stiff and shake is not None and direct_size(S, Ps) <= MAX_ENTRIES:
+                direct = _direct_coefficients(ws, w_shake, shake_mask, bend_compliance)
 
     # Tether: a strand whose every segment is swept by FTL already keeps each node within the
     # chain length of its root (triangle inequality), so the tether is skipped for it.
@@ -460,10 +463,7 @@ def _direct_coefficients(ws: Workspace, w: np.ndarray, exact: np.ndarray,
                          compliance: np.ndarray) -> DirectCoefficients | None:
     """The direct solve's rows: SHAKE's segments and masses (`w` with the shape pull's hold,
     `exact` (S, Ps - 1)), the bending centres of `BendCoefficients` with these masses."""
-    alpha = compliance / (ws.h * ws.h)
-    mass = w[:, 1:-1] + 0.25 * (w[:, :-2] + w[:, 2:])
-    usable = ((mass > 0) & np.isfinite(mass + alpha)
-              & ws.active[:, 1:-1] & ws.active[:, :-2] & ws.active[:, 2:])
+    _, alpha, usable = bend_centres(w=w, active=ws.active, compliance=compliance, h=ws.h)
     direct = DirectCoefficients(w=w, length_active=exact, rest=ws.rest, bend_active=usable,
                                 bend_rest=ws.bend_offset, bend_alpha=np.where(usable, alpha, 0.0))
     return direct if direct.P > 2 else None
@@ -599,9 +599,9 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
     for _ in range(ws.iterations):
         # Bending before stretch: the XPBD stretch pass is all a segment into a pinned particle
         # gets when SHAKE rejects its strand, so it must come after anything that moves it.
-        if c.direct is not None and _solve_direct(c.direct, x, x_prev):
-            pass  # lengths and stiff bending solved together; SHAKE below finds them exact
-        elif c.bend is not None:
+        # Lengths and stiff bending solved together (SHAKE below then finds the lengths exact).
+        solved = c.direct is not None and _solve_direct(c.direct, x, x_prev)
+        if c.bend is not None and not solved:
             solve_bending(x, c.bend, ws.bend_scratch)
             if c.bend.stiff:
                 # Stiff bending (see RIGID_BEND_PASSES): alternate with the exact lengths.

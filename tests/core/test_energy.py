@@ -357,3 +357,28 @@ def test_direct_solve_is_exact_and_keeps_momentum(seed, straight):
     assert np.max(np.abs(offsets(after) - offsets(start))) < 1e-8 * length
     np.testing.assert_allclose(np.sum((after - predicted) / w[0, :, None], axis=0), 0.0,
                                atol=1e-14)
+
+
+def test_direct_solve_rejects_a_step_that_is_not_a_correction():
+    """A predicted tip two segments off (a teleport without the cut carry): the direct solve
+    leaves that strand alone and says so, and the substep's Gauss-Seidel passes take it,
+    instead of taking a huge Newton step; the other strand is solved."""
+    P, length = 5, 0.1
+    start = np.zeros((3, 2, P))
+    start[0] = np.arange(P) * length
+    x = start.copy()
+    x[1, 0, -1] += 2.0 * length  # strand 0: its tip far off; strand 1: a small violation
+    x[2, 1, 2] += 1e-3 * length
+    w = np.ones((2, P))
+    w[:, 0] = 0.0  # pinned roots
+    c = DirectCoefficients(w=w, length_active=np.ones((2, P - 1), bool),
+                           rest=np.full((2, P - 1), length), bend_active=np.ones((2, P - 2), bool),
+                           bend_rest=np.zeros((2, P - 2)), bend_alpha=np.zeros((2, P - 2)))
+    before = x.copy()
+    c.begin()
+    assert not solve_direct(x, c, start)
+    np.testing.assert_array_equal(x[:, 0], before[:, 0])
+    solved = x[:, 1].T
+    assert np.max(np.abs(np.linalg.norm(np.diff(solved, axis=0), axis=1) - length)) < 1e-9
+    bend = solved[1:-1] - 0.5 * (solved[:-2] + solved[2:])
+    assert np.max(np.linalg.norm(bend, axis=1)) < 1e-9

@@ -46,6 +46,17 @@ SCALAR_PARTICLES = 40
 STIFF_FACTOR = 0.5
 
 
+def bend_centres(*, w: np.ndarray, active: np.ndarray, compliance: np.ndarray, h: float):
+    """(mass term w_i + (w_{i-1} + w_{i+1}) / 4, alpha~ = compliance / h^2, usable) of the
+    centres 1..Ps-2 of (S, Ps) inverse masses: usable where something moves, the compliance is
+    finite and all three particles are real."""
+    alpha = np.asarray(compliance, dtype=np.float64) / (h * h)
+    mass = w[:, 1:-1] + 0.25 * (w[:, :-2] + w[:, 2:])
+    usable = ((mass > 0) & np.isfinite(mass + alpha)
+              & active[:, 1:-1] & active[:, :-2] & active[:, 2:])
+    return mass, alpha, usable
+
+
 class BendCoefficients:
     """Per-frame factors of every colour, each (n_c,) over the flat layout of a (3, S, Ps)
     state: centre flat index k has neighbours k - 1 and k + 1; centres at a strand's first or
@@ -56,11 +67,8 @@ class BendCoefficients:
                  compliance: np.ndarray, h: float):
         S, Ps = w.shape
         wc, wl, wr = w[:, 1:-1], w[:, :-2], w[:, 2:]
-        alpha = np.asarray(compliance, dtype=np.float64) / (h * h)
-        mass = wc + 0.25 * (wl + wr)
+        mass, alpha, usable = bend_centres(w=w, active=active, compliance=compliance, h=h)
         denominator = mass + alpha
-        usable = ((mass > 0) & np.isfinite(denominator)
-                  & active[:, 1:-1] & active[:, :-2] & active[:, 2:])
         inverse = np.where(usable, 1.0 / np.where(usable, denominator, 1.0), 0.0)
         # Fraction of the bend error one step removes: 1 at compliance 0.
         self.stiff = bool(np.any(mass * inverse >= STIFF_FACTOR))
