@@ -540,7 +540,10 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
     colliders; after a contact, rounds of SHAKE, limits and colliders with their velocities
     (`_contact_rounds`), then the sweep and the colliders again (positions only,
     `_lengths_after_contact`) so lengths and contacts agree at the end of the substep.
-    Colliders come last and win: a particle is never left inside a collider.
+    Colliders come last and win: a particle is never left inside a collider. Chains with stiff
+    bending take the direct solve of lengths and bending (`constraints/direct.py`) in place of
+    the bending passes, of SHAKE in the rounds (which then also follow a limit's move) and of
+    the sweep in the positions-only passes.
     """
     ws = workspace if workspace is not None else Workspace(model, h)
     c = drive_at_t.coefficients
@@ -693,7 +696,8 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
     collider, and a lift without a velocity change is potential energy from nowhere (passive
     chains over a sphere, capsule or box rose again by up to 11.5 % of the potential energy they
     had released; see CONTACT_ROUNDS). Whether a collider still moved a particle in the last
-    round."""
+    round. With stiff bending the direct solve of lengths and bending takes SHAKE's place,
+    DIRECT_CONTACT_ROUNDS times at most."""
     moved = True
     direct = c.direct
     # With the direct solve a limit's move also counts: a chain with rigid bending meets its

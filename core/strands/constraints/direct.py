@@ -75,7 +75,6 @@ class DirectCoefficients:
         P = int(used[-1]) + 2 if used.size else 0  # particles 0..P-1 take part
         self.P = P
         n, B = P - 1, P - 2
-        self.n, self.B = n, B
         length_active = length_active[:, :n]
         bend_active = bend_active[:, :B]
         self.rest = np.where(length_active, rest[:, :n], 0.0)
