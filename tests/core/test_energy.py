@@ -15,6 +15,7 @@ import pytest
 
 from waft import core
 from waft.core.shake import ShakeCoefficients, ShakeScratch, solve_shake
+from waft.core.strands.constraints import direct
 from waft.core.strands.constraints.direct import DirectCoefficients, solve_direct
 
 G = 9.81
@@ -322,13 +323,16 @@ def test_stiff_chain_stopped_by_its_max_distance_gains_no_energy(rig, segments, 
     assert rise <= 0.005 * fall, (rise, fall)
 
 
+@pytest.mark.parametrize("floats", [True, False], ids=["floats", "vectorised"])
 @pytest.mark.parametrize(("seed", "straight"), [(0, True), (1, True), (2, False), (3, False)])
-def test_direct_solve_is_exact_and_keeps_momentum(seed, straight):
+def test_direct_solve_is_exact_and_keeps_momentum(monkeypatch, seed, straight, floats):
     """One call of the direct solve (two Newton steps along the start-of-substep gradients)
     takes a free chain (unequal masses, no pins) from a substep-sized violation (1e-3 of a
     segment) of its lengths and rigid bending to 1e-8 of a segment; internal constraints move
     no centre of mass. Straight rests take the two rows across the chord, curved ones
-    |m| - |m_rest|."""
+    |m| - |m_rest|. On Python floats (a tail's size) and vectorised (a head of hair's)."""
+    if not floats:
+        monkeypatch.setattr(direct, "SCALAR_STRANDS", 0)
     rng = np.random.default_rng(seed)
     P, length = 7, 0.1
     if straight:
@@ -348,6 +352,7 @@ def test_direct_solve_is_exact_and_keeps_momentum(seed, straight):
                            bend_active=np.ones((1, P - 2), bool),
                            bend_rest=offsets(start)[None], bend_alpha=np.zeros((1, P - 2)))
     assert c.straight.all() == straight
+    assert (c.scalar is not None) == floats
     predicted = start + 1e-3 * length * rng.normal(size=start.shape)
     x = np.ascontiguousarray(predicted.T[:, None, :])  # (3, 1, P)
     c.begin()
@@ -359,10 +364,13 @@ def test_direct_solve_is_exact_and_keeps_momentum(seed, straight):
                                atol=1e-14)
 
 
-def test_direct_solve_rejects_a_step_that_is_not_a_correction():
+@pytest.mark.parametrize("floats", [True, False], ids=["floats", "vectorised"])
+def test_direct_solve_rejects_a_step_that_is_not_a_correction(monkeypatch, floats):
     """A predicted tip two segments off (a teleport without the cut carry): the direct solve
     leaves that strand alone and says so, and the substep's Gauss-Seidel passes take it,
     instead of taking a huge Newton step; the other strand is solved."""
+    if not floats:
+        monkeypatch.setattr(direct, "SCALAR_STRANDS", 0)
     P, length = 5, 0.1
     start = np.zeros((3, 2, P))
     start[0] = np.arange(P) * length
@@ -374,6 +382,7 @@ def test_direct_solve_rejects_a_step_that_is_not_a_correction():
     c = DirectCoefficients(w=w, length_active=np.ones((2, P - 1), bool),
                            rest=np.full((2, P - 1), length), bend_active=np.ones((2, P - 2), bool),
                            bend_rest=np.zeros((2, P - 2)), bend_alpha=np.zeros((2, P - 2)))
+    assert (c.scalar is not None) == floats
     before = x.copy()
     c.begin()
     assert not solve_direct(x, c, start)

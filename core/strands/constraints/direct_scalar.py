@@ -1,0 +1,208 @@
+"""The direct solve of lengths and stiff bending (`direct.py`) on Python floats, strand by strand.
+
+Why: the vectorised solve spends about 150 NumPy calls per Newton step whatever the number of
+strands, and a tail or a pair of ears with the Tail or Stiff preset (stiff bending) has one or
+two chains of a handful of particles: a 4-bone tail over a sphere took 0.8 s per 100 frames at
+240 Hz, eight times its time with soft bending, almost all of it in that per-call overhead. On
+floats a strand's step is a few hundred multiply-adds.
+
+The same Newton step as `direct.solve_direct` (Deul et al. 2018, XPBD multipliers, moves along
+the start-of-substep gradients, the same rejection of a step that is not a small correction),
+restricted to the strand's active rows: an inactive row is the identity with no coupling in the
+vectorised matrix, so leaving it out changes nothing in the others. The products are summed in
+another order than NumPy's `matmul` and `einsum` do, so the two agree to rounding
+(tests/core/test_direct_scalar.py), not bit for bit; which one runs depends only on the rig's
+size (`direct.SCALAR_STRANDS`), so a bake repeats bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from itertools import repeat
+from operator import mul, sub
+
+import numpy as np
+
+_EPS = 1e-12
+
+
+class ScalarStrand:
+    """One strand's active rows as Python floats (built once per frame from the vectorised
+    coefficients of `direct.DirectCoefficients`)."""
+
+    __slots__ = ("kinds", "index", "rest", "straight", "alpha", "band",
+                 "moves", "max_move2", "segments", "centres", "straight_centres", "lam",
+                 "coupling")
+
+    def __init__(self, *, active: np.ndarray, K: np.ndarray, moves: np.ndarray, rest: np.ndarray,
+                 bend_rest: np.ndarray, straight: np.ndarray, alpha: np.ndarray,
+                 max_move: float):
+        rows = np.flatnonzero(active)
+        kinds, index = rows % 3, rows // 3  # 0: length of segment j; 1, 2: bending at j + 1
+        self.kinds = kinds.tolist()
+        self.index = index.tolist()
+        # Per row: the rest length (length rows) or rest offset (bend rows), whether the bend
+        # is held straight (two rows across the chord), the compliance / h^2.
+        self.rest = [float(rest[j]) if k == 0 else float(bend_rest[j])
+                     for k, j in zip(self.kinds, self.index, strict=True)]
+        self.straight = [k > 0 and bool(straight[j])
+                         for k, j in zip(self.kinds, self.index, strict=True)]
+        self.alpha = alpha[rows].tolist()
+        Kc = K[np.ix_(rows, rows)]
+        # K's nonzero entries (row, column, K): the couplings of the Newton matrix, and its band
+        r, q = np.nonzero(Kc)
+        self.band = int(np.max(q - r, initial=0))
+        # Per movable particle: (particle, [(row, coefficient)]) of its move.
+        mc = moves[:, rows]
+        self.moves = [(p, [(a, float(mc[p, a])) for a in np.flatnonzero(mc[p]).tolist()])
+                      for p in range(mc.shape[0]) if np.any(mc[p])]
+        self.max_move2 = float(max_move) ** 2
+        self.segments = sorted({j for k, j in zip(self.kinds, self.index, strict=True) if k == 0})
+        self.centres = sorted({j for k, j in zip(self.kinds, self.index, strict=True) if k > 0})
+        self.straight_centres = {j for j, y in zip(self.index, self.straight, strict=True) if y}
+        self.coupling = list(zip(r.tolist(), q.tolist(), Kc[r, q].tolist(), strict=True))
+        self.lam = [0.0] * rows.size
+
+
+def _unit(x: float, y: float, z: float) -> tuple[float, float, float, float]:
+    length = math.sqrt(x * x + y * y + z * z)
+    d = length if length > _EPS else _EPS
+    return x / d, y / d, z / d, length
+
+
+def _rows(px: list, py: list, pz: list, st: ScalarStrand, across: dict | None):
+    """(unit row vectors as three component lists, violations, the first vectors across the
+    straight centres' chords) at positions px, py, pz: `direct._rows` for the active rows."""
+    seg = {}
+    for j in st.segments:
+        seg[j] = _unit(px[j + 1] - px[j], py[j + 1] - py[j], pz[j + 1] - pz[j])
+    cen = {}
+    first = {}
+    for i in st.centres:
+        mx = px[i + 1] - 0.5 * (px[i] + px[i + 2])
+        my = py[i + 1] - 0.5 * (py[i] + py[i + 2])
+        mz = pz[i + 1] - 0.5 * (pz[i] + pz[i + 2])
+        nx, ny, nz, offset = _unit(mx, my, mz)
+        if i not in st.straight_centres:
+            cen[i] = ((mx, my, mz), (nx, ny, nz), offset, None, None)
+            continue
+        tx, ty, tz, _ = _unit(px[i + 2] - px[i], py[i + 2] - py[i], pz[i + 2] - pz[i])
+        if tx == 0.0 and ty == 0.0 and tz == 0.0:
+            tz = 1.0
+        if across is None:
+            hx, hy, hz = (0.0, 1.0, 0.0) if abs(tx) >= 0.9 else (1.0, 0.0, 0.0)
+        else:
+            hx, hy, hz = across[i]
+        d = hx * tx + hy * ty + hz * tz
+        ax, ay, az, _ = _unit(hx - d * tx, hy - d * ty, hz - d * tz)
+        first[i] = (ax, ay, az)
+        bx, by, bz = ty * az - tz * ay, tz * ax - tx * az, tx * ay - ty * ax
+        cen[i] = ((mx, my, mz), (nx, ny, nz), offset, (ax, ay, az), (bx, by, bz))
+    Vx, Vy, Vz, violation = [], [], [], []
+    for kind, j, rest, straight in zip(st.kinds, st.index, st.rest, st.straight, strict=True):
+        if kind == 0:
+            vx, vy, vz, length = seg[j]
+            c = length - rest
+        else:
+            m, n, offset, a, b = cen[j]
+            if kind == 1 and not straight:
+                (vx, vy, vz), c = n, offset - rest
+            else:
+                vx, vy, vz = a if kind == 1 else b
+                c = m[0] * vx + m[1] * vy + m[2] * vz
+        Vx.append(vx)
+        Vy.append(vy)
+        Vz.append(vz)
+        violation.append(c)
+    return (Vx, Vy, Vz), violation, first
+
+
+def _solve(A: list, b: list, band: int) -> None:
+    """`direct._eliminate` for one strand: banded Gaussian elimination without pivoting, the
+    solution left in `b`. Raises ZeroDivisionError on a zero pivot (NumPy gives inf or NaN)."""
+    M = len(b)
+    for k in range(M - 1):
+        Ak, bk, pivot = A[k], b[k], A[k][k]
+        end = min(k + band + 1, M)
+        tail = Ak[k + 1 : end]
+        for i in range(k + 1, end):
+            Ai = A[i]
+            f = Ai[k]
+            if f != 0.0:  # a row that does not couple to k is left as it is
+                f /= pivot
+                # map over C-level operators: a comprehension costs twice as much per entry
+                Ai[k + 1 : end] = map(sub, Ai[k + 1 : end], map(mul, repeat(f), tail))
+                b[i] -= f * bk
+    for k in range(M - 1, -1, -1):
+        end = min(k + band + 1, M)
+        b[k] = (b[k] - sum(map(mul, A[k][k + 1 : end], b[k + 1 : end]))) / A[k][k]
+
+
+def solve_strands(x: np.ndarray, strands: list, P: int, x_start: np.ndarray | None,
+                  iterations: int, regularisation: float) -> tuple[bool, float]:
+    """`direct.solve_direct` on floats: (whether no strand's step was rejected, the largest
+    particle move of the last Newton step over the strands whose step was accepted)."""
+    X = x[:, :, :P].tolist()  # [axis][strand][particle]
+    X0 = x_start[:, :, :P].tolist() if x_start is not None else None
+    accepted, largest2, changed = True, 0.0, False
+    diagonal_scale = 1.0 + regularisation
+    for s, st in enumerate(strands):
+        if st is None:
+            continue
+        px, py, pz = X[0][s], X[1][s], X[2][s]
+        across = None
+        if X0 is not None:
+            V0, _, across = _rows(X0[0][s], X0[1][s], X0[2][s], st, None)
+        M, lam, band = len(st.kinds), st.lam, st.band
+        last2 = 0.0
+        for _ in range(iterations):
+            V, violation, across_now = _rows(px, py, pz, st, across)
+            if X0 is None:
+                V0 = V
+            Vx, Vy, Vz = V
+            Wx, Wy, Wz = V0
+            A = [[0.0] * M for _ in range(M)]
+            for r, q, k in st.coupling:
+                A[r][q] = k * (Vx[r] * Wx[q] + Vy[r] * Wy[q] + Vz[r] * Wz[q])
+            for r, alpha in enumerate(st.alpha):
+                A[r][r] = A[r][r] * diagonal_scale + alpha
+            step = [-(c + alpha * lam_r)
+                    for c, alpha, lam_r in zip(violation, st.alpha, lam, strict=True)]
+            try:
+                _solve(A, step, band)
+            except ZeroDivisionError:
+                step = None
+            moves = []
+            too_far = step is None
+            if not too_far:
+                for p, rows in st.moves:
+                    mx = my = mz = 0.0
+                    for a, coefficient in rows:
+                        sa = step[a]
+                        mx += coefficient * (Wx[a] * sa)
+                        my += coefficient * (Wy[a] * sa)
+                        mz += coefficient * (Wz[a] * sa)
+                    squared = mx * mx + my * my + mz * mz
+                    if not squared <= st.max_move2:  # NaN fails it too
+                        too_far = True
+                        break
+                    moves.append((p, mx, my, mz, squared))
+            if too_far:
+                accepted = False
+                last2 = 0.0
+            else:
+                for r in range(M):
+                    lam[r] += step[r]
+                last2 = 0.0
+                for p, mx, my, mz, squared in moves:
+                    px[p] += mx
+                    py[p] += my
+                    pz[p] += mz
+                    last2 = max(last2, squared)
+                changed = True
+            if across is None and X0 is None:
+                across = across_now
+        largest2 = max(largest2, last2)
+    if changed:
+        x[:, :, :P] = X
+    return accepted, math.sqrt(largest2)
