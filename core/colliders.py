@@ -257,24 +257,35 @@ def box_normal(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, half_extent: floa
 
     Outside: closest point in local space mapped to world, normal from it to the particle.
     Inside: out through the face nearest in world units (face normal `Minv^T e`).
+    Few NumPy calls, because a ragdoll meets its boxes tens of times per substep (a stumble
+    over two steps into a wall spent a fifth of its bake here): no reduction along the short
+    last axis, and the inside branch only on the points inside.
     """
     local = x @ Minv[:3, :3].T + Minv[:3, 3]
-    clamped = np.clip(local, -half_extent, half_extent)
-    outside = np.any(np.abs(local) > half_extent, axis=-1)
-    scale = np.linalg.norm(M[:3, :3], axis=0)  # world length of each local axis
-    gap = (half_extent - np.abs(local)) * scale
-    face_axis = np.argmin(gap, axis=-1)
-    sign = np.where(np.take_along_axis(local, face_axis[..., None], -1)[..., 0] >= 0, 1.0, -1.0)
-    inside_point = local.copy()
-    np.put_along_axis(inside_point, face_axis[..., None], (sign * half_extent)[..., None], -1)
-    face_normals = Minv[:3, :3] / np.linalg.norm(Minv[:3, :3], axis=1)[:, None]  # rows
-    n_inside = face_normals[face_axis] * sign[..., None]
-    surface = np.where(outside[..., None], clamped, inside_point) @ M[:3, :3].T + M[:3, 3]
-    n = x - surface
-    length = np.sqrt(np.einsum("...k,...k->...", n, n))
-    _safe_normalise(n, length)
-    n = np.where(outside[..., None], n, n_inside)
-    sd = np.einsum("...k,...k->...", x - surface, n)
+    absolute = np.abs(local)
+    outside = absolute[..., 0] > half_extent
+    outside |= absolute[..., 1] > half_extent
+    outside |= absolute[..., 2] > half_extent
+    surface_local = np.minimum(np.maximum(local, -half_extent), half_extent)  # clamped
+    inside = np.flatnonzero(~outside)
+    if inside.size:
+        A, B = M[:3, :3], Minv[:3, :3]
+        scale = np.sqrt(np.add.reduce(A * A, axis=0))  # world length of each local axis
+        point = local.reshape(-1, 3)[inside]
+        face_axis = np.argmin((half_extent - absolute.reshape(-1, 3)[inside]) * scale, axis=-1)
+        rows = np.arange(inside.size)
+        positive = point[rows, face_axis] >= 0
+        point[rows, face_axis] = np.where(positive, half_extent, -half_extent)
+        surface_local.reshape(-1, 3)[inside] = point
+        face_normals = B / np.sqrt(np.add.reduce(B * B, axis=1))[:, None]  # rows
+        facing = face_normals[face_axis]
+        n_inside = np.where(positive[:, None], facing, -facing)
+    offset = x - (surface_local @ M[:3, :3].T + M[:3, 3])
+    n = offset.copy()
+    _safe_normalise(n, np.sqrt(np.einsum("...k,...k->...", n, n)))
+    if inside.size:
+        n.reshape(-1, 3)[inside] = n_inside
+    sd = np.einsum("...k,...k->...", offset, n)
     return n, sd
 
 
