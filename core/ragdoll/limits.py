@@ -10,6 +10,8 @@ child relative to its parent, solved as one hard angular constraint.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import transcendental
@@ -28,6 +30,8 @@ from .joints import JointColour
 
 _TINY_LIMIT = 1e-6
 _ELLIPSE_NEWTON_STEPS = 12  # quadratic from a lower bound: 12 reach rounding for a 1e-6 axis
+# Up to this many points the closest points are found on Python floats (same bits).
+SCALAR_POINTS = 8
 
 
 def joint_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.ndarray
@@ -111,6 +115,8 @@ def closest_on_ellipse(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nd
     from a point where F >= 0 (the larger of 0 and max_k a_k |p_k| - a_k², below the root)
     climbs to it monotonically without overshooting; a fixed count keeps bakes deterministic
     and the last radial rescale (by a factor within rounding of 1) puts it exactly on."""
+    if len(point) <= SCALAR_POINTS:
+        return _closest_on_ellipse_scalar(point, a, b)
     x, y = point[:, 0], point[:, 1]
     a2, b2 = a * a, b * b
     t = np.maximum(np.maximum(a * np.abs(x) - a2, b * np.abs(y) - b2), 0.0)
@@ -122,6 +128,26 @@ def closest_on_ellipse(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nd
     closest = np.stack((a2 * x / (t + a2), b2 * y / (t + b2)), axis=1)
     e = (closest[:, 0] / a) ** 2 + (closest[:, 1] / b) ** 2
     return closest / np.sqrt(np.maximum(e, 1.0))[:, None]
+
+
+def _closest_on_ellipse_scalar(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`closest_on_ellipse` on Python floats, point by point: the same operations in the same
+    order (IEEE 754 rounds each alike in NumPy and in Python: the same bits), without the ~100
+    ufunc calls of the 12 Newton steps that a joint or two over its limit paid."""
+    out = []
+    for (x, y), ak, bk in zip(point.tolist(), a.tolist(), b.tolist(), strict=True):
+        a2, b2 = ak * ak, bk * bk
+        t = max(max(ak * abs(x) - a2, bk * abs(y) - b2), 0.0)
+        for _ in range(_ELLIPSE_NEWTON_STEPS):
+            ra, rb = ak * x / (t + a2), bk * y / (t + b2)
+            value = ra * ra + rb * rb - 1.0
+            slope = -2.0 * (ra * ra / (t + a2) + rb * rb / (t + b2))
+            t = t - value / min(slope, -1e-300)
+        cx, cy = a2 * x / (t + a2), b2 * y / (t + b2)
+        ex, ey = cx / ak, cy / bk
+        scale = math.sqrt(max(ex * ex + ey * ey, 1.0))
+        out.append((cx / scale, cy / scale))
+    return np.array(out, dtype=np.float64).reshape(-1, 2)
 
 
 def solve_limits(s: Bodies, col: JointColour) -> None:

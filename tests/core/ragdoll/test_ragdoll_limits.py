@@ -11,6 +11,7 @@ from waft.core.ragdoll import (
     RagdollSettings,
     bake_ragdoll,
     build_ragdoll_model,
+    limits,
 )
 from waft.core.ragdoll.bodies import qmul, quat_conj, quat_exp
 from waft.core.ragdoll.limits import (
@@ -115,6 +116,25 @@ def test_an_outside_swing_goes_to_the_closest_point_of_its_ellipse():
     fix, _ = limit_correction(np.radians([[116.6, 0.0, 8.7]]), np.zeros(1), knee,
                               np.radians([[-10.0, 10.0]]))
     assert abs(np.degrees(fix[0, 0])) < 1.0 and np.degrees(fix[0, 2]) < -2.0
+
+
+def test_a_few_outside_swings_on_floats_give_the_vectorised_bits():
+    """A joint or two over its limit takes the closest points on Python floats
+    (`SCALAR_POINTS`): the same operations in the same order, so the same bits as the
+    vectorised Newton steps, over axes from 1e-6 to 3 rad, points up to 50 times outside,
+    points on an axis."""
+    rng = np.random.default_rng(3)
+    for m in range(1, limits.SCALAR_POINTS + 1):
+        for _ in range(40):
+            a, b = rng.uniform(1e-6, 3.0, m), rng.uniform(1e-6, 3.0, m)
+            angle = rng.choice([0.0, np.pi / 2, rng.uniform(0, 2 * np.pi)], m)
+            scale = rng.uniform(1.001, 50.0, m)
+            point = np.stack((a * np.cos(angle) * scale, b * np.sin(angle) * scale), axis=1)
+            floats = closest_on_ellipse(point, a, b)
+            copies = limits.SCALAR_POINTS + 1  # enough rows to take the vectorised steps
+            vectorised = closest_on_ellipse(np.tile(point, (copies, 1)), np.tile(a, copies),
+                                            np.tile(b, copies))[:m]
+            np.testing.assert_array_equal(floats, vectorised)
 
 
 def test_the_limit_rotation_lands_on_the_limit_at_a_deep_bend():
