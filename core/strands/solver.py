@@ -630,14 +630,17 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
         if c.max_distance is not None:
             solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
             particle_major = None
+        before = x.copy() if c.direct is not None else None
         moved = _collide(model, ws, x, x_prev, drive_at_t, c, particle_major)
+        contacts = _contacts(before, x, c.direct.P, {}) if moved and before is not None else {}
         # Nothing to agree on when no collider moved a particle since the sweep (tether and
         # max distance may have: their moves are swept again too, as they always were).
         if c.ftl is not None and (ws.colliders or drive_at_t.meshes is not None
                                   or c.direct is not None) and (
                 moved or c.tether_limit is not None or c.max_distance is not None) and (
-                c.shake is None or _contact_rounds(model, ws, x, x_prev, drive_at_t, c)):
-            _lengths_after_contact(model, ws, x, x_prev, drive_at_t, c, reference)
+                c.shake is None
+                or _contact_rounds(model, ws, x, x_prev, drive_at_t, c, contacts)):
+            _lengths_after_contact(model, ws, x, x_prev, drive_at_t, c, reference, contacts)
     if c.voxel is not None:
         # Inter-hair friction (seed 002): velocities only, after every positional constraint.
         solve_voxel_friction(x, x_prev, c.voxel)
@@ -672,16 +675,35 @@ def _exact_lengths(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, c: FrameCoe
 # 1.6x as long as with none, and its stretch falls from 0.18 % to 0.06 %.
 CONTACT_ROUNDS = 3
 # With the direct solve (stiff bending), rounds of it, the limits and the colliders, until they
-# agree (a round that moves nothing ends them). Measured on the 12 undamped scenes of
+# agree (a round that moves nothing ends them); every particle a collider pushed in the substep
+# is held by a contact row of the solve (`_contacts`). Measured on the 12 undamped scenes of
 # tests/core/test_energy.py's `_chain_over_a_collider` with rigid bending, the largest energy
 # rise as a share of the release, worst / median: Gauss-Seidel bending (before) 74 / 31 %;
-# direct with 4 / 6 / 12 rounds 18.8 / 16.3 / 13.3 % worst, 1.8 / 1.1 / 0.5 % median (the
-# worst two, a rod striking a box or a capsule hard with friction, do not converge further).
+# direct with 4 / 6 / 12 rounds and no contact rows 18.8 / 16.3 / 13.3 % worst, 1.8 / 1.1 /
+# 0.5 % median: each round the solve pulled the pushed particle back by all but its share of
+# the rod's inertia (a geometric creep, 2.5 % a round; 50 / 100 / 200 rounds 1.8 / 0.4 /
+# 0.4 % worst at 3 / 5 / 6 times the time). With the contact rows 0.4 % worst, 0.00 % median,
+# one or two rounds a substep, and the 12 scenes solve in 9.6 s instead of 28 s.
 DIRECT_CONTACT_ROUNDS = 12
 
 
+def _contacts(before: np.ndarray, after: np.ndarray, P: int, held: dict) -> dict:
+    """`held` {strand: [(particle, nx, ny, nz, n . x)]} updated with the particles the
+    colliders moved from `before` to `after` (3, S, Ps): each is held along its push direction
+    n where it was put, by a row of the direct solve (`constraints/direct.py`), for the rest
+    of the substep."""
+    moved = after[:, :, :P] - before[:, :, :P]
+    size = np.sqrt(np.einsum("ksp,ksp->sp", moved, moved))
+    for s, p in zip(*np.nonzero(size > 0.0), strict=True):
+        n = moved[:, s, p] / size[s, p]
+        row = (int(p), *n.tolist(), float(n @ after[:, s, p]))
+        rows = [r for r in held.get(int(s), []) if r[0] != row[0]]
+        held[int(s)] = [*rows, row]
+    return held
+
+
 def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
-                    sd: SubstepDrive, c: FrameCoefficients) -> bool:
+                    sd: SubstepDrive, c: FrameCoefficients, contacts: dict) -> bool:
     """Lengths, limits and contacts solved together, with velocities: a collider's push
     stretches the segments at the pushed particle, and SHAKE (mass-weighted, along the
     start-of-substep segments, core/shake.py) takes the stretch back as a velocity change, the
@@ -697,7 +719,8 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
     chains over a sphere, capsule or box rose again by up to 11.5 % of the potential energy they
     had released; see CONTACT_ROUNDS). Whether a collider still moved a particle in the last
     round. With stiff bending the direct solve of lengths and bending takes SHAKE's place,
-    DIRECT_CONTACT_ROUNDS times at most."""
+    DIRECT_CONTACT_ROUNDS times at most, and holds the particles the colliders pushed
+    (`contacts`, updated here) by contact rows."""
     moved = True
     direct = c.direct
     # With the direct solve a limit's move also counts: a chain with rigid bending meets its
@@ -706,7 +729,8 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
     for _ in range(DIRECT_CONTACT_ROUNDS if direct is not None else CONTACT_ROUNDS):
         # Along the current gradients: a collider's push may have turned a segment far from
         # where it started the substep.
-        if direct is None or not solve_direct(x, direct, None, iterations=1):
+        if direct is None or not solve_direct(x, direct, None, iterations=1,
+                                              contacts=contacts):
             solve_shake(x, x_prev, c.shake, ws.shake_scratch(c.shake.n))
         elif direct.largest_move <= DIRECT_CONVERGED:
             # The last round's pushes already hold the chains' lengths and bending: nothing
@@ -719,7 +743,10 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
             solve_tether(x, c.tether_limit, ws.tmp_tail, ws.tmp_tail2, ws.len_tail)
         if c.max_distance is not None:
             solve_max_distance(x, sd.reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
+        pushed_from = x.copy() if direct is not None else None
         moved = _collide(model, ws, x, x_prev, sd, c, None)
+        if moved and pushed_from is not None:
+            _contacts(pushed_from, x, direct.P, contacts)
         if limits:
             moved = moved or not np.array_equal(x, before)
         if not moved:
@@ -743,7 +770,8 @@ CONTACT_LENGTH_PASSES = 2
 
 
 def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
-                           sd: SubstepDrive, c: FrameCoefficients, reference) -> None:
+                           sd: SubstepDrive, c: FrameCoefficients, reference,
+                           contacts: dict) -> None:
     """Let exact lengths and contacts agree at the end of the substep: a collider pushes a
     particle out along its normal, away from its parent (hair on a head was stretched by that
     push until the next substep's sweep), so the FTL sweep runs again (positions only: no
@@ -761,7 +789,8 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
     for _ in range(CONTACT_LENGTH_PASSES):
         # With the direct solve, its positions-only pass: the sweep would bend a rigid chain
         # back where the colliders pushed it.
-        if c.direct is None or not solve_direct(x, c.direct, None, iterations=1):
+        if c.direct is None or not solve_direct(x, c.direct, None, iterations=1,
+                                                contacts=contacts):
             solve_ftl(x, None, c.ftl, ws.ftl_scratch)
         if not c.roots_only:
             set_kinematic(x, reference, roots_only=False, kinematic=c.kinematic)

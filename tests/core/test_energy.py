@@ -269,20 +269,25 @@ def _bending_energy(x: np.ndarray, rest: np.ndarray, compliance: float) -> np.nd
     return np.sum(C**2, axis=1) / (2.0 * compliance)
 
 
-@pytest.mark.parametrize("seed", [1, 2, 6])
+@pytest.mark.parametrize("seed", [1, 2, 5, 6, 7])
 def test_rigid_bending_over_a_collider_gains_no_energy(seed):
     """The collider scenes above with rigid bending (compliance 0): the chain is a rigid rod
     pinned at its root, and the collider stops it. Solved Gauss-Seidel, the bending bent back
-    what the collider had pushed at the next substep, as velocity: these three scenes rose by
-    55, 25 and 35 % of what they released (a sphere, a capsule, a box), now under 2 %
-    (constraints/direct.py, the rounds in solver._contact_rounds)."""
+    what the collider had pushed at the next substep, as velocity: seeds 1, 2 and 6 rose by
+    55, 25 and 35 % of what they released (a sphere, a capsule, a box). With the direct solve
+    alternating with the colliders they rose by 1.9, 0.4 and 0.03 %, and a rod striking a box
+    or a capsule hard (seeds 5 and 7) by 7.4 and 13 %: the solve pulled the pushed particle
+    back in each round (it carries a few per cent of the rod's inertia about the root), and
+    what 12 rounds left, the positions-only passes lifted without a velocity. With the pushed
+    particles held by contact rows of the solve (constraints/direct_scalar.py) all five stay
+    under 0.01 %."""
     x = _chain_over_a_collider(seed, bend_compliance=0.0)
     energy = _energy(x, HZ)
     potential = G * np.sum(x[:, 1:, 2], axis=1)
     released = potential[0] - potential.min()
     assert released > 1.0
     rise = np.max(energy - np.minimum.accumulate(energy))
-    assert rise <= 0.03 * released, (rise, released)
+    assert rise <= 0.01 * released, (rise, released)
 
 
 @pytest.mark.parametrize("seed", [1, 3, 4])

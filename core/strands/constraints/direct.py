@@ -33,6 +33,16 @@ energy (projecting along the current gradients damped it away); a step that is n
 correction (or not finite) is rejected per strand, and the caller retries along the current
 gradients, then falls back to the Gauss-Seidel passes. Compliant rows are XPBD (Macklin et al.
 2016): C + alpha~ lambda = 0 with the multipliers summed over the substep's calls.
+
+Contacts: after a collider pushed a particle, the solve in the rounds that follow
+(solver._contact_rounds) holds it where it was put along its push direction n by one more row,
+C = n . x_p - n . x_pushed, gradient n on p alone. Without it the solve pulled the particle
+back in by all but its share of the chain's inertia and the rounds crept (a rigid rod struck
+a capsule and gained 13 % of its fall's energy from what 12 rounds left). A row that would
+have to pull (a negative multiplier) is let go and the step solved again, the one pulling
+hardest first (an active set); a step still too large is solved without contacts. The rows
+differ from strand to strand, so a strand holding contacts takes the float solve
+(`direct_scalar.py`) whatever the rig's size.
 """
 
 from __future__ import annotations
@@ -119,21 +129,27 @@ class DirectCoefficients:
         self.lam = np.zeros((S, M))
         self.largest_move = 0.0  # m, of any particle in the last Newton step
         self.diagonal = np.arange(M)
-        self.scalar = ([ScalarStrand(active=active[s], K=self.K[s], moves=self.moves[s],
-                                     rest=self.rest[s], bend_rest=self.bend_rest[s],
-                                     straight=self.straight[s], alpha=self.alpha[s],
-                                     max_move=self.max_move[s, 0])
-                        if active[s].any() else None for s in range(S)]
-                       if S <= SCALAR_STRANDS else None)
+        self.w = wP
+        self._strands: dict[int, ScalarStrand | None] = {}
+        self.scalar = [self.strand(s) for s in range(S)] if S <= SCALAR_STRANDS else None
+
+    def strand(self, s: int) -> ScalarStrand | None:
+        """Strand s's rows on Python floats (None without an active row), made once a frame:
+        every strand of a small rig, and a strand of a bigger one that meets a collider."""
+        if s not in self._strands:
+            active = self.active[s]
+            self._strands[s] = ScalarStrand(
+                active=active, K=self.K[s], moves=self.moves[s], rest=self.rest[s],
+                bend_rest=self.bend_rest[s], straight=self.straight[s], alpha=self.alpha[s],
+                max_move=self.max_move[s, 0], w=self.w[s]) if active.any() else None
+        return self._strands[s]
 
     def begin(self) -> None:
         """A new substep: the multipliers start at 0."""
-        if self.scalar is not None:
-            for strand in self.scalar:
-                if strand is not None:
-                    strand.lam[:] = [0.0] * len(strand.lam)
-        else:
-            self.lam[...] = 0.0
+        for strand in self._strands.values():
+            if strand is not None:
+                strand.lam[:] = [0.0] * len(strand.lam)
+        self.lam[...] = 0.0
 
 
 def direct_size(S: int, Ps: int) -> int:
@@ -211,15 +227,44 @@ def _eliminate(A: np.ndarray, b: np.ndarray, band: int) -> np.ndarray:
 
 
 def solve_direct(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray | None, *,
-                 iterations: int = DIRECT_ITERATIONS) -> bool:
+                 iterations: int = DIRECT_ITERATIONS, contacts: dict | None = None) -> bool:
     """Project `x` (3, S, Ps) in place, moving along the gradients at `x_start` (the start of
     the substep) or, None, along the current ones. False when a strand's step was rejected
-    (that strand then kept its last accepted step)."""
+    (that strand then kept its last accepted step). `contacts` {strand: [(particle, nx, ny,
+    nz, n . x held)]}: the particles the colliders pushed, held by contact rows; the ones let
+    go are removed from it."""
     P = c.P
     if c.scalar is not None:
         accepted, c.largest_move = solve_strands(x, c.scalar, P, x_start, iterations,
-                                                 REGULARISATION)
+                                                 REGULARISATION, contacts)
         return accepted
+    held = [s for s, rows in contacts.items() if rows] if contacts else []
+    if not held:
+        return _solve_vectorised(x, c, x_start, iterations, None)
+    # Strands holding contacts take the float solve (their rows differ from strand to strand),
+    # the others the vectorised one; the multipliers follow the strand.
+    skip = np.zeros(c.active.shape[0], dtype=bool)
+    skip[held] = True
+    accepted = _solve_vectorised(x, c, x_start, iterations, skip)
+    largest = c.largest_move
+    strands = [None] * len(skip)
+    for s in held:
+        strand = strands[s] = c.strand(s)
+        if strand is not None:
+            strand.lam[:] = c.lam[s, c.active[s]].tolist()
+    floats, float_largest = solve_strands(x, strands, P, x_start, iterations, REGULARISATION,
+                                          contacts)
+    for s in held:
+        if strands[s] is not None:
+            c.lam[s, c.active[s]] = strands[s].lam
+    c.largest_move = max(largest, float_largest)
+    return accepted and floats
+
+
+def _solve_vectorised(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray | None,
+                      iterations: int, skip: np.ndarray | None) -> bool:
+    """`solve_direct` of every strand at once but those in `skip` (S,) bool, if given."""
+    P = c.P
     X = x[:, :, :P].transpose(1, 2, 0)  # (S, P, 3) view
     if x_start is not None:
         V0, _, across = _rows(np.ascontiguousarray(x_start[:, :, :P].transpose(1, 2, 0)), c)
@@ -242,8 +287,13 @@ def solve_direct(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray | Non
             move = np.matmul(c.moves, V0 * step[..., None])  # (S, P, 3)
             squared = np.einsum("spk,spk->sp", move, move)
             too_far = ~np.all(squared <= c.max_move**2, axis=1)
+        if skip is not None:
+            step[skip] = 0.0
+            move[skip] = 0.0
+            squared[skip] = 0.0
         if too_far.any():
-            accepted = False
+            too_far &= True if skip is None else ~skip
+            accepted = accepted and not too_far.any()
             step[too_far] = 0.0
             move[too_far] = 0.0
         c.lam += step

@@ -12,7 +12,9 @@ restricted to the strand's active rows: an inactive row is the identity with no 
 vectorised matrix, so leaving it out changes nothing in the others. The products are summed in
 another order than NumPy's `matmul` and `einsum` do, so the two agree to rounding
 (tests/core/test_direct_scalar.py), not bit for bit; which one runs depends only on the rig's
-size (`direct.SCALAR_STRANDS`), so a bake repeats bit for bit.
+size (`direct.SCALAR_STRANDS`) and on which strands hold contacts, so a bake repeats bit for
+bit. The contact rows (`direct.py`) come after the strand's rows: the matrix is banded in those
+and dense in the few contact rows and columns (`_solve`).
 """
 
 from __future__ import annotations
@@ -32,11 +34,11 @@ class ScalarStrand:
 
     __slots__ = ("kinds", "index", "rest", "straight", "alpha", "band",
                  "moves", "max_move2", "segments", "centres", "straight_centres", "lam",
-                 "coupling")
+                 "coupling", "w")
 
     def __init__(self, *, active: np.ndarray, K: np.ndarray, moves: np.ndarray, rest: np.ndarray,
                  bend_rest: np.ndarray, straight: np.ndarray, alpha: np.ndarray,
-                 max_move: float):
+                 max_move: float, w: np.ndarray):
         rows = np.flatnonzero(active)
         kinds, index = rows % 3, rows // 3  # 0: length of segment j; 1, 2: bending at j + 1
         self.kinds = kinds.tolist()
@@ -62,6 +64,7 @@ class ScalarStrand:
         self.straight_centres = {j for j, y in zip(self.index, self.straight, strict=True) if y}
         self.coupling = list(zip(r.tolist(), q.tolist(), Kc[r, q].tolist(), strict=True))
         self.lam = [0.0] * rows.size
+        self.w = w.tolist()  # inverse masses of the particles (a contact row's own coupling)
 
 
 def _unit(x: float, y: float, z: float) -> tuple[float, float, float, float]:
@@ -117,35 +120,149 @@ def _rows(px: list, py: list, pz: list, st: ScalarStrand, across: dict | None):
     return (Vx, Vy, Vz), violation, first
 
 
-def _solve(A: list, b: list, band: int) -> None:
-    """`direct._eliminate` for one strand: banded Gaussian elimination without pivoting, the
-    solution left in `b`. Raises ZeroDivisionError on a zero pivot (NumPy gives inf or NaN)."""
+def _solve(A: list, b: list, band: int, banded: int) -> None:
+    """`direct._eliminate` for one strand: Gaussian elimination without pivoting of a matrix
+    banded in its first `banded` rows and columns and dense in the rest (the contact rows,
+    `_contact_rows`), the solution left in `b`. Raises ZeroDivisionError on a zero pivot (NumPy
+    gives inf or NaN)."""
     M = len(b)
     for k in range(M - 1):
         Ak, bk, pivot = A[k], b[k], A[k][k]
-        end = min(k + band + 1, M)
-        tail = Ak[k + 1 : end]
-        for i in range(k + 1, end):
+        end = min(k + band + 1, banded) if k < banded else M
+        rows = range(k + 1, end) if end == M or banded == M else (
+            *range(k + 1, end), *range(banded, M))
+        tail, border = Ak[k + 1 : end], Ak[max(end, banded) :]
+        for i in rows:
             Ai = A[i]
             f = Ai[k]
             if f != 0.0:  # a row that does not couple to k is left as it is
                 f /= pivot
                 # map over C-level operators: a comprehension costs twice as much per entry
                 Ai[k + 1 : end] = map(sub, Ai[k + 1 : end], map(mul, repeat(f), tail))
+                if border:
+                    Ai[banded:] = map(sub, Ai[banded:], map(mul, repeat(f), border))
                 b[i] -= f * bk
     for k in range(M - 1, -1, -1):
-        end = min(k + band + 1, M)
-        b[k] = (b[k] - sum(map(mul, A[k][k + 1 : end], b[k + 1 : end]))) / A[k][k]
+        end = min(k + band + 1, banded) if k < banded else M
+        total = b[k] - sum(map(mul, A[k][k + 1 : end], b[k + 1 : end]))
+        if end < M and k < banded:
+            total -= sum(map(mul, A[k][banded:], b[banded:]))
+        b[k] = total / A[k][k]
+
+
+def _contact_rows(st: ScalarStrand, contacts: list, V0: tuple, V: tuple, A: list,
+                  scale: float) -> None:
+    """Fill the contact rows and columns (after the strand's M rows) of the Newton matrix A:
+    a contact at particle p with normal n holds n . x_p at its pushed value, gradient n on p
+    alone, so it couples to each row a moving p by K_ca = C_ap w_p (that row's move
+    coefficient on p) and to a contact on the same particle by w_p."""
+    M = len(st.kinds)
+    Vx, Vy, Vz = V
+    Wx, Wy, Wz = V0
+    moves_of = dict(st.moves)
+    for i, (p, nx, ny, nz, _) in enumerate(contacts):
+        row = A[M + i]
+        for a, k in moves_of.get(p, ()):
+            row[a] = k * (nx * Wx[a] + ny * Wy[a] + nz * Wz[a])
+            A[a][M + i] = k * (Vx[a] * nx + Vy[a] * ny + Vz[a] * nz)
+        w = st.w[p]
+        for j, (q, mx, my, mz, _) in enumerate(contacts):
+            if q == p:
+                row[M + j] = w * (nx * mx + ny * my + nz * mz)
+        row[M + i] *= scale
+
+
+def _newton_step(st: ScalarStrand, V: tuple, V0: tuple, violation: list, held: list,
+                 px: list, py: list, pz: list, scale: float) -> list | None:
+    """One Newton step's multipliers (the strand's rows, then one per held contact), None
+    where a pivot is zero."""
+    M = len(st.kinds)
+    N = M + len(held)
+    Vx, Vy, Vz = V
+    Wx, Wy, Wz = V0
+    A = [[0.0] * N for _ in range(N)]
+    for r, q, k in st.coupling:
+        A[r][q] = k * (Vx[r] * Wx[q] + Vy[r] * Wy[q] + Vz[r] * Wz[q])
+    for r, alpha in enumerate(st.alpha):
+        A[r][r] = A[r][r] * scale + alpha
+    step = [-(c + alpha * lam_r) for c, alpha, lam_r in zip(violation, st.alpha, st.lam,
+                                                            strict=True)]
+    if held:
+        _contact_rows(st, held, V0, V, A, scale)
+        step += [target - (nx * px[p] + ny * py[p] + nz * pz[p])
+                 for p, nx, ny, nz, target in held]
+    try:
+        _solve(A, step, st.band, M)
+    except ZeroDivisionError:
+        return None
+    return step
+
+
+def _moves(st: ScalarStrand, step: list, V0: tuple, held: list) -> list | None:
+    """[(particle, dx, dy, dz)] of a step, None when one is not a small correction."""
+    M = len(st.kinds)
+    Wx, Wy, Wz = V0
+    extra = {}
+    for i, (p, nx, ny, nz, _) in enumerate(held):
+        sw = st.w[p] * step[M + i]
+        ex, ey, ez = extra.get(p, (0.0, 0.0, 0.0))
+        extra[p] = (ex + nx * sw, ey + ny * sw, ez + nz * sw)
+    moves = []
+    for p, rows in st.moves:
+        mx = my = mz = 0.0
+        for a, coefficient in rows:
+            sa = step[a]
+            mx += coefficient * (Wx[a] * sa)
+            my += coefficient * (Wy[a] * sa)
+            mz += coefficient * (Wz[a] * sa)
+        if p in extra:
+            ex, ey, ez = extra.pop(p)
+            mx, my, mz = mx + ex, my + ey, mz + ez
+        moves.append((p, mx, my, mz))
+    moves += [(p, ex, ey, ez) for p, (ex, ey, ez) in extra.items()]
+    for _, mx, my, mz in moves:
+        if not mx * mx + my * my + mz * mz <= st.max_move2:  # NaN fails it too
+            return None
+    return moves
+
+
+def _held_step(st: ScalarStrand, V: tuple, V0: tuple, violation: list, held: list,
+               px: list, py: list, pz: list, scale: float) -> tuple[list | None, list, list]:
+    """(moves, multipliers, the contacts kept) of a Newton step with the held contacts as
+    rows. A contact whose multiplier would pull its particle onto the collider is let go and
+    the step solved again (the one pulling hardest first: an active set; contacts that
+    over-determine the chain, a rigid rod pushed at three neighbouring particles, pull in
+    part); a step that is still not a small correction is solved with no contact at all."""
+    M = len(st.kinds)
+    attempts = [held, []] if held else [held]
+    for kept in attempts:
+        while True:
+            step = _newton_step(st, V, V0, violation, kept, px, py, pz, scale)
+            if step is None or not kept:
+                break
+            # An active set: the contact pulling hardest is let go first, one at a time.
+            pull = min(range(len(kept)), key=lambda i: step[M + i])
+            if not step[M + pull] < 0.0:
+                break
+            kept = kept[:pull] + kept[pull + 1 :]
+        moves = _moves(st, step, V0, kept) if step is not None else None
+        if moves is not None:
+            return moves, step, kept
+    return None, [], []
 
 
 def solve_strands(x: np.ndarray, strands: list, P: int, x_start: np.ndarray | None,
-                  iterations: int, regularisation: float) -> tuple[bool, float]:
+                  iterations: int, regularisation: float, contacts: dict | None = None
+                  ) -> tuple[bool, float]:
     """`direct.solve_direct` on floats: (whether no strand's step was rejected, the largest
-    particle move of the last Newton step over the strands whose step was accepted)."""
+    particle move of the last Newton step over the strands whose step was accepted).
+    `contacts` {strand: [(particle, nx, ny, nz, n . x held)]}: rows holding those
+    particles where the colliders pushed them (see `direct.solve_direct`); the ones a step
+    lets go are removed."""
     X = x[:, :, :P].tolist()  # [axis][strand][particle]
     X0 = x_start[:, :, :P].tolist() if x_start is not None else None
     accepted, largest2, changed = True, 0.0, False
-    diagonal_scale = 1.0 + regularisation
+    scale = 1.0 + regularisation
     for s, st in enumerate(strands):
         if st is None:
             continue
@@ -153,55 +270,30 @@ def solve_strands(x: np.ndarray, strands: list, P: int, x_start: np.ndarray | No
         across = None
         if X0 is not None:
             V0, _, across = _rows(X0[0][s], X0[1][s], X0[2][s], st, None)
-        M, lam, band = len(st.kinds), st.lam, st.band
+        held = [c for c in contacts.get(s, ()) if st.w[c[0]] > 0.0] if contacts else []
+        M, lam = len(st.kinds), st.lam
         last2 = 0.0
         for _ in range(iterations):
             V, violation, across_now = _rows(px, py, pz, st, across)
             if X0 is None:
                 V0 = V
-            Vx, Vy, Vz = V
-            Wx, Wy, Wz = V0
-            A = [[0.0] * M for _ in range(M)]
-            for r, q, k in st.coupling:
-                A[r][q] = k * (Vx[r] * Wx[q] + Vy[r] * Wy[q] + Vz[r] * Wz[q])
-            for r, alpha in enumerate(st.alpha):
-                A[r][r] = A[r][r] * diagonal_scale + alpha
-            step = [-(c + alpha * lam_r)
-                    for c, alpha, lam_r in zip(violation, st.alpha, lam, strict=True)]
-            try:
-                _solve(A, step, band)
-            except ZeroDivisionError:
-                step = None
-            moves = []
-            too_far = step is None
-            if not too_far:
-                for p, rows in st.moves:
-                    mx = my = mz = 0.0
-                    for a, coefficient in rows:
-                        sa = step[a]
-                        mx += coefficient * (Wx[a] * sa)
-                        my += coefficient * (Wy[a] * sa)
-                        mz += coefficient * (Wz[a] * sa)
-                    squared = mx * mx + my * my + mz * mz
-                    if not squared <= st.max_move2:  # NaN fails it too
-                        too_far = True
-                        break
-                    moves.append((p, mx, my, mz, squared))
-            if too_far:
+            moves, step, held = _held_step(st, V, V0, violation, held, px, py, pz, scale)
+            last2 = 0.0
+            if moves is None:
                 accepted = False
-                last2 = 0.0
             else:
                 for r in range(M):
                     lam[r] += step[r]
-                last2 = 0.0
-                for p, mx, my, mz, squared in moves:
+                for p, mx, my, mz in moves:
                     px[p] += mx
                     py[p] += my
                     pz[p] += mz
-                    last2 = max(last2, squared)
+                    last2 = max(last2, mx * mx + my * my + mz * mz)
                 changed = True
             if across is None and X0 is None:
                 across = across_now
+        if contacts and s in contacts:
+            contacts[s] = held
         largest2 = max(largest2, last2)
     if changed:
         x[:, :, :P] = X
