@@ -287,13 +287,13 @@ def _solve_vectorised(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray 
             move = np.matmul(c.moves, V0 * step[..., None])  # (S, P, 3)
             squared = np.einsum("spk,spk->sp", move, move)
             too_far = ~np.all(squared <= c.max_move**2, axis=1)
-        if skip is not None:
+        if skip is not None:  # solved on floats by the caller
             step[skip] = 0.0
             move[skip] = 0.0
             squared[skip] = 0.0
+            too_far &= ~skip
         if too_far.any():
-            too_far &= True if skip is None else ~skip
-            accepted = accepted and not too_far.any()
+            accepted = False
             step[too_far] = 0.0
             move[too_far] = 0.0
         c.lam += step
