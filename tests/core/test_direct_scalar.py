@@ -65,6 +65,15 @@ def test_floats_and_vectorised_solve_agree(seed, S, Ps, curved, scale):
             np.testing.assert_allclose(strand.lam, vector.lam[s, rows], rtol=1e-6, atol=1e-9)
 
 
+def test_no_active_row_at_all_is_nothing_to_solve():
+    """Every segment and bending centre inactive (a chain pinned whole): the coefficients say
+    there is nothing to solve (P 0) instead of failing, and the caller drops them."""
+    c = direct.DirectCoefficients(w=np.zeros((2, 3)), length_active=np.zeros((2, 2), bool),
+                                  rest=np.full((2, 2), 0.1), bend_active=np.zeros((2, 1), bool),
+                                  bend_rest=np.zeros((2, 1)), bend_alpha=np.zeros((2, 1)))
+    assert c.P == 0
+
+
 def test_a_strand_of_only_inactive_rows_is_left_alone():
     """A strand without a length or bend row to solve (all pinned) is skipped on floats, as the
     vectorised solve leaves it: nothing moves, the other strand is solved."""

@@ -93,6 +93,9 @@ class DirectCoefficients:
         used = np.flatnonzero(length_active.any(axis=0) | np.pad(bend_active.any(axis=0), (1, 0)))
         P = int(used[-1]) + 2 if used.size else 0  # particles 0..P-1 take part
         self.P = P
+        self.scalar = None
+        if P <= 2:
+            return  # no bending centre takes part: nothing for this solve (the caller drops it)
         n, B = P - 1, P - 2
         length_active = length_active[:, :n]
         bend_active = bend_active[:, :B]
