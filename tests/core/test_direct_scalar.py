@@ -146,6 +146,15 @@ def _rigid_rod(P: int = 6, strands: int = 1):
     return start, c
 
 
+def _rod_on_path(monkeypatch, floats: bool):
+    """Two rigid rods solved on Python floats, or (the float solve switched off) vectorised."""
+    if not floats:
+        monkeypatch.setattr(direct, "SCALAR_STRANDS", 0)
+    start, c = _rigid_rod(strands=2)
+    assert (c.scalar is not None) == floats
+    return start, c
+
+
 def _rigid(x: np.ndarray) -> float:
     """Largest length or straightness error of a rod x (P, 3)."""
     lengths = np.linalg.norm(np.diff(x, axis=0), axis=1)
@@ -166,10 +175,7 @@ def test_a_contact_row_holds_the_pushed_particle_and_the_rod_turns(monkeypatch, 
     push (the pushed particle carries a few per cent of the rod's inertia about its root),
     which is why collider rounds alternating with the solve crept (12 rounds left a rigid rod
     striking a capsule 13 % of its released energy up)."""
-    if not floats:
-        monkeypatch.setattr(direct, "SCALAR_STRANDS", 0)
-    start, c = _rigid_rod(strands=2)
-    assert (c.scalar is not None) == floats
+    start, c = _rod_on_path(monkeypatch, floats)
     pushed = start.copy()
     pushed[2, :, 3] += 1e-3
     held = {0: [_contact(pushed, 0, 3, (0.0, 0.0, 1.0))]}
@@ -190,10 +196,7 @@ def test_a_contact_that_would_have_to_pull_is_let_go(monkeypatch, floats):
     """The rod's middle sits 1 mm low on a collider below it: straightening the rod lifts it
     off, which its contact row could only prevent by pulling it down. The row is let go (an
     active set) and the rod straightens; the contact leaves the held set."""
-    if not floats:
-        monkeypatch.setattr(direct, "SCALAR_STRANDS", 0)
-    start, c = _rigid_rod(strands=2)
-    assert (c.scalar is not None) == floats
+    start, c = _rod_on_path(monkeypatch, floats)
     x = start.copy()
     x[2, :, 3] -= 1e-3
     held = {0: [_contact(x, 0, 3, (0.0, 0.0, 1.0))]}
@@ -211,10 +214,7 @@ def test_contacts_that_over_determine_a_rigid_rod_leave_it_rigid_and_outside(mon
     rod striking a capsule: its two degrees of freedom cannot meet three rows): the solve
     lets rows go until the rod can meet the rest, and ends rigid with no pushed particle back
     below where the collider put it."""
-    if not floats:
-        monkeypatch.setattr(direct, "SCALAR_STRANDS", 0)
-    start, c = _rigid_rod(strands=2)
-    assert (c.scalar is not None) == floats
+    start, c = _rod_on_path(monkeypatch, floats)
     x = start.copy()
     pushes = ((3, 1e-3), (4, 1.2e-3), (5, 1.1e-3))
     for p, push in pushes:
@@ -233,10 +233,7 @@ def test_a_contact_the_rod_cannot_reach_in_a_step_is_dropped(monkeypatch, floats
     """A contact row asking for a move far beyond a small correction (a stale push half a
     metre away) would make the step a rejected one; the solve drops the row instead and
     solves the rod alone."""
-    if not floats:
-        monkeypatch.setattr(direct, "SCALAR_STRANDS", 0)
-    start, c = _rigid_rod(strands=2)
-    assert (c.scalar is not None) == floats
+    start, c = _rod_on_path(monkeypatch, floats)
     x = start.copy()
     x[2, :, 3] += 1e-3
     far = (3, 0.0, 0.0, 1.0, 0.5)
