@@ -40,9 +40,9 @@ C = n . x_p - n . x_pushed, gradient n on p alone. Without it the solve pulled t
 back in by all but its share of the chain's inertia and the rounds crept (a rigid rod struck
 a capsule and gained 13 % of its fall's energy from what 12 rounds left). A row that would
 have to pull (a negative multiplier) is let go and the step solved again, the one pulling
-hardest first (an active set); a step still too large is solved without contacts. The rows
-differ from strand to strand, so a strand holding contacts takes the float solve
-(`direct_scalar.py`) whatever the rig's size.
+hardest first (an active set); a step still too large is solved without contacts. The
+contact rows come after the chain's rows, so the matrix is banded with a dense border
+(`_eliminate`), padded to the strand with the most contacts (`_Held`).
 """
 
 from __future__ import annotations
@@ -133,25 +133,20 @@ class DirectCoefficients:
         self.largest_move = 0.0  # m, of any particle in the last Newton step
         self.diagonal = np.arange(M)
         self.w = wP
-        self._strands: dict[int, ScalarStrand | None] = {}
-        self.scalar = [self.strand(s) for s in range(S)] if S <= SCALAR_STRANDS else None
-
-    def strand(self, s: int) -> ScalarStrand | None:
-        """Strand s's rows on Python floats (None without an active row), made once a frame:
-        every strand of a small rig, and a strand of a bigger one that meets a collider."""
-        if s not in self._strands:
-            active = self.active[s]
-            self._strands[s] = ScalarStrand(
-                active=active, K=self.K[s], moves=self.moves[s], rest=self.rest[s],
-                bend_rest=self.bend_rest[s], straight=self.straight[s], alpha=self.alpha[s],
-                max_move=self.max_move[s, 0], w=self.w[s]) if active.any() else None
-        return self._strands[s]
+        # A small rig's strands on Python floats (None without an active row).
+        self.scalar = ([ScalarStrand(active=active[s], K=self.K[s], moves=self.moves[s],
+                                     rest=self.rest[s], bend_rest=self.bend_rest[s],
+                                     straight=self.straight[s], alpha=self.alpha[s],
+                                     max_move=self.max_move[s, 0], w=wP[s])
+                        if active[s].any() else None for s in range(S)]
+                       if S <= SCALAR_STRANDS else None)
 
     def begin(self) -> None:
         """A new substep: the multipliers start at 0."""
-        for strand in self._strands.values():
-            if strand is not None:
-                strand.lam[:] = [0.0] * len(strand.lam)
+        if self.scalar is not None:
+            for strand in self.scalar:
+                if strand is not None:
+                    strand.lam[:] = [0.0] * len(strand.lam)
         self.lam[...] = 0.0
 
 
@@ -207,8 +202,9 @@ def _rows(X: np.ndarray, c: DirectCoefficients, across=None):
     return V, violation, p1
 
 
-def _eliminate(A: np.ndarray, b: np.ndarray, band: int) -> np.ndarray:
-    """Solve A y = b for every strand ((S, M, M) with nothing beyond `band` off the diagonal,
+def _eliminate(A: np.ndarray, b: np.ndarray, band: int, banded: int | None = None) -> np.ndarray:
+    """Solve A y = b for every strand ((S, M, M) with nothing beyond `band` off the diagonal
+    in the first `banded` rows and columns (default all; the rest, the contact rows, dense),
     (S, M); both overwritten, y returned in b) by banded Gaussian elimination without pivoting,
     vectorised across strands. Why not np.linalg.solve: LAPACK hands even a 10 x 10 system to
     OpenBLAS, whose threads then spin against the host's (a 4-bone tail: 0.1 ms of CPU but 5 ms
@@ -216,15 +212,28 @@ def _eliminate(A: np.ndarray, b: np.ndarray, band: int) -> np.ndarray:
     diagonal along the current gradients (symmetric positive definite), and close to it along
     the start-of-substep ones; a step that is not finite is rejected by the caller."""
     M = A.shape[1]
+    banded = M if banded is None else banded
+    border = np.arange(banded, M)
     for k in range(M - 1):
-        end = min(k + band + 1, M)  # no fill outside the band without pivoting
+        if k < banded and border.size:
+            # The band's rows and columns below and right of k, and the border's.
+            idx = np.concatenate((np.arange(k + 1, min(k + band + 1, banded)), border))
+            factor = A[:, idx, k] / A[:, k, k, None]
+            A[:, idx[:, None], idx] -= factor[:, :, None] * A[:, None, k, idx]
+            b[:, idx] -= factor * b[:, k, None]
+            continue
+        end = min(k + band + 1, M) if k < banded else M  # no fill outside the band
         factor = A[:, k + 1 : end, k] / A[:, k, k, None]
         A[:, k + 1 : end, k + 1 : end] -= factor[:, :, None] * A[:, None, k, k + 1 : end]
         b[:, k + 1 : end] -= factor * b[:, k, None]
     for k in range(M - 1, -1, -1):
-        end = min(k + band + 1, M)
-        if end > k + 1:
-            b[:, k] -= np.einsum("sj,sj->s", A[:, k, k + 1 : end], b[:, k + 1 : end])
+        if k < banded and border.size:
+            idx = np.concatenate((np.arange(k + 1, min(k + band + 1, banded)), border))
+            b[:, k] -= np.einsum("sj,sj->s", A[:, k, idx], b[:, idx])
+        else:
+            end = min(k + band + 1, M) if k < banded else M
+            if end > k + 1:
+                b[:, k] -= np.einsum("sj,sj->s", A[:, k, k + 1 : end], b[:, k + 1 : end])
         b[:, k] /= A[:, k, k]
     return b
 
@@ -241,32 +250,74 @@ def solve_direct(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray | Non
         accepted, c.largest_move = solve_strands(x, c.scalar, P, x_start, iterations,
                                                  REGULARISATION, contacts)
         return accepted
-    held = [s for s, rows in contacts.items() if rows] if contacts else []
-    if not held:
+    if not contacts or not any(contacts.values()):
         return _solve_vectorised(x, c, x_start, iterations, None)
-    # Strands holding contacts take the float solve (their rows differ from strand to strand),
-    # the others the vectorised one; the multipliers follow the strand.
-    skip = np.zeros(c.active.shape[0], dtype=bool)
-    skip[held] = True
-    accepted = _solve_vectorised(x, c, x_start, iterations, skip)
-    largest = c.largest_move
-    strands = [None] * len(skip)
-    for s in held:
-        strand = strands[s] = c.strand(s)
-        if strand is not None:
-            strand.lam[:] = c.lam[s, c.active[s]].tolist()
-    floats, float_largest = solve_strands(x, strands, P, x_start, iterations, REGULARISATION,
-                                          contacts)
-    for s in held:
-        if strands[s] is not None:
-            c.lam[s, c.active[s]] = strands[s].lam
-    c.largest_move = max(largest, float_largest)
-    return accepted and floats
+    held = _Held.of(contacts, c)
+    accepted = _solve_vectorised(x, c, x_start, iterations, held)
+    held.update(contacts)
+    return accepted
+
+
+class _Held:
+    """The contact rows of the vectorised solve: per strand up to m contacts (particle `p`
+    (S, m), push direction `n` (S, m, 3), held value `target` (S, m) of n . x_p), `on` (S, m)
+    where a row takes part (padding and the contacts let go are off)."""
+
+    def __init__(self, p, n, target, on, w):
+        self.p, self.n, self.target, self.on, self.w = p, n, target, on, w
+
+    @classmethod
+    def of(cls, contacts: dict, c: DirectCoefficients) -> _Held:
+        S = c.active.shape[0]
+        m = max(len(rows) for rows in contacts.values())
+        p, n = np.zeros((S, m), dtype=np.int64), np.zeros((S, m, 3))
+        target, on = np.zeros((S, m)), np.zeros((S, m), dtype=bool)
+        for s, rows in contacts.items():
+            for i, (particle, nx, ny, nz, held) in enumerate(rows):
+                p[s, i], n[s, i], target[s, i] = particle, (nx, ny, nz), held
+                on[s, i] = c.w[s, particle] > 0.0
+        return cls(p, n, target, on, np.take_along_axis(c.w, p, axis=1))
+
+    def update(self, contacts: dict) -> None:
+        """Remove from `contacts` the rows this solve let go."""
+        for s, rows in contacts.items():
+            contacts[s] = [row for i, row in enumerate(rows) if self.on[s, i]]
+
+    def matrix(self, A: np.ndarray, rhs: np.ndarray, c: DirectCoefficients, V: np.ndarray,
+               V0: np.ndarray, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The Newton matrix and right-hand side bordered by the contact rows: a contact at
+        particle p couples to each row a moving p by K_ca = C_ap w_p (`c.moves`), to a contact
+        on the same particle by w_p; rows that are off are the identity."""
+        S, M = rhs.shape
+        m = self.p.shape[1]
+        N = M + m
+        on = self.on
+        B = np.zeros((S, N, N))
+        B[:, :M, :M] = A
+        K = np.take_along_axis(c.moves, self.p[:, :, None], axis=1) * on[:, :, None]  # (S,m,M)
+        B[:, M:, :M] = K * np.einsum("sik,sak->sia", self.n, V0)
+        B[:, :M, M:] = np.swapaxes(K * np.einsum("sak,sik->sia", V, self.n), 1, 2)
+        same = (self.p[:, :, None] == self.p[:, None, :]) & on[:, :, None] & on[:, None, :]
+        B[:, M:, M:] = np.where(same, self.w[:, :, None] * np.einsum("sik,sjk->sij", self.n,
+                                                                     self.n), 0.0)
+        d = np.arange(M, N)
+        B[:, d, d] = np.where(on, B[:, d, d] * (1.0 + REGULARISATION), 1.0)
+        x_p = np.take_along_axis(X, self.p[:, :, None], axis=1)
+        b = np.concatenate((rhs, np.where(on, self.target - np.einsum("sik,sik->si", self.n,
+                                                                       x_p), 0.0)), axis=1)
+        return B, b
+
+    def moves(self, move: np.ndarray, step: np.ndarray, M: int) -> None:
+        """Add the contact rows' moves w_p lambda n to `move` (S, P, 3)."""
+        push = (self.w * np.where(self.on, step[:, M:], 0.0))[:, :, None] * self.n
+        S = move.shape[0]
+        np.add.at(move, (np.repeat(np.arange(S), self.p.shape[1]), self.p.ravel()),
+                  push.reshape(-1, 3))
 
 
 def _solve_vectorised(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray | None,
-                      iterations: int, skip: np.ndarray | None) -> bool:
-    """`solve_direct` of every strand at once but those in `skip` (S,) bool, if given."""
+                      iterations: int, held: _Held | None) -> bool:
+    """`solve_direct` of every strand at once, with the contact rows `held` if given."""
     P = c.P
     X = x[:, :, :P].transpose(1, 2, 0)  # (S, P, 3) view
     if x_start is not None:
@@ -286,22 +337,49 @@ def _solve_vectorised(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray 
         rhs = violation + c.alpha * c.lam
         rhs *= -1.0 + c.inactive  # inactive rows: 0
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            step = _eliminate(A, rhs, c.band)
-            move = np.matmul(c.moves, V0 * step[..., None])  # (S, P, 3)
+            if held is None:
+                step = _eliminate(A, rhs, c.band)
+                move = np.matmul(c.moves, V0 * step[..., None])  # (S, P, 3)
+            else:
+                step, move = _held_step(A, rhs, c, V, V0, X, held)
             squared = np.einsum("spk,spk->sp", move, move)
             too_far = ~np.all(squared <= c.max_move**2, axis=1)
-        if skip is not None:  # solved on floats by the caller
-            step[skip] = 0.0
-            move[skip] = 0.0
-            squared[skip] = 0.0
-            too_far &= ~skip
         if too_far.any():
             accepted = False
             step[too_far] = 0.0
             move[too_far] = 0.0
-        c.lam += step
+        c.lam += step[:, : c.lam.shape[1]]
         X += move
         c.largest_move = float(np.sqrt(np.max(squared, where=~too_far[:, None], initial=0.0)))
         if across is None and x_start is None:
             across = across_now
     return accepted
+
+
+def _held_step(A: np.ndarray, rhs: np.ndarray, c: DirectCoefficients, V: np.ndarray,
+               V0: np.ndarray, X: np.ndarray, held: _Held) -> tuple[np.ndarray, np.ndarray]:
+    """(multipliers, moves) of a Newton step with the contact rows, as the float solve's
+    `direct_scalar._held_step`: a strand whose contact would have to pull lets the one pulling
+    hardest go and is solved again; a strand whose step is still not a small correction is
+    solved with no contact."""
+    M = rhs.shape[1]
+    for fallback in (False, True):
+        while True:
+            B, b = held.matrix(A, rhs, c, V, V0, X)
+            step = _eliminate(B, b, c.band, M)
+            pull = np.where(held.on, step[:, M:], np.inf)
+            weakest = np.argmin(pull, axis=1)
+            pulling = np.take_along_axis(pull, weakest[:, None], axis=1)[:, 0] < 0.0
+            if not pulling.any():
+                break
+            held.on[np.flatnonzero(pulling), weakest[pulling]] = False
+        move = np.matmul(c.moves, V0 * step[:, :M, None])
+        held.moves(move, step, M)
+        if fallback:
+            break
+        squared = np.einsum("spk,spk->sp", move, move)
+        too_far = ~np.all(squared <= c.max_move**2, axis=1) & held.on.any(axis=1)
+        if not too_far.any():
+            break
+        held.on[too_far] = False
+    return step, move

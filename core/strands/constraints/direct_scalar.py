@@ -12,9 +12,9 @@ restricted to the strand's active rows: an inactive row is the identity with no 
 vectorised matrix, so leaving it out changes nothing in the others. The products are summed in
 another order than NumPy's `matmul` and `einsum` do, so the two agree to rounding
 (tests/core/test_direct_scalar.py), not bit for bit; which one runs depends only on the rig's
-size (`direct.SCALAR_STRANDS`) and on which strands hold contacts, so a bake repeats bit for
-bit. The contact rows (`direct.py`) come after the strand's rows: the matrix is banded in those
-and dense in the few contact rows and columns (`_solve`).
+size (`direct.SCALAR_STRANDS`), so a bake repeats bit for bit. The contact rows (`direct.py`)
+come after the strand's rows: the matrix is banded in those and dense in the few contact rows
+and columns (`_solve`).
 """
 
 from __future__ import annotations
