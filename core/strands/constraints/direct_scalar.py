@@ -34,7 +34,7 @@ class ScalarStrand:
 
     __slots__ = ("kinds", "index", "rest", "straight", "alpha", "band",
                  "moves", "max_move2", "segments", "centres", "straight_centres", "lam",
-                 "coupling", "w")
+                 "coupling", "w", "moves_of")
 
     def __init__(self, *, active: np.ndarray, K: np.ndarray, moves: np.ndarray, rest: np.ndarray,
                  bend_rest: np.ndarray, straight: np.ndarray, alpha: np.ndarray,
@@ -58,6 +58,7 @@ class ScalarStrand:
         mc = moves[:, rows]
         self.moves = [(p, [(a, float(mc[p, a])) for a in np.flatnonzero(mc[p]).tolist()])
                       for p in range(mc.shape[0]) if np.any(mc[p])]
+        self.moves_of = dict(self.moves)  # a contact row's couplings, by particle
         self.max_move2 = float(max_move) ** 2
         self.segments = sorted({j for k, j in zip(self.kinds, self.index, strict=True) if k == 0})
         self.centres = sorted({j for k, j in zip(self.kinds, self.index, strict=True) if k > 0})
@@ -159,10 +160,9 @@ def _contact_rows(st: ScalarStrand, contacts: list, V0: tuple, V: tuple, A: list
     M = len(st.kinds)
     Vx, Vy, Vz = V
     Wx, Wy, Wz = V0
-    moves_of = dict(st.moves)
     for i, (p, nx, ny, nz, _) in enumerate(contacts):
         row = A[M + i]
-        for a, k in moves_of.get(p, ()):
+        for a, k in st.moves_of.get(p, ()):
             row[a] = k * (nx * Wx[a] + ny * Wy[a] + nz * Wz[a])
             A[a][M + i] = k * (Vx[a] * nx + Vy[a] * ny + Vz[a] * nz)
         w = st.w[p]
