@@ -941,6 +941,9 @@ def _sphere_distances(ws: Workspace, x: np.ndarray, sd: SubstepDrive, blocks: Sp
 # three quarters of the glTF Fox tail's solve.
 SCALAR_TOUCH_PARTICLES = 40
 _DEGENERATE = 1e-12  # a particle closer than this to the centre goes out along +Z
+# A particle whose squared distance from a sphere's centre exceeds its reach squared by this
+# factor is clear of it whatever the rounding of the square root (a few 1e-16 relative).
+_CLEAR = 1.0 + 1e-12
 
 
 def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sphere_radius: float,
@@ -989,68 +992,77 @@ def _push_out_of_sphere_scalar(x: np.ndarray, x_prev: np.ndarray, center: np.nda
     vectorised pass in its order (IEEE 754 rounds each alike): the same bits, also for NaN
     (no push anywhere, as NaN fails the vectorised maximum test) and infinite coordinates.
     A particle the sphere does not push is skipped where the vectorised pass's update is the
-    identity (it adds ±0 to a finite, nonzero coordinate)."""
+    identity (it adds ±0 to a finite, nonzero coordinate); one clear of the sphere by more
+    than rounding is not even measured (most particles of a pass), and only the particles
+    measured are visited again (a ponytail's pass over 40 particles took 38 µs when one
+    touched, 13 when none did)."""
     cx, cy, cz = center.tolist()
     X, Y, Z = x.reshape(3, -1).tolist()
     rad = radius.reshape(-1).tolist()
-    n = len(X)
-    D, L, pens = [None] * n, [0.0] * n, [0.0] * n
-    deepest = -math.inf
-    for i in range(n):
-        dx, dy, dz = X[i] - cx, Y[i] - cy, Z[i] - cz
-        length = math.sqrt(dx * dx + dy * dy + dz * dz)
-        pen = (rad[i] + sphere_radius) - length
+    inf = math.inf
+    near = []  # (particle, offset from the centre, its length, penetration), measured
+    deepest = -inf
+    for i, (xi, yi, zi, r) in enumerate(zip(X, Y, Z, rad, strict=True)):
+        dx, dy, dz = xi - cx, yi - cy, zi - cz
+        d2 = dx * dx + dy * dy + dz * dz
+        reach = r + sphere_radius
+        if (d2 < inf and (reach <= 0.0 or d2 > reach * reach * _CLEAR)
+                and xi != 0.0 and yi != 0.0 and zi != 0.0):
+            continue  # clear, finite, off the coordinate planes: left as it is
+        length = math.sqrt(d2)
+        pen = reach - length
         if pen != pen:
             return False  # NaN: the vectorised pass's maximum is NaN, which pushes nothing
         if pen > deepest:
             deepest = pen
-        D[i], L[i], pens[i] = (dx, dy, dz), length, pen
+        near.append((i, dx, dy, dz, length, pen))
     if not deepest > 0.0:
         return False
     hit = []
-    skipped = [False] * n
-    for i in range(n):
-        pen, length = pens[i], L[i]
-        if not pen > 0.0 and length < math.inf and X[i] != 0.0 and Y[i] != 0.0 and Z[i] != 0.0:
-            pens[i] = 0.0
-            skipped[i] = True
+    applied = []  # (particle, unit normal, penetration) of every particle the pass updates
+    for i, dx, dy, dz, length, pen in near:
+        if not pen > 0.0 and length < inf and X[i] != 0.0 and Y[i] != 0.0 and Z[i] != 0.0:
             continue
         pen = pen if pen >= 0.0 else 0.0
-        pens[i] = pen
-        nx, ny, nz = D[i] = _sphere_normal(D[i], length)
+        nx, ny, nz = _sphere_normal((dx, dy, dz), length)
         X[i] += nx * pen
         Y[i] += ny * pen
         Z[i] += nz * pen
         if pen > 0.0:
             hit.append(i)
+        applied.append((i, nx, ny, nz, pen))
     if pushed is not None:
         pushed.append(np.array(hit, dtype=np.int64))
     if friction > 0.0:
         PX, PY, PZ = x_prev.reshape(3, -1).tolist()
+        if not math.isfinite(sum(PX) + sum(PY) + sum(PZ)):
+            # A non-finite start of the substep: the particles left as they are get the
+            # friction update too (x - t * NaN), with the normal of their offset.
+            updated = {i for i, *_ in applied}
+            for i in range(len(X)):
+                if i in updated or (-inf < PX[i] < inf and -inf < PY[i] < inf
+                                    and -inf < PZ[i] < inf):
+                    continue
+                dx, dy, dz = X[i] - cx, Y[i] - cy, Z[i] - cz
+                applied.append((i, *_sphere_normal((dx, dy, dz),
+                                                   math.sqrt(dx * dx + dy * dy + dz * dz)), 0.0))
         moving = surface is not None
         if moving:
             (r00, r01, r02, t0), (r10, r11, r12, t1), (r20, r21, r22, t2) = surface[:3].tolist()
-        for i in range(n):
+        for i, nx, ny, nz, pen in applied:
             xi, yi, zi = X[i], Y[i], Z[i]
-            px, py, pz = PX[i], PY[i], PZ[i]
-            if skipped[i]:
-                if -math.inf < px < math.inf and -math.inf < py < math.inf and \
-                        -math.inf < pz < math.inf:
-                    continue  # no push, finite displacement: x - t * 0 is x
-                D[i] = _sphere_normal(D[i], L[i])
             if moving:
                 mx = xi * r00 + yi * r01 + zi * r02 + t0
                 my = xi * r10 + yi * r11 + zi * r12 + t1
                 mz = xi * r20 + yi * r21 + zi * r22 + t2
             else:
                 mx, my, mz = xi, yi, zi
-            dx, dy, dz = mx - px, my - py, mz - pz
-            nx, ny, nz = D[i]
+            dx, dy, dz = mx - PX[i], my - PY[i], mz - PZ[i]
             normal = dx * nx + dy * ny + dz * nz
             tx, ty, tz = dx - nx * normal, dy - ny * normal, dz - nz * normal
             t_len = math.sqrt(tx * tx + ty * ty + tz * tz)
             t_len = t_len if t_len >= SLIDE_EPS or t_len != t_len else SLIDE_EPS
-            fraction = friction * pens[i] / t_len
+            fraction = friction * pen / t_len
             fraction = fraction if fraction <= 1.0 or fraction != fraction else 1.0
             X[i] = xi - tx * fraction
             Y[i] = yi - ty * fraction
