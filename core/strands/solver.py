@@ -838,6 +838,8 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
     moved = False
     # Fast-path spheres in the order applied, with the particles each moved (resolve_creases).
     applied: list[tuple[np.ndarray, float, np.ndarray]] = []
+    scalar = blocks is None and x[0].size <= SCALAR_TOUCH_PARTICLES
+    floats: _Floats | None = None  # a small rig's positions on floats, between its spheres
     for k, kind, friction, size, everywhere in ws.colliders:
         M = sd.collider_matrix[k]
         similar = bool(sd.collider_similarity[k])
@@ -848,6 +850,14 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             axis = M[:3, 0]
             radius = size * math.sqrt(float(axis.dot(axis)))
             pushed: list[np.ndarray] = []
+            if scalar:
+                if floats is None:
+                    floats = _Floats(x, c.collision_radius)
+                moved |= _push_out_of_sphere_scalar(x, x_prev, M[:3, 3], radius,
+                                                    c.collision_radius, friction, surface,
+                                                    pushed, floats)
+                applied.append((M[:3, 3], radius, pushed[0] if pushed else _NONE))
+                continue
             if blocks is None:
                 moved |= push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius,
                                             friction, ws, surface, pushed)
@@ -879,6 +889,9 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             continue
         near_d2 = None  # this shape moves particles by amounts we do not track
         particle_major = None
+        if floats is not None:  # this shape reads the array: the spheres' moves first
+            floats.write(x)
+            floats = None
         Minv = sd.collider_inverse[k] if sd.collider_inverse is not None else None
         if everywhere:
             xa, xpa = _particle_major(x), _particle_major(x_prev)
@@ -892,6 +905,8 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             n, dist = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
             moved |= push_out(xs, xps, n, dist, c.collision_radius[idx], friction, surface)
             x[:, idx] = xs.transpose(2, 0, 1)
+    if floats is not None:
+        floats.write(x)
     if len(applied) > 1 and any(len(ids) for _, _, ids in applied[1:]):
         if blocks is not None:
             radius_flat, largest = blocks.radius, blocks.max_radius
@@ -995,7 +1010,8 @@ def push_out_of_sphere(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray, sp
 
 def _push_out_of_sphere_scalar(x: np.ndarray, x_prev: np.ndarray, center: np.ndarray,
                                sphere_radius: float, radius: np.ndarray, friction: float,
-                               surface: np.ndarray | None, pushed: list | None) -> bool:
+                               surface: np.ndarray | None, pushed: list | None,
+                               floats: _Floats | None = None) -> bool:
     """`push_out_of_sphere` and its friction on Python floats, every operation of the
     vectorised pass in its order (IEEE 754 rounds each alike): the same bits, also for NaN
     (no push anywhere, as NaN fails the vectorised maximum test) and infinite coordinates.
@@ -1003,10 +1019,16 @@ def _push_out_of_sphere_scalar(x: np.ndarray, x_prev: np.ndarray, center: np.nda
     identity (it adds ±0 to a finite, nonzero coordinate); one clear of the sphere by more
     than rounding is not even measured (most particles of a pass), and only the particles
     measured are visited again (a ponytail's pass over 40 particles took 38 µs when one
-    touched, 13 when none did)."""
+    touched, 13 when none did). `floats`: the positions as Python floats shared by the spheres
+    of one collider pass (updated in place and marked changed; `_collide` writes them back),
+    None to read and write `x` here."""
     cx, cy, cz = center.tolist()
-    X, Y, Z = x.reshape(3, -1).tolist()
-    rad = radius.reshape(-1).tolist()
+    if floats is None:
+        X, Y, Z = x.reshape(3, -1).tolist()
+        rad = radius.reshape(-1).tolist()
+    else:
+        X, Y, Z = floats.xyz
+        rad = floats.radius
     inf = math.inf
     near = []  # (particle, offset from the centre, its length, penetration), measured
     deepest = -inf
@@ -1075,8 +1097,28 @@ def _push_out_of_sphere_scalar(x: np.ndarray, x_prev: np.ndarray, center: np.nda
             X[i] = xi - tx * fraction
             Y[i] = yi - ty * fraction
             Z[i] = zi - tz * fraction
-    x[...] = np.array((X, Y, Z)).reshape(x.shape)
+    if floats is None:
+        x[...] = np.array((X, Y, Z)).reshape(x.shape)
+    else:
+        floats.changed = True
     return True
+
+
+class _Floats:
+    """A small rig's positions (3, S, Ps) as three flat lists of Python floats and its
+    particles' radii, shared by the fast-path spheres of one collider pass: each sphere read
+    them from the array and wrote them back (a ponytail's pass: four spheres, four round trips
+    for 40 particles)."""
+
+    def __init__(self, x: np.ndarray, radius: np.ndarray):
+        self.xyz = x.reshape(3, -1).tolist()
+        self.radius = radius.reshape(-1).tolist()
+        self.changed = False
+
+    def write(self, x: np.ndarray) -> None:
+        """Into `x`, if a sphere moved anything."""
+        if self.changed:
+            x[...] = np.array(self.xyz).reshape(x.shape)
 
 
 def _sphere_normal(d: tuple[float, float, float], length: float) -> tuple[float, float, float]:
