@@ -386,13 +386,16 @@ class MeshField:
     """The mesh colliders over a bake at `fps` samples per second; `reach` (M,) is how far from
     a surface particles are looked for (their largest radius + the collider's depth)."""
 
-    def __init__(self, meshes: MeshColliders, *, fps: float, radius: float):
+    def __init__(self, meshes: MeshColliders, *, fps: float, radius: float,
+                 topology: list[_Topology] | None = None):
+        """`topology`: the meshes' (another field's of the same meshes), when already known."""
         self.meshes = meshes
         self.fps = float(fps)
         self.F = meshes.frames()
         self.reach = float(radius) + meshes.depth
-        self.topology = [_topology(t, v.shape[1])
-                         for t, v in zip(meshes.triangles, meshes.vertices, strict=True)]
+        self.topology = topology if topology is not None else [
+            _topology(t, v.shape[1]) for t, v in zip(meshes.triangles, meshes.vertices,
+                                                     strict=True)]
         # Samples read so far (a bake fed as the timeline plays: `update`); a span's grid covers
         # only these, and is built again once more of its samples have arrived.
         self.known = self.F

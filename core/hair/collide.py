@@ -19,7 +19,9 @@ Body-mesh colliders (`core/mesh_colliders.py`) come after the shapes, once per f
 (`collide_strands_meshes`): each strand near a mesh's bounding box has its points queried
 against the exact triangles of that frame (per-frame triangle grid, Ericson's closest point,
 the angle-weighted pseudo-normal for inside/outside), and a point inside is moved out along the
-normal to its radius. The body's surface is what the viewer sees, so it goes last; a point it
+normal to its radius. Dense strands on a closed mesh read the signed distance from a lattice of
+such queries where the field is smooth (`core/mesh_lattice.py`), and keep the exact query
+elsewhere. The body's surface is what the viewer sees, so it goes last; a point it
 pushes into a shape collider stays there (a crease between the body and a shape collider).
 A point deeper than the mesh's Depth beyond its radius finds no triangle and stays, as for the
 guides.
@@ -34,6 +36,7 @@ import numpy as np
 from ..collider_rows import shape_normal_rows
 from ..colliders import ColliderKind, ColliderSet, is_similarity
 from ..mesh_colliders import MeshColliders, MeshField
+from ..mesh_lattice import PLANAR_TOLERANCE, lattice_contacts, node_field
 
 
 def bounding_sphere(kind: int, M: np.ndarray, size: float, radius_a: float, radius_b: float
@@ -200,7 +203,9 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
     frame = MeshColliders(meshes.names, meshes.triangles,
                           tuple(v[sample:sample + 1] for v in meshes.vertices),
                           meshes.friction, meshes.depth)
-    field = MeshField(frame, fps=1.0, radius=float(r[first:].max()))
+    rmax = float(r[first:].max())
+    field = MeshField(frame, fps=1.0, radius=rmax)
+    nodes = node_field(field, rmax)
     moved = []
     for m in range(frame.count):
         body = points[:, first:]
@@ -212,17 +217,52 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
         if not near.size:
             continue
         x = body[near].reshape(-1, 3).astype(np.float64)
-        c = field.staged_contacts(m, x, 0.0, 0.0)
-        k = c.index % (P - first)
-        depth = r[first:][k] - c.distance
+        # A point outside the mesh's box grown by its reach finds no triangle.
+        ask = np.flatnonzero(np.all((x >= low) & (x <= high), axis=1))
+        index, normal, distance = _contacts(field, nodes, m, x[ask])
+        index = ask[index]
+        k = index % (P - first)
+        depth = r[first:][k] - distance
         inside = depth > 0.0
         if not inside.any():
             continue
-        i = c.index[inside]
-        x[i] += c.normal[inside] * depth[inside, None]
+        i = index[inside]
+        x[i] += normal[inside] * depth[inside, None]
         strand, point = near[i // (P - first)], i % (P - first) + first
+        before = points[strand, point]
         points[strand, point] = x[i]
-        moved.append(strand * P + point)
+        # Flat indices of the points whose stored value changed (a push below the float32
+        # rounding of a stored point changes nothing).
+        changed = np.any(points[strand, point] != before, axis=1)
+        moved.append((strand * P + point)[changed])
     if not moved:
         return np.zeros(0, dtype=np.int64)
     return np.unique(np.concatenate(moved))
+
+
+# How near the reach's depth a lattice distance must be for the exact query to decide (metres):
+# the lattice reads the distance to about its planar tolerance (`mesh_lattice`).
+DEPTH_MARGIN = 4.0 * PLANAR_TOLERANCE
+
+
+def _contacts(field: MeshField, nodes: MeshField, m: int, x: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(index, outward normal, signed distance) of the points `x` (n, 3) within reach of mesh
+    `m`: from the distance lattice where it is smooth (`mesh_lattice`), from the exact staged
+    query elsewhere."""
+    lattice = lattice_contacts(nodes, m, x)
+    if lattice is None:
+        c = field.staged_contacts(m, x, 0.0, 0.0)
+        return c.index, c.normal, c.distance
+    # A point deeper than the mesh's reach (its Depth + the largest radius) is left alone, as
+    # the exact query leaves it (a Depth under the lattice's node reach leaves such points in
+    # smooth cells); one near that depth, where the lattice's rounding could decide otherwise
+    # than the exact distance, is asked.
+    reach = float(field.reach[m])
+    kept = lattice.distance >= -reach + DEPTH_MARGIN
+    border = ~kept & (lattice.distance >= -reach - DEPTH_MARGIN)
+    rest = np.concatenate([lattice.unresolved, lattice.index[border]])
+    c = field.staged_contacts(m, x[rest], 0.0, 0.0)
+    return (np.concatenate([lattice.index[kept], rest[c.index]]),
+            np.concatenate([lattice.normal[kept], c.normal]),
+            np.concatenate([lattice.distance[kept], c.distance]))

@@ -1,0 +1,191 @@
+"""Render strands on a closed body mesh read the signed distance from a lattice where the field is
+smooth (`core/mesh_lattice.py`) and ask the exact query elsewhere: the result is the exact push's
+to within the lattice's tolerance, every point ends outside by its radius to that tolerance, thin
+parts and deep points are still found, and open meshes and sparse points keep the exact query."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from waft.core import mesh_lattice
+from waft.core._bench_meshes import uv_sphere
+from waft.core.hair import collide, collide_strands_meshes
+from waft.core.mesh_colliders import MeshColliders, MeshField
+
+# What the lattice may differ from the exact push by (the module doc's measured 0.15 mm, with
+# room for other facets).
+TOLERANCE = 2.5e-4
+CENTRE = np.array([0.0, 0.0, 1.6])
+
+
+def _draped(n: int, points: int, seed: int, R: float = 0.1) -> np.ndarray:
+    """Strands from the upper half of a head of radius R down over it, from 4 mm inside to
+    15 mm off its surface (the density of real hair: thousands of strands), some cutting deep
+    through it."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=(n, 3))
+    u[:, 2] = np.abs(u[:, 2]) + 0.2
+    u /= np.linalg.norm(u, axis=1)[:, None]
+    theta0, phi = np.arccos(u[:, 2]), np.arctan2(u[:, 1], u[:, 0])
+    k = np.linspace(0.0, 1.0, points)[None]
+    theta = theta0[:, None] + k * (0.9 * np.pi - theta0[:, None])
+    off = R + 0.002 + rng.uniform(-0.006, 0.015, (n, 1)) * k
+    off[: n // 20] -= 0.02 * k[0]  # a twentieth cut up to 2 cm into the head
+    strands = np.stack([off * np.sin(theta) * np.cos(phi)[:, None],
+                        off * np.sin(theta) * np.sin(phi)[:, None], off * np.cos(theta)],
+                       axis=-1) + CENTRE
+    return strands.astype(np.float32)
+
+
+def _exact(strands: np.ndarray, radius: np.ndarray, meshes: MeshColliders) -> np.ndarray:
+    """The strands pushed by one exact query of the full reach (radius + Depth) per point."""
+    full = strands.copy()
+    x = full[:, 1:].reshape(-1, 3).astype(np.float64)
+    field = MeshField(meshes, fps=1.0, radius=float(radius[1:].max()))
+    c = field.contacts(0, x, 0.0, 0.0)
+    r = np.tile(radius[1:], len(strands))[c.index]
+    push = r - c.distance > 0.0
+    x[c.index[push]] += c.normal[push] * (r - c.distance)[push, None]
+    full[:, 1:] = x.reshape(len(strands), -1, 3)
+    return full
+
+
+def _staged(strands: np.ndarray, radius: np.ndarray, meshes: MeshColliders) -> np.ndarray:
+    """The strands pushed by the exact staged query alone (what an open mesh takes)."""
+    out = strands.copy()
+    x = out[:, 1:].reshape(-1, 3).astype(np.float64)
+    field = MeshField(meshes, fps=1.0, radius=float(radius[1:].max()))
+    c = field.staged_contacts(0, x, 0.0, 0.0)
+    r = np.tile(radius[1:], len(strands))[c.index]
+    push = r - c.distance > 0.0
+    x[c.index[push]] += c.normal[push] * (r - c.distance)[push, None]
+    out[:, 1:] = x.reshape(len(strands), -1, 3)
+    return out
+
+
+def _head(rings: int = 40, segments: int = 64, depth: float = 0.03) -> MeshColliders:
+    vertices, triangles = uv_sphere(0.1, rings, segments)
+    return MeshColliders.create(names=["Head"], triangles=[triangles],
+                                vertices=[(vertices + CENTRE)[None].astype(np.float32)],
+                                depth=[depth])
+
+
+@pytest.fixture
+def lattice_calls(monkeypatch):
+    """How the lattice answered: the smooth points and the unresolved ones, per call."""
+    calls = []
+
+    def spy(field, m, points):
+        out = mesh_lattice.lattice_contacts(field, m, points)
+        calls.append(None if out is None else (len(out.index), len(out.unresolved),
+                                               len(points)))
+        return out
+
+    monkeypatch.setattr(collide, "lattice_contacts", spy)
+    return calls
+
+
+def test_lattice_pushes_as_the_exact_query_does_within_its_tolerance(lattice_calls):
+    meshes = _head()
+    strands = _draped(12000, 12, seed=1)
+    radius = np.linspace(0.003, 0.001, 12)
+    exact = _exact(strands, radius, meshes)
+    out = strands.copy()
+    moved = collide_strands_meshes(out, radius, meshes)
+
+    (smooth, unresolved, asked), = lattice_calls
+    assert smooth > 0.6 * asked  # the lattice answered most points
+    assert unresolved > 0  # and left some to the exact query
+    assert np.all(out[:, 0] == strands[:, 0])  # roots stay
+    changed = np.flatnonzero(np.any(out != strands, axis=-1).ravel())
+    np.testing.assert_array_equal(moved, changed)
+    _assert_as_exact(strands, out, exact, radius, meshes)
+    assert (_depth_inside(strands, meshes) > 0.005).sum() > 1000
+
+
+def _assert_as_exact(strands, out, exact, radius, meshes, pushes: int = 5000) -> None:
+    """A point the exact push leaves alone moves by less than the tolerance; one it pushes
+    (inside or touching) ends at its radius from the exact surface, to the tolerance. (Not at
+    the exact push's point: inside a faceted mesh the closest facet jumps at each ridge between
+    two, and the lattice's normal blends them, so a deep point goes out a little to one side.)"""
+    before, after = strands[:, 1:].reshape(-1, 3), out[:, 1:].reshape(-1, 3)
+    pushed = np.any(exact[:, 1:] != strands[:, 1:], axis=-1).ravel()
+    assert pushed.sum() > pushes
+    assert np.abs(after - before)[~pushed].max(initial=0.0) <= TOLERANCE
+    c = MeshField(meshes, fps=1.0, radius=0.003).contacts(0, after[pushed].astype(np.float64),
+                                                          0.0, 0.0)
+    r = np.tile(radius[1:], len(strands))[pushed][c.index]
+    assert len(c.index) == pushed.sum()
+    assert np.abs(c.distance - r).max() <= TOLERANCE
+
+
+def _depth_inside(strands: np.ndarray, meshes: MeshColliders) -> np.ndarray:
+    x = strands[:, 1:].reshape(-1, 3).astype(np.float64)
+    c = MeshField(meshes, fps=1.0, radius=0.003).contacts(0, x, 0.0, 0.0)
+    depth = np.zeros(len(x))
+    depth[c.index] = -c.distance
+    return depth
+
+
+def test_thin_parts_and_sharp_edges_are_still_found(lattice_calls):
+    """A closed plate 2 mm thick with square edges (an ear's rim) in dense strands: the cells
+    around it see both faces, or two faces at an edge, so its points take the exact query; every
+    point ends outside it by its radius."""
+    plate = np.array([[x, y, z] for x in (-0.02, 0.02) for y in (-0.02, 0.02)
+                      for z in (-0.001, 0.001)]) + CENTRE
+    quads = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
+    triangles = np.array([t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))])
+    meshes = MeshColliders.create(names=["Plate"], triangles=[triangles],
+                                  vertices=[plate[None].astype(np.float32)], depth=[0.01])
+    rng = np.random.default_rng(4)
+    n, P = 6000, 12
+    roots = CENTRE + np.column_stack([rng.uniform(-0.03, 0.03, (n, 2)),
+                                      rng.uniform(0.025, 0.035, n)])
+    s = np.linspace(0.0, 1.0, P)[None, :, None]
+    strands = (roots[:, None] + s * np.array([0.0, 0.0, -0.06])).astype(np.float32)
+    strands[:, :, :2] += rng.normal(scale=0.002, size=(n, P, 2)).astype(np.float32)
+    strands[:, 0] = roots  # roots on their line
+    radius = np.full(P, 0.0015)
+    exact = _exact(strands, radius, meshes)
+    out = strands.copy()
+    collide_strands_meshes(out, radius, meshes)
+    (smooth, unresolved, _), = lattice_calls
+    assert smooth > 0 and unresolved > 0
+    _assert_as_exact(strands, out, exact, radius, meshes, pushes=1000)
+
+
+def test_open_meshes_and_sparse_points_keep_the_exact_query(lattice_calls):
+    # An open mesh (the head's upper half): its signed distance jumps at the boundary.
+    vertices, triangles = uv_sphere(0.1, 40, 64)
+    upper = triangles[np.all(vertices[triangles][..., 2] >= -1e-9, axis=1)]
+    open_mesh = MeshColliders.create(names=["Cap"], triangles=[upper],
+                                     vertices=[(vertices + CENTRE)[None].astype(np.float32)])
+    strands = _draped(12000, 12, seed=2)
+    radius = np.linspace(0.003, 0.001, 12)
+    out = strands.copy()
+    collide_strands_meshes(out, radius, open_mesh)
+    np.testing.assert_array_equal(out, _staged(strands, radius, open_mesh))
+    # 40 strands on a closed head: a lattice node per point or more, so no lattice.
+    sparse = _draped(40, 12, seed=3)
+    out = sparse.copy()
+    collide_strands_meshes(out, radius, _head())
+    np.testing.assert_array_equal(out, _staged(sparse, radius, _head()))
+    assert lattice_calls == [None, None]
+
+
+def test_points_deeper_than_the_depth_stay_as_with_the_exact_query(lattice_calls):
+    """A Depth (3 mm) under the lattice's node reach: the points deeper inside than Depth +
+    radius are left where they are, as the exact query leaves them; the others are pushed."""
+    meshes = _head(depth=0.003)
+    strands = _draped(12000, 12, seed=5)
+    radius = np.linspace(0.003, 0.001, 12)
+    exact = _exact(strands, radius, meshes)
+    out = strands.copy()
+    collide_strands_meshes(out, radius, meshes)
+    assert lattice_calls[0] is not None and lattice_calls[0][0] > 0
+    deep = _depth_inside(strands, _head(depth=0.05)) > 0.003 + 0.003 + 1e-4
+    assert deep.sum() > 1000
+    before, after = strands[:, 1:].reshape(-1, 3), out[:, 1:].reshape(-1, 3)
+    np.testing.assert_array_equal(after[deep], before[deep])
+    _assert_as_exact(strands, out, exact, radius, meshes)
