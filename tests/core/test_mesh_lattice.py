@@ -189,3 +189,18 @@ def test_points_deeper_than_the_depth_stay_as_with_the_exact_query(lattice_calls
     before, after = strands[:, 1:].reshape(-1, 3), out[:, 1:].reshape(-1, 3)
     np.testing.assert_array_equal(after[deep], before[deep])
     _assert_as_exact(strands, out, exact, radius, meshes)
+
+
+def test_blending_in_chunks_gives_the_same_bits(monkeypatch):
+    meshes = _head()
+    strands = _draped(3000, 12, seed=6)
+    monkeypatch.setattr(mesh_lattice, "MAX_NODES_PER_POINT", np.inf)  # sparse: used anyway
+    field = MeshField(meshes, fps=1.0, radius=0.003)
+    nodes = mesh_lattice.node_field(field, 0.003)
+    x = strands[:, 1:].reshape(-1, 3).astype(np.float64)
+    whole = mesh_lattice.lattice_contacts(nodes, 0, x)
+    monkeypatch.setattr(mesh_lattice, "BLEND_CHUNK", 1000)
+    chunked = mesh_lattice.lattice_contacts(nodes, 0, x)
+    assert len(whole.index) > 3000
+    for a, b in zip(whole, chunked, strict=True):
+        np.testing.assert_array_equal(a, b)
