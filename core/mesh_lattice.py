@@ -24,8 +24,12 @@ and Vellum's hair collision), with the exact query kept wherever the field is no
    point of the cell is farther out than the largest radius: no push, as the exact query says.
 4. **The rest** (no corner found, or not smooth) take the exact query.
 
-Only closed meshes (every edge shared by two triangles) use the lattice: an open mesh's signed
-distance jumps at its boundary, and step 3's argument needs it continuous. A lattice that would
+Open meshes (a body with its neck and wrists open; a mesh's open border is an edge of one
+triangle): behind the border, on the plane of its faces, the side flips without the distance
+passing zero, which steps 2 and 3 need continuous. The cells that may be within reach of a
+border (the exact query's reach or the node reach, plus a cell's diagonal) take the exact query;
+the rest of the mesh reads the lattice. (Away from borders this assumes, as the exact staged
+query does, that the side of a point changes only through the surface.) A lattice that would
 query more nodes than `MAX_NODES_PER_POINT` per point (points sparse for the spacing: a giant's
 scale) is not used either: the exact query is cheaper there.
 """
@@ -53,6 +57,11 @@ MAX_NODES_PER_POINT = 0.5
 BLEND_CHUNK = 1 << 17
 # The eight corners of a cell, as integer offsets; corner 4i + 2j + k is (i, j, k).
 _CORNERS = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=np.int64)
+# A border edge's neighbourhood in `_near_border`'s hash: BORDER_HASH cells each way.
+BORDER_HASH = 3
+_AROUND = np.array([[i, j, k] for i in range(-BORDER_HASH, BORDER_HASH + 1)
+                    for j in range(-BORDER_HASH, BORDER_HASH + 1)
+                    for k in range(-BORDER_HASH, BORDER_HASH + 1)], dtype=np.int64)
 
 
 class LatticeContacts(NamedTuple):
@@ -70,11 +79,37 @@ def node_field(field: MeshField, radius: float) -> MeshField:
                      topology=field.topology)
 
 
-def is_closed(field: MeshField, m: int) -> bool:
-    """Whether every edge of mesh `m` belongs to exactly two of its triangles."""
+def boundary_edges(field: MeshField, m: int) -> np.ndarray | None:
+    """The edges (E, 2) vertex indices of mesh `m` that belong to one triangle (its open
+    border), or None when an edge belongs to more than two (no side is defined near it)."""
     topology = field.topology[m]
     uses = np.bincount(topology.edge_of.reshape(-1), minlength=topology.edges)
-    return bool(np.all(uses == 2))
+    if np.any(uses > 2):
+        return None
+    triangle, slot = np.nonzero(uses[topology.edge_of] == 1)
+    t = topology.triangles
+    return np.stack([t[triangle, slot], t[triangle, (slot + 1) % 3]], axis=1)
+
+
+def _near_border(vertices: np.ndarray, border: np.ndarray, centres: np.ndarray,
+                 keep_out: float) -> np.ndarray:
+    """(C,) bool: which cell `centres` (C, 3) may lie within `keep_out` of a `border` edge (E, 2)
+    of `vertices`. Conservative, by a hash of cells of side S / BORDER_HASH, S = keep_out + the
+    longest half edge: a centre more than BORDER_HASH hash cells (along some axis) from every
+    edge's midpoint is farther than S from it, so farther than keep_out from the edge."""
+    if not len(border):
+        return np.zeros(len(centres), dtype=bool)
+    a, b = vertices[border[:, 0]], vertices[border[:, 1]]
+    mid = 0.5 * (a + b)
+    half = 0.5 * np.sqrt(np.einsum("ij,ij->i", b - a, b - a))
+    side = ((keep_out + float(half.max())) * (1.0 + 1e-9) + 1e-12) / BORDER_HASH
+    origin = np.floor(np.minimum(mid.min(axis=0), centres.min(axis=0)) / side) - BORDER_HASH - 1
+    top = np.floor(np.maximum(mid.max(axis=0), centres.max(axis=0)) / side) - origin
+    if np.any(top + BORDER_HASH + 1 >= 2 * LATTICE_RANGE):
+        return np.ones(len(centres), dtype=bool)  # out of the hash's range: keep them exact
+    home = (np.floor(mid / side) - origin).astype(np.int64)
+    near = np.unique(_keys((home[:, None, :] + _AROUND).reshape(-1, 3)))
+    return np.isin(_keys((np.floor(centres / side) - origin).astype(np.int64)), near)
 
 
 def _keys(lattice: np.ndarray) -> np.ndarray:
@@ -82,12 +117,15 @@ def _keys(lattice: np.ndarray) -> np.ndarray:
     return (lattice[:, 0] << 42) | (lattice[:, 1] << 21) | lattice[:, 2]
 
 
-def lattice_contacts(field: MeshField, m: int, points: np.ndarray) -> LatticeContacts | None:
+def lattice_contacts(field: MeshField, m: int, points: np.ndarray, reach: float
+                     ) -> LatticeContacts | None:
     """The contacts of `points` (N, 3) float64 with mesh `m` of `field` (a `node_field`, one
     sample) read from the lattice (see the module doc), or None where the lattice does not
-    apply (an open mesh, points too sparse, points out of the lattice's range)."""
+    apply (a non-manifold mesh, points too sparse, points out of the lattice's range).
+    `reach`: how far the exact query looks (the largest radius + the mesh's Depth)."""
     h = LATTICE_SPACING
-    if not len(points) or not is_closed(field, m):
+    border = boundary_edges(field, m) if len(points) else None
+    if border is None:
         return None
     origin = np.floor(field.meshes.vertices[m][0, 0].astype(np.float64) / h)
     scaled = points / h - origin
@@ -133,6 +171,17 @@ def lattice_contacts(field: MeshField, m: int, points: np.ndarray) -> LatticeCon
     outside = (corner_found & (corner_distance > 0.0)).any(axis=1)
     inside = (corner_found & (corner_distance <= 0.0)).any(axis=1)
     clear = ~every & outside & ~inside
+    if len(border):
+        # Near an open border the side can flip without the distance passing zero (behind the
+        # border, on the plane of its faces): cells that may hold such a point within either
+        # reach, with a cell's diagonal to spare, go to the exact query.
+        diagonal = h * math.sqrt(3.0)
+        keep_out = max(reach, float(field.reach[m]) + diagonal) + diagonal
+        centres = ((lattice[first] - LATTICE_RANGE).astype(np.float64) + origin + 0.5) * h
+        vertices = field.meshes.vertices[m][0].astype(np.float64)
+        near = _near_border(vertices, border, centres, keep_out)
+        smooth &= ~near
+        clear &= ~near
 
     index = np.flatnonzero(smooth[cell_of])
     unresolved = np.flatnonzero(~(smooth | clear)[cell_of])

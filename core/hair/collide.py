@@ -19,7 +19,7 @@ Body-mesh colliders (`core/mesh_colliders.py`) come after the shapes, once per f
 (`collide_strands_meshes`): each strand near a mesh's bounding box has its points queried
 against the exact triangles of that frame (per-frame triangle grid, Ericson's closest point,
 the angle-weighted pseudo-normal for inside/outside), and a point inside is moved out along the
-normal to its radius. Dense strands on a closed mesh read the signed distance from a lattice of
+normal to its radius. Dense strands read the signed distance from a lattice of
 such queries where the field is smooth (`core/mesh_lattice.py`), and keep the exact query
 elsewhere. The body's surface is what the viewer sees, so it goes last; a point it
 pushes into a shape collider stays there (a crease between the body and a shape collider).
@@ -250,7 +250,7 @@ def _contacts(field: MeshField, nodes: MeshField, m: int, x: np.ndarray
     """(index, outward normal, signed distance) of the points `x` (n, 3) within reach of mesh
     `m`: from the distance lattice where it is smooth (`mesh_lattice`), from the exact staged
     query elsewhere."""
-    lattice = lattice_contacts(nodes, m, x)
+    lattice = lattice_contacts(nodes, m, x, float(field.reach[m]))
     if lattice is None:
         c = field.staged_contacts(m, x, 0.0, 0.0)
         return c.index, c.normal, c.distance

@@ -76,8 +76,8 @@ def lattice_calls(monkeypatch):
     """How the lattice answered: the smooth points and the unresolved ones, per call."""
     calls = []
 
-    def spy(field, m, points):
-        out = mesh_lattice.lattice_contacts(field, m, points)
+    def spy(field, m, points, reach):
+        out = mesh_lattice.lattice_contacts(field, m, points, reach)
         calls.append(None if out is None else (len(out.index), len(out.unresolved),
                                                len(points)))
         return out
@@ -104,18 +104,22 @@ def test_lattice_pushes_as_the_exact_query_does_within_its_tolerance(lattice_cal
     assert (_depth_inside(strands, meshes) > 0.005).sum() > 1000
 
 
-def _assert_as_exact(strands, out, exact, radius, meshes, pushes: int = 5000) -> None:
+def _assert_as_exact(strands, out, exact, radius, meshes, pushes: int = 5000,
+                     where: np.ndarray | None = None) -> None:
     """A point the exact push leaves alone moves by less than the tolerance; one it pushes
     (inside or touching) ends at its radius from the exact surface, to the tolerance. (Not at
     the exact push's point: inside a faceted mesh the closest facet jumps at each ridge between
-    two, and the lattice's normal blends them, so a deep point goes out a little to one side.)"""
-    before, after = strands[:, 1:].reshape(-1, 3), out[:, 1:].reshape(-1, 3)
-    pushed = np.any(exact[:, 1:] != strands[:, 1:], axis=-1).ravel()
+    two, and the lattice's normal blends them, so a deep point goes out a little to one side.)
+    `where` (N, P - 1) bool: the points checked (default: every point but the roots)."""
+    keep = np.ones(strands[:, 1:].shape[:2], dtype=bool) if where is None else where
+    keep = keep.ravel()
+    before, after = strands[:, 1:].reshape(-1, 3)[keep], out[:, 1:].reshape(-1, 3)[keep]
+    pushed = np.any(exact[:, 1:] != strands[:, 1:], axis=-1).ravel()[keep]
     assert pushed.sum() > pushes
     assert np.abs(after - before)[~pushed].max(initial=0.0) <= TOLERANCE
     c = MeshField(meshes, fps=1.0, radius=0.003).contacts(0, after[pushed].astype(np.float64),
                                                           0.0, 0.0)
-    r = np.tile(radius[1:], len(strands))[pushed][c.index]
+    r = np.tile(radius[1:], len(strands))[keep][pushed][c.index]
     assert len(c.index) == pushed.sum()
     assert np.abs(c.distance - r).max() <= TOLERANCE
 
@@ -155,23 +159,35 @@ def test_thin_parts_and_sharp_edges_are_still_found(lattice_calls):
     _assert_as_exact(strands, out, exact, radius, meshes, pushes=1000)
 
 
-def test_open_meshes_and_sparse_points_keep_the_exact_query(lattice_calls):
-    # An open mesh (the head's upper half): its signed distance jumps at the boundary.
+def test_open_meshes_keep_the_exact_query_near_their_border(lattice_calls):
+    """The head's upper half, open at the equator: behind its border (on the plane of the
+    border's faces, a cylinder down from the equator) the side flips without the distance
+    passing zero, so cells near the border take the exact query; the rest of the cap reads the
+    lattice."""
     vertices, triangles = uv_sphere(0.1, 40, 64)
     upper = triangles[np.all(vertices[triangles][..., 2] >= -1e-9, axis=1)]
-    open_mesh = MeshColliders.create(names=["Cap"], triangles=[upper],
-                                     vertices=[(vertices + CENTRE)[None].astype(np.float32)])
+    cap = MeshColliders.create(names=["Cap"], triangles=[upper],
+                               vertices=[(vertices + CENTRE)[None].astype(np.float32)])
     strands = _draped(12000, 12, seed=2)
     radius = np.linspace(0.003, 0.001, 12)
     out = strands.copy()
-    collide_strands_meshes(out, radius, open_mesh)
-    np.testing.assert_array_equal(out, _staged(strands, radius, open_mesh))
-    # 40 strands on a closed head: a lattice node per point or more, so no lattice.
+    collide_strands_meshes(out, radius, cap)
+    staged = _staged(strands, radius, cap)
+    (smooth, unresolved, _), = lattice_calls
+    assert smooth > 10000 and unresolved > 10000
+    low = strands[:, 1:, 2] < CENTRE[2] + 0.04  # within 4 cm of the border's height
+    np.testing.assert_array_equal(out[:, 1:][low], staged[:, 1:][low])
+    _assert_as_exact(strands, out, staged, radius, cap, pushes=3000, where=~low)
+
+
+def test_sparse_points_keep_the_exact_query(lattice_calls):
+    """40 strands on a closed head: a lattice node per point or more, so no lattice."""
+    radius = np.linspace(0.003, 0.001, 12)
     sparse = _draped(40, 12, seed=3)
     out = sparse.copy()
     collide_strands_meshes(out, radius, _head())
     np.testing.assert_array_equal(out, _staged(sparse, radius, _head()))
-    assert lattice_calls == [None, None]
+    assert lattice_calls == [None]
 
 
 def test_points_deeper_than_the_depth_stay_as_with_the_exact_query(lattice_calls):
@@ -198,9 +214,9 @@ def test_blending_in_chunks_gives_the_same_bits(monkeypatch):
     field = MeshField(meshes, fps=1.0, radius=0.003)
     nodes = mesh_lattice.node_field(field, 0.003)
     x = strands[:, 1:].reshape(-1, 3).astype(np.float64)
-    whole = mesh_lattice.lattice_contacts(nodes, 0, x)
+    whole = mesh_lattice.lattice_contacts(nodes, 0, x, float(field.reach[0]))
     monkeypatch.setattr(mesh_lattice, "BLEND_CHUNK", 1000)
-    chunked = mesh_lattice.lattice_contacts(nodes, 0, x)
+    chunked = mesh_lattice.lattice_contacts(nodes, 0, x, float(field.reach[0]))
     assert len(whole.index) > 3000
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_array_equal(a, b)
