@@ -53,6 +53,8 @@ NODE_REACH = 1.75
 AGREEMENT = math.cos(math.radians(25.0))
 PLANAR_TOLERANCE = 2e-4
 MAX_NODES_PER_POINT = 0.5
+# A `NodeCache` holds at most this many times the nodes of the frame that filled it.
+CACHE_GROWTH = 4
 # Points blended at once (memory: each (chunk, 8) float64 array of the blend is 8 MB).
 BLEND_CHUNK = 1 << 17
 # The eight corners of a cell, as integer offsets; corner 4i + 2j + k is (i, j, k).
@@ -117,12 +119,69 @@ def _keys(lattice: np.ndarray) -> np.ndarray:
     return (lattice[:, 0] << 42) | (lattice[:, 1] << 21) | lattice[:, 2]
 
 
-def lattice_contacts(field: MeshField, m: int, points: np.ndarray, reach: float
-                     ) -> LatticeContacts | None:
+class NodeCache:
+    """The lattice nodes already queried, per mesh, kept from one frame to the next while the
+    mesh has not moved (a still body under wind-blown hair): a node's answer depends only on
+    where it is and on the mesh's vertices (and the reach), so it is the same bits whether it
+    is queried again or read back. A mesh that moved, or a reach that changed, starts over."""
+
+    def __init__(self):
+        # Per mesh: (vertices, reach, sorted keys, found, distance, normal rows (3, n)).
+        self._entries: dict[int, tuple] = {}
+        self.queried = 0  # nodes queried so far (what the cache did not answer)
+
+    def answers(self, field: MeshField, m: int, keys: np.ndarray, nodes: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(found (n,), signed distance (n,), outward normal rows (3, n)) of the lattice nodes
+        `nodes` (n, 3), keyed by their sorted unique `keys` (n,), on mesh `m` of `field`."""
+        vertices = field.meshes.vertices[m][0]
+        reach = float(field.reach[m])
+        entry = self._entries.get(m)
+        if entry is not None and (entry[1] != reach or not len(entry[2])
+                                  or not np.array_equal(entry[0], vertices)):
+            entry = None
+        if entry is None:
+            ask = np.arange(len(keys))
+            known = None
+        else:
+            at = np.minimum(np.searchsorted(entry[2], keys), len(entry[2]) - 1)
+            known = entry[2][at] == keys
+            ask = np.flatnonzero(~known)
+        c = field.contacts(m, nodes[ask], 0.0, 0.0)
+        self.queried += len(ask)
+        found = np.zeros(len(ask), dtype=bool)
+        found[c.index] = True
+        distance = np.zeros(len(ask))
+        distance[c.index] = c.distance
+        normal = np.zeros((3, len(ask)))
+        normal[:, c.index] = c.normal.T
+        if known is not None:
+            hit = at[known]
+            out = (np.empty(len(keys), dtype=bool), np.empty(len(keys)), np.empty((3, len(keys))))
+            for a, old, new in zip(out, entry[3:], (found, distance, normal), strict=True):
+                a[..., known] = old[..., hit]
+                a[..., ask] = new
+            found, distance, normal = out
+            # Kept: what the cache held and what was asked now, in key order; a cache grown to
+            # many times a frame's nodes (hair sweeping over a large body) holds this frame's.
+            if len(entry[2]) + len(ask) <= CACHE_GROWTH * len(keys):
+                merged = [np.concatenate([old, new], axis=-1) for old, new in zip(
+                    entry[2:], (keys[ask], found[ask], distance[ask], normal[:, ask]),
+                    strict=True)]
+                order = np.argsort(merged[0], kind="stable")
+                self._entries[m] = (entry[0], reach, *(a[..., order] for a in merged))
+                return found, distance, normal
+        self._entries[m] = (vertices.copy(), reach, keys, found, distance, normal)
+        return found, distance, normal
+
+
+def lattice_contacts(field: MeshField, m: int, points: np.ndarray, reach: float,
+                     cache: NodeCache | None = None) -> LatticeContacts | None:
     """The contacts of `points` (N, 3) float64 with mesh `m` of `field` (a `node_field`, one
     sample) read from the lattice (see the module doc), or None where the lattice does not
     apply (a non-manifold mesh, points too sparse, points out of the lattice's range).
-    `reach`: how far the exact query looks (the largest radius + the mesh's Depth)."""
+    `reach`: how far the exact query looks (the largest radius + the mesh's Depth). `cache`:
+    nodes queried at earlier frames (`NodeCache`)."""
     h = LATTICE_SPACING
     border = boundary_edges(field, m) if len(points) else None
     if border is None:
@@ -135,18 +194,14 @@ def lattice_contacts(field: MeshField, m: int, points: np.ndarray, reach: float
     lattice = cell.astype(np.int64) + LATTICE_RANGE
     _, first, cell_of = np.unique(_keys(lattice), return_index=True, return_inverse=True)
     corners = (lattice[first][:, None, :] + _CORNERS).reshape(-1, 3)
-    _, node_first, node_of = np.unique(_keys(corners), return_index=True, return_inverse=True)
+    node_keys, node_first, node_of = np.unique(_keys(corners), return_index=True,
+                                               return_inverse=True)
     if len(node_first) > MAX_NODES_PER_POINT * len(points):
         return None
     nodes = ((corners[node_first] - LATTICE_RANGE).astype(np.float64) + origin) * h
-    c = field.contacts(m, nodes, 0.0, 0.0)
-    n = len(node_first)
-    found = np.zeros(n, dtype=bool)
-    found[c.index] = True
-    distance = np.zeros(n)
-    distance[c.index] = c.distance
-    normal = np.zeros((3, n))
-    normal[:, c.index] = c.normal.T
+    if cache is None:
+        cache = NodeCache()
+    found, distance, normal = cache.answers(field, m, node_keys, nodes)
     # Per cell (C, 8): the corners' answers.
     node_of = node_of.reshape(-1, 8)
     corner_found = found[node_of]

@@ -31,6 +31,7 @@ from ...core.hair import (
 from ...core.hair import scatter_roots as core_scatter
 from ...core.hair.collide import Projections
 from ...core.mesh_colliders import MeshColliders
+from ...core.mesh_lattice import NodeCache
 from ..mesh_colliders import MeshSampler, is_mesh_collider, read_mesh_collider
 from ..reading import collider_set, read_collider, setup_collider_objects
 from ..sampling import frame_kept, waft_tracks_muted
@@ -262,6 +263,8 @@ class StrandBinder:
                                     name=f"Guides of '{target.setup}'")
         self.colliders = collider_set(target.colliders) if target.colliders else None
         self.radius = np.linspace(s.root_radius, s.tip_radius, s.points)
+        # Body-mesh lattice nodes kept while a body stands still (same bits as without).
+        self._node_cache = NodeCache()
 
     def positions(self, guides: np.ndarray, vertices: np.ndarray, clump: float,
                   randomness: float, collider_matrix: np.ndarray, out: np.ndarray,
@@ -294,7 +297,8 @@ class StrandBinder:
                        sample: int) -> np.ndarray:
         """Push ``out`` out of the body meshes at their sample ``sample``, in place, after the
         shapes; the flat indices of the points moved."""
-        return collide_strands_meshes(out, self.radius, meshes, sample=sample)
+        return collide_strands_meshes(out, self.radius, meshes, sample=sample,
+                                      cache=self._node_cache)
 
 
 class StrandAnimation:

@@ -36,7 +36,7 @@ import numpy as np
 from ..collider_rows import shape_normal_rows
 from ..colliders import ColliderKind, ColliderSet, is_similarity
 from ..mesh_colliders import MeshColliders, MeshField
-from ..mesh_lattice import PLANAR_TOLERANCE, lattice_contacts, node_field
+from ..mesh_lattice import PLANAR_TOLERANCE, NodeCache, lattice_contacts, node_field
 
 
 def bounding_sphere(kind: int, M: np.ndarray, size: float, radius_a: float, radius_b: float
@@ -190,10 +190,12 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
 
 
 def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshColliders, *,
-                           sample: int = 0, first: int = 1) -> np.ndarray:
+                           sample: int = 0, first: int = 1,
+                           cache: NodeCache | None = None) -> np.ndarray:
     """Push the points (N, P, 3) of render strands out of every mesh collider's surface at its
     sample ``sample`` to their `radius` (P,), in place; points before `first` stay. Returns the
-    flat indices (into N·P, ascending, once each) of the points moved."""
+    flat indices (into N·P, ascending, once each) of the points moved. `cache`: the distance
+    lattice's nodes of earlier frames (`mesh_lattice.NodeCache`; the same result without)."""
     N, P, _ = points.shape
     r = np.asarray(radius, dtype=np.float64)
     if meshes is None or not meshes.count or first >= P or not N:
@@ -219,7 +221,7 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
         x = body[near].reshape(-1, 3).astype(np.float64)
         # A point outside the mesh's box grown by its reach finds no triangle.
         ask = np.flatnonzero(np.all((x >= low) & (x <= high), axis=1))
-        index, normal, distance = _contacts(field, nodes, m, x[ask])
+        index, normal, distance = _contacts(field, nodes, m, x[ask], cache)
         index = ask[index]
         k = index % (P - first)
         depth = r[first:][k] - distance
@@ -245,12 +247,12 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
 DEPTH_MARGIN = 4.0 * PLANAR_TOLERANCE
 
 
-def _contacts(field: MeshField, nodes: MeshField, m: int, x: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _contacts(field: MeshField, nodes: MeshField, m: int, x: np.ndarray,
+              cache: NodeCache | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(index, outward normal, signed distance) of the points `x` (n, 3) within reach of mesh
     `m`: from the distance lattice where it is smooth (`mesh_lattice`), from the exact staged
     query elsewhere."""
-    lattice = lattice_contacts(nodes, m, x, float(field.reach[m]))
+    lattice = lattice_contacts(nodes, m, x, float(field.reach[m]), cache)
     if lattice is None:
         c = field.staged_contacts(m, x, 0.0, 0.0)
         return c.index, c.normal, c.distance

@@ -76,8 +76,8 @@ def lattice_calls(monkeypatch):
     """How the lattice answered: the smooth points and the unresolved ones, per call."""
     calls = []
 
-    def spy(field, m, points, reach):
-        out = mesh_lattice.lattice_contacts(field, m, points, reach)
+    def spy(field, m, points, reach, cache=None):
+        out = mesh_lattice.lattice_contacts(field, m, points, reach, cache)
         calls.append(None if out is None else (len(out.index), len(out.unresolved),
                                                len(points)))
         return out
@@ -220,3 +220,28 @@ def test_blending_in_chunks_gives_the_same_bits(monkeypatch):
     assert len(whole.index) > 3000
     for a, b in zip(whole, chunked, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_nodes_kept_between_frames_of_a_still_body_give_the_same_bits():
+    """Three frames of strands swaying over a still head, then the head moved: with the cache
+    the later frames query only the nodes the strands reach anew, and every frame is the same
+    bits as without it; a moved head (or reach) starts over."""
+    head = _head()
+    radius = np.linspace(0.003, 0.001, 12)
+    strands = _draped(12000, 12, seed=7)
+    cache = mesh_lattice.NodeCache()
+    moved_head = MeshColliders.create(
+        names=["Head"], triangles=list(head.triangles), depth=[0.03],
+        vertices=[head.vertices[0] + np.float32(0.001)])
+    queried = []
+    for frame, meshes in enumerate((head, head, head, moved_head)):
+        sway = strands.copy()
+        sway[:, 1:, 0] += np.float32(0.002 * frame) * np.linspace(0, 1, 11, dtype=np.float32)
+        cached, fresh = sway.copy(), sway.copy()
+        collide_strands_meshes(cached, radius, meshes, cache=cache)
+        collide_strands_meshes(fresh, radius, meshes)
+        np.testing.assert_array_equal(cached, fresh)
+        queried.append(cache.queried - sum(queried))
+    assert queried[0] > 20000
+    assert 0 < queried[1] < queried[0] / 3 and 0 < queried[2] < queried[0] / 3
+    assert queried[3] > 20000  # the head moved: every node again
