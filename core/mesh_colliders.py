@@ -481,6 +481,11 @@ class MeshField:
             a += alpha * (np.take(V[g].T, vertex, axis=1) - a)
         return a
 
+    def within_reach(self, m: int, points: np.ndarray, t: float) -> np.ndarray:
+        """(N,) bool: which `points` have a triangle of mesh `m` in their grid cell at time `t`
+        (the others are farther than the reach from it: `contacts` finds nothing for them)."""
+        return cell_counts(self._grid(m, frame_interval(t, self.fps, self.F)[0]), points) > 0
+
     def contacts(self, m: int, points: np.ndarray, t_start: float, t_end: float) -> Contacts:
         """The contacts of `points` (N, 3) with mesh `m` at the end of the substep
         [t_start, t_end] (see `Contacts`); points farther than its reach are left out. Points
