@@ -38,25 +38,14 @@ def _draped(n: int, points: int, seed: int, R: float = 0.1) -> np.ndarray:
     return strands.astype(np.float32)
 
 
-def _exact(strands: np.ndarray, radius: np.ndarray, meshes: MeshColliders) -> np.ndarray:
-    """The strands pushed by one exact query of the full reach (radius + Depth) per point."""
-    full = strands.copy()
-    x = full[:, 1:].reshape(-1, 3).astype(np.float64)
-    field = MeshField(meshes, fps=1.0, radius=float(radius[1:].max()))
-    c = field.contacts(0, x, 0.0, 0.0)
-    r = np.tile(radius[1:], len(strands))[c.index]
-    push = r - c.distance > 0.0
-    x[c.index[push]] += c.normal[push] * (r - c.distance)[push, None]
-    full[:, 1:] = x.reshape(len(strands), -1, 3)
-    return full
-
-
-def _staged(strands: np.ndarray, radius: np.ndarray, meshes: MeshColliders) -> np.ndarray:
-    """The strands pushed by the exact staged query alone (what an open mesh takes)."""
+def _exact(strands: np.ndarray, radius: np.ndarray, meshes: MeshColliders, *,
+           staged: bool = False) -> np.ndarray:
+    """The strands pushed by one exact query of the full reach (radius + Depth) per point, or
+    by the exact staged query (`staged`: what a point the lattice leaves takes)."""
     out = strands.copy()
     x = out[:, 1:].reshape(-1, 3).astype(np.float64)
     field = MeshField(meshes, fps=1.0, radius=float(radius[1:].max()))
-    c = field.staged_contacts(0, x, 0.0, 0.0)
+    c = (field.staged_contacts if staged else field.contacts)(0, x, 0.0, 0.0)
     r = np.tile(radius[1:], len(strands))[c.index]
     push = r - c.distance > 0.0
     x[c.index[push]] += c.normal[push] * (r - c.distance)[push, None]
@@ -172,7 +161,7 @@ def test_open_meshes_keep_the_exact_query_near_their_border(lattice_calls):
     radius = np.linspace(0.003, 0.001, 12)
     out = strands.copy()
     collide_strands_meshes(out, radius, cap)
-    staged = _staged(strands, radius, cap)
+    staged = _exact(strands, radius, cap, staged=True)
     (smooth, unresolved, _), = lattice_calls
     assert smooth > 10000 and unresolved > 10000
     low = strands[:, 1:, 2] < CENTRE[2] + 0.04  # within 4 cm of the border's height
@@ -186,7 +175,7 @@ def test_sparse_points_keep_the_exact_query(lattice_calls):
     sparse = _draped(40, 12, seed=3)
     out = sparse.copy()
     collide_strands_meshes(out, radius, _head())
-    np.testing.assert_array_equal(out, _staged(sparse, radius, _head()))
+    np.testing.assert_array_equal(out, _exact(sparse, radius, _head(), staged=True))
     assert lattice_calls == [None]
 
 
