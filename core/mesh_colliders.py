@@ -482,9 +482,13 @@ class MeshField:
         return a
 
     def within_reach(self, m: int, points: np.ndarray, t: float) -> np.ndarray:
-        """(N,) bool: which `points` have a triangle of mesh `m` in their grid cell at time `t`
-        (the others are farther than the reach from it: `contacts` finds nothing for them)."""
-        return cell_counts(self._grid(m, frame_interval(t, self.fps, self.F)[0]), points) > 0
+        """(N,) bool: which `points` may be within reach of mesh `m` at time `t` (the others
+        are not: `contacts` and `staged_contacts` find nothing for them). By the cells of the
+        staged query's corner grid, whose reach is larger and which that query builds anyway
+        (a grid of a 50k-triangle body takes about 120 ms)."""
+        corners = self._staged()[1]
+        f = frame_interval(t, self.fps, self.F)[0]
+        return cell_counts(corners._grid(m, f), points) > 0
 
     def contacts(self, m: int, points: np.ndarray, t_start: float, t_end: float) -> Contacts:
         """The contacts of `points` (N, 3) with mesh `m` at the end of the substep
