@@ -219,8 +219,9 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
         if not near.size:
             continue
         x = body[near].reshape(-1, 3).astype(np.float64)
-        # A point outside the mesh's box grown by its reach, or in a cell of its triangle grid
-        # that holds no triangle, finds none: long hair hangs mostly far from a head.
+        # A point outside the mesh's box grown by its reach, or in an empty cell of a triangle
+        # grid of a larger reach (`within_reach`), finds none: long hair hangs mostly far from
+        # a head.
         ask = np.flatnonzero(np.all((x >= low) & (x <= high), axis=1))
         ask = ask[field.within_reach(m, x[ask], 0.0)]
         index, normal, distance = _contacts(field, nodes, m, x[ask], cache)
