@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import waft.core.strands.constraints.direct as direct
@@ -36,13 +36,16 @@ def _coefficients(rng, S: int, Ps: int, curved: bool):
 @settings(max_examples=80, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, direct.SCALAR_STRANDS),
        Ps=st.integers(3, 12), curved=st.booleans(), scale=st.sampled_from([1e-4, 3e-3, 0.05]))
+@example(seed=16209, S=3, Ps=10, curved=True, scale=3e-3)  # 1.6e-7 m apart (see below)
 def test_floats_and_vectorised_solve_agree(seed, S, Ps, curved, scale):
     """Random pins, masses, inactive rows, rigid and compliant bending, straight and curved
     rests, from a small correction to one the rejection refuses: the same positions, the same
     rejections, multipliers and largest move, over a substep's calls (along the
-    start-of-substep gradients, then the current ones). To 1e-7 m: rounding meets the
-    regularised near-singular rows of unequal straight segments (measured up to 5e-9 m over
-    2,700 random calls; 1e-12 m elsewhere), where a wrong term moves millimetres."""
+    start-of-substep gradients, then the current ones). To 1e-6 m: rounding meets the
+    regularised near-singular rows of unequal straight segments and of a free particle between
+    two pins, where the two summation orders part along the rows' near-null direction
+    (measured: 7.4e-8 m at most over 9,000 random calls, 1e-12 m away from such rows; one case
+    CI drew, the example above, 1.6e-7 m on a 4 cm step). A wrong term moves millimetres."""
     rng = np.random.default_rng(seed)
     floats, vector, rest = _coefficients(rng, S, Ps, curved)
     if floats.P <= 2:
@@ -58,8 +61,8 @@ def test_floats_and_vectorised_solve_agree(seed, S, Ps, curved, scale):
         a = direct.solve_direct(x_floats, floats, x_start, iterations=iterations)
         b = direct.solve_direct(x_vector, vector, x_start, iterations=iterations)
         assert a == b
-        np.testing.assert_allclose(x_floats, x_vector, rtol=0.0, atol=1e-7)
-        assert abs(floats.largest_move - vector.largest_move) <= 1e-7
+        np.testing.assert_allclose(x_floats, x_vector, rtol=0.0, atol=1e-6)
+        assert abs(floats.largest_move - vector.largest_move) <= 1e-6
     for s, strand in enumerate(floats.scalar):
         if strand is not None:
             rows = np.flatnonzero(vector.active[s])
