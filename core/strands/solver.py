@@ -514,7 +514,12 @@ class SubstepDrive:
         solve)."""
         if self._surfaces is None:
             start, end = self.collider_start, self.collider_matrix
-            if start is None:
+            # A collider that did not move over the substep has no surface motion; the inverse
+            # is taken only when one did (a tail on a still hip sphere with friction spent 40 %
+            # of its solve inverting a matrix that was never used). Python's float == is
+            # `surface_motion`'s own test.
+            if start is None or all(a.tolist() == b.tolist()
+                                    for a, b in zip(start, end, strict=True)):
                 self._surfaces = [None] * len(end)
             else:
                 inverse = (inverse_affine(end) if self.collider_inverse is None
