@@ -24,6 +24,13 @@ import numpy as np
 
 from ..colliders import ColliderKind, apply_friction, shape_normal
 from ..shake import ShakeCoefficients, ShakeScratch, solve_shake
+from ..sweep_limits import (
+    SWEEP_ROUNDS,
+    clamp_in_sweep,
+    clamp_into_ball,
+    outside_by,
+    pull_parent,
+)
 from .model import bilinear, quad_normal
 
 EPS = 1e-12
@@ -205,19 +212,7 @@ def solve_spans(x: np.ndarray, x_start: np.ndarray, spans: list[Span]) -> None:
         x[span.path] = xs.transpose(1, 2, 0)
 
 
-# Most top-down / bottom-up rounds of the sweep when max distances and links conflict (below),
-# and the conflict worth another round: a child left further than this fraction of its link
-# outside its max distance (smaller ones the final clamp takes, stretching the link by as much).
-# A skirt on walking legs otherwise spent all its rounds on sub-millimetre conflicts (its bake
-# 0.84 -> 1.69 s).
-# The bottom-up pass is over-relaxed (SOR on alternating projections): the sets meet at a
-# shallow angle where a max distance shrinks toward the hem (2 cm, or 5 mm) under a fast sway,
-# and plain projections shed only 10-15 % of the conflict per round (after ten rounds 1.6 % to
-# 2.2 % vertical stretch was left for the final clamp); at 1.5 every such case ends within the
-# tolerance, 0.3 %.
-SWEEP_ROUNDS = 30
-SWEEP_TOLERANCE = 3e-3  # of the link's rest length
-SWEEP_OVER_RELAXATION = 1.5
+# The rounds' limits and relaxation: `core.sweep_limits`.
 
 
 def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray | None = None,
@@ -245,9 +240,10 @@ def sweep_levels(x: np.ndarray, sweep: Sweep | list[Level], x_prev: np.ndarray |
 
     With `reference` (N, 3) and `limit` (N,) (inf = none), each child is also kept within its
     max distance of the reference as the sweep reaches it (Mueller 2020 eq. 25), at the point of
-    its rest-length sphere closest to where FTL put it (`_clamp_in_sweep`). A max distance that
-    shrinks toward the hem cannot be met top-down alone (the parents above were placed without
-    it), so a bottom-up pass then pulls each parent (not `fixed` ones: pins) to within rest of
+    its rest-length sphere closest to where FTL put it (`core.sweep_limits.clamp_in_sweep`). A
+    max distance that shrinks toward the hem cannot be met top-down alone (the parents above
+    were placed without it), so a bottom-up pass then pulls each parent (not `fixed` ones: pins)
+    to within rest of
     its child, over-relaxed (SWEEP_OVER_RELAXATION), and inside its own max distance, and the
     rounds repeat (alternating projections onto the link spheres and max-distance balls) while
     any link still had to leave a child outside its max distance by a fraction of the link,
@@ -338,10 +334,8 @@ def _sweep_down(flat: np.ndarray, sweep: Sweep, before: np.ndarray, ref_flat, li
             child_limit = limit[child_flat[0] // 3]
             if np.isfinite(child_limit).any():
                 ref = ref_flat.take(child_flat)
-                d = _clamp_in_sweep(d, top, ref, child_limit, rest)
-                e = np.square(d - ref)
-                reach = child_limit + SWEEP_TOLERANCE * rest
-                conflict = conflict or bool(np.any(e[0] + e[1] + e[2] > reach * reach))
+                d = clamp_in_sweep(d, top, ref, child_limit, rest)
+                conflict = conflict or outside_by(d, ref, child_limit, rest)
         flat[child_flat] = d
     return conflict
 
@@ -351,67 +345,16 @@ def _sweep_up(flat: np.ndarray, sweep: Sweep, ref_flat: np.ndarray, limit: np.nd
     """Bottom up: move each parent that is further than rest from its child toward it, then
     inside its own max distance (pins stay)."""
     for _, parent_flat, child_flat, rest in reversed(sweep.steps):
-        child = flat.take(child_flat)
-        d = child - ref_flat.take(child_flat)
-        square = np.square(d)
-        length = np.sqrt(square[0] + square[1] + square[2])
-        child = ref_flat.take(child_flat) + d * np.minimum(
-            limit[child_flat[0] // 3] / np.maximum(length, EPS), 1.0)
+        child = clamp_into_ball(flat.take(child_flat), ref_flat.take(child_flat),
+                                limit[child_flat[0] // 3])
         flat[child_flat] = child
         parent = flat.take(parent_flat)
-        e = parent - child
-        square = np.square(e)
-        length = np.sqrt(square[0] + square[1] + square[2])
-        # Over-relaxed: a parent too far goes past rest by (omega - 1) of its excess (never
-        # closer than half rest); the next down pass puts the link back at rest.
-        target = rest - (SWEEP_OVER_RELAXATION - 1.0) * (length - rest)
-        np.maximum(target, 0.5 * rest, out=target)
-        e *= np.minimum(target / np.maximum(length, EPS), 1.0)
-        e += child
         vertex = parent_flat[0] // 3
-        d = e - ref_flat.take(parent_flat)
-        square = np.square(d)
-        length = np.sqrt(square[0] + square[1] + square[2])
-        scale = np.minimum(limit[vertex] / np.maximum(length, EPS), 1.0)
-        e = ref_flat.take(parent_flat) + d * scale
+        e = clamp_into_ball(pull_parent(parent, child, rest), ref_flat.take(parent_flat),
+                            limit[vertex])
         if fixed is not None:
             e = np.where(fixed[vertex], parent, e)
         flat[parent_flat] = e
-
-
-def _clamp_in_sweep(child: np.ndarray, parent: np.ndarray, reference: np.ndarray,
-                    limit: np.ndarray, rest: np.ndarray) -> np.ndarray:
-    """Children (3, n), already at rest length from their parents, moved to the closest point
-    of that sphere inside their max-distance balls: the link stays exact and the max distance
-    holds wherever the parent leaves room for both.
-
-    The sphere's part inside the ball is a cap around the direction `c` from the parent to the
-    reference: `|parent + rest u - reference| <= limit` iff `u.c >= cos_max = (rest^2 + |c|^2 -
-    limit^2) / (2 rest |c|)`. A child outside it is turned toward `c` along its great circle to
-    the cap's rim. Where the sphere misses the ball (`cos_max > 1`, the parent too far) the child
-    goes to the sphere's closest point, `u = c`, and the caller's bottom-up round moves the
-    parent. (Clamping into the ball then shortening the link toward the parent, as before,
-    left each round a link short and a child outside: the rounds converged linearly and a cage
-    whose max distance shrinks toward the hem still stretched 1.6 % after ten of them.)"""
-    u = child - parent
-    u /= rest
-    c = reference - parent
-    square = np.square(c)
-    distance = np.sqrt(square[0] + square[1] + square[2])
-    np.maximum(distance, EPS, out=distance)
-    c /= distance
-    cos_max = (np.square(rest) + np.square(distance) - np.square(limit)) / (2.0 * rest * distance)
-    np.clip(cos_max, -1.0, 1.0, out=cos_max)
-    along = u[0] * c[0] + u[1] * c[1] + u[2] * c[2]
-    outside = along < cos_max
-    if not outside.any():
-        return child
-    tangent = u - along * c
-    square = np.square(tangent)
-    length = np.sqrt(square[0] + square[1] + square[2])
-    sin_max = np.sqrt(1.0 - np.square(cos_max))
-    rim = cos_max * c + tangent * (sin_max / np.maximum(length, EPS))
-    return np.where(outside, parent + rest * rim, child)
 
 
 def clamp_max_distance(x: np.ndarray, reference: np.ndarray, index: np.ndarray,
