@@ -12,7 +12,7 @@ from .distance import (
     project_pair,
     solve_distance_pairs,
 )
-from .ftl import FtlCoefficients, FtlScratch, solve_ftl
+from .ftl import FtlCoefficients, FtlScratch, solve_ftl, solve_ftl_within
 from .kinematic import set_kinematic
 from .max_distance import solve_max_distance
 from .shape import solve_shape
@@ -24,6 +24,7 @@ __all__ = [
     "FtlScratch",
     "PairCoefficients",
     "solve_ftl",
+    "solve_ftl_within",
     "project_pair",
     "distance_coefficients",
     "set_kinematic",

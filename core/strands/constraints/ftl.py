@@ -23,6 +23,14 @@ import math
 
 import numpy as np
 
+from ...sweep_limits import (
+    SWEEP_ROUNDS,
+    clamp_in_sweep,
+    clamp_into_ball,
+    outside_by,
+    pull_parent,
+)
+
 # Squared-length floor: a zero segment keeps its (undefined) direction instead of making NaN.
 _TINY_SQUARED = 1e-300
 # Up to this many strands the sweep runs on Python floats (`_sweep_scalar`): a row's nine ufunc
@@ -152,6 +160,58 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
         np.multiply(corr[1:], c.damping[: n - 1], out=corr[1:])
         x_prev_t = x_prev.transpose(2, 0, 1)
         np.add(x_prev_t[: n - 1], corr[1:], out=x_prev_t[: n - 1])
+
+
+def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
+                     limit: np.ndarray, fixed: np.ndarray) -> None:
+    """A positions-only FTL sweep of `x` (3, S, Ps) in place that keeps every swept particle
+    within its max distance `limit` (S, Ps, inf = none) of `reference` (3, S, Ps) too, with
+    rounds (`core.sweep_limits`) where the two conflict; `fixed` (S, Ps) particles (pins) do
+    not move. The sweep then the max-distance clamp left the clamp's pull in the segments: a
+    strand whose max distance holds it while gravity or a shaken head pulls it away stretched
+    by 5-25 % at the end of every frame."""
+    n = c.last
+    xb = np.ascontiguousarray(x.transpose(2, 0, 1)[:n])  # (n, 3, S): one row per particle
+    ref = np.ascontiguousarray(reference.transpose(2, 0, 1)[:n])
+    limit_t = np.ascontiguousarray(limit.T[:n])
+    # Only the swept particles are placed on their parents' spheres; the others (compliant
+    # segments) keep the plain clamp that follows the sweep.
+    limit_swept = np.where(c.mask_t[:n], limit_t, np.inf)
+    rest = np.sqrt(c.rest_squared[:n])
+    rest[rest == 0.0] = 1.0  # (rows not swept; masked out below)
+    stays = np.ascontiguousarray(fixed.T[:n])
+    rows = [(i, None if full else c.mask_t[i], bool(np.isfinite(limit_swept[i]).any()))
+            for i, full in c.rows]
+
+    def down() -> bool:
+        conflict = False
+        for i, mask, limited in rows:
+            parent = xb[i - 1]
+            d = xb[i] - parent
+            square = np.square(d)
+            length2 = np.maximum(square[0] + square[1] + square[2], _TINY_SQUARED)
+            f = np.sqrt(c.rest_squared[i] / length2)
+            placed = parent + d * (f if mask is None else np.where(mask, f, 1.0))
+            if limited:
+                placed = clamp_in_sweep(placed, parent, ref[i], limit_swept[i], rest[i])
+                conflict = conflict or outside_by(placed, ref[i], limit_swept[i], rest[i])
+            xb[i] = placed
+        return conflict
+
+    conflict = down()
+    rounds = 1
+    while conflict and rounds < SWEEP_ROUNDS:
+        for i, mask, _ in reversed(rows):
+            child = clamp_into_ball(xb[i], ref[i], limit_swept[i])
+            xb[i] = child
+            parent = xb[i - 1]
+            moved = clamp_into_ball(pull_parent(parent, child, rest[i]), ref[i - 1],
+                                    limit_t[i - 1])
+            keep = stays[i - 1] if mask is None else stays[i - 1] | ~mask
+            xb[i - 1] = np.where(keep, parent, moved)
+        conflict = down()
+        rounds += 1
+    x.transpose(2, 0, 1)[:n] = xb
 
 
 def _solve_ftl_scalar(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients) -> None:
