@@ -2,7 +2,7 @@
 
 A ``RagdollPreviewRun`` prepares the ragdolls as the bake does (``system.prepare``). At its
 first frame it reads the animation over the whole range at the bake's sample times
-(``RagdollSampler``, ``system.samples_per_frame`` reads per frame): the ragdoll solver looks
+(``RagdollSampler`` at ``addon.sampling.sample_times``): the ragdoll solver looks
 ahead along its targets (their velocities, the speed-dependent distance limit), so unlike the
 bone chains it cannot start from samples not read yet. That first frame costs the sampling of
 the shot (the status shows it); every later frame is solved as the timeline reaches it by
@@ -22,7 +22,7 @@ from ...core.errors import DivergenceError
 from ...core.identical import identical
 from .. import preview_channels
 from ..progress import run_to_end
-from ..sampling import is_result_track, sample_steps, tracks_muted
+from ..sampling import is_result_track, sample_steps, sample_times, tracks_muted
 from . import sampling, system, writing
 
 
@@ -33,9 +33,9 @@ class RagdollPreviewRun:
     def __init__(self, scene, *, settings):
         self.scene = scene
         self.prepared = prepared = system.prepare(scene)
-        self.per_frame = system.samples_per_frame(float(scene.waft.sample_rate), prepared.fps)
+        self.rate = float(scene.waft.sample_rate)
         self.core = system.core_api()
-        self.settings = system.ragdoll_settings(prepared, settings, self.core, self.per_frame)
+        self.settings = system.ragdoll_settings(prepared, settings, self.core)
         self.located = [[n for n, on in zip(r.names, r.located, strict=True) if on]
                         for r in prepared.reads]
         self.static = []  # the bodies' unkeyed channels (``static_pose``)
@@ -52,28 +52,29 @@ class RagdollPreviewRun:
     @property
     def next_frame(self) -> int:
         done = 0 if self.stream is None else self.stream.frames_done
-        return self.prepared.frame_start + -(-done // self.per_frame)
+        return self.prepared.frame_start + done
 
     def restore_static(self) -> None:
         preview_channels.restore_static(self.static)
 
     def _start(self) -> None:
         """Read the whole range (as the bake reads it) and start the solver."""
-        prepared, k = self.prepared, self.per_frame
+        prepared = self.prepared
         t0 = time.perf_counter()
-        count = (prepared.frame_end - prepared.frame_start) * k + 1
-        times = prepared.frame_start + np.arange(count) / k
+        times, on_grid, at_frames = sample_times(prepared.frame_start, prepared.frame_end,
+                                                 prepared.fps, self.rate)
         self.restore_static()
         samples = run_to_end(sample_steps(
             self.scene, sampling.RagdollSampler(self.scene, prepared.reads, prepared.colliders,
                                                 times),
-            chunk=system.SAMPLE_CHUNK * k,
+            chunk=system.SAMPLE_CHUNK * system.samples_per_frame(self.rate, prepared.fps),
             muted=tracks_muted((r.object for r in prepared.reads), is_result_track),
             system=system.NAME))
-        self.drive = system.solver_drive(prepared, samples, self.core, k)
-        self.samples = samples.take(np.arange(0, count, k)) if k > 1 else samples
+        self.drive = system.solver_drive(prepared, samples, self.core, on_grid=on_grid,
+                                         at_frames=at_frames, rate=self.rate)
+        self.samples = samples.take(at_frames)
         # the animation target is drawn beside the preview, as after a bake
-        system.remember_targets(prepared, self.drive.target[::k])
+        system.remember_targets(prepared, self.drive.output_target)
         self.stream = self.core.RagdollStream(prepared.model, self.drive, self.settings)
         self.sample_ms = 1000.0 * (time.perf_counter() - t0)
 
@@ -87,11 +88,11 @@ class RagdollPreviewRun:
             raise IndexError("the preview reached the end of the range")
         try:
             body = self.stream.step()
-            while self.stream.frames_done <= i * self.per_frame:
+            while self.stream.frames_done <= i:
                 body = self.stream.step()
-        except DivergenceError as error:  # a drive frame: the first scene frame at or after it
-            raise DivergenceError(error.setup, self.prepared.frame_start
-                                  + -(-error.frame // self.per_frame), error.detail) from error
+        except DivergenceError as error:  # an output frame: a scene frame from the first
+            raise DivergenceError(error.setup, self.prepared.frame_start + error.frame,
+                                  error.detail) from error
         return self._pose(i, body)
 
     def fell_at(self) -> list[tuple[str, int]]:
@@ -99,7 +100,7 @@ class RagdollPreviewRun:
         if self.stream is None:
             return []
         fell = self.stream.fell_at
-        return [(read.name, self.prepared.frame_start + -(-int(fell[r]) // self.per_frame))
+        return [(read.name, self.prepared.frame_start + int(fell[r]))
                 for r, read in enumerate(self.prepared.reads) if fell[r] >= 0]
 
     def result_for(self, model, drive, settings):

@@ -21,7 +21,7 @@ from .. import preview
 from .. import reading as shared_reading
 from ..progress import solve_steps
 from ..report import ArmatureReport, SystemReport, timings
-from ..sampling import is_result_track, sample_steps, tracks_muted
+from ..sampling import is_result_track, sample_steps, sample_times, tracks_muted
 from . import assemble, reading, sampling, targets, writing
 
 NAME = "ragdoll"
@@ -114,40 +114,47 @@ def prepare(scene, *, objects=None, frame_start=None, frame_end=None) -> Prepare
 
 
 def samples_per_frame(rate: float, fps: float) -> int:
-    """How many times per scene frame the animation is read: often enough for ``rate`` samples
-    per second (``Scene.waft.sample_rate``; 0 = once per frame).
-
-    The ragdoll solver follows its targets linearly between the samples, so the samples, not
-    the frames, decide how a fast motion reaches it: read once per frame, a 5 Hz shake keyed
-    at 24 fps reached it with a fifth of its swing missing, and 24 and 60 fps bakes of the same
-    keys differed. With at least ``rate`` samples per second at every frame rate (120 Hz at 24,
-    30 and 60 fps; 125 at 25; 150 at 50) they agree to the interpolation error of that grid."""
+    """About how many samples a scene frame holds (``Scene.waft.sample_rate`` per second, 0 =
+    once per frame): the sampling's chunk size."""
     if rate <= 0.0:
         return 1
     return max(1, int(np.ceil(rate / fps - 1e-9)))
 
 
-def ragdoll_settings(prepared: Prepared, settings, core, per_frame: int = 1):
-    """Scene settings, raised by any ragdoll's own substep rate / iterations. The pre-roll
-    counts drive frames: ``per_frame`` of them per scene frame."""
+def ragdoll_settings(prepared: Prepared, settings, core):
+    """Scene settings, raised by any ragdoll's own substep rate / iterations (the pre-roll in
+    scene frames: the solver's output frames)."""
     rate = max([1.0 / settings.substep] + [r.substep_rate for r in prepared.reads])
     iterations = max([settings.iterations] + [r.iterations for r in prepared.reads])
     return core.RagdollSettings(substep=1.0 / rate, iterations=int(iterations),
-                                preroll_frames=int(settings.preroll_frames) * per_frame,
+                                preroll_frames=int(settings.preroll_frames),
                                 self_collision=any(r.self_collision for r in prepared.reads))
 
 
-def solver_drive(prepared: Prepared, samples, core, per_frame: int = 1):
+def solver_drive(prepared: Prepared, samples, core, *, on_grid: np.ndarray,
+                 at_frames: np.ndarray, rate: float):
+    """The solver's input from ``samples`` read at ``addon.sampling.sample_times``: the grid
+    samples drive it (every ``1 / rate`` s from the first frame, the same instants at every
+    frame rate), and it returns the scene's frames, whose own samples are the animation it
+    shows there. Read once per frame at the sample rate of each frame rate (120 Hz at 24, 30
+    and 60 fps, 125 at 25, 150 at 50), a 4.8 g shake baked at 25 and 50 fps parted from the
+    24 fps bake by 5-14 mm and 1-4 degrees; on the shared grid they agree."""
     unit = prepared.unit
-    target = np.concatenate([
-        assemble.targets(r, samples.pose[i], samples.object_matrix[:, i], unit)
-        for i, r in enumerate(prepared.reads)], axis=1)
-    fields = assemble.params_fields(prepared.reads, samples, unit)
+
+    def targets(part):
+        return np.concatenate([
+            assemble.targets(r, part.pose[i], part.object_matrix[:, i], unit)
+            for i, r in enumerate(prepared.reads)], axis=1)
+
+    grid = samples.take(on_grid)
+    fields = assemble.params_fields(prepared.reads, grid, unit)
     params = core.RagdollParams.defaults(prepared.model.n_bodies, len(prepared.reads), **fields)
     collider_matrix = assemble.collider_matrices(prepared.collider_input,
-                                                 samples.collider_matrix, unit)
-    return core.RagdollDrive(fps=prepared.fps * per_frame, target=target,
-                             collider_matrix=collider_matrix, params=params)
+                                                 grid.collider_matrix, unit)
+    shown = samples.take(at_frames)
+    return core.RagdollDrive(fps=rate if rate > 0.0 else prepared.fps, target=targets(grid),
+                             collider_matrix=collider_matrix, params=params,
+                             output_fps=prepared.fps, output_target=targets(shown))
 
 
 def bone_keys(prepared: Prepared, samples, body_matrix: np.ndarray) -> list:
@@ -190,37 +197,37 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     located = [[n for n, on in zip(r.names, r.located, strict=True) if on] for r in reads]
     static = [writing.static_channels(r.object, r.names, located[i])
               for i, r in enumerate(reads)]
-    # the animation read `per_frame` times per scene frame (``samples_per_frame``)
-    per_frame = samples_per_frame(float(scene.waft.sample_rate), prepared.fps)
-    times = prepared.frame_start + np.arange((len(frames) - 1) * per_frame + 1) / per_frame
+    rate = float(scene.waft.sample_rate)
+    times, on_grid, at_frames = sample_times(prepared.frame_start, prepared.frame_end,
+                                             prepared.fps, rate)
     t0 = time.perf_counter()
     samples = yield from sample_steps(
         scene, sampling.RagdollSampler(scene, reads, prepared.colliders, times),
-        chunk=sample_chunk * per_frame,
+        chunk=sample_chunk * samples_per_frame(rate, prepared.fps),
         muted=tracks_muted((r.object for r in reads), is_result_track), system=NAME)
-    drive = solver_drive(prepared, samples, core, per_frame)
-    at_frames = np.arange(len(frames)) * per_frame
-    samples = samples.take(at_frames) if per_frame > 1 else samples
+    drive = solver_drive(prepared, samples, core, on_grid=on_grid, at_frames=at_frames,
+                         rate=rate)
+    samples = samples.take(at_frames)
     t1 = time.perf_counter()
-    solver = ragdoll_settings(prepared, settings, core, per_frame)
+    solver = ragdoll_settings(prepared, settings, core)
     result = preview.solved_ragdoll(scene, prepared.model, drive, solver)
     report.from_preview = result is not None
     if result is None:
         result = yield from solve_steps(
             lambda: core.bake_ragdoll_steps(prepared.model, drive, solver),
-            prepared.frame_start, system=NAME, per_frame=per_frame)
+            prepared.frame_start, system=NAME)
     t2 = time.perf_counter()
-    body_matrix = np.asarray(result.body_matrix)[at_frames]
+    body_matrix = np.asarray(result.body_matrix)
     keys = bone_keys(prepared, samples, body_matrix)
     report.sample_s, report.solve_s = t1 - t0, t2 - t1
     report.frames = len(frames)
     fell_at = np.asarray(getattr(result, "fell_at", np.full(len(reads), -1)))
     offsets = np.cumsum([0] + [len(r.names) for r in reads])
     for i, read in enumerate(reads):
-        fell = int(fell_at[i])  # a drive frame: the first scene frame at or after it
+        fell = int(fell_at[i])  # an output frame: a scene frame from the first
         report.setups.append(RagdollSetupReport(
             name=read.name, bodies=len(read.names),
-            fell_at=prepared.frame_start + -(-fell // per_frame) if fell >= 0 else None))
+            fell_at=prepared.frame_start + fell if fell >= 0 else None))
         report.body_matrix[read.name] = body_matrix[:, offsets[i]:offsets[i + 1]].copy()
     report.bones = report.particles = sum(s.bodies for s in report.setups)
 
@@ -232,7 +239,7 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
                 located[i], keys[i].location, static[i])
             report.setups[i].fcurves = count
             report.setups[i].action = action.name
-        remember_targets(prepared, drive.target[at_frames])
+        remember_targets(prepared, drive.output_target)
         report.write_s = time.perf_counter() - t3
         return report
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..errors import SetupError
 from ..rotations import make_sign_continuous, quat_from_matrix
+from ..timestep import check_output
 from .model import RagdollModel
 from .params import RagdollParams, validate_params
 
@@ -15,12 +16,20 @@ from .params import RagdollParams, validate_params
 @dataclass(frozen=True)
 class RagdollDrive:
     """fps, the animation target body frames (F, N, 4, 4) in world (metres, no scale), the
-    collider matrices (F, K, 4, 4) and the per-frame settings."""
+    collider matrices (F, K, 4, 4) and the per-frame settings.
+
+    `output_fps` and `output_target` (Fo, N, 4, 4): the frames to return when the samples are
+    not the scene's frames (the add-on reads the animation on a grid in seconds, the same
+    instants at every frame rate, as it does for chains and cloth): frame i is at time
+    i / output_fps and `output_target[i]` is the animation there (what kinematic bodies and
+    the output blend show). None: one frame per sample."""
 
     fps: float
     target: np.ndarray
     collider_matrix: np.ndarray
     params: RagdollParams
+    output_fps: float | None = None
+    output_target: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -34,6 +43,14 @@ class CheckedDrive:
     quat: np.ndarray  # (F, N, 4) w, x, y, z, sign-continuous over frames
     collider_matrix: np.ndarray  # (F, K, 4, 4)
     params: dict[str, np.ndarray]
+    # The output frames (the samples themselves unless the drive asks for others): their rate,
+    # count, animation target and origins, and each one's settings (those of the sample it
+    # falls in, as for a substep).
+    out_fps: float = 0.0
+    out_frames: int = 0
+    out_target: np.ndarray | None = None  # (Fo, N, 4, 4)
+    out_origin: np.ndarray | None = None  # (Fo, N, 3)
+    out_params: dict[str, np.ndarray] | None = None
 
 
 def sign_continuous(q: np.ndarray) -> np.ndarray:
@@ -68,6 +85,31 @@ def validate_drive(model: RagdollModel, drive: RagdollDrive) -> CheckedDrive:
     params = validate_params(drive.params, frames=F, n_bodies=N, n_ragdolls=model.n_ragdolls,
                              body_names=model.names, setup_names=model.setup_names)
     quat = sign_continuous(quat_from_matrix(R))
-    return CheckedDrive(fps=float(drive.fps), frames=F, target=target,
-                        origin=np.ascontiguousarray(target[..., :3, 3]),
-                        quat=np.ascontiguousarray(quat), collider_matrix=cm, params=params)
+    origin = np.ascontiguousarray(target[..., :3, 3])
+    fps = float(drive.fps)
+    out_fps, out_frames, out_target, out_origin, out_params = fps, F, target, origin, params
+    if drive.output_fps is not None or drive.output_target is not None:
+        if drive.output_fps is None or drive.output_target is None:
+            raise SetupError("a ragdoll drive needs both output_fps and output_target, or "
+                             "neither")
+        out_target = np.asarray(drive.output_target, dtype=np.float64)
+        if out_target.ndim != 4 or out_target.shape[1:] != (N, 4, 4):
+            raise SetupError(f"output_target has shape {out_target.shape}, expected "
+                             f"(frames, {N}, 4, 4)")
+        out_fps, out_frames = check_output(samples=F, fps=fps, output_fps=drive.output_fps,
+                                           output_frames=len(out_target))
+        if not np.all(np.isfinite(out_target)):
+            raise SetupError("the ragdoll's output_target is not finite")
+        out_origin = np.ascontiguousarray(out_target[..., :3, 3])
+        index = np.array([sample_at(i / out_fps, fps, F) for i in range(out_frames)])
+        out_params = {name: value[index] for name, value in params.items()}
+    return CheckedDrive(fps=fps, frames=F, target=target, origin=origin,
+                        quat=np.ascontiguousarray(quat), collider_matrix=cm, params=params,
+                        out_fps=out_fps, out_frames=out_frames, out_target=out_target,
+                        out_origin=out_origin, out_params=out_params)
+
+
+def sample_at(t: float, fps: float, frames: int) -> int:
+    """The sample at or just before time `t` (a time within rounding of a sample is that
+    sample): whose settings a frame at `t` takes."""
+    return min(int(np.floor(t * fps + 1e-9)), frames - 1)

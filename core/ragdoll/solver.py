@@ -121,43 +121,77 @@ class _Run:
 
     def frames(self) -> Iterator[tuple[int, int]]:
         model, drive, h = self.model, self.drive, self.h
-        F, fps, N = drive.frames, drive.fps, model.n_bodies
+        F, fps, N = drive.out_frames, drive.out_fps, model.n_bodies
         physics = self.physics = np.empty((F, N, 4, 4))
         n_pre = int(round(self.settings.preroll_frames / fps / h))
         pre = [Substep(0, 0.0, True)] * n_pre
         poses = self.chunk(pre, None, -n_pre) if n_pre else [lv.pose() for lv in self.levels]
         self._store(physics, 0, poses)
-        substeps = n_pre
+        self._fall_checks(0, poses)
+        self.substeps = n_pre
+        self._next = 0  # the next substep to run
         yield 1, F
-        n = 0
+        sample = 1  # the next sample whose time the root lock's fall test runs at
         for i in range(1, F):
             T = i / fps
-            n_stop = n
-            while n_stop * h < T - _TIME_EPS:
-                n_stop += 1
-            subs = [Substep(*frame_interval((m + 1) * h, fps, F), False) for m in range(n, n_stop)]
-            poses = self.chunk(subs, T, n)
-            substeps += len(subs)
-            n = n_stop
+            # The fall test runs at the samples' times, not the output frames' (so every frame
+            # rate lets go at the same instant), in order with the substeps it changes.
+            while sample < drive.frames and sample / drive.fps < T - _TIME_EPS:
+                self._fall_checks(sample, self._advance(sample / drive.fps))
+                sample += 1
+            poses = self._advance(T)
             self._store(physics, i, poses)
+            if sample < drive.frames and sample / drive.fps <= T + _TIME_EPS:
+                self._fall_checks(sample, poses)
+                sample += 1
             yield i + 1, F
         self.result = RagdollResult(body_matrix=self.shown(np.arange(F)), physics_matrix=physics,
-                                    fell_at=self.fell_at.copy(), substeps=substeps)
+                                    fell_at=self.fell_at.copy(), substeps=self.substeps)
+
+    def _advance(self, T: float) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Run the substeps up to time T; every level's pose at T."""
+        h, drive, n = self.h, self.drive, self._next
+        n_stop = n
+        while n_stop * h < T - _TIME_EPS:
+            n_stop += 1
+        subs = [Substep(*frame_interval((m + 1) * h, drive.fps, drive.frames), False)
+                for m in range(n, n_stop)]
+        self.substeps += len(subs)
+        self._next = n_stop
+        return self.chunk(subs, T, n)
+
+    def _matrices(self, level: Level, pose, mode: np.ndarray, target: np.ndarray) -> np.ndarray:
+        """The level's body frames (n, 4, 4) of `pose`, its kinematic bodies (by `mode` (N,))
+        exactly on `target` (N, 4, 4)."""
+        m = level.frame_matrices(*pose)
+        if not level.carried:
+            kin = mode[level.bodies] == BodyMode.KINEMATIC
+            kin &= ~level.fallen_body()
+            m[kin] = target[level.bodies[kin]]
+        return m
 
     def _store(self, physics: np.ndarray, i: int, poses) -> None:
+        """Output frame i: the bodies' frames, checked for divergence."""
         drive = self.drive
-        for level, (x, q) in zip(self.levels, poses, strict=True):
-            m = level.frame_matrices(x, q)
-            if not level.carried:
-                kin = drive.params["mode"][i, level.bodies] == BodyMode.KINEMATIC
-                kin &= ~level.fallen_body()
-                m[kin] = drive.target[i, level.bodies[kin]]
+        for level, pose in zip(self.levels, poses, strict=True):
+            m = self._matrices(level, pose, drive.out_params["mode"][i], drive.out_target[i])
             physics[i, level.bodies] = m
             self._check(level, m, i)
-            self._fall_check(level, physics, i)
+
+    def _fall_checks(self, s: int, poses) -> None:
+        """The fall test of every level at sample s, with the poses at its time."""
+        if not np.any(self.drive.params["root_lock"][s]):
+            return
+        drive = self.drive
+        frames = np.empty((self.model.n_bodies, 4, 4))
+        for level, pose in zip(self.levels, poses, strict=True):
+            frames[level.bodies] = self._matrices(level, pose, drive.params["mode"][s],
+                                                  drive.target[s])
+        for level in self.levels:
+            self._fall_check(level, frames, s)
 
     def _check(self, level: Level, m: np.ndarray, i: int) -> None:
-        gap = np.linalg.norm(m[:, :3, 3] - self.drive.origin[i, level.bodies], axis=-1)
+        gap = np.linalg.norm(m[:, :3, 3] - self.drive.out_origin[i, level.bodies], axis=-1)
         bad = ~(gap <= DIVERGENCE_BOUND) | ~np.isfinite(m).all(axis=(1, 2))
         if np.any(bad):
             j = int(np.argmax(bad))
@@ -168,23 +202,26 @@ class _Run:
                                   + ("not finite" if not np.isfinite(gap[j])
                                      else f"{gap[j]:.3g} m from its target"))
 
-    def _fall_check(self, level: Level, physics: np.ndarray, i: int) -> None:
+    def _fall_check(self, level: Level, frames: np.ndarray, s: int) -> None:
         """Release the root lock for good when the root is further than fall_threshold from its
-        target (seed 004's stormtrooper against a wall; PuppetMaster's knock-out distance)."""
-        P, model = self.drive.params, self.model
+        target (seed 004's stormtrooper against a wall; PuppetMaster's knock-out distance), at
+        sample s with the bodies' `frames` (N, 4, 4) at its time. `fell_at` is the first output
+        frame at or after it."""
+        drive, model = self.drive, self.model
+        P = drive.params
         for r in level.ragdolls:  # loop over ragdolls (a handful), not bodies
-            if self.fallen[r] or not P["root_lock"][i, r]:
+            if self.fallen[r] or not P["root_lock"][s, r]:
                 continue
             root = int(model.root[r])
-            target = self.drive.target[i, root]
+            target = drive.target[s, root]
             c = int(model.carrier[r, 1])
             if c >= 0:  # the target rides on the carrier's simulated body
-                target = physics[i, c] @ np.linalg.inv(self.drive.target[i, c]) @ target
-            gap = float(np.linalg.norm(physics[i, root, :3, 3] - target[:3, 3]))
-            if gap > P["fall_threshold"][i, r]:
+                target = frames[c] @ np.linalg.inv(drive.target[s, c]) @ target
+            gap = float(np.linalg.norm(frames[root, :3, 3] - target[:3, 3]))
+            if gap > P["fall_threshold"][s, r]:
                 self.fallen[r] = True
                 self.fallen_version += 1
-                self.fell_at[r] = i
+                self.fell_at[r] = int(np.ceil(s / drive.fps * drive.out_fps - 1e-9))
 
     def shown(self, frames: np.ndarray) -> np.ndarray:
         """(len(frames), N, 4, 4) world body frames of the solved `frames` after the local-space
@@ -193,8 +230,9 @@ class _Run:
         it is solved (a live preview) is bit for bit the bake's."""
         model, drive = self.model, self.drive
         physics = self.physics[frames]
-        blend = drive.params["blend"][frames].copy()
-        kinematic = drive.params["mode"][frames] == BodyMode.KINEMATIC
+        params = drive.out_params
+        blend = params["blend"][frames].copy()
+        kinematic = params["mode"][frames] == BodyMode.KINEMATIC
         for r in range(model.n_ragdolls):
             fell = int(self.fell_at[r])
             after = frames >= fell
@@ -202,15 +240,15 @@ class _Run:
                 continue
             sl = slice(model.body_offset[r], model.body_offset[r + 1])
             blend[after, sl] = recovery_weight(
-                frames[after], fell=fell, fps=drive.fps,
-                delay=float(drive.params["recovery_delay"][fell, r]),
-                duration=float(drive.params["recovery_time"][fell, r]))[:, None]
+                frames[after], fell=fell, fps=drive.out_fps,
+                delay=float(params["recovery_delay"][fell, r]),
+                duration=float(params["recovery_time"][fell, r]))[:, None]
             kinematic[after, sl] = False
-        target = drive.target[frames].copy()
+        target = drive.out_target[frames].copy()
         carried_bodies = np.flatnonzero(model.carrier[model.ragdoll_of_body, 1] >= 0)
         if len(carried_bodies):
             cb = model.carrier[model.ragdoll_of_body[carried_bodies], 1]
-            delta = physics[:, cb] @ np.linalg.inv(drive.target[frames][:, cb])
+            delta = physics[:, cb] @ np.linalg.inv(drive.out_target[frames][:, cb])
             target[:, carried_bodies] = delta @ target[:, carried_bodies]
             kinematic[:, carried_bodies] = False  # they follow the (blended) carrier below
         body = local_blend(physics=physics, target=target, blend=blend, parent=model.parent,
@@ -247,7 +285,7 @@ class RagdollJob(FrameJob):
         settings.validate()
         checked = validate_drive(model, drive)
         run = _Run(model, checked, settings)
-        super().__init__(run, run.frames(), checked.frames)
+        super().__init__(run, run.frames(), checked.out_frames)
 
 
 class RagdollStream(FrameStream):
@@ -262,7 +300,7 @@ class RagdollStream(FrameStream):
         settings.validate()
         checked = validate_drive(model, drive)
         run = _Run(model, checked, settings)
-        super().__init__(run, run.frames(), checked.frames)
+        super().__init__(run, run.frames(), checked.out_frames)
 
     def step(self) -> np.ndarray:
         """Solve the next frame; its (N, 4, 4) world body frames as shown."""

@@ -45,11 +45,14 @@ class _Job:
         self._model, self._drive = model, drive
 
     def __iter__(self):
-        frames = self._drive.target.shape[0]
+        # the animation at the output frames (the scene's), as the solver returns them
+        shown = self._drive.output_target
+        shown = self._drive.target if shown is None else shown
+        frames = shown.shape[0]
         for f in range(frames):
             yield f + 1, frames
         self.result = SimpleNamespace(
-            body_matrix=np.array(self._drive.target), physics_matrix=np.array(self._drive.target),
+            body_matrix=np.array(shown), physics_matrix=np.array(shown),
             fell_at=np.full(self._model.n_ragdolls, -1))
 
 

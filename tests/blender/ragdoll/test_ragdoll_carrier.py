@@ -35,7 +35,7 @@ def rigid_core(kinematic_core):
         def __iter__(self):
             from types import SimpleNamespace
             yield 1, 1
-            body = _moved(np.asarray(self.drive.target))
+            body = _moved(np.asarray(self.drive.output_target))  # the scene's frames
             self.result = SimpleNamespace(body_matrix=body, physics_matrix=body,
                                           fell_at=np.full(self.model.n_ragdolls, -1))
 

@@ -276,17 +276,20 @@ def _shaken(scene, bake_api, fps: int, *, sample_rate: float | None = None) -> n
 
 def test_fast_motion_bakes_alike_at_24_25_30_50_and_60_fps(scene, bake_api):
     """Sub-frame sampling at the default Sample Rate (120 Hz): the ragdoll reads the animation
-    a whole number of times per frame, at least 120 times a second, and follows it linearly in
-    between. Measured: 30 and 60 fps within 2 µm of 24 fps (the same 120 Hz grid), 25 fps
-    (125 Hz) 1 mm, 50 fps (150 Hz) 4 mm; read once per frame, 24 and 60 fps parted by 7.6 cm."""
+    every 1/120 s from the first frame, the same instants at every frame rate, and returns the
+    scene's frames. Read a whole number of times per frame instead (125 Hz at 25 fps, 150 at
+    50) 25 fps parted from 24 by 1 mm and 50 fps by 4 mm; read once per frame, 24 and 60 fps by
+    7.6 cm. Measured now: within 1 µm at 1 s; at 2 s 2 µm, but 25 fps 0.5 mm: Blender
+    evaluates the same instants at other frame numbers, in float32, 1e-6 m apart, and the
+    flailing arms amplify that (the core given the same inputs agrees exactly,
+    tests/core/ragdoll/test_ragdoll_framerate_carrier.py)."""
     def bake(fps, **kwargs):
         return _shaken(scene, bake_api, fps, **kwargs)
 
     results = waft_rigs.bake_at_rates(scene, bake)
     assert np.ptp(results[24][:, -1, 0]) > 0.05  # the hands swing
-    for fps in (30, 60):
-        assert waft_rigs.largest_distance(results[fps], results[24]) < 1e-4, fps
-    for fps in (25, 50):
-        assert waft_rigs.largest_distance(results[fps], results[24]) < 1e-2, fps
+    for fps in (25, 30, 50, 60):
+        assert waft_rigs.largest_distance(results[fps][:2], results[24][:2]) < 1e-4, fps
+        assert waft_rigs.largest_distance(results[fps], results[24]) < 2e-3, fps
     once_per_frame = waft_rigs.bake_at_rates(scene, bake, (24, 60), sample_rate=0.0)
     assert waft_rigs.largest_distance(once_per_frame[60], once_per_frame[24]) > 3e-2
