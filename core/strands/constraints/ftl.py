@@ -180,6 +180,7 @@ def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
     rest = np.sqrt(c.rest_squared[:n])
     rest[rest == 0.0] = 1.0  # (rows not swept; masked out below)
     stays = np.ascontiguousarray(fixed.T[:n])
+    limit2 = np.square(limit_swept)
     rows = [(i, None if full else c.mask_t[i], bool(np.isfinite(limit_swept[i]).any()))
             for i, full in c.rows]
 
@@ -193,8 +194,10 @@ def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
             f = np.sqrt(c.rest_squared[i] / length2)
             placed = parent + d * (f if mask is None else np.where(mask, f, 1.0))
             if limited:
-                placed = clamp_in_sweep(placed, parent, ref[i], limit_swept[i], rest[i])
-                conflict = conflict or outside_by(placed, ref[i], limit_swept[i], rest[i])
+                e = np.square(placed - ref[i])
+                if np.any(e[0] + e[1] + e[2] > limit2[i]):  # (most rows: none outside)
+                    placed = clamp_in_sweep(placed, parent, ref[i], limit_swept[i], rest[i])
+                    conflict = conflict or outside_by(placed, ref[i], limit_swept[i], rest[i])
             xb[i] = placed
         return conflict
 
