@@ -511,6 +511,7 @@ class _Bake:
         # 8. Max distance from the reference, back stop behind its surface.
         if fr.max_index.size:
             clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
+        normal = None
         if fr.back_index.size:
             normal = self.normals[f] + alpha * (self.normals[g] - self.normals[f])
             normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
@@ -532,6 +533,8 @@ class _Bake:
                 self._collide(x, x_prev, n, fr, f, g, alpha, frozen, again, contact_any)
                 if fr.max_index.size:
                     clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
+                if normal is not None:
+                    push_backstop(x, ref, normal, fr.back_index, fr.back_distance)
                 if not again.any():
                     break
             x_prev += x - before
