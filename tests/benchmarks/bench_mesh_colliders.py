@@ -30,7 +30,7 @@ from _waft import use_checkout
 use_checkout()
 
 from waft import core  # noqa: E402
-from waft.core._bench_meshes import uv_sphere  # noqa: E402
+from waft.core._bench_meshes import draped_strands, uv_sphere  # noqa: E402
 from waft.core.colliders import push_out, sphere_normal  # noqa: E402
 from waft.core.hair import collide_strands, collide_strands_meshes  # noqa: E402
 from waft.core.mesh_colliders import MeshColliders, MeshField, build_grid  # noqa: E402
@@ -133,17 +133,7 @@ def render_case(rings: int, segments: int, repeat: int) -> dict:
     """Strands from the upper half of the head down over it, 0-1.5 cm off its surface."""
     R, n, P = 0.1, 20_000, 12
     vertices, tris = uv_sphere(R, rings, segments)
-    rng = np.random.default_rng(2)
-    u = rng.normal(size=(n, 3))
-    u[:, 2] = np.abs(u[:, 2]) + 0.2
-    u /= np.linalg.norm(u, axis=1)[:, None]
-    theta0, phi = np.arccos(u[:, 2]), np.arctan2(u[:, 1], u[:, 0])
-    k = np.linspace(0.0, 1.0, P)[None]
-    theta = theta0[:, None] + k * (0.9 * np.pi - theta0[:, None])
-    off = R + 0.002 + rng.uniform(-0.003, 0.012, (n, 1)) * k
-    strands = np.stack([off * np.sin(theta) * np.cos(phi)[:, None],
-                        off * np.sin(theta) * np.sin(phi)[:, None], off * np.cos(theta)],
-                       axis=-1).astype(np.float32)
+    strands = draped_strands(n, P, seed=2, radius=R, spread=(-0.003, 0.012))
     radius = np.linspace(0.003, 0.001, P)
     meshes = MeshColliders.create(names=["Head"], triangles=[tris],
                                   vertices=[vertices[None].astype(np.float32)])

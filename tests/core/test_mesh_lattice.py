@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from waft.core import mesh_lattice
-from waft.core._bench_meshes import uv_sphere
+from waft.core._bench_meshes import draped_strands, uv_sphere
 from waft.core.hair import collide, collide_strands_meshes
 from waft.core.mesh_colliders import MeshColliders, MeshField
 
@@ -19,23 +19,10 @@ TOLERANCE = 2.5e-4
 CENTRE = np.array([0.0, 0.0, 1.6])
 
 
-def _draped(n: int, points: int, seed: int, R: float = 0.1) -> np.ndarray:
-    """Strands from the upper half of a head of radius R down over it, from 4 mm inside to
-    15 mm off its surface (the density of real hair: thousands of strands), some cutting deep
-    through it."""
-    rng = np.random.default_rng(seed)
-    u = rng.normal(size=(n, 3))
-    u[:, 2] = np.abs(u[:, 2]) + 0.2
-    u /= np.linalg.norm(u, axis=1)[:, None]
-    theta0, phi = np.arccos(u[:, 2]), np.arctan2(u[:, 1], u[:, 0])
-    k = np.linspace(0.0, 1.0, points)[None]
-    theta = theta0[:, None] + k * (0.9 * np.pi - theta0[:, None])
-    off = R + 0.002 + rng.uniform(-0.006, 0.015, (n, 1)) * k
-    off[: n // 20] -= 0.02 * k[0]  # a twentieth cut up to 2 cm into the head
-    strands = np.stack([off * np.sin(theta) * np.cos(phi)[:, None],
-                        off * np.sin(theta) * np.sin(phi)[:, None], off * np.cos(theta)],
-                       axis=-1) + CENTRE
-    return strands.astype(np.float32)
+def _draped(n: int, points: int, seed: int) -> np.ndarray:
+    """Strands draped over the 0.1 m head, from 4 mm inside to 15 mm off its surface, a
+    twentieth cutting up to 2 cm into it."""
+    return draped_strands(n, points, seed=seed, cut=n // 20, centre=CENTRE)
 
 
 def _exact(strands: np.ndarray, radius: np.ndarray, meshes: MeshColliders, *,
