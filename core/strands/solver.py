@@ -630,15 +630,29 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
                 set_kinematic(x, reference, roots_only=False, kinematic=c.kinematic)
             elif c.ftl.last >= ws.P:
                 particle_major = ws.ftl_scratch.xb
+        limits_from = x.copy() if c.direct is not None and c.ftl is not None and (
+            c.tether_limit is not None or c.max_distance is not None) else None
         if c.tether_limit is not None:
             solve_tether(x, c.tether_limit, ws.tmp_tail, ws.tmp_tail2, ws.len_tail)
             particle_major = None
         if c.max_distance is not None:
             solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
             particle_major = None
+        contacts = {}
+        if limits_from is not None:
+            # The direct solve's strands keep their limits' moves as contact rows and not as
+            # positions: a rigid rod reaching its max distance at speed had its tip clamped by
+            # up to 12 mm in one substep, a bend no Newton step from there could take as a
+            # small correction, and the chain fell back to the Gauss-Seidel passes bent (a
+            # strand rooted on a head rose by 72-106 % of its fall). From the straight rod the
+            # rounds' first solve turns it onto the limit as a whole.
+            _contacts(limits_from, x, c.direct.P, contacts)
+            rigid = c.direct.rigid
+            x[:, rigid] = limits_from[:, rigid]
         before = x.copy() if c.direct is not None else None
         moved = _collide(model, ws, x, x_prev, drive_at_t, c, particle_major)
-        contacts = _contacts(before, x, c.direct.P, {}) if moved and before is not None else {}
+        if moved and before is not None:
+            _contacts(before, x, c.direct.P, contacts)
         # Nothing to agree on when no collider moved a particle since the sweep (tether and
         # max distance may have: their moves are swept again too, as they always were). A max
         # distance is solved with the lengths in the rounds and the positions-only passes
@@ -738,8 +752,8 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
     chains over a sphere, capsule or box rose again by up to 11.5 % of the potential energy they
     had released; see CONTACT_ROUNDS). Whether a collider still moved a particle in the last
     round. With stiff bending the direct solve of lengths and bending takes SHAKE's place,
-    DIRECT_CONTACT_ROUNDS times at most, and holds the particles the colliders pushed
-    (`contacts`, updated here) by contact rows."""
+    DIRECT_CONTACT_ROUNDS times at most, and holds the particles the colliders, the tether and
+    the max distance moved (`contacts`, updated here) by contact rows."""
     moved = True
     direct = c.direct
     # With the direct solve a limit's move also counts: a chain with rigid bending meets its
@@ -775,6 +789,7 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
             _contacts(pushed_from, x, direct.P, contacts)
         if limits:
             moved = moved or not np.array_equal(x, before)
+            _contacts(before, pushed_from, direct.P, contacts)  # held as the colliders' are
         elif clamped:
             moved = True
         if not moved:

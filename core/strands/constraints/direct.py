@@ -34,11 +34,13 @@ correction (or not finite) is rejected per strand, and the caller retries along 
 gradients, then falls back to the Gauss-Seidel passes. Compliant rows are XPBD (Macklin et al.
 2016): C + alpha~ lambda = 0 with the multipliers summed over the substep's calls.
 
-Contacts: after a collider pushed a particle, the solve in the rounds that follow
-(solver._contact_rounds) holds it where it was put along its push direction n by one more row,
-C = n . x_p - n . x_pushed, gradient n on p alone. Without it the solve pulled the particle
-back in by all but its share of the chain's inertia and the rounds crept (a rigid rod struck
-a capsule and gained 13 % of its fall's energy from what 12 rounds left). A row that would
+Contacts: after a collider, the tether or the max distance moved a particle, the solve in the
+rounds that follow (solver._contact_rounds) holds it where it was put along that move's
+direction n by one more row, C = n . x_p - n . x_pushed, gradient n on p alone (the main
+pass's limit moves are taken back first, so the solve turns the straight chain onto them).
+Without it the solve pulled the particle back in by all but its share of the chain's inertia
+and the rounds crept (a rigid rod struck a capsule and gained 13 % of its fall's energy from
+what 12 rounds left; a rod rooted on a head and held by its max distance, 106 %). A row that would
 have to pull (a negative multiplier) is let go and the step solved again, the one pulling
 hardest first (an active set); a step still too large is solved without contacts. The
 contact rows come after the chain's rows, so the matrix is banded with a dense border
@@ -54,8 +56,13 @@ from .direct_scalar import ScalarStrand, solve_strands
 # Newton steps per call in the substep's main pass (each about squares the relative violation:
 # 1e-3 of a segment goes to below 1e-10 in two); the rounds after a contact take one each.
 DIRECT_ITERATIONS = 2
-# A step moving a particle by more than this share of the strand's longest segment is not a
-# small correction: the strand is left to the fallback for this call.
+# A step turning a segment by more than this share of the strand's longest segment (its ends'
+# moves differ by more) is not a small correction: the strand is left to the fallback for this
+# call. Measured on the segment, not on the particle: a rigid rod pushed near its pinned root
+# turns as a whole, its tip moving the push times the lever (a 40 cm rod struck 2.5 cm from
+# its root on a head moved its tip 13 mm, half a segment, for a 0.85 mm push; rejected by a
+# bound on the particles' moves, the contact was dropped every round and the rod bent around
+# the head, gaining 23 % of its fall).
 MAX_MOVE = 0.25
 # Rest offsets below this share of the strand's longest segment are straight (two rows).
 STRAIGHT = 1e-5
@@ -112,6 +119,7 @@ class DirectCoefficients:
         active[:, 0::3], active[:, 1::3] = length_active, bend_active
         active[:, 2::3] = self.straight
         self.active = active
+        self.rigid = active.any(axis=1)  # (S,) the strands this solve takes
         alpha = np.where(bend_active, bend_alpha[:, :B], 0.0)
         self.alpha = np.zeros((S, M))
         self.alpha[:, 1::3], self.alpha[:, 2::3] = alpha, alpha
@@ -343,7 +351,7 @@ def _solve_vectorised(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray 
             else:
                 step, move = _held_step(A, rhs, c, V, V0, X, held)
             squared = np.einsum("spk,spk->sp", move, move)
-            too_far = ~np.all(squared <= c.max_move**2, axis=1)
+            too_far = _too_far(move, c.max_move)
         if too_far.any():
             accepted = False
             step[too_far] = 0.0
@@ -354,6 +362,14 @@ def _solve_vectorised(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray 
         if across is None and x_start is None:
             across = across_now
     return accepted
+
+
+def _too_far(move: np.ndarray, max_move: np.ndarray) -> np.ndarray:
+    """(S,) strands whose step (moves (S, P, 3)) turns a segment by more than `max_move`
+    (S, 1): the ends' moves differ by more (MAX_MOVE), or is not finite. Particle 0's own move
+    counts as its segment to a pinned parent."""
+    turn = np.diff(move, axis=1, prepend=0.0)
+    return ~np.all(np.einsum("spk,spk->sp", turn, turn) <= max_move**2, axis=1)
 
 
 def _held_step(A: np.ndarray, rhs: np.ndarray, c: DirectCoefficients, V: np.ndarray,
@@ -377,8 +393,7 @@ def _held_step(A: np.ndarray, rhs: np.ndarray, c: DirectCoefficients, V: np.ndar
         held.moves(move, step, M)
         if fallback:
             break
-        squared = np.einsum("spk,spk->sp", move, move)
-        too_far = ~np.all(squared <= c.max_move**2, axis=1) & held.on.any(axis=1)
+        too_far = _too_far(move, c.max_move) & held.on.any(axis=1)
         if not too_far.any():
             break
         held.on[too_far] = False

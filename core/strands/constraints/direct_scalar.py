@@ -220,8 +220,14 @@ def _moves(st: ScalarStrand, step: list, V0: tuple, held: list) -> list | None:
             mx, my, mz = mx + ex, my + ey, mz + ez
         moves.append((p, mx, my, mz))
     moves += [(p, ex, ey, ez) for p, (ex, ey, ez) in extra.items()]
-    for _, mx, my, mz in moves:
-        if not mx * mx + my * my + mz * mz <= st.max_move2:  # NaN fails it too
+    # A small correction turns each segment a little (`direct.MAX_MOVE`): compare each
+    # particle's move with its parent's (a pinned parent does not move).
+    by = {p: (mx, my, mz) for p, mx, my, mz in moves}
+    still = (0.0, 0.0, 0.0)
+    for p, mx, my, mz in moves:
+        ax, ay, az = by.get(p - 1, still)
+        dx, dy, dz = mx - ax, my - ay, mz - az
+        if not dx * dx + dy * dy + dz * dz <= st.max_move2:  # NaN fails it too
             return None
     return moves
 
