@@ -740,7 +740,8 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
     """Lengths, limits and contacts solved together, with velocities: a collider's push
     stretches the segments at the pushed particle, and SHAKE (mass-weighted, along the
     start-of-substep segments, core/shake.py) takes the stretch back as a velocity change, the
-    tether, max distance and colliders after it, CONTACT_ROUNDS times: a projected Gauss-Seidel
+    tether, max distance and colliders after it (firm bending before it, a pass of its own),
+    CONTACT_ROUNDS times: a projected Gauss-Seidel
     over all of them (Jakobsen 2001; Macklin et al. 2016), each a projection in the particles'
     mass metric with its velocity implied, as the first pass's are. The positions-only passes
     (`_lengths_after_contact`) then have only a residual left.
@@ -769,6 +770,9 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
         # where it started the substep.
         if direct is None or not solve_direct(x, direct, None, iterations=1,
                                               contacts=contacts):
+            if c.bend is not None and c.bend.firm:
+                # Firm bending takes part in the rounds (see bending.FIRM_FACTOR).
+                solve_bending(x, c.bend, ws.bend_scratch, first=False)
             solve_shake(x, x_prev, c.shake, ws.shake_scratch(c.shake.n))
         elif direct.largest_move <= DIRECT_CONVERGED:
             # The last round's pushes already hold the chains' lengths and bending: nothing
