@@ -379,6 +379,23 @@ def test_firm_bending_rooted_on_a_head_gains_no_energy(compliance, hz, limit):
     assert rise <= 0.01 * released, (rise, released)
 
 
+@pytest.mark.parametrize("hz", [240.0, 480.0])
+def test_chain_resting_on_a_head_from_its_max_distance_gains_no_energy(hz):
+    """The strand above without bending, held by its max distance while it lies on the scalp
+    (friction 0.3). SHAKE and the max distance's clamp converge a quarter per contact round;
+    what three rounds left, the positions-only pass put right without a velocity, every
+    substep: it rose by 1.0 and 1.4 % of its fall at 240 and 480 Hz (now up to 12 rounds with
+    a max distance, solver.LIMIT_CONTACT_ROUNDS: under 0.2 %)."""
+    x = _strand_on_a_head(segments=8, length=0.25, hz=hz, radius=0.005, limit=0.15,
+                          friction=0.3, seconds=2.0, compliance=np.inf)
+    energy = _energy(x, hz)
+    potential = G * np.sum(x[:, 1:, 2], axis=1)
+    released = potential[0] - potential.min()
+    assert released > 1.0
+    rise = np.max(energy - np.minimum.accumulate(energy))
+    assert rise <= 0.005 * released, (rise, released)
+
+
 @pytest.mark.parametrize("seed", [1, 3, 4])
 def test_stiff_bending_over_a_collider_gains_no_energy(seed):
     """The same with stiff, not rigid, bending (1e-6 m/N, about the Stiff preset): energy now
