@@ -99,10 +99,10 @@ def test_collider_mask_and_kinematic_bodies_are_not_pushed():
     assert np.allclose(result.physics_matrix[:, 1], drive.target[:, 1], atol=1e-6)
 
 
-def _slide(direction, mu: float, v0: float = 2.0, frames: int = 45):
+def _slide(direction, mu: float, v0: float = 2.0, frames: int = 45, radius: float = 0.05):
     """A free capsule lying on the ground, launched at v0 along `direction`."""
     cs, M = ground(0.0)
-    rest = chain_rest([(0, 0, 0.05)], [(0.3, 0, 0.05)])
+    rest = chain_rest([(0, 0, radius)], [(0.3, 0, radius)], radius=radius)
     model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
     target = np.repeat(rest.rest_matrix[None], frames, axis=0)
     target[:, 0, :3, 3] += v0 * np.arange(frames)[:, None] / 30.0 * np.asarray(direction)
@@ -123,6 +123,22 @@ def test_a_sliding_capsule_stops_at_the_coulomb_distance_without_spinning(direct
     assert travelled == pytest.approx(2.0 ** 2 / (2 * 0.5 * 9.81), rel=0.05)
     turn = np.degrees(np.arccos(np.clip(m[-1, :3, 1] @ m[0, :3, 1], -1.0, 1.0)))
     assert turn < 1.0
+
+
+@pytest.mark.parametrize(("v0", "radius"), [(6.0, 0.02), (8.0, 0.03), (5.0, 0.01)])
+def test_a_fast_slide_is_not_stopped_by_the_substep_sweep(v0, radius):
+    """Faster than its radius per substep, a capsule sliding on the ground was put back by the
+    continuous-collision sweep at the first point of its path each substep (every point of a
+    slide touches the ground): it slid a quarter of the Coulomb distance, as if launched at
+    half its speed. The sweep now leaves a body alone against a collider it slides along."""
+    mu = 0.5
+    coulomb = v0**2 / (2 * mu * 9.81)
+    frames = int((v0 / (mu * 9.81) + 0.5) * 30.0) + 1
+    m = _slide((0.0, 1.0, 0.0), mu=mu, v0=v0, frames=frames, radius=radius)
+    centre = m[:, :3, 3] + m[:, :3, 1] * 0.15
+    travelled = np.linalg.norm(centre[-1, :2] - centre[0, :2])
+    assert travelled == pytest.approx(coulomb, rel=0.05)
+    assert np.all(m[:, 2, 3] > radius - 1e-3)  # on the ground, not in it
 
 
 @pytest.mark.parametrize(("restitution", "height"), [(0.0, 0.0), (0.5, 0.25), (0.8, 0.64)])
