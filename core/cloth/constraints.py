@@ -393,9 +393,10 @@ def push_backstop(x: np.ndarray, reference: np.ndarray, normal: np.ndarray, inde
 
 
 def push_layers(x: np.ndarray, vertex: np.ndarray, quad: np.ndarray, uv: np.ndarray,
-                side: np.ndarray, thickness: np.ndarray) -> None:
+                side: np.ndarray, thickness: np.ndarray) -> bool:
     """Seed 003 layered self-collision: a vertex of layer L stays `thickness` on its side of the
     paired quad of layer L - 1 (moving only itself: the layer below is an obstacle to it).
+    Whether it moved a vertex.
 
     The side is fixed at rest, so a vertex that got through is pulled back to its own side.
     """
@@ -404,7 +405,10 @@ def push_layers(x: np.ndarray, vertex: np.ndarray, quad: np.ndarray, uv: np.ndar
     p = bilinear(corners, uv)
     s = dot3(x[vertex] - p, n)
     push = np.maximum(thickness - s, 0.0)
+    if not np.any(push > 0.0):
+        return False
     x[vertex] += n * push[:, None]
+    return True
 
 
 def may_touch(kind: int, x: np.ndarray, by_axis: np.ndarray, M: np.ndarray,

@@ -20,8 +20,8 @@ Per substep `h` (fixed, 1/240 s by default, whatever the frame rate):
 7. seed 003 layered self-collision; colliders (`core.colliders`, friction, contact flags that
    add `contact_damping` in the next substep: seed 001 contact friction);
 8. Jolt skinned constraint: max distance from the reference, back stop behind its surface;
-9. where a collider touched the cloth, the sweep (max distance inside it) and the colliders
-   again, positions only, until they agree (COLLIDER_SWEEPS).
+9. where a collider or a layer touched the cloth, the sweep (max distance inside it), the
+   layers and the colliders again, positions only, until they agree (COLLIDER_SWEEPS).
 
 Frame `i` is output at `i / fps` (exact on the substep grid for 24/30/60 fps at 240 Hz; other
 rates blend the two substep states around it and redo the vertical sweep on the blend).
@@ -504,9 +504,8 @@ class _Bake:
                 sweep_levels(x, fr.levels, x_prev)
         # 7. Layers, then colliders.
         layers = model.layers
-        if layers.count:
-            push_layers(x, layers.vertex, layers.quad, layers.uv, layers.side,
-                        fr.layer_thickness)
+        layered = layers.count and push_layers(x, layers.vertex, layers.quad, layers.uv,
+                                               layers.side, fr.layer_thickness)
         self._collide(x, x_prev, n, fr, f, g, alpha, frozen, contact, contact_any)
         # 8. Max distance from the reference, back stop behind its surface.
         if fr.max_index.size:
@@ -517,10 +516,12 @@ class _Bake:
             normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
             push_backstop(x, ref, normal, fr.back_index, fr.back_distance)
         # 9. Lengths and contacts agree at the end of the substep: the sweep (with the max
-        # distance inside it) and the colliders again, positions only (x_prev moves along, so
-        # they make no velocity), until the colliders move nothing (the strands'
-        # `_lengths_after_contact`).
-        if COLLIDER_SWEEPS and fr.levels and contact.any():
+        # distance inside it), the layers and the colliders again, positions only (x_prev moves
+        # along, so they make no velocity), until they move nothing (the strands'
+        # `_lengths_after_contact`). The layers count as contacts: they pushed outer vertices
+        # after the sweep, and a two-layer cage shaken at 2.9 g ended 23 % of its frames with an
+        # outer vertical link over 0.5 % long (8.4 % at worst; 2.5 % of frames, 3.3 % with it).
+        if COLLIDER_SWEEPS and fr.levels and (layered or contact.any()):
             before = x.copy()
             again = np.zeros_like(contact)
             for _ in range(COLLIDER_SWEEPS):
@@ -529,13 +530,15 @@ class _Bake:
                                  fixed=self.model.pinned)
                 else:
                     sweep_levels(x, fr.levels, None)
+                layered = layers.count and push_layers(x, layers.vertex, layers.quad, layers.uv,
+                                                       layers.side, fr.layer_thickness)
                 again[:] = False
                 self._collide(x, x_prev, n, fr, f, g, alpha, frozen, again, contact_any)
                 if fr.max_index.size:
                     clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
                 if normal is not None:
                     push_backstop(x, ref, normal, fr.back_index, fr.back_distance)
-                if not again.any():
+                if not (again.any() or layered):
                     break
             x_prev += x - before
 

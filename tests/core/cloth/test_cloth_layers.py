@@ -81,3 +81,44 @@ def test_a_vertex_already_through_is_pulled_back_out():
     gaps = signed_gaps(model, x)
     assert gaps[0].max() < 0.0
     assert gaps[1:].min() >= 0.01 - 1e-9
+
+
+def test_shaken_layers_keep_their_vertical_links():
+    """All constraints at once: the pinned rows shaken at 2.9 g (8 cm at 3 Hz across, 4 cm in
+    depth, 2.4 cm at 6 Hz up and down), default damping. The layers pushed the outer vertices
+    after the hard vertical sweep and nothing swept them again: 23 % of the frames ended with
+    an outer link over 0.5 % long, the 99.9th percentile 2.6 % (8.4 % at worst). Now the layers
+    take part in the positions-only sweep after the contacts (solver step 9): 2.5 % of frames,
+    0.42 %. The layers still never cross."""
+    from waft import core
+    from waft.core.cloth import ClothDrive, ClothParams
+
+    rows, cols, n = 10, 8, 80
+    pinned = np.zeros(2 * n, dtype=bool)
+    pinned[:cols] = True
+    pinned[n:n + cols] = True
+    rest = ClothRest("Skirt", np.concatenate([grid_positions(rows, cols),
+                                              grid_positions(rows, cols, origin=(0.0, GAP, 0.0))]),
+                     np.concatenate([grid_quads(rows, cols), grid_quads(rows, cols) + n]),
+                     pinned, np.full(2 * n, np.inf), np.repeat([0, 1], n))
+    model = build_cloth_model(cloths=[rest])
+    hz, seconds = 240.0, 2.0
+    samples = int(seconds * hz) + 2
+    t = np.arange(samples) / hz
+    w = 2 * np.pi * 3.0
+    shake = np.stack([0.08 * np.sin(w * t), 0.04 * np.sin(w * t + 1.0),
+                      0.024 * np.sin(2 * w * t)], -1)
+    drive = ClothDrive(fps=hz, reference=model.rest_positions[None] + shake[:, None],
+                       space=np.broadcast_to(np.eye(4), (samples, 1, 4, 4)),
+                       collider_matrix=np.zeros((samples, 0, 4, 4)),
+                       params=ClothParams.defaults(1, world_motion_fraction=1.0,
+                                                   layer_thickness=0.01),
+                       output_fps=60.0, output_frames=int(seconds * 60) + 1)
+    x = bake_cloth(model, drive, core.SolverSettings(substep=1.0 / hz)).positions
+    g = model.stretch
+    outer = model.vertical & (g.a >= n)
+    stretch = np.abs(np.linalg.norm(x[:, g.b[outer]] - x[:, g.a[outer]], axis=-1)
+                     / g.rest[outer] - 1.0)
+    assert np.mean(stretch.max(axis=1) > 0.005) <= 0.08
+    assert np.percentile(stretch, 99.9) <= 0.01
+    assert signed_gaps(model, x).min() >= 0.01 - 1e-9
