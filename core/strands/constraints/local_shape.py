@@ -22,8 +22,11 @@ The multipliers are kept over the substep's passes (XPBD, compliance alpha~ = (w
 s) / s, so the first pass takes `s` of an isolated pair's error and the others converge the
 coupled pairs to that compliance). With them reset each pass (PBD), the passes went on past the
 compliance toward a rigid shape, and the shape's pushes came back as velocity: an undamped chain
-released level gained up to 156 % of its fall (local stiffness 0.8 at 480 Hz; 8-24 % now, and
-0 % for a curved rest, which had gained 5-15 %).
+released level gained up to 156 % of its fall (local stiffness 0.8 at 480 Hz), a curved one
+5-15 %. The rest of that gain came from the exact lengths after the shape: the pulls act along
+chords, nearly along the segments, and SHAKE along the start-of-substep segments returned them
+as velocity; the solver now projects the lengths of these strands along their current segments
+(`solver.step`), and no case gains (0.00 %, soft or stiff, level or curved, 240-480 Hz).
 """
 
 from __future__ import annotations
@@ -50,6 +53,11 @@ class LocalShapeCoefficients:
         # multiplier keeps between the substep's passes.
         self.keep = None if keep is None else [flat_pairs(q, k) for (k, *_), q in
                                               zip(pairs, keep, strict=True)]
+        # (S,) the strands with a pair pulled: their exact lengths then project along the
+        # current segments (solver.step).
+        self.strands = np.zeros(pairs[0][1].shape[0] if pairs else 0, dtype=bool)
+        for _, ca, cb, _ in pairs:
+            self.strands |= np.any((ca != 0.0) | (cb != 0.0), axis=1)
 
 
 def local_shape_coefficients(*, fraction: np.ndarray, w: np.ndarray,
