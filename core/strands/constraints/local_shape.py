@@ -45,14 +45,13 @@ class LocalShapeCoefficients:
     (`distance.flat_pairs`: contiguous pair ends, zero for pairs straddling two strands)."""
 
     def __init__(self, pairs: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]],
-                 keep: list[np.ndarray] | None = None):
+                 keep: list[np.ndarray]):
         self.pairs = pairs
         self.flat = [(k, flat_pairs(ca, k), flat_pairs(cb, k), flat_pairs(rest, k))
                      for k, ca, cb, rest in pairs]
         # Per offset, 1 - s of each pair (flat): the share of its summed correction an XPBD
         # multiplier keeps between the substep's passes.
-        self.keep = None if keep is None else [flat_pairs(q, k) for (k, *_), q in
-                                              zip(pairs, keep, strict=True)]
+        self.keep = [flat_pairs(q, k) for (k, *_), q in zip(pairs, keep, strict=True)]
         # (S,) the strands with a pair pulled: their exact lengths then project along the
         # current segments (solver.step).
         self.strands = np.zeros(pairs[0][1].shape[0] if pairs else 0, dtype=bool)
@@ -92,7 +91,6 @@ def local_shape_coefficients(*, fraction: np.ndarray, w: np.ndarray,
     return LocalShapeCoefficients(pairs, keep)
 
 
-
 PASSES = 4  # Jacobi passes per substep (TressFX runs 2-3 local shape iterations per step)
 
 
@@ -121,9 +119,8 @@ def solve_local_shape(x: np.ndarray, c: LocalShapeCoefficients,
         x[...] = work
         return
     flat = x.reshape(3, -1)
-    if c.keep is not None:
-        for mu in scratch.mu.values():
-            mu.fill(0.0)
+    for mu in scratch.mu.values():  # the multipliers start at 0 each substep
+        mu.fill(0.0)
     for _ in range(PASSES):
         _pass(flat, c, scratch)
 
@@ -143,10 +140,9 @@ def _pass(x: np.ndarray, c: LocalShapeCoefficients, scratch: LocalShapeScratch) 
         np.sqrt(length, out=length)
         # XPBD step: each end moves along d by its share of (|d| - rest + alpha~ lambda).
         np.subtract(length, rest, out=error)
-        if c.keep is not None:
-            mu = scratch.mu[k]
-            error += mu
-            mu -= c.keep[i] * error
+        mu = scratch.mu[k]
+        error += mu
+        mu -= c.keep[i] * error
         np.maximum(length, _EPS, out=length)
         np.divide(error, length, out=error)
         np.multiply(ca, error, out=length)  # length is free now: the a-end factor
