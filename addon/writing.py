@@ -62,8 +62,55 @@ STASH_SPAN = 100_000  # frames the stash strip reaches beyond the action's and s
 KEYED_AFTER_BAKE = "Keyed after bake"  # the track of an action made active after a bake
 
 
+# Blender's frame limits (MINAFRAMEF / MAXFRAMEF): the range an F-modifier gives an action.
+MIN_FRAME, MAX_FRAME = -1048574.0, 1048574.0
+
+
+def plays_through_nla(anim_data) -> bool:
+    """Whether Blender evaluates ``anim_data`` through its NLA stack: NLA evaluation on and a
+    track it would evaluate (not muted, with a strip). Only then does the active action blend
+    over the stack with its blend type, influence and extrapolation; otherwise it plays
+    directly, at full influence over its whole F-curves (those settings are ignored)."""
+    return anim_data.use_nla and any(not track.mute and len(track.strips)
+                                     for track in anim_data.nla_tracks)
+
+
+def key_range(action) -> tuple[float, float]:
+    """The frames over which the NLA plays an active action (the range Blender gives its
+    implicit strip: every F-curve's first to last key, widened by the last F-modifier of each:
+    a Limits modifier to its frame limits, a Cycles modifier to the frame limits on each side it
+    repeats, any other to both). At least one frame long."""
+    lo, hi, found = 999999999.0, -999999999.0, False  # (Blender's starting values)
+    for fcurve in compat.action_fcurves(action):
+        keys = fcurve.keyframe_points
+        if len(keys):
+            lo, hi, found = min(lo, keys[0].co[0]), max(hi, keys[-1].co[0]), True
+        if len(fcurve.modifiers):
+            found = True
+            last = fcurve.modifiers[-1]
+            if last.type == 'LIMITS':
+                lo = min(lo, last.min_x) if last.use_min_x else lo
+                hi = max(hi, last.max_x) if last.use_max_x else hi
+            elif last.type == 'CYCLES':
+                lo = MIN_FRAME if last.mode_before != 'NONE' else lo
+                hi = MAX_FRAME if last.mode_after != 'NONE' else hi
+            else:
+                lo, hi = MIN_FRAME, MAX_FRAME
+    if not found:
+        return 0.0, 1.0
+    lo, hi = max(lo, MIN_FRAME), min(hi + 1.0 if hi == lo else hi, MAX_FRAME)
+    return lo, hi if hi > lo else lo + 1.0
+
+
 def _stash_strip(track, action, slot, anim_data, scene):
-    """A strip on ``track`` playing ``action`` as the active action plays it (module doc)."""
+    """A strip on ``track`` playing ``action`` as the active action plays it (module doc).
+
+    Played directly (``plays_through_nla`` false: no NLA track that plays), the action is
+    evaluated at full influence, replacing, at every frame: the strip is REPLACE, influence 1,
+    over the whole span. Over an NLA stack it blends with the active action's blend type and
+    influence (a constant key on the strip's animated influence: a strip's plain influence is
+    ignored) and plays only where its extrapolation says: Hold everywhere, Hold Forward from the
+    first frame of its ``key_range``, Nothing over that range."""
     first, last = action.frame_range
     # From frame 0 (or the earliest negative frame in use): Blender evaluates a strip at
     # strip start + (scene time - strip start) in float32, exact for a start of 0 but off by up
@@ -72,6 +119,16 @@ def _stash_strip(track, action, slot, anim_data, scene):
     played = scene_range(scene)
     lo = min(0, math.floor(first), scene.frame_start, played[0])
     hi = math.ceil(max(last, scene.frame_end, played[1])) + STASH_SPAN
+    blended = plays_through_nla(anim_data)
+    extrapolation = anim_data.action_extrapolation if blended else 'HOLD'
+    if extrapolation != 'HOLD':
+        start, end = key_range(action)
+        if start > lo:  # (a range reaching further back plays everywhere the span does)
+            lo = start
+        elif extrapolation == 'HOLD_FORWARD':
+            extrapolation = 'HOLD'
+        if extrapolation == 'NOTHING':
+            hi = min(hi, end)
     strip = track.strips.new(action.name, int(first), action)
     compat.assign_strip_slot(strip, slot)
     strip.use_sync_length = False
@@ -82,9 +139,15 @@ def _stash_strip(track, action, slot, anim_data, scene):
     strip.frame_start_ui = lo
     strip.scale = 1.0
     strip.repeat = 1.0
-    strip.blend_type = anim_data.action_blend_type
-    strip.extrapolation = anim_data.action_extrapolation
-    strip.influence = anim_data.action_influence
+    strip.blend_type = anim_data.action_blend_type if blended else 'REPLACE'
+    strip.extrapolation = 'NOTHING' if extrapolation != 'HOLD' else 'HOLD'
+    if blended and anim_data.action_influence != 1.0:
+        strip.use_animated_influence = True  # (Blender keys the influence once)
+        strip.influence = anim_data.action_influence
+        influence = strip.fcurves.find("influence")
+        for key in influence.keyframe_points:
+            key.co[1] = anim_data.action_influence
+        influence.update()
     return strip
 
 
@@ -106,6 +169,7 @@ def stash_original_action(ob, scene=None) -> str | None:
     original = ob.waft.original_action
     stashed = anim_data.nla_tracks.get(ORIGINAL_TRACK)
     if stashed is not None and action == original:  # edited in place (Edit Original)
+        stashed.mute = False  # (muted while the action was active: edit_original_action)
         anim_data.action = None
         return None
     name = ORIGINAL_TRACK if stashed is None else KEYED_AFTER_BAKE
@@ -120,8 +184,9 @@ def stash_original_action(ob, scene=None) -> str | None:
 
 
 def edit_original_action(ob) -> bool:
-    """Make the stashed original action active again for editing (it stays on its track, so a
-    re-bake finds it and only deactivates it); whether there was one."""
+    """Make the stashed original action active again for editing (it stays on its track, muted
+    meanwhile, so a re-bake finds it, only deactivates it and unmutes the track); whether there
+    was one."""
     anim_data = ob.animation_data
     original = ob.waft.original_action
     if anim_data is None or original is None or anim_data.action == original:
@@ -130,6 +195,11 @@ def edit_original_action(ob) -> bool:
         stash_original_action(ob)
     anim_data.action = original
     compat.restore_active_slot(anim_data, original, ob.waft.original_slot)
+    stashed = anim_data.nla_tracks.get(ORIGINAL_TRACK)
+    if stashed is not None:
+        # Active, the action plays from there: its strip would play it a second time (added
+        # twice with Add or Combine, or blended in twice below influence 1).
+        stashed.mute = True
     return True
 
 
