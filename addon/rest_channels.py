@@ -14,7 +14,7 @@ from __future__ import annotations
 import bpy
 
 from .nla import clear_held_track, held_values, remove_track, write_held_track
-from .sampling import REST_TRACK, animated_paths
+from .sampling import REST_TRACK, animated_channels
 
 REST_SUFFIX = "|rest"
 
@@ -28,18 +28,16 @@ def rotation_prop(pose_bone) -> tuple[str, int]:
 
 def static_channels(ob, bone_names) -> list[tuple[str, int, float, str]]:
     """(data_path, index, value, bone name) of simulated bones' unanimated rotation channels."""
-    user_paths = animated_paths(ob)
+    animated = animated_channels(ob)
     previous = held_values(ob, REST_TRACK)
     channels = []
     for name in bone_names:
         pose_bone = ob.pose.bones[name]
         prop, count = rotation_prop(pose_bone)
         path = f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}'
-        if path in user_paths:
-            continue
         current = getattr(pose_bone, prop)
-        for index in range(count):
-            channels.append((path, index, previous.get((path, index), current[index]), name))
+        channels.extend((path, index, previous.get((path, index), current[index]), name)
+                        for index in range(count) if (path, index) not in animated)
     return channels
 
 

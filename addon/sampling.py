@@ -32,12 +32,22 @@ def is_strand_track(name: str) -> bool:
     return name in (WAFT_TRACK, REST_TRACK)
 
 
+FOLLOWED_TRACKS = ("Waft Ragdoll", "Waft Ragdoll: rest")  # the ragdoll result and rest tracks
+# Every system's result track (strands, ragdoll, cloth, rods: cloth/writing.py) and its rest
+# track. By exact name: a user's own track may well start with "Waft" ("Wafting idle" was
+# taken for Waft's, rebuilt and written into).
+RESULT_TRACKS = frozenset((WAFT_TRACK, FOLLOWED_TRACKS[0], "Waft Cloth", "Waft Rod"))
+REST_TRACKS = frozenset(f"{name}: rest" for name in RESULT_TRACKS)
+
+
 def is_result_or_rest_track(name: str) -> bool:
     """Any Waft track but the stashed user action (``Waft: original`` is the user's)."""
-    return name.startswith("Waft") and name != ORIGINAL_TRACK
+    return name in RESULT_TRACKS or name in REST_TRACKS
 
 
-FOLLOWED_TRACKS = ("Waft Ragdoll", "Waft Ragdoll: rest")  # the ragdoll result and rest tracks
+def is_rest_track(name: str) -> bool:
+    """A Waft rest track (the user's static pose held under the results)."""
+    return name in REST_TRACKS
 
 
 def is_followed(name: str) -> bool:
@@ -47,32 +57,47 @@ def is_followed(name: str) -> bool:
 
 def is_result_track(name: str) -> bool:
     """A Waft result track: not the user's original, not a rest track (``…: rest``)."""
-    return is_result_or_rest_track(name) and not name.endswith(": rest")
+    return name in RESULT_TRACKS
 
 
-def animated_paths(ob, *, skip_track: Callable[[str], bool] = is_strand_track) -> set[str]:
-    """Data paths of ``ob`` targeted by any driver or F-curve of its active action or of the
-    strips of NLA tracks ``skip_track`` does not exclude (by track name)."""
+def animated_channels(ob, *, skip_track: Callable[[str], bool] = is_strand_track
+                      ) -> set[tuple[str, int]]:
+    """(data path, array index) of every channel of ``ob`` a driver or an F-curve animates: of
+    its active action or of the strips of NLA tracks ``skip_track`` does not exclude (by track
+    name). Per index: a rotation keyed about Z alone leaves X and Y static. Muted tracks, strips
+    and F-curves play nothing, so what only they key is static too."""
     anim_data = ob.animation_data
     if anim_data is None:
         return set()
-    paths = {fc.data_path for fc in anim_data.drivers}
+    channels = {(fc.data_path, fc.array_index) for fc in anim_data.drivers if not fc.mute}
     played = []  # (action, slot): only the slot each one plays animates this object
     if anim_data.action is not None:
         played.append((anim_data.action, compat.active_slot(anim_data)))
     for track in anim_data.nla_tracks:
-        if not skip_track(track.name):
+        if not skip_track(track.name) and not track.mute:
             played.extend((strip.action, getattr(strip, "action_slot", None))
-                          for strip in track.strips if strip.action is not None)
+                          for strip in track.strips
+                          if strip.action is not None and not strip.mute)
     for action, slot in played:
-        paths.update(fc.data_path for fc in compat.slot_fcurves(action, slot))
-    return paths
+        channels.update((fc.data_path, fc.array_index)
+                        for fc in compat.slot_fcurves(action, slot) if not fc.mute)
+    return channels
+
+
+def animated_paths(ob, *, skip_track: Callable[[str], bool] = is_strand_track) -> set[str]:
+    """The data paths of ``animated_channels``."""
+    return {path for path, _ in animated_channels(ob, skip_track=skip_track)}
 
 
 def user_paths(ob) -> set[str]:
     """Data paths the user animates: drivers, the active action, strips of every track that is
     not a Waft result or rest track (the stashed ``Waft: original`` counts as the user's)."""
     return animated_paths(ob, skip_track=is_result_or_rest_track)
+
+
+def user_channels(ob) -> set[tuple[str, int]]:
+    """The (data path, index) pairs of ``user_paths``."""
+    return animated_channels(ob, skip_track=is_result_or_rest_track)
 
 
 @functools.cache

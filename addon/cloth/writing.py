@@ -24,7 +24,7 @@ from ..nla import (
     remove_track,
     write_held_track,
 )
-from ..sampling import user_paths
+from ..sampling import user_channels
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def static_channels(ob, bone_names, tracks: ResultTracks = CLOTH
                     ) -> list[tuple[str, int, float, str]]:
     """(data_path, index, value, bone) of the driven bones' location/rotation channels that no
     user action or driver animates; read before sampling."""
-    animated = user_paths(ob)
+    animated = user_channels(ob)
     previous = held_values(ob, tracks.rest)
     channels = []
     for name in bone_names:
@@ -66,11 +66,9 @@ def static_channels(ob, bone_names, tracks: ResultTracks = CLOTH
         rotation, count = rest_channels.rotation_prop(pose_bone)
         for prop, size in (("location", 3), (rotation, count)):
             path = f'pose.bones["{bpy.utils.escape_identifier(name)}"].{prop}'
-            if path in animated:
-                continue
             current = getattr(pose_bone, prop)
             channels.extend((path, i, previous.get((path, i), current[i]), name)
-                            for i in range(size))
+                            for i in range(size) if (path, i) not in animated)
     return channels
 
 

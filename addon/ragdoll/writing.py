@@ -24,7 +24,7 @@ from ..nla import (
     remove_track,
     write_held_track,
 )
-from ..sampling import FOLLOWED_TRACKS, user_paths
+from ..sampling import FOLLOWED_TRACKS, user_channels
 
 # The result and rest tracks; other systems sample with them playing (written first).
 TRACK, REST_TRACK = FOLLOWED_TRACKS
@@ -53,15 +53,13 @@ def _channels(ob, names, located) -> list[tuple[str, str, int]]:
 def static_channels(ob, names, located) -> list[tuple[str, int, float, str]]:
     """(data path, index, value, bone) of keyed channels no user action animates; read before
     sampling (the values are the user's static pose)."""
-    animated = user_paths(ob)
+    animated = user_channels(ob)
     held = held_values(ob, REST_TRACK)
     out = []
     for bone, path, count in _channels(ob, names, located):
-        if path in animated:
-            continue
         current = ob.path_resolve(path)
-        for index in range(count):
-            out.append((path, index, held.get((path, index), current[index]), bone))
+        out.extend((path, index, held.get((path, index), current[index]), bone)
+                   for index in range(count) if (path, index) not in animated)
     return out
 
 
