@@ -23,7 +23,7 @@ import bpy
 
 from . import compat
 from .nla import add_result_track, held_values, slot_marker, write_held_track
-from .sampling import is_result_track
+from .sampling import is_rest_track, is_result_track
 
 WARN, TURN_OFF = "WARN", "TURN_OFF"
 POLICY_ITEMS = (
@@ -147,7 +147,7 @@ def held_before_bake(objects) -> dict:
         if anim_data is None:
             continue
         for track in anim_data.nla_tracks:
-            if track.name.startswith("Waft") and track.name.endswith(": rest"):
+            if is_rest_track(track.name):
                 held.update({(ob.name, path): value for (path, _), value
                              in held_values(ob, track.name).items()
                              if path.endswith(".influence")})
