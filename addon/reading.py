@@ -77,6 +77,32 @@ def check_world_scale(ob, what: str) -> None:
             f"use positive scale")
 
 
+def check_animation_target(ob) -> None:
+    """The armature ``ob`` takes Waft's result as NLA tracks over its own, with its active
+    action moved onto one of them: refuse, before anything is read or written, what would keep
+    that result from playing or from being kept."""
+    where = f"Armature '{ob.name}'"
+    if ob.library is not None:
+        raise SetupError(
+            f"{where} is linked from '{ob.library.filepath}' and cannot hold a bake (it "
+            f"would be lost on save); make a library override of it (Object > Library "
+            f"Override > Make) and bake that")
+    anim_data = ob.animation_data
+    if anim_data is None:
+        return
+    if anim_data.use_tweak_mode:
+        raise SetupError(f"{where}: leave NLA tweak mode before baking")
+    if not anim_data.use_nla:
+        raise SetupError(
+            f"{where}: its NLA tracks are turned off (the checkbox by its name in the NLA "
+            f"editor), so Waft's result tracks would not play; turn them on and bake again")
+    solo = next((track.name for track in anim_data.nla_tracks if track.is_solo), None)
+    if solo is not None:
+        raise SetupError(
+            f"{where}: NLA track '{solo}' is soloed, so only it plays and Waft's result would "
+            f"not; turn its solo off and bake again")
+
+
 def _fmt(values) -> str:
     return ", ".join(f"{v:g}" for v in values)
 

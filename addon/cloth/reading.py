@@ -230,8 +230,7 @@ def _armature(scene, ob):
         raise SetupError(f"{_where(ob)}: armature '{armature.name}' is not in scene "
                          f"'{scene.name}'")
     shared_reading.check_world_scale(armature, "Armature")
-    if armature.animation_data is not None and armature.animation_data.use_tweak_mode:
-        raise SetupError(f"Armature '{armature.name}': leave NLA tweak mode before baking")
+    shared_reading.check_animation_target(armature)
     return armature
 
 

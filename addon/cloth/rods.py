@@ -92,8 +92,7 @@ def _read_armature(scene, ob, index: int, unit: float, seen: set) -> tuple:
     for name in VECTOR_SETTINGS:
         if not np.all(np.isfinite(tuple(getattr(settings, name)))):
             raise SetupError(f"{_where(ob)}: rod setting '{name}' is not finite")
-    if ob.animation_data is not None and ob.animation_data.use_tweak_mode:
-        raise SetupError(f"{_where(ob)}: leave NLA tweak mode before baking")
+    shared_reading.check_animation_target(ob)
     bones = list(ob.pose.bones)
     position = {pb.name: i for i, pb in enumerate(bones)}
     space_bone = -1

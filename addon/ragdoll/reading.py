@@ -206,8 +206,7 @@ def _carrier(ob) -> tuple[str, str] | None:
 def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
     shared_reading.check_world_scale(ob, "Armature")
     _check_settings(ob)
-    if ob.animation_data is not None and ob.animation_data.use_tweak_mode:
-        raise SetupError(f"{_where(ob)}: leave NLA tweak mode before baking")
+    shared_reading.check_animation_target(ob)
     settings = ob.waft_ragdoll
     bones = body_bones(ob)
     if not bones:

@@ -227,8 +227,7 @@ def read_setup(ob, setup_index: int, unit: float, *, use_settled: bool = True) -
     shared.check_world_scale(ob, "Armature")
     shared.check_finite_settings(ob.waft, SETUP_FLOAT_SETTINGS + VRM_FLOAT_SETTINGS,
                                  f"Armature '{ob.name}'")
-    if ob.animation_data is not None and ob.animation_data.use_tweak_mode:
-        raise SetupError(f"Armature '{ob.name}': leave NLA tweak mode before baking")
+    shared.check_animation_target(ob)
     runs = chain_bone_runs(ob)
     if not runs:
         raise SetupError(f"Armature '{ob.name}': no bones are flagged for simulation; select "
