@@ -47,10 +47,10 @@ def _check_cyclic(read: ClothRead, run, length: int) -> None:
         f = int(np.argwhere(gap > CYCLE_TOLERANCE)[-1, 0])
         frame = read.frame_end - (len(gap) - 1 - f)
         raise SetupError(
-            f"Cloth cage '{setup.name}': Loop needs a cyclic animation, but frame {frame} "
-            f"differs from frame {frame - length} (one cycle of {length} frames earlier); make "
-            "the animation cyclic (a Cycles modifier) or set the frame range to exactly one "
-            "cycle")
+            f"Cloth cage '{setup.name}': Loop needs an animation that repeats every {length} "
+            f"frames (the frame range), also before the range, but frame {frame} differs from "
+            f"frame {frame - length}; make it cyclic (a Cycles modifier on its F-curves, or a "
+            "repeated NLA strip)")
 
 
 def loop_clip(read: ClothRead, run, length: int):

@@ -45,13 +45,18 @@ def _check_cyclic(read: SceneRead, frames, length: int) -> None:
         return
     f, s, b = (int(i) for i in np.argwhere(gap > CYCLE_TOLERANCE)[-1])
     chain = read.chains[s]
-    bone = chain.bone_names[b] if b < len(chain.bone_names) else "its parent"
+    setup = read.setups[chain.setup_index]
+    if b < len(chain.bone_names):
+        bone = chain.bone_names[b]
+    else:  # the chain's parent (the extra column above)
+        bone = (setup.object.pose.bones[chain.parent_index].name if chain.parent_index >= 0
+                else chain.bone_names[0])
     frame = read.frame_end - (len(later) - 1 - f)
     raise SetupError(
-        f"Armature '{read.setups[chain.setup_index].name}', bone '{bone}': Loop needs a cyclic "
-        f"animation, but frame {frame} differs from frame {frame - length} (one cycle of "
-        f"{length} frames earlier); make the animation cyclic (a Cycles modifier) or set the "
-        "frame range to exactly one cycle")
+        f"Armature '{setup.name}', bone '{bone}': Loop needs an animation that repeats every "
+        f"{length} frames (the frame range), also before the range, but frame {frame} differs "
+        f"from frame {frame - length}; make it cyclic (a Cycles modifier on its F-curves, or "
+        "a repeated NLA strip)")
 
 
 def loop_clip(read: SceneRead, run, length: int):

@@ -88,7 +88,8 @@ def test_loop_on_an_animation_that_does_not_repeat_is_a_clear_error(scene, bake_
     scene.waft.use_loop = True
     scene.frame_set(1)  # the pose as the animation gives it, not as the keying left it
     before = rigs.fingerprint(scene)
-    with pytest.raises(Exception, match=r"Armature 'Rig', bone '.*': Loop needs a cyclic"):
+    with pytest.raises(Exception, match=r"Armature 'Rig', bone '.*': Loop needs an animation "
+                                        r"that repeats"):
         bake_api.bake_scene(scene)
     assert rigs.fingerprint(scene) == before
     assert ob.animation_data.nla_tracks.get("Waft") is None

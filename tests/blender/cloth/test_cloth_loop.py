@@ -62,6 +62,6 @@ def test_cloth_loop_on_a_non_cyclic_animation_names_the_cage(scene, bake_api):
     scene.waft.use_loop = True
     scene.frame_set(1)  # the pose as the animation gives it (keying left the last key's)
     before = rigs.fingerprint(scene)
-    with pytest.raises(Exception, match="Cloth cage 'Cage': Loop needs a cyclic animation"):
+    with pytest.raises(Exception, match="Cloth cage 'Cage': Loop needs an animation that repeats"):
         bake_api.bake_scene(scene)
     assert rigs.fingerprint(scene) == before
