@@ -22,8 +22,9 @@ import blender_env  # noqa: E402  (tools/ is put on sys.path by tests/conftest.p
 HERE = Path(__file__).resolve().parent
 # Whole systems that also run on bpy 4.2 LTS in tools/test.sh (`-m compat`), beside the tests
 # marked one by one: cloth-bones, ragdolls, the strand-hair guide tests and the user-animation
-# contract (legacy actions on 4.2, slotted on 5.x; about 12 s there).
-COMPAT_ON_42 = ("cloth", "ragdoll", "test_hair_guides.py", "test_user_animation_contract.py")
+# contracts (legacy actions on 4.2, slotted on 5.x; about 15 s there).
+COMPAT_ON_42 = ("cloth", "ragdoll", "test_hair_guides.py", "test_user_animation_contract.py",
+                "test_user_nla_contract.py")
 
 
 @pytest.hookimpl(tryfirst=True)
