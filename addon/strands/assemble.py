@@ -283,10 +283,11 @@ class InputBuilder:
         self.filled = 0  # drive samples written
         self.frames_filled = 0  # scene frames of the chain frames written
 
-    def add(self, rows: Samples, frame_rows: Samples | None = None) -> None:
+    def add(self, rows: Samples | None, frame_rows: Samples | None = None) -> None:
         """The next grid samples' ``rows`` and, with sub-frame samples, the next scene
-        frames' ``frame_rows`` (matrices only: ``Sampler.rows(settings=False)``)."""
-        if len(rows.frames):
+        frames' ``frame_rows`` (matrices only: ``Sampler.rows(settings=False)``); either may be
+        None (none in this block)."""
+        if rows is not None and len(rows.frames):
             part, frames = drive_rows(self.read, rows, rate=self.rate)
             if self.model is None:
                 self.model = strand_model(self.read, rows)

@@ -214,8 +214,10 @@ def sampled_input(scene, read: SceneRead, times, on_grid, at_frames, *, rate, ch
                 done = sampler.done
                 grid_end = int(np.searchsorted(on_grid, done))
                 frames_end = int(np.searchsorted(at_frames, done))
-                builder.add(sampler.rows(on_grid[grid:grid_end]),
-                            None if rate is None else
+                # (A block may hold no scene frame: frames further apart than a block's
+                # samples, e.g. 24 fps at an 8,000 Hz Sample Rate, or none on the grid.)
+                builder.add(sampler.rows(on_grid[grid:grid_end]) if grid_end > grid else None,
+                            None if rate is None or frames_end == scene_frames else
                             sampler.rows(at_frames[scene_frames:frames_end], settings=False))
                 grid, scene_frames = grid_end, frames_end
                 sampler.release(done)

@@ -58,11 +58,14 @@ def _scene(scene, *, armatures: int):
         other.pose.bones[rigs.ROOT].keyframe_insert("location", frame=33)
 
 
-@pytest.mark.parametrize(("armatures", "rate"), [(1, 120.0), (2, 120.0), (1, 0.0), (2, 2.0)])
+@pytest.mark.parametrize(("armatures", "rate"), [(1, 120.0), (2, 120.0), (1, 0.0), (2, 2.0),
+                                                (1, 480.0)])
 def test_the_input_read_in_blocks_is_the_input_of_every_sample(scene, waft_module_name,
                                                                  armatures, rate):
-    """Sub-frame samples (120 Hz), the scene frames (0), and a grid coarser than a block (2 Hz
-    at 24 fps: one grid sample per 12 frames, blocks of 7)."""
+    """Sub-frame samples (120 Hz), the scene frames (0), a grid coarser than a block (2 Hz
+    at 24 fps: one grid sample per 12 frames, blocks of 7), and scene frames further apart than
+    a block (480 Hz: 20 samples a frame; such a block raised a ValueError from deep in the
+    sampler, as 24 fps at an 8,000 Hz Sample Rate did with the bake's blocks of 256)."""
     _scene(scene, armatures=armatures)
     scene.waft.sample_rate = rate
     module = waft_module_name
@@ -77,7 +80,7 @@ def test_the_input_read_in_blocks_is_the_input_of_every_sample(scene, waft_modul
     read = reading.read_scene(scene)
     times, on_grid, at_frames = sampling.sample_times(read.frame_start, read.frame_end,
                                                       read.fps, rate)
-    assert len(at_frames) == 33 and len(times) == {120.0: 161, 0.0: 33, 2.0: 34}[rate]
+    assert len(at_frames) == 33 and len(times) == {120.0: 161, 0.0: 33, 2.0: 34, 480.0: 641}[rate]
     rate = rate if rate > 0.0 else None
     frame = scene.frame_current
     # Every sample at once (what the bake did before).
