@@ -27,7 +27,9 @@ Every system is previewed: bone chains, cloth cages, rods, hair Curves guides an
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -37,7 +39,7 @@ import numpy as np
 from ..core.errors import DivergenceError, SetupError
 from . import reading, sampling_scope
 from .compat import action_fcurves
-from .sampling import animated_paths, frame_kept, is_result_or_rest_track
+from .sampling import animated_channels, frame_kept, is_result_or_rest_track
 
 CATCH_UP_FRAMES = 12  # frames simulated on one frame change, at most, to reach a later frame
 # Bone rotations (or hair guide points) kept for scrubbing; older frames are dropped.
@@ -151,6 +153,113 @@ def _hash_animation(h, ob) -> None:
             h.update(fc.driver.expression.encode())
 
 
+TRANSFORM = ("location", "rotation_euler", "rotation_quaternion", "rotation_axis_angle",
+             "scale", "delta_location", "delta_rotation_euler", "delta_rotation_quaternion",
+             "delta_scale")
+POSE_CHANNELS = (("location", 3), ("rotation_quaternion", 4), ("rotation_euler", 3),
+                 ("rotation_axis_angle", 4), ("scale", 3))
+_BONE_CHANNEL = re.compile(r'^pose\.bones\["((?:[^"\\]|\\.)*)"\]\.(\w+)$')
+_settable: dict[str, tuple[str, ...]] = {}  # constraint type → its settable plain properties
+
+
+def _static(values, prop: str, animated: set) -> tuple:
+    """``values`` with the indices an F-curve or driver animates (``animated``: (path, index))
+    left out: those change from frame to frame and are hashed with the animation."""
+    return tuple(None if (prop, i) in animated else v for i, v in enumerate(values))
+
+
+def _hash_transform(h, ob, animated: set) -> None:
+    """The object's own transform channels that nothing animates, its rotation mode and its
+    parenting, and the same up its parent chain with the parents' animation: a parent empty
+    moved by hand (the armature's world space) went unseen."""
+    h.update(repr((ob.rotation_mode, tuple(_static(getattr(ob, prop), prop, animated)
+                                           for prop in TRANSFORM))).encode())
+    parent = ob.parent
+    if parent is not None:
+        h.update(repr((parent.name, ob.parent_type, ob.parent_bone,
+                       tuple(map(tuple, ob.matrix_parent_inverse)))).encode())
+        _hash_transform(h, parent, animated_channels(parent, skip_track=is_result_or_rest_track))
+        _hash_animation(h, parent)
+
+
+def _driven_bones(ob, objects) -> list[str]:
+    """The bones of armature ``ob`` a Waft system writes (chains, ragdoll bodies, bones a cage
+    in ``objects`` drives, rods): the preview shows its result on their channels, so their
+    pose values are not inputs (their static values are the rest channels, read apart)."""
+    names = [pb.name for pb in ob.pose.bones if pb.waft.simulate or pb.waft_ragdoll.body]
+    for cage in objects:
+        if cage.type == 'MESH' and cage.waft_cloth.enabled and cage.waft_cloth.armature == ob:
+            names += [item.bone for item in cage.waft_cloth.bones]
+    if ob.waft_rod.enabled:
+        for item in ob.waft_rod.chains:
+            bone = ob.pose.bones.get(item.root)
+            while bone is not None:  # (as rods._chain: a fork ends the rod)
+                names.append(bone.name)
+                bone = bone.children[0] if len(bone.children) == 1 else None
+    return names
+
+
+def _hash_pose(h, ob, animated: set, driven: list[str]) -> None:
+    """An armature's rest bones (head, tail, roll: Edit Mode) and every pose channel nothing
+    animates (a pose scale typed in changes the chains' rest), but the ``driven`` bones'."""
+    bones = ob.data.bones
+    rest = np.empty(len(bones) * 16, dtype=np.float32)
+    bones.foreach_get("matrix_local", rest)
+    lengths = np.empty(len(bones), dtype=np.float32)
+    bones.foreach_get("length", lengths)
+    h.update(rest.tobytes() + lengths.tobytes())
+    pose = ob.pose.bones
+    keyed = _keyed_pose_channels(frozenset(animated), tuple(pose.keys()), tuple(driven))
+    for prop, size in POSE_CHANNELS:
+        values = np.empty(len(pose) * size, dtype=np.float32)
+        pose.foreach_get(prop, values)
+        values[keyed.get(prop, [])] = 0.0  # (the animated ones: hashed with the animation)
+        h.update(values.tobytes())
+
+
+@functools.lru_cache(maxsize=8)
+def _keyed_pose_channels(animated: frozenset, names: tuple, driven: tuple
+                         ) -> dict[str, list[int]]:
+    """{pose channel: flat indices into its ``foreach_get`` array} of the animated ones and of
+    every channel of the ``driven`` bones."""
+    index = {name: b for b, name in enumerate(names)}
+    sizes = dict(POSE_CHANNELS)
+    keyed: dict[str, list[int]] = {prop: [index[name] * size + i for name in driven
+                                          if name in index for i in range(size)]
+                                   for prop, size in POSE_CHANNELS}
+    for path, i in animated:
+        m = _BONE_CHANNEL.match(path)
+        if m is None or m.group(2) not in sizes:
+            continue
+        b = index.get(m.group(1).replace('\\"', '"'))
+        size = sizes[m.group(2)]
+        if b is not None and i < size:
+            keyed.setdefault(m.group(2), []).append(b * size + i)
+    return keyed
+
+
+def _hash_constraints(h, bone, animated: dict) -> None:
+    """A pose bone's constraints: type, targets and every setting a user sets (the animated
+    ones left out; read-only ones such as an IK's residual error change every frame)."""
+    for c in bone.constraints:
+        names = _settable.get(c.type)
+        if names is None:
+            names = _settable[c.type] = tuple(
+                prop.identifier for prop in c.bl_rna.properties
+                if prop.type not in {'POINTER', 'COLLECTION'} and not prop.is_readonly
+                and prop.identifier != "rna_type")
+        skip = animated.get(f'pose.bones["{bone.name}"].constraints["{c.name}"]', ())
+        target = getattr(c, "target", None)
+        h.update(repr((c.type, target.name if target is not None else None,
+                       getattr(c, "subtarget", None),
+                       tuple(None if name in skip else _plain_value(getattr(c, name))
+                             for name in names))).encode())
+
+
+def _plain_value(value):
+    return tuple(value) if hasattr(value, "__len__") and not isinstance(value, str) else value
+
+
 def fingerprint(scene, objects, colliders) -> str:
     """A hash of everything the preview's simulation of ``objects`` (armatures) reads."""
     h = hashlib.blake2b(digest_size=16)
@@ -162,8 +271,12 @@ def fingerprint(scene, objects, colliders) -> str:
                    settings.sample_rate, settings.iterations, settings.preroll)).encode())
     for ob in list(objects) + list(colliders):
         h.update(ob.name.encode())
-        paths = animated_paths(ob, skip_track=is_result_or_rest_track)
+        channels = animated_channels(ob, skip_track=is_result_or_rest_track)
+        paths = {path for path, _ in channels}
         animated = _animated_settings(paths)
+        _hash_transform(h, ob, channels)
+        if ob.type == 'EMPTY':  # a collider's shape and size (Auto: the display type)
+            h.update(repr((ob.empty_display_type, ob.empty_display_size)).encode())
         name = "waft_collider" if ob in colliders else "waft"
         _hash_group(h, getattr(ob, name), animated, name)
         if ob.type == 'ARMATURE' and ob in objects:
@@ -174,10 +287,14 @@ def fingerprint(scene, objects, colliders) -> str:
             # Every bone's membership; the settings only of the bones that use them (the
             # strand readers read a bone's only when it simulates, the ragdoll's only on a
             # body): a generated Rigify rig has 700 bones, which cost 20 ms a frame.
+            _hash_pose(h, ob, channels, _driven_bones(ob, objects))
             for bone in ob.pose.bones:
                 waft, ragdoll = bone.waft, bone.waft_ragdoll
                 simulate, body = waft.simulate, ragdoll.body
                 h.update(bytes((simulate, body)))
+                h.update(bone.rotation_mode.encode())
+                if bone.constraints:
+                    _hash_constraints(h, bone, animated)
                 if simulate:
                     _hash_group(h, waft)
                 if body:

@@ -133,6 +133,58 @@ def test_a_changed_setting_starts_the_preview_over(scene, bake_api, waft_module_
         np.testing.assert_array_equal(after[frame], baked[frame])
 
 
+def _longer_last_bone(scene, ob):
+    bpy.context.view_layer.objects.active = ob
+    bpy.ops.object.mode_set(mode='EDIT')
+    bone = ob.data.edit_bones[NAMES[-1]]
+    bone.tail = bone.head + (bone.tail - bone.head) * 2.0
+    bpy.ops.object.mode_set(mode='OBJECT')
+
+
+def _parent_moved(scene, ob):
+    scene.objects["Carrier"].location = (0.0, 0.0, 0.3)
+    scene.objects["Carrier"].rotation_euler = (0.0, 0.0, 0.5)
+
+
+def _constraint_added(scene, ob):
+    ob.pose.bones[rigs.ROOT].constraints.new('COPY_LOCATION').target = scene.objects["Ball"]
+
+
+def _root_scaled(scene, ob):
+    ob.pose.bones[rigs.ROOT].scale = (1.0, 1.5, 1.0)  # not keyed: the user's static pose
+
+
+@pytest.mark.parametrize("edit", [
+    lambda scene, ob: setattr(scene.objects["Ball"], "empty_display_size", 0.16),
+    lambda scene, ob: setattr(scene.objects["Ball"], "empty_display_type", 'CUBE'),
+    _longer_last_bone, _root_scaled, _parent_moved, _constraint_added,
+], ids=["collider size", "collider shape", "bone length", "pose scale", "parent moved",
+        "constraint"])
+def test_an_edit_outside_waft_settings_starts_the_preview_over(scene, bake_api,
+                                                                waft_module_name, edit):
+    """What the simulation reads beyond Waft's settings and the keys: a collider's display size
+    and type, the bones' rest (Edit Mode), unkeyed pose channels, the armature's parent, bone
+    constraints. Each edit went unseen and the preview kept showing the old simulation, up to
+    1.1 m from what Bake then wrote."""
+    ob = _scene(scene)
+    carrier = bpy.data.objects.new("Carrier", None)
+    scene.collection.objects.link(carrier)
+    ob.parent = carrier
+    frames = range(scene.frame_start, scene.frame_end + 1)
+    scene.waft.use_preview = True
+    _play(scene, ob, frames)
+    old_cache = _preview_module(waft_module_name).state(scene).cache
+    edit(scene, ob)
+    scene.frame_set(scene.frame_start)
+    shown = _play(scene, ob, frames)
+    assert _preview_module(waft_module_name).state(scene).cache is not old_cache
+    scene.waft.use_preview = False
+    bake_api.bake_scene(scene)
+    baked = _play(scene, ob, frames)
+    for frame in frames:
+        np.testing.assert_array_equal(shown[frame], baked[frame], err_msg=f"frame {frame}")
+
+
 def test_keyed_waft_settings_do_not_start_the_preview_over(scene, bake_api, waft_module_name):
     """A keyed Waft setting (a wind picking up, the damping) changes value every frame:
     the preview plays on (its keys are what is compared), bit for bit the bake, and a moved
