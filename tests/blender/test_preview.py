@@ -165,7 +165,7 @@ def test_an_edit_outside_waft_settings_starts_the_preview_over(scene, bake_api,
     """What the simulation reads beyond Waft's settings and the keys: a collider's display size
     and type, the bones' rest (Edit Mode), unkeyed pose channels, the armature's parent, bone
     constraints. Each edit went unseen and the preview kept showing the old simulation, up to
-    1.1 m from what Bake then wrote."""
+    1.1 m from what Bake then wrote. (Constraints: of the chain's bones and their parents.)"""
     ob = _scene(scene)
     carrier = bpy.data.objects.new("Carrier", None)
     scene.collection.objects.link(carrier)
