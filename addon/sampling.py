@@ -231,10 +231,38 @@ class FrameSampler:
             raise RuntimeError("sampling is not finished")
 
 
+def frame_text(frame) -> str:
+    """A sample's scene frame for a message: ``7``, or ``7.25`` between frames."""
+    frame = float(frame)
+    return str(int(frame)) if frame.is_integer() else f"{frame:.3f}".rstrip("0")
+
+
 def first_bad_frame(frames, bad_per_frame) -> int:
     """The scene frame of the first True in ``bad_per_frame`` ((F,), or (1,) for a setting
     read once: the first frame)."""
     return int(frames[int(np.argmax(bad_per_frame))]) if len(frames) > 1 else int(frames[0])
+
+
+def check_scale_series(matrices: np.ndarray, frames: np.ndarray, what: str) -> None:
+    """SetupError naming ``what`` and the frame when a sampled world matrix ((F, 4, 4)) is not
+    finite or its scale is zero or negative (keyed or driven there)."""
+    finite = np.isfinite(matrices).reshape(len(matrices), -1).all(axis=1)
+    if not finite.all():
+        raise SetupError(f"{what}: world matrix is not finite at frame "
+                         f"{first_bad_frame(frames, ~finite)}")
+    det = np.linalg.det(matrices[:, :3, :3])
+    if np.any(det <= 0.0):
+        raise SetupError(f"{what}: world scale is zero or negative at frame "
+                         f"{first_bad_frame(frames, det <= 0.0)}")
+
+
+def pose_not_finite(matrices: np.ndarray) -> tuple[int, int] | None:
+    """(sample, column) of the first non-finite pose matrix of (F, bones, 4, 4), or None."""
+    bad = ~np.isfinite(matrices.reshape(matrices.shape[0], matrices.shape[1], -1)).all(axis=2)
+    if not bad.any():
+        return None
+    f, column = np.argwhere(bad)[0]
+    return int(f), int(column)
 
 
 def check_settings_finite(where: str, settings: dict, frames) -> None:

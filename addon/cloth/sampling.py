@@ -19,9 +19,12 @@ from .. import mesh_colliders
 from ..sampling import (
     FrameSampler,
     animated_paths,
+    check_scale_series,
     check_settings_finite,
+    frame_text,
     is_followed,
     is_result_or_rest_track,
+    pose_not_finite,
     sample_steps,
     settings_at,
     tracks_muted,
@@ -209,13 +212,22 @@ def check_samples(read: ClothRead, samples: ClothSamples) -> None:
     frames = samples.frames
     for s, setup in enumerate(read.setups):
         where = f"Cloth cage '{setup.name}'"
+        # The armature first: a bone keyed to NaN makes the skinned cage NaN too, and the
+        # message should name the bone, not a vertex.
+        armature = f"Armature '{setup.armature.name}'"
+        check_scale_series(samples.armature_world[s], frames, armature)
+        bad = pose_not_finite(samples.pose[s])
+        if bad is not None:
+            f, bone = bad
+            raise SetupError(
+                f"{armature}, bone '{setup.armature.pose.bones[bone].name}': its evaluated pose "
+                f"is not finite at frame {frame_text(frames[f])} (a key, driver or constraint "
+                f"gives NaN or infinity)")
         bad = ~np.isfinite(samples.cage[s]).all(axis=2)
         if bad.any():
             f, v = np.argwhere(bad)[0]
             raise SetupError(f"{where}: skinned position of vertex {int(v)} is not finite at "
-                             f"frame {int(frames[f])}")
-        if not np.isfinite(samples.pose[s]).all():
-            raise SetupError(f"Armature '{setup.armature.name}': evaluated pose is not finite")
+                             f"frame {frame_text(frames[f])}")
         check_settings_finite(where, samples.settings[s], frames)
 
 

@@ -14,9 +14,11 @@ from ..reading import MIN_BONE_LENGTH
 from ..sampling import (
     FrameSampler,
     animated_paths,
+    check_scale_series,
     check_settings_finite,
-    first_bad_frame,
     frame_kept,
+    frame_text,
+    pose_not_finite,
     setting_paths,
     settings_at,
     waft_tracks_muted,
@@ -321,10 +323,17 @@ def check_matrices(read: SceneRead, samples: Samples) -> None:
     """Per-frame checks of the armatures: scales that animate to zero or negative, a pose that
     is not finite, bones scaled to zero length."""
     for s, setup in enumerate(read.setups):
-        _check_scale_series(samples.object_matrix[:, s], samples.frames,
+        check_scale_series(samples.object_matrix[:, s], samples.frames,
                             f"Armature '{setup.name}'")
-        if not np.all(np.isfinite(samples.pose_matrix[s])):
-            raise SetupError(f"Armature '{setup.name}': evaluated pose is not finite")
+        bad = pose_not_finite(samples.pose_matrix[s])
+        if bad is not None:
+            f, column = bad
+            columns = None if samples.pose_columns is None else samples.pose_columns[s]
+            bone = column if columns is None else int(np.flatnonzero(columns == column)[0])
+            raise SetupError(
+                f"Armature '{setup.name}', bone '{setup.object.pose.bones[bone].name}': its "
+                f"evaluated pose is not finite at frame {frame_text(samples.frames[f])} (a key, "
+                f"driver or constraint gives NaN or infinity)")
     for chain in read.chains:
         _check_bone_lengths(read, samples, chain)
 
@@ -345,7 +354,7 @@ def check_samples(read: SceneRead, samples: Samples) -> None:
                     f"Armature '{setup}', bone '{chain.bone_names[b_idx]}': setting '{name}' is "
                     f"not finite at frame {int(frames[min(f_idx, len(frames) - 1)])}")
     for k, collider in enumerate(read.colliders):
-        _check_scale_series(samples.collider_matrix[:, k], frames, f"Collider '{collider.name}'")
+        check_scale_series(samples.collider_matrix[:, k], frames, f"Collider '{collider.name}'")
 
 
 def _check_bone_lengths(read: SceneRead, samples: Samples, chain) -> None:
@@ -358,17 +367,6 @@ def _check_bone_lengths(read: SceneRead, samples: Samples, chain) -> None:
         setup = read.setups[chain.setup_index].name
         raise SetupError(f"Armature '{setup}', bone '{chain.bone_names[b_idx]}': bone has zero "
                          f"length at frame {int(samples.frames[f_idx])} (pose scale 0?)")
-
-
-def _check_scale_series(matrices: np.ndarray, frames: np.ndarray, what: str) -> None:
-    finite = np.isfinite(matrices).reshape(len(matrices), -1).all(axis=1)
-    if not finite.all():
-        raise SetupError(f"{what}: world matrix is not finite at frame "
-                         f"{first_bad_frame(frames, ~finite)}")
-    det = np.linalg.det(matrices[:, :3, :3])
-    if np.any(det <= 0.0):
-        raise SetupError(f"{what}: world scale is zero or negative at frame "
-                         f"{first_bad_frame(frames, det <= 0.0)}")
 
 
 def sample_scene(scene, read: SceneRead, *, chunk: int = 1 << 30) -> Samples:

@@ -127,6 +127,18 @@ def test_setting_keyed_to_nan_names_the_frame(scene, bake_api, baked_rig, waft):
     _fails_cleanly(scene, bake_api, _setup_error(waft), r"Armature 'Rig'.*'drag'.*frame \d+")
 
 
+def test_a_bone_keyed_to_nan_names_the_bone_and_frame(scene, bake_api, baked_rig, waft):
+    """It said "evaluated pose is not finite": no bone, no frame."""
+    action = baked_rig.animation_data.nla_tracks["Waft: original"].strips[0].action
+    curve = next(c for c in rigs.action_fcurves(action)
+                 if c.data_path == f'pose.bones["{rigs.ROOT}"].location' and c.array_index == 0)
+    curve.keyframe_points.insert(10, float("nan"))
+    scene.frame_set(1)  # (on its first key the bone is still finite: the file compares equal)
+    _fails_cleanly(scene, bake_api, _setup_error(waft),
+                   rf"Armature 'Rig', bone '{rigs.ROOT}': its evaluated pose is not finite at "
+                   r"frame [\d.]+")
+
+
 def test_nothing_flagged(scene, bake_api, baked_rig, waft):
     for name in NAMES:
         baked_rig.pose.bones[name].waft.simulate = False

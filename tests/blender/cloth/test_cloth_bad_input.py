@@ -124,6 +124,28 @@ def test_setting_keyed_to_nan(scene, bake_api, waft, baked):
     _fails_cleanly(scene, bake_api, waft, r"Cloth cage 'Cage'.*'drag'.*not finite at frame")
 
 
+def test_armature_scaled_to_zero_names_the_armature_and_frame(scene, bake_api, waft, baked):
+    """It named the cage and a sample index ("space matrix at frame index 24")."""
+    rig, _cage = baked
+    for frame, size in ((1, 1.0), (4, 0.0), (8, 1.0)):
+        rig.scale = (size, size, size)
+        rig.keyframe_insert("scale", frame=frame)
+    scene.frame_set(1)
+    _fails_cleanly(scene, bake_api, waft, r"Armature 'Rig': world scale is zero or negative at "
+                                          r"frame 4")
+
+
+def test_a_bone_keyed_to_nan_names_the_bone_not_a_vertex(scene, bake_api, waft, baked):
+    rig, _cage = baked
+    action = rig.animation_data.nla_tracks["Waft: original"].strips[0].action
+    curve = next(c for c in rigs.action_fcurves(action) if c.array_index == 0
+                 and c.data_path == f'pose.bones["{cloth_rigs.ROOT}"].location')
+    curve.keyframe_points.insert(6, float("nan"))
+    scene.frame_set(1)
+    _fails_cleanly(scene, bake_api, waft, rf"Armature 'Rig', bone '{cloth_rigs.ROOT}': its "
+                                          r"evaluated pose is not finite at frame [\d.]+")
+
+
 def test_missing_pin_group(scene, bake_api, waft, baked):
     _rig, cage = baked
     cage.waft_cloth.pin_group = "Gone"
