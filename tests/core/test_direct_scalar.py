@@ -37,6 +37,9 @@ def _coefficients(rng, S: int, Ps: int, curved: bool):
 @given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, direct.SCALAR_STRANDS),
        Ps=st.integers(3, 12), curved=st.booleans(), scale=st.sampled_from([1e-4, 3e-3, 0.05]))
 @example(seed=16209, S=3, Ps=10, curved=True, scale=3e-3)  # 1.6e-7 m apart (see below)
+# A free run between two pins: the float solve did not judge the segment into the second pin,
+# took a step turning it by 3.9 cm (the bound is 2.5 cm) that the vectorised solve refused.
+@example(seed=2, S=2, Ps=12, curved=False, scale=1e-4)
 def test_floats_and_vectorised_solve_agree(seed, S, Ps, curved, scale):
     """Random pins, masses, inactive rows, rigid and compliant bending, straight and curved
     rests, from a small correction to one the rejection refuses: the same positions, the same
@@ -66,7 +69,11 @@ def test_floats_and_vectorised_solve_agree(seed, S, Ps, curved, scale):
     for s, strand in enumerate(floats.scalar):
         if strand is not None:
             rows = np.flatnonzero(vector.active[s])
-            np.testing.assert_allclose(strand.lam, vector.lam[s, rows], rtol=1e-5, atol=1e-8)
+            # (Near-singular rows carry multipliers of 1e6 and more, known only to rounding
+            # times their size: 5127.0 against 5126.97 beside 5.7e6 in a straight free run.)
+            largest = float(np.abs(vector.lam[s, rows]).max(initial=0.0))
+            np.testing.assert_allclose(strand.lam, vector.lam[s, rows], rtol=1e-5,
+                                       atol=1e-8 + 1e-7 * largest)
 
 
 def test_no_active_row_at_all_is_nothing_to_solve():

@@ -134,6 +134,11 @@ class DirectCoefficients:
         coupled = np.argwhere(pattern @ pattern.T != 0.0)
         self.band = int(np.max(np.abs(coupled[:, 0] - coupled[:, 1])))
         C = np.where(active[:, :, None], pattern[None], 0.0)
+        # The particles some active row takes in, and the segments between two of them: a
+        # step turns those (a segment into a pin too; not one past the tip into padding).
+        member = np.any(C != 0.0, axis=1)  # (S, P)
+        self.first = member[:, 0]
+        self.pairs = member[:, 1:] & member[:, :-1]  # (S, P - 1): segment j = (j, j + 1)
         wP = w[:, :P]
         self.K = np.einsum("smp,sp,snp->smn", C, wP, C)  # C W C^T
         self.moves = np.ascontiguousarray(np.swapaxes(C * wP[:, None, :], 1, 2))  # (S, P, M)
@@ -145,7 +150,8 @@ class DirectCoefficients:
         self.scalar = ([ScalarStrand(active=active[s], K=self.K[s], moves=self.moves[s],
                                      rest=self.rest[s], bend_rest=self.bend_rest[s],
                                      straight=self.straight[s], alpha=self.alpha[s],
-                                     max_move=self.max_move[s, 0], w=wP[s])
+                                     max_move=self.max_move[s, 0], w=wP[s],
+                                     pairs=self.pairs[s], first=bool(self.first[s]))
                         if active[s].any() else None for s in range(S)]
                        if S <= SCALAR_STRANDS else None)
 
@@ -351,7 +357,7 @@ def _solve_vectorised(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray 
             else:
                 step, move = _held_step(A, rhs, c, V, V0, X, held)
             squared = np.einsum("spk,spk->sp", move, move)
-            too_far = _too_far(move, c.max_move)
+            too_far = _too_far(move, c)
         if too_far.any():
             accepted = False
             step[too_far] = 0.0
@@ -364,12 +370,17 @@ def _solve_vectorised(x: np.ndarray, c: DirectCoefficients, x_start: np.ndarray 
     return accepted
 
 
-def _too_far(move: np.ndarray, max_move: np.ndarray) -> np.ndarray:
-    """(S,) strands whose step (moves (S, P, 3)) turns a segment by more than `max_move`
+def _too_far(move: np.ndarray, c: DirectCoefficients) -> np.ndarray:
+    """(S,) strands whose step (moves (S, P, 3)) turns a segment by more than `c.max_move`
     (S, 1): the ends' moves differ by more (MAX_MOVE), or is not finite. Particle 0's own move
-    counts as its segment to a pinned parent."""
-    turn = np.diff(move, axis=1, prepend=0.0)
-    return ~np.all(np.einsum("spk,spk->sp", turn, turn) <= max_move**2, axis=1)
+    counts as its segment to a pinned parent; a segment into a pinned particle counts too (a
+    free run between two pins turned its last segment by 3.9 cm in a step the float solve
+    took), one past the tip does not."""
+    limit = c.max_move**2
+    turn = move[:, 1:] - move[:, :-1]
+    small = np.einsum("spk,spk->sp", turn, turn) <= limit  # NaN fails it too
+    first = np.einsum("sk,sk->s", move[:, 0], move[:, 0]) <= limit[:, 0]
+    return ~(np.all(small | ~c.pairs, axis=1) & (first | ~c.first))
 
 
 def _held_step(A: np.ndarray, rhs: np.ndarray, c: DirectCoefficients, V: np.ndarray,
@@ -393,7 +404,7 @@ def _held_step(A: np.ndarray, rhs: np.ndarray, c: DirectCoefficients, V: np.ndar
         held.moves(move, step, M)
         if fallback:
             break
-        too_far = _too_far(move, c.max_move) & held.on.any(axis=1)
+        too_far = _too_far(move, c) & held.on.any(axis=1)
         if not too_far.any():
             break
         held.on[too_far] = False

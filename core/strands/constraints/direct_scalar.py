@@ -34,11 +34,11 @@ class ScalarStrand:
 
     __slots__ = ("kinds", "index", "rest", "straight", "alpha", "band",
                  "moves", "max_move2", "segments", "centres", "straight_centres", "lam",
-                 "coupling", "w", "moves_of")
+                 "coupling", "w", "moves_of", "pairs", "first")
 
     def __init__(self, *, active: np.ndarray, K: np.ndarray, moves: np.ndarray, rest: np.ndarray,
                  bend_rest: np.ndarray, straight: np.ndarray, alpha: np.ndarray,
-                 max_move: float, w: np.ndarray):
+                 max_move: float, w: np.ndarray, pairs: np.ndarray, first: bool):
         rows = np.flatnonzero(active)
         kinds, index = rows % 3, rows // 3  # 0: length of segment j; 1, 2: bending at j + 1
         self.kinds = kinds.tolist()
@@ -66,6 +66,10 @@ class ScalarStrand:
         self.coupling = list(zip(r.tolist(), q.tolist(), Kc[r, q].tolist(), strict=True))
         self.lam = [0.0] * rows.size
         self.w = w.tolist()  # inverse masses of the particles (a contact row's own coupling)
+        # The segments (j, j + 1) a step may turn only a little (`direct._too_far`) and
+        # whether particle 0's own move counts (its segment to a pinned parent).
+        self.pairs = np.flatnonzero(pairs).tolist()
+        self.first = first
 
 
 def _unit(x: float, y: float, z: float) -> tuple[float, float, float, float]:
@@ -220,13 +224,17 @@ def _moves(st: ScalarStrand, step: list, V0: tuple, held: list) -> list | None:
             mx, my, mz = mx + ex, my + ey, mz + ez
         moves.append((p, mx, my, mz))
     moves += [(p, ex, ey, ez) for p, (ex, ey, ez) in extra.items()]
-    # A small correction turns each segment a little (`direct.MAX_MOVE`): compare each
-    # particle's move with its parent's (a pinned parent does not move).
+    # A small correction turns each segment a little (`direct.MAX_MOVE`): the moves of its two
+    # ends differ little (a pinned end does not move), as `direct._too_far` judges them.
     by = {p: (mx, my, mz) for p, mx, my, mz in moves}
     still = (0.0, 0.0, 0.0)
-    for p, mx, my, mz in moves:
-        ax, ay, az = by.get(p - 1, still)
-        dx, dy, dz = mx - ax, my - ay, mz - az
+    checks = [(j, j + 1) for j in st.pairs]
+    if st.first:
+        checks.append((-1, 0))
+    for a, b in checks:
+        ax, ay, az = by.get(a, still)
+        bx, by_, bz = by.get(b, still)
+        dx, dy, dz = bx - ax, by_ - ay, bz - az
         if not dx * dx + dy * dy + dz * dz <= st.max_move2:  # NaN fails it too
             return None
     return moves
