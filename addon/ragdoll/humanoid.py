@@ -87,6 +87,9 @@ _PREFIX = re.compile(r"^(def|org|mch|drv|j_bip_[clr]|j_bip|bip0?1|b|jnt|bn)[-_ .
 _SIDE_TOKEN = re.compile(r"(^|[-_. ])(l|r|left|right)(?=$|[-_. ])", re.I)
 _SIDE_WORD = re.compile(r"^(left|right)(?=[A-Z_])|(left|right)$", re.I)
 _NUMBER_SUFFIX = re.compile(r"[._](\d{3})$")
+# VRM 0.x characters imported from glTF name bones 'thigh.l_Armature', 'lowerarm.r_Armature'
+# (Godette): Create Ragdoll › Humanoid found no bone at all.
+_ARMATURE_SUFFIX = re.compile(r"_armature$", re.I)
 
 
 def side_of(name: str) -> str:
@@ -104,7 +107,7 @@ def side_of(name: str) -> str:
 
 def role_of(name: str) -> str | None:
     """The body part a bone name stands for, or None (fingers, twist helpers, props)."""
-    base = name.rsplit(":", 1)[-1]  # mixamorig:LeftArm
+    base = _ARMATURE_SUFFIX.sub("", name.rsplit(":", 1)[-1])  # mixamorig:LeftArm
     rigify = base.lower().startswith("def-")
     base = _PREFIX.sub("", base)
     number = _NUMBER_SUFFIX.search(base)
