@@ -9,7 +9,6 @@ generator, so the modal operator can show progress and cancel between chunks.
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,7 +20,7 @@ from ..core.timestep import SolverSettings
 from . import constrained, preview, reading, sampling_scope, staging, systems
 from .merging import merge_baked
 from .progress import Progress, run_to_end
-from .sampling import frame_kept
+from .sampling import at_first_frame
 
 # Frames sampled per modal step: small enough to keep the UI responsive.
 SAMPLE_CHUNK = 10
@@ -186,22 +185,6 @@ def _bake_steps(scene, objects, frame_start, frame_end, substep_rate, preroll, i
         report.merged = merge_baked(armatures, loop=scene.waft.use_loop)
     report.total_s = time.perf_counter() - t0
     return report
-
-
-@contextlib.contextmanager
-def at_first_frame(scene, start: int):
-    """The scene on the bake's first frame while the setups are read (and back on its own frame
-    afterwards): what a read takes from the scene as it stands (a cage's and its armature's
-    world matrices, which a cloth-bone rig's rest offsets come from; a ragdoll's object matrix)
-    must not depend on where the playhead was. A cage whose armature object travels was baked
-    1.2 m off with the playhead on the last frame, and apart from the preview, which reads on the
-    first frame."""
-    if scene.frame_current == start and scene.frame_subframe == 0.0:
-        yield  # (already there: no evaluation of the scene for nothing)
-        return
-    with frame_kept(scene):
-        scene.frame_set(start)
-        yield
 
 
 def _run_and_write(prepared, scene, settings, sample_chunk, report) -> Iterator[Progress]:

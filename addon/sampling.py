@@ -155,6 +155,22 @@ def frame_kept(scene):
         scene.frame_set(frame, subframe=subframe)
 
 
+@contextlib.contextmanager
+def at_first_frame(scene, start: int):
+    """The scene on the bake's first frame while the setups are read (and back on its own frame
+    afterwards): what a read takes from the scene as it stands (a cage's and its armature's
+    world matrices, which a cloth-bone rig's rest offsets come from; a ragdoll's object matrix)
+    must not depend on where the playhead was. A cage whose armature object travels was baked
+    1.2 m off with the playhead on the last frame, and apart from the preview, which reads on the
+    first frame."""
+    if scene.frame_current == start and scene.frame_subframe == 0.0:
+        yield  # (already there: no evaluation of the scene for nothing)
+        return
+    with frame_kept(scene):
+        scene.frame_set(start)
+        yield
+
+
 def sample_steps(scene, sampler, *, chunk: int, muted, system: str = "strands"):
     """Generator: run ``sampler`` (``done``/``total``/``sample_chunk``/``result``) over its
     frames ``chunk`` at a time inside the context ``muted`` (the result tracks muted), yielding

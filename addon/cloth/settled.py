@@ -15,6 +15,7 @@ from ...core.cloth import capture_settled_offsets
 from ...core.errors import SetupError
 from ..preview import suspended
 from ..progress import run_to_end
+from ..sampling import at_first_frame
 from ..settled import Captured, capture_frames, store_point_offsets
 from . import reading, system
 
@@ -24,7 +25,8 @@ def capture_settled_pose(scene, cage, *, frame: int | None = None, settings) -> 
     ``frame`` (the current frame when None) and store its state there on the cage; turns its
     Settled Pose on. Raises ``SetupError`` (the file unchanged) when the cage cannot bake."""
     start, frame = capture_frames(scene, f"Cloth cage '{cage.name}'", frame)
-    read = reading.read_cloth(scene, [cage], start, frame, use_settled=False)
+    with at_first_frame(scene, start):  # (as the bake reads it)
+        read = reading.read_cloth(scene, [cage], start, frame, use_settled=False)
     if read is None:
         raise SetupError(f"Object '{cage.name}' is not an enabled Waft cloth cage")
     with suspended():  # the animation is sampled, never the live preview's pose

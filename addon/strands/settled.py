@@ -16,6 +16,7 @@ from ...core.strands import capture_settled_offsets
 from ..hair import system as hair_system
 from ..preview import suspended
 from ..progress import run_to_end
+from ..sampling import at_first_frame
 from ..settled import Captured, capture_frames, store_point_offsets
 from . import reading, system
 
@@ -46,8 +47,9 @@ def _capture(scene, ob, frame, settings) -> Captured:
 
 def _capture_chains(scene, ob, start: int, frame: int, settings) -> np.ndarray:
     """Simulate and store on the pose bones; (B, 3) the offsets stored."""
-    read = reading.read_scene(scene, objects=[ob], frame_start=start, frame_end=frame,
-                              use_settled=False)
+    with at_first_frame(scene, start):  # (as the bake reads it)
+        read = reading.read_scene(scene, objects=[ob], frame_start=start, frame_end=frame,
+                                  use_settled=False)
     run = run_to_end(system.simulate(read, scene, settings=settings, sample_chunk=1 << 30))
     offset = capture_settled_offsets(run.inputs.drive, run.result.positions,
                                      frame - start) / read.unit_scale
@@ -64,8 +66,9 @@ def _capture_chains(scene, ob, start: int, frame: int, settings) -> np.ndarray:
 
 def _capture_guides(scene, ob, start: int, frame: int, settings) -> np.ndarray:
     """Simulate and store as the Curves' point attribute; (G, P, 3) the offsets stored."""
-    prepared = hair_system.prepare(scene, objects=[ob], frame_start=start, frame_end=frame,
-                                   use_settled=False)
+    with at_first_frame(scene, start):
+        prepared = hair_system.prepare(scene, objects=[ob], frame_start=start, frame_end=frame,
+                                       use_settled=False)
     run = run_to_end(hair_system.simulate(prepared, scene, settings=settings))
     offset = capture_settled_offsets(run.drive, run.result.positions,
                                      frame - start) / prepared.unit
