@@ -270,10 +270,6 @@ class _Bake:
                                   axis=-1)  # (n, N)
             per_cloth = np.zeros((known - lo, self.model.n_cloths))
             np.maximum.at(per_cloth, (slice(None), self.cloth), jump)
-            # Per frame, as the setting says: the move over a sample interval times the
-            # samples per output frame (a 2 m teleport keyed Linear on two neighbouring frames
-            # moved 0.4 m a sample at 120 Hz and 24 fps, was no cut, and whipped the cloth).
-            per_cloth *= self.fps / self.out_fps
             cut = per_cloth > drive.params["cut_threshold"][lo:known]
             owner = self._owner[lo:known]
             on = owner < self.F_out

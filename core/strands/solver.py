@@ -92,12 +92,8 @@ from .settled import settled_chain_positions
 
 _TIME_EPS = 1e-9  # seconds; frame times closer than this to the substep grid are "on" it
 _NONE = np.zeros(0, dtype=np.int64)  # no particle moved
-# m: a chain root moving further than this between two frames (of the output: the scene's) is
-# an animation cut (as the cloth's default cut threshold): the chain is carried over it rigidly
-# (_Bake._carry_over_cut). Judged by the speed over each sample interval (its move times the
-# samples per output frame): a 2 m teleport keyed on two neighbouring frames with Linear or
-# Bezier keys moved 0.4 m a sample at 120 Hz and 24 fps, was not a cut, and whipped the chain
-# by 0.9 m.
+# m: a chain root moving further than this between two samples is an animation cut (as the
+# cloth's default cut threshold): the chain is carried over it rigidly (_Bake._carry_over_cut).
 CUT_DISTANCE = 1.0
 DIVERGENCE_FACTOR = 100.0  # a particle further than 100 chain lengths from its reference ...
 DIVERGENCE_MIN_BOUND = 10.0  # ... and at least 10 m away has diverged
@@ -1346,8 +1342,7 @@ class _Bake:
         lo = max(first - 1, 0)
         if known - lo >= 2:
             roots = self.reference[lo:known, :, 0]
-            per_frame = self.fps / self.drive.output_fps  # samples per output frame
-            jump = np.linalg.norm(np.diff(roots, axis=0), axis=-1) * per_frame > CUT_DISTANCE
+            jump = np.linalg.norm(np.diff(roots, axis=0), axis=-1) > CUT_DISTANCE
             self.cuts[lo:known - 1] = jump
             self.any_cut = self.any_cut or bool(jump.any())
         kinds = self.model.colliders.kind
