@@ -109,7 +109,8 @@ def ragdoll_lines(scene, ob) -> tuple[np.ndarray, np.ndarray]:
             continue  # the root, or a joint free to swing anywhere
         joint_frame = frames[p, :3, :3] @ rest[p].T @ rest[i]  # parent now ⊗ bind relative
         cones.append(swing_cone_outline(heads[i], joint_frame, limit,
-                                        CONE_LENGTH_FRACTION * float(length[i])))
+                                        CONE_LENGTH_FRACTION * float(length[i]),
+                                        swing_center=read.swing_center[i]))
     return bodies, np.concatenate(cones) if cones else _empty()
 
 

@@ -79,14 +79,17 @@ def capsules_outline(heads: np.ndarray, tails: np.ndarray, radii: np.ndarray,
 
 
 def swing_cone_outline(apex: np.ndarray, joint_frame: np.ndarray, swing_limit: np.ndarray,
-                       length: float, segments: int = SEGMENTS) -> np.ndarray:
+                       length: float, segments: int = SEGMENTS,
+                       swing_center: np.ndarray | None = None) -> np.ndarray:
     """The swing limit cone of one joint: lines from `apex` (the child's head) to `length` along
     the boundary directions and the ring joining their ends. `joint_frame` (3, 3): the child's
     bind orientation carried by its parent now (columns = local axes); `swing_limit` (2,): the
-    ellipse's semi-axes about local X and Z, radians (≥ π: free that way, drawn at π)."""
+    ellipse's semi-axes about local X and Z, radians (≥ π: free that way, drawn at π);
+    `swing_center` (2,): its centre (a one-sided hinge), zero when None."""
     ax, az = (min(float(a), np.pi) for a in swing_limit)
+    cx, cz = (0.0, 0.0) if swing_center is None else (float(c) for c in swing_center)
     t = np.linspace(0.0, 2.0 * np.pi, segments, endpoint=False)
-    sx, sz = ax * np.cos(t), az * np.sin(t)  # the swing rotation vector on the ellipse
+    sx, sz = cx + ax * np.cos(t), cz + az * np.sin(t)  # the swing rotation vector on the ellipse
     angle = np.hypot(sx, sz)
     safe = np.maximum(angle, 1e-300)
     kx, kz = sx / safe, sz / safe  # unit axis (kx, 0, kz), perpendicular to +Y

@@ -11,9 +11,11 @@ from ..addon import constrained
 from ..addon.compat import pose_bone_selected
 from ..addon.ragdoll.create import (
     apply_defaults,
+    character_forward,
     character_height,
     fill_tree,
     fit_limits_to_animation,
+    hinge_of,
     humanoid_bones,
     rigify_parents,
     role_shares,
@@ -99,8 +101,10 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
                 pb.waft_ragdoll.body = False
         shares = role_shares(names)
         unit = context.scene.unit_settings.scale_length
+        forward = character_forward(ob, names)
         for name in names:
-            apply_defaults(ob.pose.bones[name], height, shares.get(name, 1.0), unit)
+            apply_defaults(ob.pose.bones[name], height, shares.get(name, 1.0), unit,
+                           hinge=hinge_of(ob, name, hung, forward))
         ob.waft_ragdoll.enabled = True
         fitted = 0
         if self.fit_to_animation and _animated(ob):

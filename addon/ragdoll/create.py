@@ -13,7 +13,7 @@ from ...core.ragdoll.limits import fit_limits
 from ...core.rotations import quat_from_matrix, quat_multiply
 from ..preview import suspended
 from ..sampling import is_result_track, tracks_muted
-from .humanoid import body_mass, defaults_for, role_of, side_of
+from .humanoid import body_mass, defaults_for, hinge_limits, role_of, side_of
 
 
 def body_parent(name: str, parents: dict[str, str | None], bodies) -> str | None:
@@ -102,11 +102,37 @@ def role_shares(names) -> dict[str, float]:
     return {name: 1.0 / counts[key] for name, key in keys.items()}
 
 
-def apply_defaults(pose_bone, height: float, share: float = 1.0, unit: float = 1.0) -> None:
+def character_forward(ob, names) -> np.ndarray:
+    """The character's front in armature space: where its feet point (horizontally), else
+    Blender's convention (-Y)."""
+    feet = [n for n in names if role_of(n) in ("foot", "toes")]
+    axes = np.array([np.array(ob.data.bones[n].matrix_local)[:3, 1] for n in feet]
+                    ).reshape(-1, 3)
+    ahead = axes.sum(axis=0) * np.array([1.0, 1.0, 0.0])
+    size = float(np.linalg.norm(ahead))
+    if len(feet) and size > 0.2 * len(feet):
+        return ahead / size
+    return np.array([0.0, -1.0, 0.0])
+
+
+def hinge_of(ob, name: str, hung: dict, forward: np.ndarray):
+    """``humanoid.hinge_limits`` of body ``name`` from its rest bone and its joint parent's
+    (``hung``: bone → the body it hangs from)."""
+    parent = hung.get(name)
+    rest = np.array(ob.data.bones[name].matrix_local)[:3, :3]
+    parent_axis = (np.array(ob.data.bones[parent].matrix_local)[:3, 1]
+                   if parent is not None else None)
+    return hinge_limits(role_of(name), child_axes=rest, parent_axis=parent_axis,
+                        forward=forward)
+
+
+def apply_defaults(pose_bone, height: float, share: float = 1.0, unit: float = 1.0,
+                   hinge=None) -> None:
     """Body on, DRIVEN, humanoid radius, mass and limits where the name is known; the radius
     falls back to the envelope (0) and the mass to the density otherwise.
 
-    ``height`` in scene units, ``unit`` metres per scene unit (for the mass).
+    ``height`` in scene units, ``unit`` metres per scene unit (for the mass); ``hinge``:
+    (swing half-angles, swing centre) of a one-sided hinge (``hinge_of``), or None.
     """
     body = pose_bone.waft_ragdoll
     body.body = True
@@ -119,6 +145,9 @@ def apply_defaults(pose_bone, height: float, share: float = 1.0, unit: float = 1
         body.use_mass = True
         body.mass = found.mass_fraction * share * body_mass(height * unit)
     body.swing_limit = tuple(math.radians(v) for v in found.swing_deg)
+    body.swing_center = (0.0, 0.0)
+    if hinge is not None:
+        body.swing_limit, body.swing_center = hinge
     body.twist_limit = tuple(math.radians(v) for v in found.twist_deg)
 
 
@@ -164,13 +193,15 @@ def fit_limits_to_animation(scene, ob, names, hung: dict, frames) -> int:
     bodies = [ob.pose.bones[n].waft_ragdoll for n in jointed]
     swing = np.array([tuple(b.swing_limit) for b in bodies])
     twist = np.array([tuple(b.twist_limit) for b in bodies])
-    new_swing, new_twist = fit_limits(q_child=q[:, :k], q_parent=q[:, k:],
-                                      rest_relative=rest_relative(ob, jointed, parents),
-                                      swing_limit=swing,
-                                      twist_limit=twist, margin=math.radians(FIT_MARGIN_DEG))
+    center = np.array([tuple(b.swing_center) for b in bodies])
+    new_swing, new_twist, new_center = fit_limits(
+        q_child=q[:, :k], q_parent=q[:, k:], rest_relative=rest_relative(ob, jointed, parents),
+        swing_limit=swing, twist_limit=twist, margin=math.radians(FIT_MARGIN_DEG),
+        swing_center=center)
     grown = 0
-    for body, s0, t0, s1, t1 in zip(bodies, swing, twist, new_swing, new_twist, strict=True):
-        if np.any(s1 != s0) or np.any(t1 != t0):
-            body.swing_limit, body.twist_limit = tuple(s1), tuple(t1)
+    for body, old, new in zip(bodies, zip(swing, twist, center, strict=True),
+                              zip(new_swing, new_twist, new_center, strict=True), strict=True):
+        if any(np.any(a != b) for a, b in zip(old, new, strict=True)):
+            body.swing_limit, body.twist_limit, body.swing_center = (tuple(v) for v in new)
             grown += 1
     return grown

@@ -3,7 +3,7 @@
 Names are matched after dropping common rig prefixes and the side marker, so the same table
 serves Mixamo (``mixamorig:LeftForeArm``), Rigify (``DEF-forearm.L``), glTF / Godot humanoids
 (``lower_arm_l``), VRM (``J_Bip_L_LowerArm``, ``leftLowerArm``) and plain names (``Forearm.R``).
-Pure Python (no bpy) so it is tested on its own.
+No bpy (NumPy only) so it is tested on its own.
 
 Joint limits are half-angles of the elliptical swing cone about the body's local X and Z axes
 and the twist range about local Y (along the bone), relative to the rest pose, in degrees here
@@ -17,8 +17,11 @@ be 0.5 m long).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,64 @@ def role_of(name: str) -> str | None:
     if role == "hips" and side_of(name):
         return None  # Rigify's DEF-pelvis.L / .R: hip flaps beside the spine root, not the hips
     return role
+
+
+# One-sided hinges: (flexion, extension past straight, side-to-side play) in degrees, and which
+# way the limb flexes: the forearm towards the front, the shin towards the back (a knee 0-145°,
+# an elbow 0-145°, each a little past straight), the toes up (70° of dorsiflexion at toe-off,
+# 40° down; Kapandji, The Physiology of the Joints). A symmetric cone let knees bend 145°
+# forwards and elbows backwards, and held a walk's toes 60 mm off at toe-off.
+HINGES: dict[str, tuple[float, float, float, str]] = {
+    "forearm": (145.0, 10.0, 15.0, "front"),
+    "shin": (145.0, 10.0, 10.0, "back"),
+    "toes": (70.0, 40.0, 10.0, "up"),
+}
+_MIN_REST_BEND = math.radians(2.0)  # a pre-bent rest (IK rigs) tells the flexion itself
+_MIN_ACROSS = 0.3  # the flexion direction must be this far off the bone to define a hinge
+
+
+def hinge_limits(role: str | None, *, child_axes: np.ndarray, parent_axis: np.ndarray | None,
+                 forward: np.ndarray) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """(swing half-angles, swing centre) in radians about the body's local (X, Z) for a hinge
+    role, from the rig itself; None for other roles, or when the rig does not tell the axis.
+
+    The hinge axis: a rest pose bent by more than 2° (IK rigs are pre-bent the way the joint
+    flexes) gives it as parent × child bone direction; otherwise the limb flexes towards
+    ``forward`` (the character's front, armature space; backwards for a shin, up for the
+    toes), so the axis is bone × flexion direction. Expressed in the bone's local frame
+    (``child_axes``: columns = its rest X, Y, Z in armature space), its larger component of X
+    and Z is the hinge: rigs disagree (Rigify and Mixamo bend about X, the Godot glTF
+    humanoid's forearms about Z), and a limit on the wrong axis clamped a walk's elbows 21-31°
+    and let a limp elbow fold sideways. (The toes' rest bend is the foot's arch, upwards too.)
+    """
+    if role not in HINGES:
+        return None
+    flexion, extension, play, way = HINGES[role]
+    front = np.asarray(forward, dtype=np.float64)
+    towards = {"front": front, "back": -front, "up": np.array([0.0, 0.0, 1.0])}[way]
+    axes = np.asarray(child_axes, dtype=np.float64)
+    axes = axes / np.maximum(np.linalg.norm(axes, axis=0), 1e-300)
+    bone = axes[:, 1]
+    axis = None
+    if parent_axis is not None:
+        parent_dir = np.asarray(parent_axis, dtype=np.float64)
+        parent_dir = parent_dir / max(float(np.linalg.norm(parent_dir)), 1e-300)
+        bent = np.cross(parent_dir, bone)
+        if float(np.linalg.norm(bent)) > math.sin(_MIN_REST_BEND):
+            axis = bent
+    if axis is None:
+        flex = towards
+        across = flex - float(flex @ bone) * bone
+        if float(np.linalg.norm(across)) < _MIN_ACROSS * float(np.linalg.norm(flex)):
+            return None  # the limb points along the front: the rig does not say
+        axis = np.cross(bone, across)
+    local = axes.T @ (axis / float(np.linalg.norm(axis)))
+    k = 0 if abs(local[0]) >= abs(local[2]) else 1
+    sign = 1.0 if local[2 * k] > 0.0 else -1.0
+    half, center = [math.radians(play)] * 2, [0.0, 0.0]
+    half[k] = math.radians((flexion + extension) / 2.0)
+    center[k] = sign * math.radians((flexion - extension) / 2.0)
+    return (half[0], half[1]), (center[0], center[1])
 
 
 def defaults_for(name: str) -> BodyDefaults | None:

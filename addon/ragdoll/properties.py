@@ -140,6 +140,12 @@ class WaftRagdollBodySettings(bpy.types.PropertyGroup):
         subtype='NONE', unit='ROTATION',
         description="Half-angles of the elliptical swing cone about the body's local X and Z "
                     "axes, relative to the rest pose; 180° = free")
+    swing_center: FloatVectorProperty(
+        name="Swing Center", size=2, default=(0.0, 0.0), min=-math.pi, max=math.pi,
+        subtype='NONE', unit='ROTATION',
+        description="Centre of the swing cone about local X and Z, relative to the rest pose: "
+                    "a hinge that bends one way (a knee: 145° of flexion, 10° past straight) "
+                    "has its centre halfway, so the cone is one-sided; 0 = a symmetric cone")
     twist_limit: FloatVectorProperty(
         name="Twist Limit", size=2, default=DEFAULT_TWIST, min=-math.pi, max=math.pi,
         subtype='NONE', unit='ROTATION',

@@ -30,7 +30,7 @@ RAGDOLL_FLOATS = ("fall_threshold", "recovery_delay", "recovery_time", "gravity_
 BODY_FLOATS = ("radius", "mass", "density", "motor_strength", "motor_damping", "velocity_drive",
                "blend", "distance_limit", "distance_limit_speed", "joint_damping",
                "linear_damping", "friction", "restitution")
-BODY_VECTORS = ("swing_limit", "twist_limit")
+BODY_VECTORS = ("swing_limit", "twist_limit", "swing_center")
 
 
 @dataclass(frozen=True)
@@ -54,6 +54,7 @@ class RagdollRead:
     radius: np.ndarray  # (N,) m
     mass: np.ndarray  # (N,) kg
     swing_limit: np.ndarray  # (N, 2) rad, inf where free (≥ 180°)
+    swing_center: np.ndarray  # (N, 2) rad, the swing ellipse's centre (0 where free)
     twist_limit: np.ndarray  # (N, 2) rad
     carrier: tuple[str, str] | None  # (carrier armature name, carrier bone name)
     substep_rate: float  # Hz, 0 = the scene's
@@ -155,7 +156,7 @@ def _mass(ob, pb, settings, length: float, radius: float) -> float:
     return density * volume
 
 
-def _limits(ob, pb) -> tuple[np.ndarray, np.ndarray]:
+def _limits(ob, pb) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     body = pb.waft_ragdoll
     swing = np.array(body.swing_limit, dtype=np.float64)
     twist = np.array(body.twist_limit, dtype=np.float64)
@@ -169,7 +170,8 @@ def _limits(ob, pb) -> tuple[np.ndarray, np.ndarray]:
                          f"{math.degrees(twist[1]):g}°")
     # A cone of 180° or more leaves the swing free.
     swing = np.where(swing >= math.pi - 1e-6, np.inf, swing)
-    return swing, twist
+    center = np.where(np.isfinite(swing), np.array(body.swing_center, dtype=np.float64), 0.0)
+    return swing, twist, center
 
 
 def without_scale(matrix: np.ndarray) -> np.ndarray:
@@ -223,7 +225,7 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
     parent = np.full(n, -1, dtype=np.int64)
     frame_parent = np.full(n, -1, dtype=np.int64)
     length, radius, mass = np.empty(n), np.empty(n), np.empty(n)
-    swing, twist = np.empty((n, 2)), np.empty((n, 2))
+    swing, twist, center = np.empty((n, 2)), np.empty((n, 2)), np.empty((n, 2))
     for i, pb in enumerate(bones):
         _check_body_settings(ob, pb)
         bone = pb.bone
@@ -249,7 +251,7 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
                              f"the bone's envelope radius)")
         radius[i] = body_radius
         mass[i] = _mass(ob, pb, settings, length[i], radius[i])
-        swing[i], twist[i] = _limits(ob, pb)
+        swing[i], twist[i], center[i] = _limits(ob, pb)
     ground = None
     if settings.use_ground:
         ground = float(settings.ground_height) * unit
@@ -262,7 +264,7 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
         rest_local=rest_local, parent_rest_local=parent_rest,
         rest_matrix=without_scale(scale @ object_matrix @ rest_local),
         length=length, radius=radius, mass=mass, swing_limit=swing, twist_limit=twist,
-        carrier=_carrier(ob), substep_rate=float(settings.substep_rate),
+        swing_center=center, carrier=_carrier(ob), substep_rate=float(settings.substep_rate),
         iterations=int(settings.iterations), ground=ground,
         self_collision=bool(settings.self_collision),
         collide_with_others=bool(settings.collide_with_others),

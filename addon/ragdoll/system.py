@@ -105,7 +105,7 @@ def prepare(scene, *, objects=None, frame_start=None, frame_end=None) -> Prepare
     rests = [core.RagdollRest(
         setup=r.name, names=r.names, parent=r.parent, rest_matrix=r.rest_matrix,
         length=r.length, radius=r.radius, mass=r.mass, swing_limit=r.swing_limit,
-        twist_limit=r.twist_limit, carrier=carriers[i],
+        twist_limit=r.twist_limit, swing_center=r.swing_center, carrier=carriers[i],
         collide_with_others=r.collide_with_others) for i, r in enumerate(reads)]
     model = core.build_ragdoll_model(ragdolls=rests, colliders=colliders.colliders,
                                      collider_mask=colliders.mask)

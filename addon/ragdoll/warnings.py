@@ -45,12 +45,17 @@ def _outside_limits(ob) -> list[SetupWarning]:
     k = len(children)
     swing = np.array([tuple(bones[n].waft_ragdoll.swing_limit) for n in children])
     twist = np.array([tuple(bones[n].waft_ragdoll.twist_limit) for n in children])
-    new_swing, new_twist = fit_limits(q_child=q[None, :k], q_parent=q[None, k:],
-                                      rest_relative=rest_relative(ob, children, parents),
-                                      swing_limit=swing, twist_limit=twist, margin=0.0)
-    # how far each joint is outside: the largest widening its limits would need
-    grow = np.maximum(np.abs(new_swing - swing).max(axis=1),
-                      np.abs(new_twist - twist).max(axis=1))
+    center = np.array([tuple(bones[n].waft_ragdoll.swing_center) for n in children])
+    new_swing, new_twist, new_center = fit_limits(
+        q_child=q[None, :k], q_parent=q[None, k:],
+        rest_relative=rest_relative(ob, children, parents), swing_limit=swing,
+        twist_limit=twist, margin=0.0, swing_center=center)
+    # how far each joint is outside: the largest widening its limits would need (either end
+    # of each swing axis's range, or of the twist range)
+    ends = np.abs(np.concatenate((new_center - new_swing - (center - swing),
+                                  new_center + new_swing - (center + swing)), axis=1))
+    ends = np.where(np.isfinite(ends), ends, 0.0)
+    grow = np.maximum(ends.max(axis=1), np.abs(new_twist - twist).max(axis=1))
     outside = np.flatnonzero(grow > math.radians(OUTSIDE_DEG))
     if not len(outside):
         return []

@@ -51,12 +51,13 @@ class JointColour:
     rest_relative: np.ndarray  # (n_c, 4) child orientation in its parent's frame at bind
     swing_limit: np.ndarray  # (n_c, 2)
     twist_limit: np.ndarray  # (n_c, 2)
+    swing_center: np.ndarray  # (n_c, 2) centre of the swing ellipse (limits.py)
     has_limit: np.ndarray  # (n_c,) bool: any finite limit
 
 
 def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndarray,
-                  rest_relative: np.ndarray, swing_limit: np.ndarray, twist_limit: np.ndarray
-                  ) -> tuple[JointColour, ...]:
+                  rest_relative: np.ndarray, swing_limit: np.ndarray, twist_limit: np.ndarray,
+                  swing_center: np.ndarray) -> tuple[JointColour, ...]:
     """A level's joints as one batch, or split into the two depth-parity colours with
     TWO_COLOURS (parent == n marks the world)."""
     n = len(parent)
@@ -76,7 +77,7 @@ def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndar
         colours.append(JointColour(
             pairs=Pairs.create(a, b), index=a, is_root=is_root, anchor_a=anchor,
             rest_relative=rest_relative[a], swing_limit=swing, twist_limit=twist,
-            has_limit=has_limit))
+            swing_center=np.where(is_root[:, None], 0.0, swing_center[a]), has_limit=has_limit))
     return tuple(colours)
 
 

@@ -322,11 +322,13 @@ class Level:
         self.anchor_a[:, 1] = -self.half
         self.rest_relative = rest_rel
         self.swing_limit, self.twist_limit = model.swing_limit[b], model.twist_limit[b]
+        self.swing_center = model.swing_center[b]
         self.has_limit = ~self.is_root & (np.isfinite(self.swing_limit).any(axis=1)
                                           | np.isfinite(self.twist_limit).any(axis=1))
         self.colours: tuple[JointColour, ...] = colour_joints(
             parent=self.parent, depth=depth, half_length=self.half, rest_relative=rest_rel,
-            swing_limit=model.swing_limit[b], twist_limit=model.twist_limit[b])
+            swing_limit=model.swing_limit[b], twist_limit=model.twist_limit[b],
+            swing_center=model.swing_center[b])
         self.contacts = Contacts(model, b, self.half, self.radius)
         self.shapes = TreeShape.groups(self.ragdoll_local, self.parent) if n else []
         self.world_pairs = Pairs.create(np.arange(n), np.full(n, n))  # body -> static world
@@ -673,7 +675,7 @@ class Level:
             if len(limited):
                 project_limits(s, limited, self.parent[limited], self.rest_relative[limited],
                                self.swing_limit[limited], self.twist_limit[limited],
-                               self.anchor_a[limited])
+                               self.anchor_a[limited], self.swing_center[limited])
             if len(distance):
                 x = s.x[distance]
                 head = x - s.R[distance, :, 1] * self.half[distance, None]
@@ -740,7 +742,7 @@ class Level:
             d = joint_rotation(s.q[idx], s.q[self.parent[idx]], self.rest_relative[idx])
             swing, twist = swing_twist(d)
             fix, tfix = limit_correction(swing, twist, self.swing_limit[idx],
-                                         self.twist_limit[idx])
+                                         self.twist_limit[idx], self.swing_center[idx])
             bad = (tfix != 0.0) | np.any(fix != 0.0, axis=1)
             if bad.any():
                 start = min(start, int(depth[idx[bad]].min()))

@@ -3,9 +3,12 @@
 The joint rotation is the child's orientation in its parent's frame relative to bind,
 d = rest⁻¹ ⊗ parent⁻¹ ⊗ child, split as d = swing ⊗ twist with the twist about the bone axis
 (local +Y) and the swing about an axis in the local XZ plane. The twist angle is clamped to
-[min, max]; the swing rotation vector (sx, sz) to the ellipse (sx/ax)² + (sz/az)² <= 1 by radial
-scaling (the same swing direction, a smaller angle). Both corrections are rotations of the
-child relative to its parent, solved as one hard angular constraint.
+[min, max]; the swing rotation vector (sx, sz) to the ellipse ((sx-cx)/ax)² + ((sz-cz)/az)² <= 1
+(its closest point). The centre (cx, cz) is zero for a ball joint; a hinge that bends one way
+(a knee: 145° of flexion, 10° past straight) has its centre moved towards the flexion, so the
+same ellipse is one-sided, like the offset cone frames of PhysX's and Bullet's cone-twist joints.
+Both corrections are rotations of the child relative to its parent, solved as one hard angular
+constraint.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ def joint_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.
 
 
 def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.ndarray,
-                   swing_limit: np.ndarray, twist_limit: np.ndarray) -> np.ndarray | None:
+                   swing_limit: np.ndarray, twist_limit: np.ndarray,
+                   swing_center: np.ndarray | None = None) -> np.ndarray | None:
     """World rotation vector (n, 3) of the child (relative to its parent) that brings the joint
     back inside its swing ellipse and twist range (zero where it is inside); None when every
     joint is inside.
@@ -54,7 +58,8 @@ def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.
     exp(J fix) turned the knee further out each iteration and the solve diverged."""
     d = joint_rotation(q_child, q_parent, rest_relative)
     swing, twist = swing_twist(d)
-    swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit)
+    swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit,
+                                            swing_center)
     over = (twist_fix != 0.0) | np.any(swing_fix != 0.0, axis=1)
     if not over.any():
         return None  # every joint inside its limits (the usual case)
@@ -86,8 +91,11 @@ def swing_twist(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def limit_correction(swing: np.ndarray, twist: np.ndarray, swing_limit: np.ndarray,
-                     twist_limit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                     twist_limit: np.ndarray, swing_center: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """(swing correction in the joint frame (n, 3), twist correction angle (n,)).
+
+    ``swing_center`` (n, 2): the ellipse's centre (cx, cz), zero when None.
 
     An outside swing goes to the closest point of its ellipse, not along the ray to the
     origin: for a knee (145° about its bend axis, 10° sideways) a few degrees too far sideways
@@ -95,13 +103,14 @@ def limit_correction(swing: np.ndarray, twist: np.ndarray, swing_limit: np.ndarr
     projection that threw a limp body curled over a box into the air."""
     ax = np.maximum(swing_limit[:, 0], _TINY_LIMIT)
     az = np.maximum(swing_limit[:, 1], _TINY_LIMIT)
-    e = (swing[:, 0] / ax) ** 2 + (swing[:, 2] / az) ** 2
+    rel = swing[:, [0, 2]] if swing_center is None else swing[:, [0, 2]] - swing_center
+    e = (rel[:, 0] / ax) ** 2 + (rel[:, 1] / az) ** 2
     over = e > 1.0
     swing_fix = np.zeros_like(swing)
     if over.any():
-        closest = closest_on_ellipse(swing[over][:, [0, 2]], ax[over], az[over])
-        swing_fix[over, 0] = closest[:, 0] - swing[over, 0]
-        swing_fix[over, 2] = closest[:, 1] - swing[over, 2]
+        fix = closest_on_ellipse(rel[over], ax[over], az[over]) - rel[over]
+        swing_fix[over, 0] = fix[:, 0]
+        swing_fix[over, 2] = fix[:, 1]
     twist_fix = np.clip(twist, twist_limit[:, 0], twist_limit[:, 1]) - twist
     return swing_fix, twist_fix
 
@@ -164,7 +173,7 @@ def limit_directions(s: Bodies, col: JointColour) -> np.ndarray | None:
         return None
     p = col.pairs
     dtheta = limit_rotation(s.q[p.a], s.q[p.b], col.rest_relative, col.swing_limit,
-                            col.twist_limit)
+                            col.twist_limit, col.swing_center)
     if dtheta is None:
         return None
     return np.where(col.has_limit[:, None], dtheta, 0.0)
@@ -211,15 +220,16 @@ def stop_at_limits(s: Bodies, col: JointColour, inward: np.ndarray,
 
 
 def project_limits(s: Bodies, idx: np.ndarray, parent: np.ndarray, rest_relative: np.ndarray,
-                   swing_limit: np.ndarray, twist_limit: np.ndarray, anchor_a: np.ndarray
-                   ) -> None:
+                   swing_limit: np.ndarray, twist_limit: np.ndarray, anchor_a: np.ndarray,
+                   swing_center: np.ndarray | None = None) -> None:
     """Rotate bodies idx (one depth level) about their heads back inside their limits, parents
     held fixed: the clamped joint rotation d' = exp(swing') ⊗ exp(twist' Y) is set exactly.
     Run top down after the iterations, it leaves every limit satisfied (the iterations alone
     leave the colour solved first violated under violent motion)."""
     d = joint_rotation(s.q[idx], s.q[parent], rest_relative)
     swing, twist = swing_twist(d)
-    swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit)
+    swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit,
+                                            swing_center)
     over = (np.abs(twist_fix) > 0.0) | np.any(swing_fix != 0.0, axis=1)
     if not over.any():
         return
@@ -236,31 +246,43 @@ def project_limits(s: Bodies, idx: np.ndarray, parent: np.ndarray, rest_relative
 
 
 def fit_limits(*, q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.ndarray,
-               swing_limit: np.ndarray, twist_limit: np.ndarray, margin: float
-               ) -> tuple[np.ndarray, np.ndarray]:
-    """Limits (swing (n, 2), twist (n, 2)) widened so every sampled pose is inside them with
-    ``margin`` (rad) to spare: the character's own animation never meets a limit.
+               swing_limit: np.ndarray, twist_limit: np.ndarray, margin: float,
+               swing_center: np.ndarray | None = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Limits (swing (n, 2), twist (n, 2), swing centre (n, 2)) widened so every sampled pose is
+    inside them with ``margin`` (rad) to spare: the character's own animation never meets a
+    limit.
 
     ``q_child``, ``q_parent``: (F, n, 4) the bodies' and their joint parents' orientations over
-    the animation; ``rest_relative`` (n, 4). Each swing half-angle first grows to the largest
-    swing about its axis plus the margin; if a pose combining both axes is still outside the
-    ellipse, both grow by the same factor until it is inside. Twist ranges grow to the observed
-    range plus the margin. Free axes (≥ π) stay free; nothing shrinks.
+    the animation; ``rest_relative`` (n, 4). Each swing axis's range [c - a, c + a] first grows
+    to cover the swings about it plus the margin (a one-sided hinge grows only on the side the
+    animation needs: its centre moves); if a pose combining both axes is still outside the
+    ellipse shrunk by the margin, both half-axes grow by one factor until it is inside. Twist
+    ranges grow to the observed range plus the margin. Free axes (≥ π) stay free; nothing shrinks.
     """
     F, n = q_child.shape[:2]
+    center = np.zeros((n, 2)) if swing_center is None else np.asarray(swing_center, float)
     d = joint_rotation(q_child.reshape(-1, 4), q_parent.reshape(-1, 4),
                        np.broadcast_to(rest_relative, (F, n, 4)).reshape(-1, 4))
     swing, twist = swing_twist(d)
-    sx = np.abs(swing[:, 0]).reshape(F, n) + margin
-    sz = np.abs(swing[:, 2]).reshape(F, n) + margin
-    twist = twist.reshape(F, n)
-    ax = np.maximum(swing_limit[:, 0], sx.max(axis=0))
-    az = np.maximum(swing_limit[:, 1], sz.max(axis=0))
-    e = ((sx / np.maximum(ax, _TINY_LIMIT)) ** 2 + (sz / np.maximum(az, _TINY_LIMIT)) ** 2)
-    grow = np.sqrt(np.maximum(e.max(axis=0), 1.0))
+    s = swing[:, [0, 2]].reshape(F, n, 2)
+    low = np.minimum(center - swing_limit, s.min(axis=0) - margin)
+    high = np.maximum(center + swing_limit, s.max(axis=0) + margin)
     free = swing_limit >= np.pi
-    fitted_swing = np.where(free, swing_limit,
-                            np.minimum(np.stack((ax, az), axis=1) * grow[:, None], np.pi))
+    half = np.where(free, swing_limit, (high - low) / 2.0)
+    mid = np.where(free, 0.0, (high + low) / 2.0)
+    # Every pose inside the ellipse whose half-axes are `margin` shorter (so inside the range
+    # of each axis by the margin, and well inside on the diagonals); pushing a pose out by the
+    # margin on both axes at once grew a hinge that was already fitted along its bend by a
+    # factor √2, so a knee fitted to a 150° bend could hyperextend 45°.
+    # (each axis's range already holds its poses with the margin, so an axis whose range is
+    # just the margin wide has every pose at its centre: 0 / 0 counts as 0)
+    inner = np.maximum(half - margin, 0.0)
+    e = ((np.abs(s - mid) / np.maximum(inner, _TINY_LIMIT)) ** 2).sum(axis=2)
+    grow = np.sqrt(np.maximum(e.max(axis=0), 1.0))
+    grown = np.where(grow[:, None] > 1.0, margin + inner * grow[:, None], half)
+    fitted_swing = np.where(free, swing_limit, np.minimum(grown, np.pi))
+    fitted_center = np.where(free, center, mid)
     fitted_twist = np.stack((np.minimum(twist_limit[:, 0], twist.min(axis=0) - margin),
                              np.maximum(twist_limit[:, 1], twist.max(axis=0) + margin)), axis=1)
-    return fitted_swing, np.clip(fitted_twist, -np.pi, np.pi)
+    return fitted_swing, np.clip(fitted_twist, -np.pi, np.pi), fitted_center

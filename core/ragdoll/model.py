@@ -41,6 +41,8 @@ class RagdollRest:
     carrier: tuple[int, int] | None = None  # (ragdoll index, body index) the root hangs on
     # Its bodies collide with those of the other ragdolls that say so too (in one bake).
     collide_with_others: bool = False
+    # (N, 2) rad: centre of each swing ellipse (a one-sided hinge, limits.py); None = zero
+    swing_center: np.ndarray | None = None
 
 
 def capsule_inertia(mass: np.ndarray, length: np.ndarray, radius: np.ndarray) -> np.ndarray:
@@ -109,6 +111,7 @@ class RagdollModel:
     joint_inertia: np.ndarray  # (N,) kg m²: the subtree below each joint about the joint (rest)
     swing_limit: np.ndarray  # (N, 2)
     twist_limit: np.ndarray  # (N, 2)
+    swing_center: np.ndarray  # (N, 2)
     carrier: np.ndarray  # (R, 2) int: (ragdoll, global body) carrying each ragdoll, -1 = none
     level: np.ndarray  # (R,) int: solve order (carriers first), 0 = not carried
     colliders: ColliderSet
@@ -126,6 +129,17 @@ class RagdollModel:
         return f"ragdoll '{self.setup_names[r]}' bone '{self.names[body]}'"
 
 
+def _center(rest: RagdollRest) -> np.ndarray:
+    """(N, 2) swing-ellipse centres: zero when not given, and on free (infinite) axes."""
+    n = len(rest.names)
+    if rest.swing_center is None:
+        return np.zeros((n, 2))
+    center = np.asarray(rest.swing_center, dtype=np.float64)
+    if center.shape != (n, 2):
+        return center  # _check_rest names the wrong shape
+    return np.where(np.isfinite(np.asarray(rest.swing_limit, float)), center, 0.0)
+
+
 def _check_rest(rest: RagdollRest) -> None:
     n = len(rest.names)
     where = f"ragdoll '{rest.setup}'"
@@ -135,6 +149,7 @@ def _check_rest(rest: RagdollRest) -> None:
         "parent": ((n,), rest.parent), "rest_matrix": ((n, 4, 4), rest.rest_matrix),
         "length": ((n,), rest.length), "radius": ((n,), rest.radius), "mass": ((n,), rest.mass),
         "swing_limit": ((n, 2), rest.swing_limit), "twist_limit": ((n, 2), rest.twist_limit),
+        "swing_center": ((n, 2), _center(rest)),
     }
     for field, (shape, value) in shapes.items():
         if np.shape(value) != shape:
@@ -142,6 +157,8 @@ def _check_rest(rest: RagdollRest) -> None:
     for field in ("rest_matrix", "length", "radius", "mass"):
         if not np.all(np.isfinite(getattr(rest, field))):
             raise SetupError(f"{where}: '{field}' is not finite")
+    if not np.all(np.isfinite(_center(rest))):
+        raise SetupError(f"{where}: 'swing_center' is not finite")
     # Every check vectorised over the bodies; the message names the first offending bone.
     parent = np.asarray(rest.parent)
     index = np.arange(n)
@@ -249,6 +266,8 @@ def build_ragdoll_model(*, ragdolls: Sequence[RagdollRest], colliders: ColliderS
                                       mass=mass, inertia=inertia),
         swing_limit=cat("swing_limit").reshape(N, 2) if R else np.zeros((0, 2)),
         twist_limit=cat("twist_limit").reshape(N, 2) if R else np.zeros((0, 2)),
+        swing_center=(np.concatenate([_center(r) for r in ragdolls]).reshape(N, 2) if R
+                      else np.zeros((0, 2))),
         carrier=carrier, level=level, colliders=colliders, collider_mask=mask,
         neighbours=np.stack((children, parent[children]), axis=-1),
         collide_with_others=np.array([bool(r.collide_with_others) for r in ragdolls],

@@ -60,6 +60,39 @@ def test_humanoid_bones_are_the_deforming_ones_when_there_are_some(waft):
     assert create.humanoid_bones(plain, {n: False for n in plain}) == set(plain)
 
 
+def _hinge(humanoid, role, axes, parent_axis=None):
+    return humanoid.hinge_limits(role, child_axes=np.array(axes, float).T,
+                                 parent_axis=parent_axis, forward=np.array([0.0, -1.0, 0.0]))
+
+
+def test_hinges_are_one_sided_about_the_rigs_own_bend_axis(humanoid):
+    """A straight shin (Y down) with X to the side flexes backwards about +X: its range is
+    [-10°, 145°] there. The same bone rolled 90° (X forwards, as the Godot glTF humanoid's
+    forearms are) bends about its Z: the hinge moves to Z. A pre-bent rest (an IK rig) gives the
+    axis itself, whatever the front is."""
+    (half, center) = _hinge(humanoid, "shin", [(1, 0, 0), (0, 0, -1), (0, 1, 0)])
+    rng = (math.degrees(center[0] - half[0]), math.degrees(center[0] + half[0]))
+    assert rng == pytest.approx((-10.0, 145.0)) and center[1] == 0.0
+    assert math.degrees(half[1]) == pytest.approx(10.0)
+    (half, center) = _hinge(humanoid, "shin", [(0, -1, 0), (0, 0, -1), (1, 0, 0)])
+    rng = (math.degrees(center[1] - half[1]), math.degrees(center[1] + half[1]))
+    assert rng == pytest.approx((-10.0, 145.0)) and center[0] == 0.0
+    # a left forearm along +X in a T-pose flexes towards the front (-Y): about -Z world
+    (half, center) = _hinge(humanoid, "forearm", [(0, 0, 1), (1, 0, 0), (0, 1, 0)])
+    assert math.degrees(center[0]) == pytest.approx(-67.5)
+    # pre-bent 5° backwards: the rest tells the flexion, even with the front given wrong
+    bent = (0.0, math.sin(math.radians(5.0)), -math.cos(math.radians(5.0)))
+    x = (1.0, 0.0, 0.0)
+    z = tuple(np.cross(x, bent))
+    out = humanoid.hinge_limits("shin", child_axes=np.array([x, bent, z]).T,
+                                parent_axis=np.array([0.0, 0.0, -1.0]),
+                                forward=np.array([0.0, 1.0, 0.0]))
+    assert math.degrees(out[1][0]) == pytest.approx(67.5)
+    assert _hinge(humanoid, "hand", [(1, 0, 0), (0, 0, -1), (0, 1, 0)]) is None
+    # a forearm pointing forwards does not say which way it bends
+    assert _hinge(humanoid, "forearm", [(1, 0, 0), (0, -1, 0), (0, 0, -1)]) is None
+
+
 def _pose_mode(ob):
     bpy.context.view_layer.objects.active = ob
     ob.select_set(True)
@@ -82,7 +115,11 @@ def test_create_from_humanoid_names(scene):
     assert ob.waft_ragdoll.enabled
     assert all(pb.waft_ragdoll.body for pb in ob.pose.bones)
     shin = ob.pose.bones["shin.L"].waft_ragdoll
-    assert shin.swing_limit[0] == pytest.approx(math.radians(145.0))
+    # a one-sided hinge about local X: 145° of flexion (backwards), 10° past straight
+    low = math.degrees(shin.swing_center[0] - shin.swing_limit[0])
+    high = math.degrees(shin.swing_center[0] + shin.swing_limit[0])
+    assert sorted((abs(low), abs(high))) == pytest.approx([10.0, 145.0])
+    assert shin.swing_limit[1] == pytest.approx(math.radians(10.0))
     assert shin.twist_limit[1] == pytest.approx(math.radians(10.0))
     height = 1.72 - 0.03  # head tail to the lowest foot point
     hips = ob.pose.bones["hips"].waft_ragdoll
@@ -137,12 +174,13 @@ def _limit_violations(scene, ob, frames) -> float:
     rest = joint_rotation(rest_c, rest_p, np.tile([1.0, 0.0, 0.0, 0.0], (len(bodies), 1)))
     swing = np.array([tuple(pb.waft_ragdoll.swing_limit) for pb in bodies])
     twist = np.array([tuple(pb.waft_ragdoll.twist_limit) for pb in bodies])
+    center = np.array([tuple(pb.waft_ragdoll.swing_center) for pb in bodies])
     worst = 0.0
     for frame in frames:
         scene.frame_set(frame)
         d = joint_rotation(quats([pb.matrix for pb in bodies]),
                            quats([pb.parent.matrix for pb in bodies]), rest)
-        fix_s, fix_t = limit_correction(*swing_twist(d), swing, twist)
+        fix_s, fix_t = limit_correction(*swing_twist(d), swing, twist, center)
         worst = max(worst, float(np.abs(fix_s).max()), float(np.abs(fix_t).max()))
     return worst
 

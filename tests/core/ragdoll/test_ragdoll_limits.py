@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from waft.core.ragdoll import (
@@ -37,12 +39,14 @@ def _axis_rotation(axis, angle) -> np.ndarray:
     return M
 
 
-def _shaken_chain(frames: int, fps: float, iterations: int):
+def _shaken_chain(frames: int, fps: float, iterations: int, swing=SWING, center=None):
     """A kinematic root shaken and spun violently (square-wave jerks, 15 rad/s reversing
-    spins) carrying three FREE capsules with limits."""
+    spins) carrying three FREE capsules with limits (swing ellipses centred on `center`)."""
     heads = [(0, 0, 1.0), (0, 0, 0.8), (0, 0, 0.5), (0, 0, 0.2)]
     tails = [(0, 0, 0.8), (0, 0, 0.5), (0, 0, 0.2), (0, 0, 0.0)]
-    rest = chain_rest(heads, tails, swing=SWING, twist=TWIST, mass=(1, 1, 2, 0.5))
+    rest = chain_rest(heads, tails, swing=swing, twist=TWIST, mass=(1, 1, 2, 0.5))
+    if center is not None:
+        rest = dataclasses.replace(rest, swing_center=np.tile(center, (4, 1)))
     model = build_ragdoll_model(ragdolls=[rest])
     t = np.arange(frames) / fps
     target = np.empty((frames, 4, 4, 4))
@@ -161,6 +165,21 @@ def test_the_limit_rotation_lands_on_the_limit_at_a_deep_bend():
     e = (s[:, 0] / swing_limit[:, 0]) ** 2 + (s[:, 2] / swing_limit[:, 1]) ** 2
     assert e.max() < 1.0 + 1e-9
     assert np.all(np.abs(t) <= np.radians(10.0) + 1e-9)
+
+
+def test_one_sided_hinges_hold_their_range_under_violent_motion():
+    """Hinges bending 0-100° about X one way and ±10° about Z (ellipse centre (50°, 0)): under
+    the violent shake every joint ends each frame inside that one-sided range (within 1°), and
+    it is used, bent far the allowed way and never more than 1° the other way (a symmetric
+    cone let knees bend forwards as far as backwards)."""
+    half = np.radians([50.0, 10.0])
+    rest, model, result = _shaken_chain(frames=60, fps=30.0, iterations=2, swing=half,
+                                        center=np.radians([50.0, 0.0]))
+    swing, _ = _joint_angles(rest, result.physics_matrix)
+    sx, sz = np.degrees(swing[..., 0]), np.degrees(swing[..., 2])
+    e = ((sx - 50.0) / 50.0) ** 2 + (sz / 10.0) ** 2
+    assert e.max() < 1.0 + 2.0 * 1.0 / 10.0  # within about 1° of the ellipse
+    assert sx.min() > -1.0 and sx.max() > 60.0
 
 
 def test_limits_are_never_exceeded_under_violent_motion():
