@@ -1,7 +1,8 @@
 """Bone keys from simulated cage positions (NumPy, no bpy).
 
 Seed 001: each cloth bone takes the frame of its grid vertex (``core.cloth.bone_frames``): x
-towards the vertex below, y from the left to the right neighbour, z = x × y, at the vertex. The
+towards the vertex below, y from the left to the right neighbour (the roll from a fit of the
+vertex's 1-ring where a fold turns that row into the column), z = x × y, at the vertex. The
 bone keeps the offset it has from that frame in the bind pose (undeformed cage, armature rest
 pose), so a bone need not sit exactly on its vertex. The wanted world matrices become
 ``matrix_basis`` (``core.bone_pose.basis_from_world``, closed-form affine inverses); a parent
@@ -32,8 +33,11 @@ class BoneKeys:
 
 def _frames(setup: ClothSetupRead, positions: np.ndarray) -> np.ndarray:
     grid = setup.grid
+    # The 1-ring (rest cage and quads) keeps the roll defined where a fold turns the row into
+    # the column; rest and animated frames come from this same call.
     return grid_frames(positions, vertex=setup.bone_vertex, below=grid.below, above=grid.above,
-                       left=grid.left, right=grid.right)
+                       left=grid.left, right=grid.right, rest=setup.rest_world,
+                       quads=setup.quads)
 
 
 # The cloth writer's name for the one implementation (rods and tests import it from here).
