@@ -93,16 +93,33 @@ class GridNeighbours:
 
     below: np.ndarray  # (B,) next vertex down the column (level + 1)
     above: np.ndarray  # (B,) previous vertex up the column (level - 1)
-    left: np.ndarray  # (B,) row neighbour before the vertex in the quads' winding
-    right: np.ndarray  # (B,) row neighbour after the vertex in the quads' winding
+    left: np.ndarray  # (B,) row neighbour on the left (see ``row_votes``)
+    right: np.ndarray  # (B,) row neighbour on the right
 
 
-def _winding_successors(quads: np.ndarray) -> dict[int, list[int]]:
-    nxt: dict[int, list[int]] = {}
-    for a, b in zip(quads.ravel().tolist(), np.roll(quads, -1, axis=1).ravel().tolist(),
-                    strict=True):
-        nxt.setdefault(a, []).append(b)
-    return nxt
+def row_votes(quads: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every quad's say on which side of a vertex each row neighbour lies.
+
+    Returns (vertex, neighbour, quad, vote) arrays, one entry per end of each row link (a side
+    of a quad whose ends share a level) per quad using it: vote +1 means the neighbour is on the
+    vertex's right, -1 on its left, 0 no say. Right is the top row's orientation: along the
+    quads' winding for a quad below the link (its other corners one level further down). A
+    quad above the link runs along it the other way (neighbouring quads of an oriented cage
+    wind in opposite directions along the side they share), so there the winding is flipped;
+    taking the winding alone, as before, made both row neighbours of a vertex with quads above
+    and below "after" it. A quad whose other corners are on the link's own level (a pinned
+    patch) has no say.
+    """
+    quads = np.asarray(quads, dtype=np.int64)
+    level = np.asarray(level, dtype=np.int64)
+    corners = [np.roll(quads, -k, axis=1).ravel() for k in range(4)]
+    a, b, c, d = corners
+    quad = np.repeat(np.arange(len(quads)), 4)
+    row = level[a] == level[b]
+    side = np.sign(level[c] + level[d] - 2 * level[a])[row]  # +1 the quad is below the link
+    a, b, quad = a[row], b[row], quad[row]
+    return (np.concatenate((a, b)), np.concatenate((b, a)), np.concatenate((quad, quad)),
+            np.concatenate((side, -side)))
 
 
 def grid_neighbours(quads: np.ndarray, edges: np.ndarray, level: np.ndarray,
@@ -110,20 +127,31 @@ def grid_neighbours(quads: np.ndarray, edges: np.ndarray, level: np.ndarray,
     """Below/above/left/right of each vertex in ``vertices`` (setup time, a loop over bones).
 
     Several candidates (irregular cages): ``below``/``above`` take the one most in line with the
-    column (closest to straight through the vertex), rows take the winding order of the quads so
-    left and right never swap between neighbouring bones.
+    column (closest to straight through the vertex). Rows are oriented by the quads
+    (``row_votes``), so left and right run the same way on every row and never swap between
+    neighbouring bones; a neighbour the quads leave undecided goes by the quads holding the
+    vertex's column neighbour (a pinned row with cloth on both sides hangs into that one), then
+    by the winding (the top row's rule). Of several neighbours on one side, the one giving the
+    straightest row through the vertex (rest positions) is taken.
     """
+    quads = np.asarray(quads, dtype=np.int64)
+    rest_positions = np.asarray(rest_positions, dtype=float)
     neighbours: dict[int, list[int]] = {}
     for a, b in edges.tolist():
         neighbours.setdefault(a, []).append(b)
         neighbours.setdefault(b, []).append(a)
+    vote_v, vote_n, vote_q, vote = row_votes(quads, level)
+    order = np.lexsort((vote_q, vote_n, vote_v))
+    votes: dict[int, list[tuple[int, int, int]]] = {}
+    for v, n, q, s in zip(vote_v[order].tolist(), vote_n[order].tolist(),
+                          vote_q[order].tolist(), vote[order].tolist(), strict=True):
+        votes.setdefault(v, []).append((n, q, s))
     successors = _winding_successors(quads)
     out = np.full((4, len(vertices)), -1, dtype=np.int64)
     for i, v in enumerate(np.asarray(vertices).tolist()):
         near = neighbours.get(v, [])
         ups = [n for n in near if level[n] == level[v] - 1]
         downs = [n for n in near if level[n] == level[v] + 1]
-        row = [n for n in near if level[n] == level[v]]
         if ups:
             out[1, i] = min(ups)
         if downs:
@@ -139,15 +167,56 @@ def grid_neighbours(quads: np.ndarray, edges: np.ndarray, level: np.ndarray,
             down_dir = rest_positions[out[0, i]] - rest_positions[v]
             scores = [np.dot(rest_positions[v] - rest_positions[n], down_dir) for n in ups]
             out[1, i] = ups[int(np.argmax(scores))]
-        after = [n for n in successors.get(v, []) if n in row]
-        before = [n for n in row if v in successors.get(n, [])]
-        if after:
-            out[3, i] = after[0]
-        if before:
-            out[2, i] = before[0]
-        if out[2, i] == out[3, i] >= 0:  # a two-vertex row: one side only
-            out[2, i] = -1
+        column = int(out[0, i] if out[0, i] >= 0 else out[1, i])
+        left, right = _row_sides(v, sorted(n for n in near if level[n] == level[v]),
+                                 votes.get(v, []), quads, column, successors)
+        out[2, i], out[3, i] = _straightest(v, left, right, rest_positions)
     return GridNeighbours(below=out[0], above=out[1], left=out[2], right=out[3])
+
+
+def _winding_successors(quads: np.ndarray) -> dict[int, list[int]]:
+    nxt: dict[int, list[int]] = {}
+    for a, b in zip(quads.ravel().tolist(), np.roll(quads, -1, axis=1).ravel().tolist(),
+                    strict=True):
+        nxt.setdefault(a, []).append(b)
+    return nxt
+
+
+def _row_sides(v: int, row: list[int], votes: list[tuple[int, int, int]], quads: np.ndarray,
+               column: int, successors: dict[int, list[int]]):
+    """Row neighbours of ``v`` split into (left, right) lists of (neighbour, strength), by the
+    sum of the quads' votes, then the votes of the quads holding ``column``, then the winding."""
+    left, right = [], []
+    for n in row:
+        mine = [(q, s) for m, q, s in votes if m == n]
+        total = sum(s for _, s in mine)
+        key = (total,
+               sum(s for q, s in mine if column >= 0 and column in quads[q]),
+               1 if n in successors.get(v, []) else -1)
+        sign = next((k for k in key if k != 0), 0)
+        (right if sign > 0 else left).append((n, abs(total)))
+    return left, right
+
+
+def _straightest(v: int, left: list[tuple[int, int]], right: list[tuple[int, int]],
+                 rest_positions: np.ndarray) -> tuple[int, int]:
+    """One left and one right neighbour (-1 for none): the pair most in line through ``v``;
+    alone on its side, the one with the most votes (then the lowest index)."""
+    def strongest(side):
+        return min(side, key=lambda ns: (-ns[1], ns[0]))[0] if side else -1
+
+    if (len(left) > 1 and right) or (len(right) > 1 and left):
+        p = rest_positions[v]
+        best, pair = -np.inf, (-1, -1)
+        for lft, _ in left:
+            for rgt, _ in right:
+                into, out_ = p - rest_positions[lft], rest_positions[rgt] - p
+                straight = float(np.dot(into, out_) / max(
+                    np.linalg.norm(into) * np.linalg.norm(out_), 1e-12))
+                if straight > best + 1e-9:
+                    best, pair = straight, (lft, rgt)
+        return pair
+    return strongest(left), strongest(right)
 
 
 def column_chains(quads: np.ndarray, edges: np.ndarray, level: np.ndarray,
