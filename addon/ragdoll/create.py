@@ -102,13 +102,25 @@ def role_shares(names) -> dict[str, float]:
     return {name: 1.0 / counts[key] for name, key in keys.items()}
 
 
+def _next_joint(bone):
+    """Where the limb goes from ``bone``'s head (armature space): to its child's head (the
+    next joint: a forearm's wrist), else to its tail."""
+    head = np.array(bone.head_local)
+    for child in bone.children:
+        step = np.array(child.head_local) - head
+        if float(np.linalg.norm(step)) > 1e-6:
+            return step
+    return np.array(bone.tail_local) - head
+
+
 def character_forward(ob, names) -> np.ndarray:
-    """The character's front in armature space: where its feet point (horizontally), else
-    Blender's convention (-Y)."""
-    feet = [n for n in names if role_of(n) in ("foot", "toes")]
-    axes = np.array([np.array(ob.data.bones[n].matrix_local)[:3, 1] for n in feet]
-                    ).reshape(-1, 3)
-    ahead = axes.sum(axis=0) * np.array([1.0, 1.0, 0.0])
+    """The character's front in armature space: where its feet go from the ankle to the next
+    joint (the toes), horizontally, else Blender's convention (-Y)."""
+    feet = [n for n in names if role_of(n) == "foot"]
+    ahead = np.zeros(3)
+    for name in feet:
+        step = _next_joint(ob.data.bones[name]) * np.array([1.0, 1.0, 0.0])
+        ahead += step / max(float(np.linalg.norm(step)), 1e-300)
     size = float(np.linalg.norm(ahead))
     if len(feet) and size > 0.2 * len(feet):
         return ahead / size
@@ -116,14 +128,15 @@ def character_forward(ob, names) -> np.ndarray:
 
 
 def hinge_of(ob, name: str, hung: dict, forward: np.ndarray):
-    """``humanoid.hinge_limits`` of body ``name`` from its rest bone and its joint parent's
-    (``hung``: bone → the body it hangs from)."""
+    """``humanoid.hinge_limits`` of body ``name`` from its rest bone, its joint parent's
+    (``hung``: bone → the body it hangs from) and where its limb goes."""
     parent = hung.get(name)
-    rest = np.array(ob.data.bones[name].matrix_local)[:3, :3]
+    bone = ob.data.bones[name]
+    rest = np.array(bone.matrix_local)[:3, :3]
     parent_axis = (np.array(ob.data.bones[parent].matrix_local)[:3, 1]
                    if parent is not None else None)
     return hinge_limits(role_of(name), child_axes=rest, parent_axis=parent_axis,
-                        forward=forward)
+                        forward=forward, limb=_next_joint(bone))
 
 
 def apply_defaults(pose_bone, height: float, share: float = 1.0, unit: float = 1.0,

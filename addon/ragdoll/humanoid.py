@@ -139,17 +139,24 @@ HINGES: dict[str, tuple[float, float, float, str]] = {
 }
 _MIN_REST_BEND = math.radians(2.0)  # a pre-bent rest (IK rigs) tells the flexion itself
 _MIN_ACROSS = 0.3  # the flexion direction must be this far off the bone to define a hinge
+_MAX_BEND_OFF = math.radians(60.0)  # a rest bend this near the flexion is the rig's own hinge
+_MAX_LIMB_OFF = math.radians(30.0)  # a bone this far off its limb says nothing of the hinge
 
 
 def hinge_limits(role: str | None, *, child_axes: np.ndarray, parent_axis: np.ndarray | None,
-                 forward: np.ndarray) -> tuple[tuple[float, float], tuple[float, float]] | None:
+                 forward: np.ndarray, limb: np.ndarray | None = None
+                 ) -> tuple[tuple[float, float], tuple[float, float]] | None:
     """(swing half-angles, swing centre) in radians about the body's local (X, Z) for a hinge
     role, from the rig itself; None for other roles, or when the rig does not tell the axis.
 
-    The hinge axis: a rest pose bent by more than 2° (IK rigs are pre-bent the way the joint
-    flexes) gives it as parent × child bone direction; otherwise the limb flexes towards
-    ``forward`` (the character's front, armature space; backwards for a shin, up for the
-    toes), so the axis is bone × flexion direction. Expressed in the bone's local frame
+    The hinge axis: the limb flexes towards ``forward`` (the character's front, armature space;
+    backwards for a shin, up for the toes), so the axis is bone × flexion direction; a rest
+    pose bent by more than 2° the same way (within 60° of it: IK rigs are pre-bent the way the
+    joint flexes) gives the rig's own axis, parent × child bone direction. A rest bent
+    sideways (knock knees) or backwards (a knee at rest past straight) is not a flexion and
+    put the hinge across the knee. ``limb``: where the limb goes from the bone's head (towards
+    the next joint); a bone pointing elsewhere (glTF imports whose bones all point up) says
+    nothing about the hinge: None. Expressed in the bone's local frame
     (``child_axes``: columns = its rest X, Y, Z in armature space), its larger component of X
     and Z is the hinge: rigs disagree (Rigify and Mixamo bend about X, the Godot glTF
     humanoid's forearms about Z), and a limit on the wrong axis clamped a walk's elbows 21-31°
@@ -163,19 +170,25 @@ def hinge_limits(role: str | None, *, child_axes: np.ndarray, parent_axis: np.nd
     axes = np.asarray(child_axes, dtype=np.float64)
     axes = axes / np.maximum(np.linalg.norm(axes, axis=0), 1e-300)
     bone = axes[:, 1]
+    if limb is not None:
+        along = np.asarray(limb, dtype=np.float64)
+        if float(along @ bone) < math.cos(_MAX_LIMB_OFF) * float(np.linalg.norm(along)):
+            return None
     axis = None
+    across = towards - float(towards @ bone) * bone
+    if float(np.linalg.norm(across)) >= _MIN_ACROSS * float(np.linalg.norm(towards)):
+        axis = np.cross(bone, across)
+        axis = axis / float(np.linalg.norm(axis))
     if parent_axis is not None:
         parent_dir = np.asarray(parent_axis, dtype=np.float64)
         parent_dir = parent_dir / max(float(np.linalg.norm(parent_dir)), 1e-300)
         bent = np.cross(parent_dir, bone)
-        if float(np.linalg.norm(bent)) > math.sin(_MIN_REST_BEND):
+        size = float(np.linalg.norm(bent))
+        if size > math.sin(_MIN_REST_BEND) and (
+                axis is None or float(bent @ axis) > math.cos(_MAX_BEND_OFF) * size):
             axis = bent
     if axis is None:
-        flex = towards
-        across = flex - float(flex @ bone) * bone
-        if float(np.linalg.norm(across)) < _MIN_ACROSS * float(np.linalg.norm(flex)):
-            return None  # the limb points along the front: the rig does not say
-        axis = np.cross(bone, across)
+        return None  # the limb points along the front and is not bent: the rig does not say
     local = axes.T @ (axis / float(np.linalg.norm(axis)))
     k = 0 if abs(local[0]) >= abs(local[2]) else 1
     sign = 1.0 if local[2 * k] > 0.0 else -1.0

@@ -68,8 +68,8 @@ def _hinge(humanoid, role, axes, parent_axis=None):
 def test_hinges_are_one_sided_about_the_rigs_own_bend_axis(humanoid):
     """A straight shin (Y down) with X to the side flexes backwards about +X: its range is
     [-10°, 145°] there. The same bone rolled 90° (X forwards, as the Godot glTF humanoid's
-    forearms are) bends about its Z: the hinge moves to Z. A pre-bent rest (an IK rig) gives the
-    axis itself, whatever the front is."""
+    forearms are) bends about its Z: the hinge moves to Z. A rest pre-bent the way the joint
+    flexes gives the rig's own axis; one bent backwards or sideways does not."""
     (half, center) = _hinge(humanoid, "shin", [(1, 0, 0), (0, 0, -1), (0, 1, 0)])
     rng = (math.degrees(center[0] - half[0]), math.degrees(center[0] + half[0]))
     assert rng == pytest.approx((-10.0, 145.0)) and center[1] == 0.0
@@ -80,14 +80,24 @@ def test_hinges_are_one_sided_about_the_rigs_own_bend_axis(humanoid):
     # a left forearm along +X in a T-pose flexes towards the front (-Y): about -Z world
     (half, center) = _hinge(humanoid, "forearm", [(0, 0, 1), (1, 0, 0), (0, 1, 0)])
     assert math.degrees(center[0]) == pytest.approx(-67.5)
-    # pre-bent 5° backwards: the rest tells the flexion, even with the front given wrong
-    bent = (0.0, math.sin(math.radians(5.0)), -math.cos(math.radians(5.0)))
-    x = (1.0, 0.0, 0.0)
-    z = tuple(np.cross(x, bent))
-    out = humanoid.hinge_limits("shin", child_axes=np.array([x, bent, z]).T,
-                                parent_axis=np.array([0.0, 0.0, -1.0]),
-                                forward=np.array([0.0, 1.0, 0.0]))
-    assert math.degrees(out[1][0]) == pytest.approx(67.5)
+    def shin(tail, limb=None):
+        """A shin pointing along `tail` under a thigh pointing straight down, X to the side."""
+        tail = np.array(tail) / np.linalg.norm(tail)
+        x_axis = np.array([1.0, 0.0, 0.0]) - tail[0] * tail
+        x_axis /= np.linalg.norm(x_axis)
+        return humanoid.hinge_limits("shin", child_axes=np.array(
+            [x_axis, tail, np.cross(x_axis, tail)]).T, parent_axis=np.array([0.0, 0.0, -1.0]),
+            forward=np.array([0.0, -1.0, 0.0]), limb=limb)
+
+    s5, s4, s3 = (math.sin(math.radians(a)) for a in (5.0, 4.0, 3.0))
+    # pre-bent 5° the way it flexes (an IK rig), 4° past straight, 3° sideways (knock knees):
+    # each flexes backwards about X; a rest bent the wrong way or sideways is not a flexion
+    for tail in ((0.0, s5, -1.0), (0.0, -s4, -1.0), (s3, 0.0, -1.0)):
+        (half, center) = shin(tail)
+        assert math.degrees(center[0]) == pytest.approx(67.5) and center[1] == 0.0, tail
+        assert math.degrees(half[1]) == pytest.approx(10.0)
+    # a bone that points off its limb (glTF imports whose bones all point up) says nothing
+    assert shin((0.0, 0.0, -1.0), limb=np.array([0.0, 0.0, 1.0])) is None
     assert _hinge(humanoid, "hand", [(1, 0, 0), (0, 0, -1), (0, 1, 0)]) is None
     # a forearm pointing forwards does not say which way it bends
     assert _hinge(humanoid, "forearm", [(1, 0, 0), (0, -1, 0), (0, 0, -1)]) is None
