@@ -139,6 +139,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "Substep Rate": ("サブステップレート", "子步频率"),
     "Surface": ("サーフェス", "表面"),
     "Swing Limit": ("スイング制限", "摆动限制"),
+    "Swing Center": ("スイング中心", "摆动中心"),
     "Tail": ("しっぽ", "尾巴"),
     "Tangent Response": ("接線方向の応答", "切向响应"),
     "Tether": ("テザー", "系绳"),
@@ -405,6 +406,14 @@ MESSAGES.update({
     "the rest pose; 180° = free": (
         "ボディのローカル X・Z 軸まわりの楕円スイング円錐の半角(レストポーズ基準)。180° = 自由",
         "刚体绕局部 X 轴和 Z 轴的椭圆摆动锥半角(相对静止姿态); 180° = 自由"),
+    "Centre of the swing cone about local X and Z, relative to the rest pose: a hinge that "
+    "bends one way (a knee: 145° of flexion, 10° past straight) has its centre halfway, so the "
+    "cone is one-sided; 0 = a symmetric cone": (
+        "ローカル X・Z 軸まわりのスイング円錐の中心(レストポーズ基準)。一方向にだけ曲がる"
+        "蝶番関節(膝: 屈曲 145°、伸展 10°)は中心を範囲の中ほどに置き、円錐を片側にする。"
+        "0 = 対称な円錐",
+        "摆动锥绕局部 X 轴和 Z 轴的中心(相对静止姿态): 只向一侧弯曲的铰链关节(膝: 屈曲 "
+        "145°, 过伸 10°)把中心放在范围中间, 使摆动锥单侧; 0 = 对称锥"),
     "Heavy and stiff: swings as a piece, settles quickly, barely reacts to wind": (
         "重くて硬い: ひとかたまりで揺れ、すぐ落ち着き、風にはほとんど反応しません",
         "厚重且硬: 整体摆动, 很快静止, 几乎不受风影响"),
