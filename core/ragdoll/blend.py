@@ -56,6 +56,56 @@ def local_blend(*, physics: np.ndarray, target: np.ndarray, blend: np.ndarray,
     return out
 
 
+def lift_above_planes(*, shown: np.ndarray, physics: np.ndarray, target: np.ndarray,
+                      length: np.ndarray, radius: np.ndarray, mask: np.ndarray,
+                      planes: tuple[np.ndarray, np.ndarray], bodies: slice,
+                      mixed: np.ndarray) -> None:
+    """Translate the shown pose of the ragdoll `bodies` out of the still planes it collides
+    with, in place, by the depth that neither of its sources has: the blend of a simulation
+    lying on the ground and a standing animation swings limbs through the ground (a recovery
+    from 3.8 m away put a leg 44 cm under it, where neither pose was), while what the animation
+    itself puts below (a foot 2 cm in the floor) stays as animated. The lift is continuous in
+    the blend weight and zero at both ends (the shown pose is then one of the sources); per
+    frame, so the preview shows each frame as the bake does.
+
+    shown, physics, target: (F, N, 4, 4) world body frames at the heads (+Y along the bone);
+    length, radius (N,); mask (N, K) which colliders each body touches; planes: (collider
+    indices (P,), their still world matrices (P, 4, 4)), local +Z outside; mixed (F,) bool:
+    the frames that blend (the others are one source exactly and are left as they are)."""
+    index, matrices = planes
+    if not len(index):
+        return
+    use = mask[bodies][:, index].any(axis=0)
+    if not use.any():
+        return
+    index, matrices = index[use], matrices[use]
+    sel = [physics[:, bodies], target[:, bodies], shown[:, bodies]]
+    rad, ln = radius[bodies], length[bodies]
+    lift = np.zeros((len(shown), 3))
+    for k, M in zip(index, matrices, strict=True):
+        touches = mask[bodies, k]
+        normal = np.linalg.inv(M)[2, :3]
+        normal = normal / np.linalg.norm(normal)
+        offset = float(normal @ M[:3, 3])
+        depth = []
+        for pose in sel:
+            head = pose[..., :3, 3]
+            tail = head + pose[..., :3, 1] * ln[None, :, None]
+            clear = np.minimum(_dot(head, normal), _dot(tail, normal)) - offset - rad[None]
+            clear = np.where(touches[None], clear, np.inf)
+            depth.append(np.maximum(-clear.min(axis=1), 0.0))  # (F,) deepest below
+        extra = np.maximum(depth[2] - _dot(lift, normal) - np.maximum(depth[0], depth[1]), 0.0)
+        extra = np.where(mixed, extra, 0.0)
+        lift += extra[:, None] * normal
+    shown[:, bodies, :3, 3] += lift[:, None, :]
+
+
+def _dot(v: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """v · n over the last axis, element by element: a matrix product's rounding depends on how
+    many frames are solved at once (BLAS kernels), and a streamed frame must be the bake's."""
+    return v[..., 0] * n[0] + v[..., 1] * n[1] + v[..., 2] * n[2]
+
+
 def _rigid_inverse(m: np.ndarray) -> np.ndarray:
     inv = np.zeros_like(m)
     rt = np.swapaxes(m[..., :3, :3], -1, -2)

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..colliders import ColliderKind
 from ..errors import DivergenceError
 from ..job import FrameJob, FrameStream, run_job
 from ..timestep import frame_interval
-from .blend import local_blend
+from .blend import lift_above_planes, local_blend
 from .bodies import nlerp, q2m, qmul, quat_conj, rotate
 from .drive import CheckedDrive, RagdollDrive, validate_drive
 from .level import Level, Substep
@@ -56,6 +57,13 @@ class _Run:
         for i, lv in enumerate(self.levels):
             self.level_of_body[lv.bodies] = i
         self.records: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in self.levels]
+        # The still planes (the ground): the blended output is lifted out of them
+        # (`blend.lift_above_planes`).
+        cm = drive.collider_matrix
+        still = [k for k in np.flatnonzero(model.colliders.kind == ColliderKind.PLANE)
+                 if np.all(cm[:, k] == cm[:1, k])]
+        self.still_planes = (np.array(still, dtype=np.int64),
+                             cm[0, still] if len(cm) else np.zeros((0, 4, 4)))
         self._colliders_key = None
         self._colliders = None
         # Colliders that never move (a ground, walls) give the same ColliderFrame every
@@ -253,6 +261,15 @@ class _Run:
             kinematic[:, carried_bodies] = False  # they follow the (blended) carrier below
         body = local_blend(physics=physics, target=target, blend=blend, parent=model.parent,
                            depth=model.depth, kinematic=kinematic)
+        for r in range(model.n_ragdolls):
+            sl = slice(model.body_offset[r], model.body_offset[r + 1])
+            # (decided frame by frame: a streamed frame is the bake's)
+            mixed = np.any(blend[:, sl] > 0.0, axis=1) & ~np.all(blend[:, sl] >= 1.0, axis=1)
+            if model.carrier[r, 1] < 0 and mixed.any():
+                lift_above_planes(shown=body, physics=physics, target=target,
+                                  length=model.length, radius=model.radius,
+                                  mask=model.collider_mask, planes=self.still_planes,
+                                  bodies=sl, mixed=mixed)
         # Carried ragdolls ride on the carrier body as it is finally shown (after its blend).
         for lv in self.levels:
             if not lv.carried:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import bpy
 import numpy as np
 import ragdoll_rigs as rigs
 import waft_rigs
@@ -194,6 +195,45 @@ def test_recovery_blends_back_to_the_animation_after_the_fall(scene, bake_api):
     ob.animation_data.nla_tracks["Waft Ragdoll"].mute = True
     animation = rigs.world_matrices(scene, ob, rigs.NAMES, after)
     assert np.abs(baked - animation).max() < 1e-4  # back on the animation
+
+
+def _lowest_capsule_points(scene, ob, frames) -> np.ndarray:
+    """(F,) the lowest point of every body's capsule, played back by Blender (m)."""
+    m = rigs.world_matrices(scene, ob, rigs.NAMES, frames)
+    length = np.array([ob.data.bones[n].length for n in rigs.NAMES])
+    radius = np.array([ob.pose.bones[n].waft_ragdoll.radius for n in rigs.NAMES])
+    tail_z = m[..., 2, 3] + m[..., 2, 1] * length
+    return (np.minimum(m[..., 2, 3], tail_z) - radius).min(axis=1)
+
+
+def test_the_recovery_blend_never_goes_deeper_into_the_ground_than_the_animation(scene,
+                                                                                 bake_api):
+    """Knocked over by a moving box, the humanoid lies 3.8 m from its animation; the recovery
+    then blends the shown pose back over 1 s. That blend of a lying and a standing pose swung
+    the legs 44 cm under the ground, where neither pose is: now no frame goes deeper than the
+    animation itself does (its feet are 2 cm in the ground at the lowest of its wave)."""
+    frames = range(1, 101)
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
+    ob = rigs.humanoid(scene)
+    rigs.animate_wave(ob, range(1, 101, 2), amplitude=0.5, period=24)
+    bpy.context.view_layer.objects.active = ob
+    bpy.ops.waft.ragdoll_apply_preset(preset='PHYSICAL')
+    settings = ob.waft_ragdoll
+    settings.fall_threshold, settings.use_recovery = 0.2, True
+    settings.recovery_delay = settings.recovery_time = 1.0
+    box = bpy.data.objects.new("Box", None)
+    box.empty_display_type = 'CUBE'
+    scene.collection.objects.link(box)
+    box.scale = (1.0, 0.1, 0.3)
+    box.waft_collider.enabled = True
+    for frame, y, z in ((1, -1.0, 1.3), (20, -1.0, 1.3), (30, 0.6, 1.3), (34, 0.6, 3.5)):
+        box.location = (0.0, y, z)
+        box.keyframe_insert("location", frame=frame)
+    animated = _lowest_capsule_points(scene, ob, frames)
+    report = bake_api.bake_scene(scene).systems["ragdoll"].setups[0]
+    assert report.fell_at is not None and report.fell_at < 40  # it fell, and recovered
+    shown = _lowest_capsule_points(scene, ob, frames)
+    assert shown.min() > min(animated.min(), 0.0) - 1e-3, shown.min()
 
 
 def test_root_unblocked_does_not_fall(scene, bake_api):
