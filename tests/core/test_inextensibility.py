@@ -193,3 +193,35 @@ def test_a_teleported_chain_keeps_its_shape(rig):
         return np.linalg.norm(np.diff(shape, axis=0), axis=-1).max(axis=1) * fps
 
     assert speed(cut)[24:].max() < 1.5 * speed(uncut)[20:].max()
+
+
+@pytest.mark.parametrize("rate", [120.0, 240.0])
+def test_a_teleport_keyed_over_one_frame_is_a_cut(rig, rate):
+    """The same 2 m jump keyed Linear from frame 23 to frame 24: read at 5 or 10 samples a
+    frame, each sample interval moves 0.4 or 0.2 m, under the 1 m threshold, and the jump was
+    no cut: it whipped the chain 0.9 m. The threshold is per frame, as the Cut Threshold
+    tooltip says: a root moving more than 1 m in a frame is a cut at any sample rate."""
+    fps, frames = 24.0, 49
+    per_frame = int(rate / fps)
+    chain = rig.vertical_chain(bones=6, length=0.1)
+
+    def bake(jump: float) -> np.ndarray:
+        def motion(t):
+            ramp = np.clip((t - 23.0 / fps) * fps, 0.0, 1.0)  # over frame 23 -> 24
+            x = 0.3 * np.sin(2 * np.pi * t) + jump * ramp
+            return np.stack([x, 0 * t, 0 * t], -1)
+
+        model, drive = rig.build([chain], frames=(frames - 1) * per_frame + 1, fps=rate,
+                                 root_motion=motion, **ADDON_DEFAULTS)
+        drive = core.Drive(fps=rate, reference=drive.reference, kinematic=drive.kinematic,
+                           space=drive.space, collider_matrix=drive.collider_matrix,
+                           params=drive.params, output_fps=fps, output_frames=frames)
+        x = core.bake(model, drive).positions[:, 0]
+        return x - x[:, :1]
+
+    cut, uncut = bake(2.0), bake(0.0)
+    difference = np.linalg.norm(cut - uncut, axis=-1).max(axis=1)
+    assert difference[:23].max() == 0.0
+    # Carried over the jump's frame with its root (0.65-0.82 m apart before): what is left is
+    # the swing the chain sat out during that frame (the root moves 8 cm a frame).
+    assert difference[23:30].max() < 0.2

@@ -115,6 +115,27 @@ def test_a_cut_between_sub_frame_samples_restarts_at_the_next_frame():
     assert np.linalg.norm(result.positions[4] - reference[0], axis=-1).max() < 0.5
 
 
+def test_a_teleport_keyed_over_one_frame_is_a_cut():
+    """A 2 m jump keyed Linear from frame 4 to frame 5, read at 10 samples a frame: 0.2 m a
+    sample, far under the 1 m Cut Threshold, which the setting (and its tooltip) means per
+    frame. It was no cut and whipped the cloth 0.7 m; now frame 5 is a cut and the cloth is
+    on its new reference there (cut blend 0)."""
+    model, rest = _model()
+    times = np.arange(int(RATE) + 1) / RATE  # 1 s
+    drive = _drive(model, rest, times, 0.0, fps=RATE, output_fps=24.0, output_frames=25)
+    reference = drive.reference.copy()
+    ramp = np.clip((times - 4.0 / 24.0) * 24.0, 0.0, 1.0)
+    reference[:, :, 0] += 2.0 * ramp[:, None]
+    params = ClothParams.defaults(1, world_motion_fraction=0.3, damping=1.0, cut_blend_frames=0)
+    drive = ClothDrive(fps=RATE, reference=reference, space=drive.space,
+                       collider_matrix=drive.collider_matrix, params=params,
+                       output_fps=24.0, output_frames=25)
+    result = bake_cloth(model, drive)
+    assert np.flatnonzero(result.cuts[:, 0]).tolist() == [5]
+    assert np.linalg.norm(result.positions[5] - reference[round(5 / 24.0 * RATE)],
+                          axis=-1).max() < 1e-9
+
+
 def test_more_output_frames_than_the_samples_cover_is_an_error():
     model, rest = _model()
     drive = _drive(model, rest, np.arange(11) / RATE, 1.0, fps=RATE, output_fps=24.0,
