@@ -95,20 +95,26 @@ def test_output_at_the_sample_rate_is_the_plain_bake():
     assert np.array_equal(plain, same)
 
 
-def test_a_cut_between_sub_frame_samples_restarts_at_the_next_frame():
-    """A 2 m teleport between two 240 Hz samples inside scene frame 5's interval: the cut is
-    reported at frame 5 and the cloth is on its new reference there (cut blend 0)."""
+def _moved(offset):
+    """(reference, result) of the cloth whose reference moves by `offset(times)` (m, along X)
+    over 1 s of 240 Hz samples, output at 24 fps with no cut blend."""
     model, rest = _model()
     times = np.arange(int(RATE) + 1) / RATE  # 1 s
     drive = _drive(model, rest, times, 0.0, fps=RATE, output_fps=24.0, output_frames=25)
     reference = drive.reference.copy()
-    jump = int(4.5 / 24.0 * RATE)  # between frames 4 and 5
-    reference[jump:, :, 0] += 2.0
+    reference[:, :, 0] += offset(times)[:, None]
     params = ClothParams.defaults(1, world_motion_fraction=0.3, damping=1.0, cut_blend_frames=0)
     drive = ClothDrive(fps=RATE, reference=reference, space=drive.space,
                        collider_matrix=drive.collider_matrix, params=params,
                        output_fps=24.0, output_frames=25)
-    result = bake_cloth(model, drive)
+    return reference, bake_cloth(model, drive)
+
+
+def test_a_cut_between_sub_frame_samples_restarts_at_the_next_frame():
+    """A 2 m teleport between two 240 Hz samples inside scene frame 5's interval: the cut is
+    reported at frame 5 and the cloth is on its new reference there (cut blend 0)."""
+    jump = int(4.5 / 24.0 * RATE)  # between frames 4 and 5
+    reference, result = _moved(lambda t: 2.0 * (np.arange(len(t)) >= jump))
     assert np.flatnonzero(result.cuts[:, 0]).tolist() == [5]
     new_reference = reference[round(5 / 24.0 * RATE)]
     assert np.linalg.norm(result.positions[5] - new_reference, axis=-1).max() < 1e-9
@@ -120,17 +126,7 @@ def test_a_teleport_keyed_over_one_frame_is_a_cut():
     sample, far under the 1 m Cut Threshold, which the setting (and its tooltip) means per
     frame. It was no cut and whipped the cloth 0.7 m; now frame 5 is a cut and the cloth is
     on its new reference there (cut blend 0)."""
-    model, rest = _model()
-    times = np.arange(int(RATE) + 1) / RATE  # 1 s
-    drive = _drive(model, rest, times, 0.0, fps=RATE, output_fps=24.0, output_frames=25)
-    reference = drive.reference.copy()
-    ramp = np.clip((times - 4.0 / 24.0) * 24.0, 0.0, 1.0)
-    reference[:, :, 0] += 2.0 * ramp[:, None]
-    params = ClothParams.defaults(1, world_motion_fraction=0.3, damping=1.0, cut_blend_frames=0)
-    drive = ClothDrive(fps=RATE, reference=reference, space=drive.space,
-                       collider_matrix=drive.collider_matrix, params=params,
-                       output_fps=24.0, output_frames=25)
-    result = bake_cloth(model, drive)
+    reference, result = _moved(lambda t: 2.0 * np.clip((t - 4.0 / 24.0) * 24.0, 0.0, 1.0))
     assert np.flatnonzero(result.cuts[:, 0]).tolist() == [5]
     assert np.linalg.norm(result.positions[5] - reference[round(5 / 24.0 * RATE)],
                           axis=-1).max() < 1e-9
