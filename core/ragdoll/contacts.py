@@ -250,7 +250,11 @@ class Contacts:
         is clear of the collider turns about its head until its deepest point is out, instead
         of being translated: a foot lying on the ground then stays on its ankle (translated,
         it left a joint gap of 4–5 cm that the next substep's joints pulled back into the
-        ground). A body whose head itself is inside is translated."""
+        ground). A body whose head itself is inside, less deep than its deepest point, is
+        translated by its head's depth and turned for the rest: a toe as thick as its foot
+        has its head on the ground whenever the ankle's joint tolerance lets the foot's tail
+        sink a millimetre, and translated by the depth of its tip, the toe left its foot by up
+        to 5 cm on a limp Rigify human at rest."""
         n = len(self.half)
         idx = np.arange(n) if only is None else only
         for k in (range(self.colliders.count) if colliders is None else colliders):
@@ -265,15 +269,17 @@ class Contacts:
             if not np.any(pen > 0.0):
                 continue
             turned = np.zeros(len(idx), dtype=bool)
+            head_depth = np.zeros(len(idx))
             kind = int(self.colliders.kind[k])
             if pivot is not None and np.any(pivot & (pen > 0.0)) and kind in _EXACT_DEEPEST:
                 # The lever must reach the deepest point itself (a plane's: the tail, the head
                 # being clear); a depth-weighted contact point nearer the head would turn the
                 # body too far and lift it (energy from nowhere).
                 deepest = x + axis if kind == ColliderKind.PLANE else p
-                turned = self._turn_out(s, k, M, idx, pivot & (pen > 0.0), x - axis, deepest,
-                                        nrm, pen)
-            push = np.where(turned, 0.0, pen)
+                turned, head_depth = self._turn_out(s, k, M, idx, pivot & (pen > 0.0),
+                                                    x - axis, deepest, nrm, pen,
+                                                    head_inside=True)
+            push = np.where(turned, head_depth, pen)  # a turned body: by its head's depth
             s.x[idx] = s.x[idx] + nrm * push[:, None]
             if count:  # it counts for friction too
                 inv = s.inv_mass[idx]
@@ -356,13 +362,25 @@ class Contacts:
 
     def _turn_out(self, s: Bodies, k: int, M: ColliderFrame, idx: np.ndarray,
                   candidate: np.ndarray, head: np.ndarray, p: np.ndarray, nrm: np.ndarray,
-                  pen: np.ndarray) -> np.ndarray:
+                  pen: np.ndarray, head_inside: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray]:
         """Turn the `candidate` bodies (over idx) about their heads so the deepest point `p`
         rises by `pen` along the normal: the lever r = p − head keeps its length, its normal
         component goes from r·n to r·n + pen (rotation about r × n). Returns which turned
-        (head clear of the collider, the rise reachable by the lever)."""
+        (head clear of the collider, the rise reachable by the lever) and the heads' depths
+        in the collider (over idx).
+
+        `head_inside`: a head inside the collider too, less deep than `p`, is allowed; the
+        turn then raises `p` by its depth beyond the head's, and the caller translates the
+        body by the head's depth."""
         radius = self.radius[idx]
         _, _, sd_head = self.deepest(k, head, head, M, radius, point=False)
+        head_depth = np.maximum(radius - sd_head, 0.0)
+        if head_inside:
+            clear = head_depth < pen
+            pen = pen - head_depth
+        else:
+            clear = sd_head >= radius
         r = p - head
         length = np.sqrt(np.einsum("nk,nk->n", r, r))
         rn = np.einsum("nk,nk->n", r, nrm)
@@ -371,10 +389,10 @@ class Contacts:
         # Only bodies lying within PIVOT_SLOPE of the surface: turning a steep one lifts its
         # tip by a large swing (a foot pointing down would be turned flat), moving its whole
         # subtree; those are translated.
-        ok = (candidate & (sd_head >= radius) & (np.abs(rn + pen) <= PIVOT_SLOPE * length)
+        ok = (candidate & clear & (np.abs(rn + pen) <= PIVOT_SLOPE * length)
               & (axis_length > 1e-6 * np.maximum(length, 1e-300)))
         if not ok.any():
-            return ok
+            return ok, head_depth
         safe = np.maximum(length, 1e-300)
         angle = (transcendental.arcsin(np.clip((rn + pen) / safe, -1.0, 1.0))
                  - transcendental.arcsin(np.clip(rn / safe, -1.0, 1.0)))
@@ -383,7 +401,7 @@ class Contacts:
         s.rotate_bodies(bodies, dtheta[ok])
         # the centre follows the turn about the head (the head stays where it is)
         s.x[bodies] = head[ok] + s.R[bodies, :, 1] * self.half[bodies, None]
-        return ok
+        return ok, head_depth
 
     def begin(self) -> None:
         """Zero the substep's summed normal impulses, before its iterations: every push of the

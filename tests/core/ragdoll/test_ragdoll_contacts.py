@@ -241,3 +241,34 @@ def test_a_chain_animated_into_the_ground_is_pushed_out_without_a_launch(strengt
     assert height[1:].max() <= height[1] + spring / (mass.sum() * 9.81) + 0.01
     # and it comes to rest (the subtree motors' net force made it creep along the ground)
     assert np.abs(P[-1, :, :3, 3] - P[-11, :, :3, 3]).max() < 1e-4
+
+
+def test_a_body_whose_head_is_a_little_inside_is_turned_out_about_it_not_lifted_whole():
+    """A toe as thick as its foot has its head on the ground whenever the ankle's joint
+    tolerance lets the foot's tail sink a few millimetres. Its head 5 mm inside and its tip
+    3.5 cm inside, it was translated out by the tip's depth, leaving its foot by 3.5 cm (up to
+    5 cm on a limp Rigify human at rest); now it is translated by the head's 5 mm and turned
+    about the head for the rest, and ends outside."""
+    from waft.core.ragdoll._bench_cases import bone_frame
+    from waft.core.ragdoll.bodies import Bodies
+    from waft.core.ragdoll.contacts import Contacts
+    from waft.core.rotations import quat_from_matrix
+
+    r = 0.02
+    head, tail = np.array([0.0, 0.0, r - 0.005]), np.array([0.0, -0.1, r - 0.035])
+    rest = chain_rest([(0.0, 0.1, r), (0.0, 0.0, r)], [(0.0, 0.0, r), (0.0, -0.1, r)],
+                      radius=r, parent=[-1, 0])
+    colliders, M = ground(0.0)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
+    frame = np.stack([rest.rest_matrix[0], bone_frame(head, tail)])
+    half = model.length / 2.0
+    centre = frame[:, :3, 3] + frame[:, :3, 1] * half[:, None]
+    s = Bodies.at(centre, quat_from_matrix(frame[:, :3, :3]))
+    contacts = Contacts(model, np.arange(2), half, model.radius)
+    frames = contacts.frame(M[None])
+    contacts.project(s, frames, np.ones(2, dtype=bool), only=np.array([1]),
+                     pivot=np.array([True]))
+    moved_head = s.x[1] - s.R[1][:, 1] * half[1]
+    assert np.linalg.norm(moved_head - head) < 0.005 + 1e-9  # by the head's depth only
+    ends = np.stack([moved_head, s.x[1] + s.R[1][:, 1] * half[1]])
+    assert ends[:, 2].min() > r - 1e-9  # and out of the ground
