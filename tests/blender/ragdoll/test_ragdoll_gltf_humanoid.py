@@ -28,7 +28,8 @@ def walker(scene):
         shutil.copyfile(ASSET, copy)
         bpy.ops.import_scene.gltf(filepath=str(copy))
     rig = next(o for o in scene.objects if o.type == 'ARMATURE')
-    walk = bpy.data.actions["hmd-walk"]
+    # (Blender 4.2's importer names the actions '<name>_<armature>')
+    walk = bpy.data.actions.get("hmd-walk") or bpy.data.actions["hmd-walk_Rig"]
     rig.animation_data.action = walk
     if hasattr(rig.animation_data, "action_slot"):
         rig.animation_data.action_slot = walk.slots[0]
