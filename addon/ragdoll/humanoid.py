@@ -7,9 +7,11 @@ No bpy (NumPy only) so it is tested on its own.
 
 Joint limits are half-angles of the elliptical swing cone about the body's local X and Z axes
 and the twist range about local Y (along the bone), relative to the rest pose, in degrees here
-(radians on the property). They are generous ranges of the human joints (e.g. elbow and knee
-bend up to ~145° about X, little about Z), chosen so a ragdoll never folds through itself while
-an animation that stays inside human range is not clipped. Radii are fractions of the
+(radians on the property). They are generous ranges of the human joints, chosen so a ragdoll
+never folds through itself while an animation that stays inside human range is not clipped.
+Elbows, knees and toes are one-sided hinges about the axis the rig bends them about
+(`hinge_limits`, HINGES); their ROLES cones (145° about X) are the fallback where the rig does
+not tell that axis. Radii are fractions of the
 character's height ``H`` (a 1.7 m adult: hips 0.12 m, upper arm 0.045 m) and masses fractions of
 the body's mass (below), because bone lengths vary too much between rigs (a glTF head bone may
 be 0.5 m long).
