@@ -303,10 +303,11 @@ MESSAGES.update({
         "エンジン既定値よりずっと多く必要でした)。一緒にベイクするラグドールは最大値を使います",
         "每个子步的约束求解次数; 0 = 场景设置(Jedi: Fallen Order 需要比引擎默认多得多的次数)。"
         "一起烘焙的布娃娃使用最大值"),
-    "Coulomb friction against colliders and the ground; low values let driven bodies slide to "
-    "their targets": (
-        "コライダーと地面に対するクーロン摩擦。低い値だと駆動ボディが目標へ滑っていけます",
-        "与碰撞体和地面的库仑摩擦; 数值低时驱动刚体可以滑向目标"),
+    "Coulomb friction against colliders, the ground and the other bodies it touches; low "
+    "values let driven bodies slide to their targets": (
+        "コライダー、地面、触れている他のボディに対するクーロン摩擦。低い値だと駆動ボディが目標へ"
+        "滑っていけます",
+        "与碰撞体、地面和所接触的其他刚体的库仑摩擦; 数值低时驱动刚体可以滑向目标"),
     "Coulomb friction coefficient of contacts with this collider": (
         "このコライダーとの接触のクーロン摩擦係数", "与此碰撞体接触时的库仑摩擦系数"),
     "Curls keep their shape (local shape) while they bounce": (

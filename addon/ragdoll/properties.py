@@ -197,8 +197,8 @@ ANIMATED_BODY_SETTINGS = {
         description="Linear velocity decays at this rate per second (air drag)"),
     "friction": FloatProperty(
         name="Friction", default=0.5, min=0.0, max=1.0,
-        description="Coulomb friction against colliders and the ground; low values let driven "
-                    "bodies slide to their targets"),
+        description="Coulomb friction against colliders, the ground and the other bodies it "
+                    "touches; low values let driven bodies slide to their targets"),
     "restitution": FloatProperty(
         name="Bounce", default=0.0, min=0.0, max=1.0,
         description="Restitution: the share of its approach speed a body keeps when it hits a "

@@ -359,6 +359,7 @@ class Level:
         self.settings_epoch = (np.arange(F) if np.isfinite(limit_speed).any()
                                else settings_epochs(self.params, F))
         self.first_step = True
+        self.started_inside = np.zeros(len(self.ragdolls), dtype=bool)
 
     # ----------------------------------------------------------------------------------------
     def fallen_body(self) -> np.ndarray:
@@ -399,7 +400,16 @@ class Level:
         colliders = self.run.colliders_at(sub)
         if self.contacts.allowance is None and self.first_step:  # the pose it starts in
             self.contacts.allowance = self.contacts.depths(s, colliders, np.arange(n))
+            # A ragdoll that starts inside a collider may be lifted by its push-out (the
+            # energy projection leaves that) until its penetration is gone
+            self.started_inside = self.member @ (self.contacts.allowance.max(
+                axis=0, initial=0.0) > 0.0) > 0
         self.first_step = False
+        carried = self.contacts.allowance
+        if self.started_inside.any():
+            self.started_inside &= (carried is not None
+                                    and self.member @ (carried.max(axis=0, initial=0.0)
+                                                       > 0.0) > 0)
         start = (momenta(s, self.member, self.mass, self.inertia) if c.any_free else None)
         energy = (sum(energies(s, self.member, self.mass, self.inertia, c.gravity))
                   if c.any_passive_free else None)
@@ -579,7 +589,7 @@ class Level:
                                     v_before=v_before, w_before=w_before,
                                     gravity=float(np.abs(c.gravity).max(initial=0.0)))
         if self_near:
-            self.self_collision.stop_normal_motion(s, ~kin)
+            self.self_collision.stop_normal_motion(s, ~kin, friction=c.friction, h=h)
         for j, col in enumerate(self.colours):
             cc = c.colours[j]
             if sub.frozen:
@@ -629,7 +639,8 @@ class Level:
             still = (c.passive_ragdoll & c.free_ragdoll & (self.member @ disturbed == 0)
                      & ~alone)  # (restore_momenta has kept the energy of those alone)
             if still.any():
-                cap_energy(s, self.member, self.mass, self.inertia, c.gravity, energy, still)
+                cap_energy(s, self.member, self.mass, self.inertia, c.gravity, energy, still,
+                           lift=~self.started_inside)
 
     def solve_distance_limits(self, s: Bodies, c: FrameCoefficients, origin_t: np.ndarray
                               ) -> None:

@@ -8,7 +8,9 @@ every pair's segments are found at once (Ericson 2005, 5.1.9, vectorised over pa
 penetration `r_a + r_b - distance` is removed by a positional correction at those points with
 both bodies' generalised inverse masses (Müller et al. 2020 §3.3). A body in several pairs gets
 its inverse mass multiplied by its pair count (mass splitting, as the joints), so the summed
-corrections of one Jacobi pass stay bounded.
+corrections of one Jacobi pass stay bounded. The velocity pass stops the pairs' normal motion
+and applies Coulomb friction (Müller 2020 §3.6) with the pair's summed normal impulse: a limb
+lying on another does not slide off it for as long as the friction holds.
 
 Bodies of two different ragdolls of one solve level collide when both ragdolls opt in
 (`RagdollRest.collide_with_others`): two characters falling onto each other. The same
@@ -90,6 +92,9 @@ class SelfCollision:
         uses = scatter_a.sum(axis=1) + scatter_b.sum(axis=1)
         self.split_a, self.split_b = np.maximum(uses[i], 1.0), np.maximum(uses[j], 1.0)
         self.candidates = self._subset(np.arange(len(i)))  # the pairs `solve` looks at
+        # positional normal impulse (kg m) of each candidate pair summed over the substep's
+        # passes: the friction's bound in the velocity pass
+        self.normal_total = np.zeros(len(i))
 
     def _subset(self, k: np.ndarray) -> tuple[np.ndarray, ...]:
         """(a, b, sum of radii, split_a, split_b, scatter_a, scatter_b) of pairs k. The mass
@@ -117,6 +122,7 @@ class SelfCollision:
             self.candidates = self._subset(np.arange(self.count))
         elif len(close):
             self.candidates = self._subset(close)
+        self.normal_total = np.zeros(len(self.candidates[0]))
         return bool(len(close))
 
     def _contact(self, s: Bodies, movable: np.ndarray, reach: float):
@@ -157,6 +163,7 @@ class SelfCollision:
         n = len(self.half)
         i, j, _, _, _, scatter_a, scatter_b = self.candidates
         lam = np.where(active & (denom > 1e-12), pen / np.maximum(denom, 1e-12), 0.0)
+        self.normal_total += lam
         # impulse lam * nrm on a (pushed along +nrm, away from b), the opposite on b
         impulse = lam[:, None] * nrm
         dx = np.zeros(s.x.shape)
@@ -167,13 +174,23 @@ class SelfCollision:
         s.move(dx, dth)
         return True
 
-    def stop_normal_motion(self, s: Bodies, movable: np.ndarray) -> None:
+    def stop_normal_motion(self, s: Bodies, movable: np.ndarray, *,
+                           friction: np.ndarray | None = None, h: float = 0.0) -> None:
         """The velocity pass of the pairs (Müller et al. 2020 §3.5, restitution 0): a pair in
         contact at the end of the substep keeps no relative normal velocity, neither apart
         (the iterations' pushes taken into the velocities as a speed of separation,
         penetration / h, the PBD "pop") nor together (a limb that kept its approach speed went
         4 cm into the other in the next substep). One Jacobi pass with the same mass splitting
-        as `solve`; equal and opposite impulses, so momentum is kept."""
+        as `solve`; equal and opposite impulses, so momentum is kept.
+
+        With `friction` (n,) (each body's Coulomb coefficient; a pair uses the mean of its
+        two, PhysX's default combine) and the substep `h`: Coulomb friction (§3.6) on the
+        relative tangential velocity at the contact point, the impulse at most the pair's
+        friction times its normal impulse (the passes' summed λ / h and what this pass took
+        out of the approach), static when that suffices. Frictionless, the bodies of a limp
+        Rigify human lying on each other slid for seconds (a hand still moving 10 mm a frame
+        after 5 s); both bodies' impulses act at one point (the middle of the two surfaces),
+        so angular momentum is kept too."""
         if not self.count:
             return
         contact = self._contact(s, movable, CONTACT_SLOP)
@@ -186,9 +203,48 @@ class SelfCollision:
         u = v[i] + cross(w[i], ra) - v[j] - cross(w[j], rb)
         apart = np.einsum("pk,pk->p", u, nrm)
         lam = np.where(touching & (denom > 1e-12), apart / np.maximum(denom, 1e-12), 0.0)
-        if not lam.any():
+        if lam.any():
+            impulse = lam[:, None] * nrm  # taken from a along +nrm, given to b
+            s.v[:n] -= (scatter_a @ (impulse * s.inv_mass[i, None])
+                        - scatter_b @ (impulse * s.inv_mass[j, None]))
+            s.w[:n] -= scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib)
+        if friction is None or h <= 0.0:
             return
-        impulse = lam[:, None] * nrm  # taken from a along +nrm, given to b
+        # the normal impulse of the substep: the passes' pushes and the approach stopped here
+        normal = (self.normal_total / h + np.maximum(-lam, 0.0)) * touching
+        if not normal.any():
+            return
+        self._friction(s, nrm, ra, rb, normal * (0.5 * (friction[i] + friction[j])))
+
+    def _friction(self, s: Bodies, nrm: np.ndarray, ra: np.ndarray, rb: np.ndarray,
+                  bound: np.ndarray) -> None:
+        """Coulomb impulses at most `bound` (P,) against the pairs' relative tangential
+        velocity at the middle of their two surfaces (levers `ra`, `rb` from the closest
+        points of the segments)."""
+        n = len(self.half)
+        i, j, _, split_a, split_b, scatter_a, scatter_b = self.candidates
+        x = s.x[:n]
+        # the contact point: halfway between a's surface (p - r_a n) and b's (q + r_b n)
+        p, q = x[i] + ra, x[j] + rb
+        gap = np.einsum("pk,pk->p", p - q, nrm)
+        middle = q + nrm * (0.5 * (gap - self.radius[i] + self.radius[j]))[:, None]
+        ra, rb = middle - x[i], middle - x[j]
+        v, w = s.v[:n], s.w[:n]
+        u = v[i] + cross(w[i], ra) - v[j] - cross(w[j], rb)
+        ut = u - nrm * np.einsum("pk,pk->p", u, nrm)[:, None]
+        speed = np.sqrt(np.einsum("pk,pk->p", ut, ut))
+        t = ut / np.maximum(speed, 1e-300)[:, None]
+        ca, cb = cross(ra, t), cross(rb, t)
+        ia = s.inv_inertia_times(i, ca)
+        ib = s.inv_inertia_times(j, cb)
+        denom = ((s.inv_mass[i] + np.einsum("pk,pk->p", ca, ia)) * split_a
+                 + (s.inv_mass[j] + np.einsum("pk,pk->p", cb, ib)) * split_b)
+        J = np.where((speed > 1e-12) & (denom > 1e-12),
+                     np.minimum(bound, speed / np.maximum(denom, 1e-12)), 0.0)
+        if not J.any():
+            return
+        impulse = J[:, None] * t  # taken from a along its sliding direction, given to b
         s.v[:n] -= (scatter_a @ (impulse * s.inv_mass[i, None])
                     - scatter_b @ (impulse * s.inv_mass[j, None]))
-        s.w[:n] -= scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib)
+        s.w[:n] -= scatter_a @ (J[:, None] * ia) - scatter_b @ (J[:, None] * ib)
+

@@ -135,3 +135,39 @@ def _two_bars(collide: bool) -> np.ndarray:
 def test_ragdolls_that_opt_in_collide_with_each_other():
     assert _two_bars(collide=True)[-1] == pytest.approx(0.15, abs=0.005)  # on top of A
     assert _two_bars(collide=False)[-1] == pytest.approx(0.05, abs=0.005)  # through it
+
+
+def _bar_sliding_across_a_bar(friction: float, speed: float = 0.5) -> tuple[float, float]:
+    """Bar B (radius 3 cm) lies on bar A (radius 8 cm, on the ground), along it, and starts
+    sliding along their axes at `speed`; both free, each its own ragdoll, `friction`
+    everywhere. (B's rest is 1 cm higher: pairs touching at rest never collide.)
+    Returns how far B's centre has slid after 0.3 s and its speed along its axis then."""
+    a = dataclasses.replace(chain_rest([(0.0, -0.4, 0.08)], [(0.0, 0.4, 0.08)], setup="A",
+                                       radius=0.08, mass=4.0), collide_with_others=True)
+    b = dataclasses.replace(chain_rest([(0.0, -0.3, 0.2)], [(0.0, 0.3, 0.2)], setup="B",
+                                       radius=0.03), collide_with_others=True)
+    cs, M = ground(0.0)
+    model = build_ragdoll_model(ragdolls=[a, b], colliders=cs)
+    fps, frames = 60.0, 19
+    target = np.repeat(model.rest_matrix[None], frames, axis=0)
+    target[:, 1, 1, 3] += speed * np.arange(frames) / fps  # B's animation: along its axis (y)
+    target[:, 1, 2, 3] -= 0.01  # ... starting on A
+    drive = RagdollDrive(fps=fps, target=target,
+                         collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)),
+                         params=RagdollParams.defaults(2, 2, mode=BodyMode.FREE,
+                                                       root_lock=False, friction=friction,
+                                                       joint_damping=0.0))
+    y = bake_ragdoll(model, drive, RagdollSettings(self_collision=False)).physics_matrix[:, 1, 1, 3]
+    return float(y[-1] - y[0]), float((y[-1] - y[-2]) * fps)
+
+
+def test_a_body_sliding_on_another_stops_as_coulomb_friction_says():
+    """Coulomb friction between the bodies (Müller et al. 2020 §3.6): a bar sliding at v
+    across another stops within v² / (2 μ g); frictionless it keeps sliding (the bodies of a
+    limp character lying on each other slid for seconds)."""
+    v, mu = 0.5, 0.5
+    slid, speed = _bar_sliding_across_a_bar(mu, v)
+    assert slid == pytest.approx(v * v / (2 * mu * 9.81), rel=0.1)
+    assert abs(speed) < 0.02
+    slid_free, speed_free = _bar_sliding_across_a_bar(0.0, v)
+    assert slid_free > 0.8 * v * 0.3 and speed_free > 0.8 * v
