@@ -32,7 +32,10 @@ class WAFT_OT_fix_warning(bpy.types.Operator):
              "Measure World Motion in the space of the bone that carries the character"),
             (ragdoll_warnings.FIX_FIT_LIMITS, "Fit Limits to Animation",
              "Widen the ragdoll's joint limits so its animation over the scene's frame range "
-             "stays inside them")),
+             "stays inside them"),
+            (ragdoll_warnings.FIX_GROUND_RADIUS, "Fit Radius to Ground",
+             "Give each ragdoll body inside the ground at this frame the radius that just "
+             "touches it")),
         options={'SKIP_SAVE'})
     armature: bpy.props.StringProperty(name="Armature", options={'SKIP_SAVE'},
                                        description="The armature, or the cloth cage")
@@ -55,6 +58,10 @@ class WAFT_OT_fix_warning(bpy.types.Operator):
                     scene, ob, names, hung, range(scene.frame_start, scene.frame_end + 1))
                 self.report({'INFO'}, f"Ragdoll '{ob.name}': {grown} joint limits widened to "
                                       f"the animation")
+            elif self.fix == ragdoll_warnings.FIX_GROUND_RADIUS:
+                fitted = ragdoll_warnings.fit_radius_to_ground(scene, ob)
+                self.report({'INFO'}, f"Ragdoll '{ob.name}': {fitted} radii fitted to the "
+                                      f"ground")
             elif self.fix == warnings.FIX_SPACE_BONE:
                 if self.target not in ob.pose.bones:
                     raise WaftError(f"Armature '{ob.name}' has no bone '{self.target}'")

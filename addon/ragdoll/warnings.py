@@ -6,7 +6,12 @@
 - **the animation outside a joint's limits** at this frame: the limits hold the body away from
   its own animation, so the bake pops it back inside on its first substep and the motor then
   fights the limit all shot: fix = *Fit Limits to Animation* (the scene's frame range, with the
-  margin *Create Waft Ragdoll* uses, ``create.fit_limits_to_animation``).
+  margin *Create Waft Ragdoll* uses, ``create.fit_limits_to_animation``);
+- **capsules inside the ground** at this frame: a body whose capsule reaches below Ground
+  Height is pushed out on the bake's first substep, a jump (a Rigify foot's humanoid radius,
+  4.8 cm round a bone whose tail is 1.7 cm above the sole, jumped 30 mm), and a driven body is
+  held off its animation by that much all shot: fix = *Fit Radius to Ground* (each such body's
+  radius becomes its bone's height above the ground, ``fit_radius_to_ground``).
 
 Only the current frame is read (the panel redraws often); the fix reads the whole range.
 """
@@ -19,12 +24,16 @@ import numpy as np
 
 from ...core.errors import SetupError
 from ...core.ragdoll.limits import fit_limits
+from ..preview import suspended
+from ..sampling import is_result_track, tracks_muted
 from ..strands.warnings import SetupWarning, constraint_warnings
 from .create import bone_orientation, rest_relative
 from .reading import body_bones, joint_parent
 
 FIX_FIT_LIMITS = "FIT_LIMITS"
+FIX_GROUND_RADIUS = "GROUND_RADIUS"
 OUTSIDE_DEG = 1.0  # a joint this far outside its limits is worth a warning
+INSIDE_GROUND = 0.002  # m: a capsule this deep in the ground is worth a warning
 
 
 def jointed_bodies(ob) -> dict[str, str]:
@@ -68,6 +77,64 @@ def _outside_limits(ob) -> list[SetupWarning]:
         fix=FIX_FIT_LIMITS, label="Fit Limits to Animation")]
 
 
+def ground_depths(scene, ob) -> dict[str, tuple[float, float]]:
+    """{body: (depth, clearance)} of the bodies of ``ob`` whose capsule reaches more than
+    INSIDE_GROUND below its ground at this frame: the depth of the capsule, and the height of
+    the bone's lower end above the ground (scene units; the radius that just touches it).
+    Empty when the ragdoll has no ground."""
+    settings = ob.waft_ragdoll
+    if not settings.use_ground:
+        return {}
+    unit = scene.unit_settings.scale_length or 1.0
+    world = np.array(ob.matrix_world)
+    scale = float(np.cbrt(abs(np.linalg.det(world[:3, :3])))) or 1.0
+    found = {}
+    for pb in body_bones(ob):
+        ends = world @ np.array([(*pb.head, 1.0), (*pb.tail, 1.0)]).T
+        clearance = float(ends[2].min()) - float(settings.ground_height)
+        radius = pb.waft_ragdoll.radius
+        if radius <= 0.0:  # the bone's envelope radius, as the bake reads it
+            radius = 0.5 * (pb.bone.head_radius + pb.bone.tail_radius) * scale
+        depth = radius - clearance
+        if depth * unit > INSIDE_GROUND:
+            found[pb.name] = (depth, clearance)
+    return found
+
+
+def fit_radius_to_ground(scene, ob) -> int:
+    """Give each body inside the ground at this frame the radius that just touches it (its
+    bone's height above the ground), in the animation's pose (never the preview's, nor a
+    ragdoll already baked over it, as *Fit Limits to Animation*); bones that are themselves
+    below it are left (no radius clears them). Returns how many radii changed."""
+    kept = scene.frame_current, scene.frame_subframe
+    with suspended():
+        try:
+            with tracks_muted((ob,), is_result_track):
+                scene.frame_set(kept[0], subframe=kept[1])
+                found = ground_depths(scene, ob)
+        finally:
+            scene.frame_set(kept[0], subframe=kept[1])
+    changed = 0
+    for name, (_, clearance) in found.items():
+        if clearance > 0.0:
+            ob.pose.bones[name].waft_ragdoll.radius = clearance
+            changed += 1
+    return changed
+
+
+def _inside_ground(scene, ob) -> list[SetupWarning]:
+    found = ground_depths(scene, ob)
+    if not found:
+        return []
+    worst = max(found, key=lambda name: found[name][0])
+    more = f" and {len(found) - 1} more" if len(found) > 1 else ""
+    depth = found[worst][0] * (scene.unit_settings.scale_length or 1.0) * 1000.0
+    return [SetupWarning(
+        text=f"Bone '{worst}'{more}: its capsule is {depth:.0f} mm inside the ground at this "
+             f"frame; the bake pushes it out on the first frame (a jump)",
+        fix=FIX_GROUND_RADIUS, label="Fit Radius to Ground")]
+
+
 def _constraints(scene, ob) -> list[SetupWarning]:
     return constraint_warnings(scene, ob, [pb.name for pb in body_bones(ob)],
                                "the baked ragdoll")
@@ -79,6 +146,6 @@ def ragdoll_warnings(scene, ob) -> list[SetupWarning]:
     if ob is None or ob.type != 'ARMATURE' or not ob.waft_ragdoll.enabled:
         return []
     try:
-        return _constraints(scene, ob) + _outside_limits(ob)
+        return _constraints(scene, ob) + _outside_limits(ob) + _inside_ground(scene, ob)
     except SetupError:
         return []

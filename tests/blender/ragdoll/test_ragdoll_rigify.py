@@ -117,3 +117,53 @@ def _joint_gaps(rig, names, frames) -> np.ndarray:
 def _addon_module() -> str:
     return next(name for name in sys.modules if name.endswith(".addon.ragdoll.reading")
                 ).rsplit(".addon.ragdoll.reading", 1)[0]
+
+
+def test_feet_inside_the_ground_are_named_and_fitting_their_radius_removes_the_jump(
+        scene, rig, waft, bake_api):
+    """Create › Humanoid gives a Rigify foot a 4.8 cm capsule round a bone whose tail is 1.7 cm
+    above the sole: on the default ground it starts 3 cm inside and the bake pushes it out on the
+    first frame. The panel names it; *Fit Radius to Ground* makes each such radius the bone's
+    height above the ground (undoable), and the first frame no longer jumps."""
+    import importlib
+    warnings = importlib.import_module(waft.__name__ + ".addon.ragdoll.warnings")
+    _create(rig)
+    rig.waft_ragdoll.fall_threshold = 0.0
+    scene.frame_set(1)
+    found = [w for w in warnings.ragdoll_warnings(scene, rig) if w.fix == "GROUND_RADIUS"]
+    assert len(found) == 1 and "mm inside the ground" in found[0].text, found
+    depths = warnings.ground_depths(scene, rig)
+    assert {"DEF-foot.L", "DEF-foot.R", "DEF-toe.L", "DEF-toe.R"} <= set(depths)
+    assert depths["DEF-foot.L"][0] > 0.02  # 3 cm
+
+    feet = ["DEF-foot.L", "DEF-toe.L"]
+    jump = _first_frame_jump(scene, rig, feet, bake_api)
+    assert jump > 0.02  # the push-out's jump
+    bpy.ops.ed.undo_push(message="before the fix")
+    radius = rig.pose.bones["DEF-foot.L"].waft_ragdoll.radius
+    assert bpy.ops.waft.fix_warning(fix="GROUND_RADIUS", armature=rig.name) == {'FINISHED'}
+    fitted = rig.pose.bones["DEF-foot.L"].waft_ragdoll.radius
+    assert fitted == pytest.approx(depths["DEF-foot.L"][1]) and fitted < radius
+    assert warnings.ground_depths(scene, rig) == {}
+    assert _first_frame_jump(scene, rig, feet, bake_api) < 0.3 * jump
+    name = rig.name
+    bpy.ops.ed.undo_push(message="fix")
+    bpy.ops.ed.undo()
+    rig = bpy.context.scene.objects[name]
+    assert rig.pose.bones["DEF-foot.L"].waft_ragdoll.radius == radius
+
+
+def _first_frame_jump(scene, rig, names, bake_api) -> float:
+    """How far the tails of bones ``names`` move from frame 1 to 2 in a bake of frames 1-3
+    (the scene's range is put back)."""
+    kept = scene.frame_start, scene.frame_end
+    scene.frame_start, scene.frame_end = 1, 3
+    try:
+        bake_api.bake_scene(scene)
+        scene.frame_set(1)
+        before = [np.array(rig.matrix_world @ rig.pose.bones[n].tail) for n in names]
+        scene.frame_set(2)
+        after = [np.array(rig.matrix_world @ rig.pose.bones[n].tail) for n in names]
+    finally:
+        scene.frame_start, scene.frame_end = kept
+    return float(max(np.linalg.norm(a - b) for a, b in zip(after, before, strict=True)))
