@@ -184,23 +184,31 @@ def outward(triangles: np.ndarray, vertices: np.ndarray) -> np.ndarray:
     t = np.asarray(triangles, dtype=np.int64)
     if not len(t):
         return t
-    part = _parts(t)  # (T,) the part of each triangle
-    edge_of = _topology(t, int(t.max()) + 1).edge_of  # (T, 3) unique edge index
-    uses = np.bincount(edge_of.reshape(-1))
+    part, closed = closed_parts(t, _topology(t, int(t.max()) + 1))
     parts = int(part.max()) + 1
-    open_edges = np.bincount(np.repeat(part, 3), weights=uses[edge_of.reshape(-1)] != 2,
-                             minlength=parts)
     v = np.asarray(vertices, dtype=np.float64)
     # About the centroid: the sum does not depend on the origin, its rounding does.
     a, b, c = (v[t[:, i]] - v.mean(axis=0) for i in range(3))
     volume = np.bincount(part, weights=np.einsum("ij,ij->i", a, np.cross(b, c)),
                          minlength=parts)
-    turn = ((open_edges == 0) & (volume < 0.0))[part]
+    turn = closed & (volume < 0.0)[part]
     if not turn.any():
         return t
     out = t.copy()
     out[turn] = t[turn, ::-1]
     return out
+
+
+def closed_parts(triangles: np.ndarray, topology: _Topology) -> tuple[np.ndarray, np.ndarray]:
+    """(part (T,), closed (T,) bool): the connected part of each triangle (`_parts`) and
+    whether that part is closed (each of its edges belongs to exactly two triangles: a
+    watertight, manifold shell with an inside)."""
+    part = _parts(triangles)
+    uses = np.bincount(topology.edge_of.reshape(-1), minlength=topology.edges)
+    parts = int(part.max()) + 1
+    open_edges = np.bincount(np.repeat(part, 3), weights=uses[topology.edge_of.reshape(-1)] != 2,
+                             minlength=parts)
+    return part, (open_edges == 0)[part]
 
 
 def _parts(triangles: np.ndarray) -> np.ndarray:
@@ -406,8 +414,8 @@ class MeshField:
         self._stages: tuple[MeshField, MeshField] | None = None  # `staged_contacts`' fields
         self._centroid_key: tuple[int, float] | None = None
         # `staged_contacts`' lattice corners already queried, per mesh: their keys (sorted),
-        # whether each is inside, how far the surface is from it, and the mesh's motion
-        # (`_travel`) up to the query.
+        # each one's side (-1 inside, 1 outside, 0 not found), how far the surface is from
+        # it, and the mesh's motion (`_travel`) up to the query.
         self._corners: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._motion: list[np.ndarray | None] = [None] * meshes.count
         # `push_out`'s points at their last query, per mesh (`_unclear`, `_remember`).
@@ -555,23 +563,26 @@ class MeshField:
 
         The result is the full query's for every point it would push (distance < radius);
         points farther out than g are left out."""
-        return self._staged_query(m, points, t_start, t_end)[0]
+        return self.staged_query(m, points, t_start, t_end)[0]
 
-    def _staged_query(self, m: int, points: np.ndarray, t_start: float,
-                      t_end: float) -> tuple[Contacts, np.ndarray]:
-        """`staged_contacts` and, per point, how far outside the surface it surely is (its
-        distance where the near query found it outside, g where its corner is outside, -inf
-        where it may be inside)."""
+    def staged_query(self, m: int, points: np.ndarray, t_start: float,
+                     t_end: float) -> tuple[Contacts, np.ndarray, np.ndarray]:
+        """`staged_contacts`; per point, how far outside the surface it surely is (its
+        distance where the near query found it outside, g where its corner is outside or not
+        found, -inf where it may be inside); and (bool) which points it left out may be inside
+        beyond the reach (their corner inside, or found nowhere within the corner reach: on
+        either side). The others it left out are outside."""
         near_field, corner_field = self._staged()
         near = near_field.contacts(m, points, t_start, t_end)
         g = float(near_field.reach[m])
         clearance = np.full(len(points), g)
         clearance[near.index] = np.where(near.distance > 0.0, near.distance, -np.inf)
+        beyond = np.zeros(len(points), dtype=bool)
         unresolved = np.ones(len(points), dtype=bool)
         unresolved[near.index] = False
         rest = np.flatnonzero(unresolved)
         if not rest.size:
-            return near, clearance
+            return near, clearance, beyond
         # Lattice coordinates from a corner near the mesh (its first vertex's), so one key
         # per corner fits in 63 bits; a point more than LATTICE_RANGE spacings (7.8 km at
         # 7.5 mm) from that vertex is far out of reach of any real body.
@@ -580,27 +591,30 @@ class MeshField:
         in_range = np.all(np.abs(lattice) < LATTICE_RANGE, axis=1)
         rest, lattice = rest[in_range], lattice[in_range]
         if not rest.size:
-            return near, clearance
+            return near, clearance, beyond
         keys, which = np.unique(_lattice_key(lattice), return_inverse=True)
-        inside = self._corner_sides(m, keys, lattice[np.unique(which, return_index=True)[1]],
-                                    g, origin, corner_field, t_start, t_end)
-        deep = rest[inside[which]]
+        side = self._corner_sides(m, keys, lattice[np.unique(which, return_index=True)[1]],
+                                  g, origin, corner_field, t_start, t_end)[which]
+        beyond[rest[side == 0]] = True
+        deep = rest[side < 0]
         if not deep.size:
-            return near, clearance
+            return near, clearance, beyond
         clearance[deep] = -np.inf
         far = self.contacts(m, points[deep], t_start, t_end)
+        beyond[deep] = True
+        beyond[deep[far.index]] = False
         return Contacts(*(np.concatenate([getattr(near, name), value]) for name, value in (
             ("index", deep[far.index]), ("normal", far.normal), ("distance", far.distance),
-            ("surface_motion", far.surface_motion)))), clearance
+            ("surface_motion", far.surface_motion)))), clearance, beyond
 
     def _corner_sides(self, m: int, keys: np.ndarray, lattice: np.ndarray, g: float,
                       origin: np.ndarray, corner_field: MeshField, t_start: float,
                       t_end: float) -> np.ndarray:
-        """Whether each lattice corner (`keys` sorted, `lattice` their integer coordinates
-        relative to the corner `origin`, spacing `g`) may be inside mesh `m` within the reach
-        of its points (the full reach + g) at `t_end`. Saying inside where it is not only sends
-        points to the exact full query; saying outside where it is inside would leave them in
-        the body, so a kept answer must be safe:
+        """The side (int8: -1 inside, 1 outside, 0 not found) of each lattice corner (`keys`
+        sorted, `lattice` their integer coordinates relative to the corner `origin`, spacing
+        `g`) of mesh `m` within the reach of its points (the full reach + g) at `t_end`. Saying
+        inside where it is not only sends points to the exact full query; saying outside where
+        it is inside would leave them in the body, so a kept answer must be safe:
 
         - a corner found at signed distance d keeps its side while the mesh has moved less
           than |d| (the surface has not reached it); inside at any depth counts as inside;
@@ -611,26 +625,26 @@ class MeshField:
         Only the other corners are queried: on a still body each corner once per bake."""
         travel = self._travel(m, t_end)
         known = self._corners.get(m)
-        inside = np.zeros(len(keys), dtype=bool)
+        side = np.zeros(len(keys), dtype=np.int8)
         ask = np.ones(len(keys), dtype=bool)
         if known is not None:
-            k_keys, k_inside, k_clear, k_travel = known
+            k_keys, k_side, k_clear, k_travel = known
             at = np.minimum(np.searchsorted(k_keys, keys), len(k_keys) - 1)
             seen = k_keys[at] == keys
             # Rounded up: a bound on the mesh's motion since, never a hair short of it.
             moved = (travel - k_travel[at]) * (1.0 + 1e-9) + 1e-12
             fresh = seen & (moved < k_clear[at])
-            inside[fresh] = k_inside[at[fresh]]
+            side[fresh] = k_side[at[fresh]]
             ask = ~fresh
         if ask.any():
             c = corner_field.contacts(m, (lattice[ask] + origin) * g, t_start, t_end)
-            asked_inside = np.zeros(int(ask.sum()), dtype=bool)
-            asked_inside[c.index[c.distance <= 0.0]] = True
+            asked_side = np.zeros(int(ask.sum()), dtype=np.int8)
+            asked_side[c.index] = np.where(c.distance <= 0.0, -1, 1)
             margin = float(corner_field.reach[m]) - (float(self.reach[m]) + g)
-            clear = np.full(len(asked_inside), margin)
+            clear = np.full(len(asked_side), margin)
             clear[c.index] = np.abs(c.distance)
-            inside[ask] = asked_inside
-            new = (keys[ask], asked_inside, clear, np.full(len(clear), travel))
+            side[ask] = asked_side
+            new = (keys[ask], asked_side, clear, np.full(len(clear), travel))
             if known is not None:  # the newer entry of a corner replaces the older
                 keep = np.ones(len(known[0]), dtype=bool)
                 at = np.minimum(np.searchsorted(known[0], keys[ask]), len(known[0]) - 1)
@@ -640,7 +654,7 @@ class MeshField:
                 order = np.argsort(merged[0], kind="stable")
                 new = tuple(a[order] for a in merged)
             self._corners[m] = new
-        return inside
+        return side
 
     def _travel(self, m: int, t: float) -> float:
         """How far mesh `m`'s vertices can have moved from time 0 to `t`: the sum over the
@@ -784,7 +798,7 @@ class MeshField:
                     continue
                 points, before, r = x[index], x_prev[index], radius[index]
             ask = self._unclear(m, points, r, t_end)
-            c, clearance = self._staged_query(m, points[ask], t_start, t_end)
+            c, clearance, _ = self.staged_query(m, points[ask], t_start, t_end)
             self._remember(m, points, ask, clearance, t_end)
             if len(c.index) == 0:
                 continue

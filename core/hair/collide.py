@@ -36,6 +36,7 @@ import numpy as np
 from ..collider_rows import shape_normal_rows
 from ..colliders import ColliderKind, ColliderSet, is_similarity
 from ..mesh_colliders import MeshColliders, MeshField
+from ..mesh_inside import closed_shells, in_hull, nearest_contacts, ray_parity
 from ..mesh_lattice import PLANAR_TOLERANCE, NodeCache, lattice_contacts, node_field
 
 
@@ -224,8 +225,17 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
         # a head.
         ask = np.flatnonzero(np.all((x >= low) & (x <= high), axis=1))
         ask = ask[field.within_reach(m, x[ask], 0.0)]
-        index, normal, distance = _contacts(field, nodes, m, x[ask], cache)
+        index, normal, distance, beyond = _contacts(field, nodes, m, x[ask], cache)
         index = ask[index]
+        # Unknown side: the points the query left out as maybe deeper inside than the reach,
+        # and those not asked (beyond the reach, on either side).
+        unknown = np.ones(len(x), dtype=bool)
+        unknown[ask] = False
+        unknown[ask[beyond]] = True
+        deep = _beyond_reach(frame, field, m, x, np.flatnonzero(unknown))
+        if deep is not None:
+            index, normal, distance = (np.concatenate(a) for a in zip(
+                (index, normal, distance), deep, strict=True))
         k = index % (P - first)
         depth = r[first:][k] - distance
         inside = depth > 0.0
@@ -245,21 +255,45 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
     return np.unique(np.concatenate(moved))
 
 
+def _beyond_reach(frame: MeshColliders, field: MeshField, m: int, x: np.ndarray,
+                  lost: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """(index, outward normal, signed distance) of the points `x[lost]` (beyond mesh `m`'s
+    reach, on a side its query does not know) that are inside one of its closed parts. Their
+    side by ray parity, their contact on the nearest surface (`mesh_inside`); None when there
+    is none. Open parts have no inside away from their surface: a point beyond their reach
+    stays, as before."""
+    if not len(lost):
+        return None
+    shells = closed_shells(frame.triangles[m], field.topology[m])
+    if shells is None:
+        return None
+    vertices = frame.vertices[m][0].astype(np.float64)
+    lost = lost[in_hull(vertices, shells, x[lost])]
+    inside, bound = ray_parity(vertices, shells, x[lost])
+    lost, bound = lost[inside], bound[inside]
+    if not len(lost):
+        return None
+    index, normal, distance = nearest_contacts(frame, m, shells, x[lost], bound,
+                                                float(field.reach[m]))
+    return lost[index], normal, distance
+
+
 # How near the reach's depth a lattice distance must be for the exact query to decide (metres):
 # the lattice reads the distance to about its planar tolerance (`mesh_lattice`).
 DEPTH_MARGIN = 4.0 * PLANAR_TOLERANCE
 
 
 def _contacts(field: MeshField, nodes: MeshField, m: int, x: np.ndarray,
-              cache: NodeCache | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              cache: NodeCache | None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(index, outward normal, signed distance) of the points `x` (n, 3) within reach of mesh
     `m`: from the distance lattice where it is smooth (`mesh_lattice`), from the exact staged
-    query elsewhere."""
+    query elsewhere; and the indices of the points left out that may be inside deeper than the
+    reach (the others left out are outside)."""
     lattice = lattice_contacts(nodes, m, x, float(field.reach[m]), cache)
     if lattice is None:
-        c = field.staged_contacts(m, x, 0.0, 0.0)
-        return c.index, c.normal, c.distance
-    # A point deeper than the mesh's reach (its Depth + the largest radius) is left alone, as
+        c, _, beyond = field.staged_query(m, x, 0.0, 0.0)
+        return c.index, c.normal, c.distance, np.flatnonzero(beyond)
+    # A point deeper than the mesh's reach (its Depth + the largest radius) is left out, as
     # the exact query leaves it (a Depth under the lattice's node reach leaves such points in
     # smooth cells); one near that depth, where the lattice's rounding could decide otherwise
     # than the exact distance, is asked.
@@ -267,7 +301,8 @@ def _contacts(field: MeshField, nodes: MeshField, m: int, x: np.ndarray,
     kept = lattice.distance >= -reach + DEPTH_MARGIN
     border = ~kept & (lattice.distance >= -reach - DEPTH_MARGIN)
     rest = np.concatenate([lattice.unresolved, lattice.index[border]])
-    c = field.staged_contacts(m, x[rest], 0.0, 0.0)
+    c, _, beyond = field.staged_query(m, x[rest], 0.0, 0.0)
     return (np.concatenate([lattice.index[kept], rest[c.index]]),
             np.concatenate([lattice.normal[kept], c.normal]),
-            np.concatenate([lattice.distance[kept], c.distance]))
+            np.concatenate([lattice.distance[kept], c.distance]),
+            np.concatenate([lattice.index[~kept & ~border], rest[beyond]]))

@@ -166,9 +166,11 @@ def test_sparse_points_keep_the_exact_query(lattice_calls):
     assert lattice_calls == [None]
 
 
-def test_points_deeper_than_the_depth_stay_as_with_the_exact_query(lattice_calls):
-    """A Depth (3 mm) under the lattice's node reach: the points deeper inside than Depth +
-    radius are left where they are, as the exact query leaves them; the others are pushed."""
+def test_points_deeper_than_the_depth_go_to_the_nearest_surface(lattice_calls):
+    """A Depth (3 mm) under the lattice's node reach: the points deeper inside the closed head
+    than Depth + radius, where no distance is known, are found inside by ray parity and go to
+    the nearest surface, out by their radius (they used to stay inside); the others are
+    pushed as the exact query pushes them."""
     meshes = _head(depth=0.003)
     strands = _draped(12000, 12, seed=5)
     radius = np.linspace(0.003, 0.001, 12)
@@ -176,11 +178,15 @@ def test_points_deeper_than_the_depth_stay_as_with_the_exact_query(lattice_calls
     out = strands.copy()
     collide_strands_meshes(out, radius, meshes)
     assert lattice_calls[0] is not None and lattice_calls[0][0] > 0
-    deep = _depth_inside(strands, _head(depth=0.05)) > 0.003 + 0.003 + 1e-4
+    deep = _depth_inside(strands, _head(depth=0.2)) > 0.003 + radius[1:].max()  # the reach
     assert deep.sum() > 1000
-    before, after = strands[:, 1:].reshape(-1, 3), out[:, 1:].reshape(-1, 3)
-    np.testing.assert_array_equal(after[deep], before[deep])
-    _assert_as_exact(strands, out, exact, radius, meshes)
+    after = out[:, 1:].reshape(-1, 3)[deep].astype(np.float64)
+    c = MeshField(_head(depth=0.2), fps=1.0, radius=0.0).contacts(0, after, 0.0, 0.0)
+    assert len(c.index) == deep.sum()
+    r = np.tile(radius[1:], len(strands))[deep][c.index]
+    np.testing.assert_allclose(c.distance, r, atol=1e-6)
+    shallow = ~deep.reshape(len(strands), -1)
+    _assert_as_exact(strands, out, exact, radius, meshes, where=shallow)
 
 
 def test_blending_in_chunks_gives_the_same_bits(monkeypatch):

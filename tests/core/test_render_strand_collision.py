@@ -4,6 +4,8 @@ roots never moved."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from waft.core.colliders import ColliderKind, ColliderSet, shape_normal
@@ -101,9 +103,10 @@ def test_strands_away_from_every_collider_are_bitwise_unchanged():
 
 
 def test_mesh_pushes_every_point_it_reaches_out_by_its_radius_and_reports_them():
-    """A closed mesh (flat faces) cut by straight strands: every non-root point found within
-    the mesh's reach ends outside by its radius (exact brute-force distance), the points it did
-    not move are bitwise unchanged, and the returned indices are exactly the moved points."""
+    """A closed mesh (flat faces) cut by straight strands: every non-root point ends outside by
+    its radius (exact brute-force distance), those deeper than the mesh's reach too (to the
+    nearest surface), the points it did not move are bitwise unchanged, and the returned
+    indices are exactly the moved points."""
     from waft.core._bench_meshes import uv_sphere
     from waft.core.hair import collide_strands_meshes
     from waft.core.mesh_colliders import MeshColliders
@@ -145,8 +148,11 @@ def test_mesh_pushes_every_point_it_reaches_out_by_its_radius_and_reports_them()
     assert (start[reached] < r[reached]).sum() > 200  # many points start inside or touching
     assert (end[reached] - r[reached]).min() > -1e-6
     assert np.any(np.abs(end - r) < 1e-6)
+    # Deeper than Depth + radius inside the closed head: no distance is known there, the ray
+    # parity finds them inside and they go to the nearest surface, out by their radius.
     deep = start < -reach - 1e-6
-    np.testing.assert_array_equal(end[deep], start[deep])  # deeper than Depth: left alone
+    assert deep.sum() > 100
+    np.testing.assert_allclose(end[deep], r[deep], atol=1e-6)
 
 
 def test_carrier_corrections_keep_their_keys_and_padding_matches_no_point():
@@ -179,7 +185,9 @@ def test_staged_mesh_query_moves_exactly_what_one_full_reach_query_moves(monkeyp
     """The near query, the lattice corners' side and the deep points' full query
     (`MeshField.staged_contacts`) push every point exactly as one query of the full reach (radius +
     Depth) does, bit for bit: strands cutting deep into a coarse head, hanging off it and
-    lying on it. (The distance lattice of dense strands is off here: test_mesh_lattice.py.)"""
+    lying on it. (The distance lattice of dense strands is off here: test_mesh_lattice.py.)
+    The points deeper than that reach, which neither query finds, go to the nearest surface
+    (`mesh_inside`), out by their radius."""
     from waft.core._bench_meshes import uv_sphere
     from waft.core.hair import collide, collide_strands_meshes
 
@@ -206,5 +214,17 @@ def test_staged_mesh_query_moves_exactly_what_one_full_reach_query_moves(monkeyp
     x[c.index[push]] += c.normal[push] * (r - c.distance)[push, None]
     full[:, 1:] = x.reshape(len(strands), -1, 3)
     assert push.sum() > 1000 and (c.distance < -0.02).sum() > 50  # deep points too
-    np.testing.assert_array_equal(staged, full)
-    assert len(moved) == push.sum()
+    probe = MeshField(replace(meshes, depth=np.array([1.0])), fps=1.0, radius=0.0)
+    d = probe.contacts(0, strands[:, 1:].reshape(-1, 3).astype(np.float64), 0.0, 0.0)
+    assert len(d.index) == len(x)
+    deep = np.zeros(len(x), dtype=bool)
+    deep[d.index] = d.distance < -float(field.reach[0])
+    assert deep.sum() > 100
+    flat = staged[:, 1:].reshape(-1, 3)
+    np.testing.assert_array_equal(flat[~deep], full[:, 1:].reshape(-1, 3)[~deep])
+    np.testing.assert_array_equal(staged[:, 0], full[:, 0])
+    end = probe.contacts(0, flat[deep].astype(np.float64), 0.0, 0.0)
+    r_deep = np.tile(radius[1:], len(strands))[deep]
+    np.testing.assert_allclose(end.distance, r_deep[end.index], atol=1e-6)
+    assert len(end.index) == deep.sum()
+    assert len(moved) == push.sum() + deep.sum()
