@@ -273,8 +273,7 @@ def _beyond_reach(frame: MeshColliders, field: MeshField, m: int, x: np.ndarray,
     lost, bound = lost[inside], bound[inside]
     if not len(lost):
         return None
-    index, normal, distance = nearest_contacts(frame, m, shells, x[lost], bound,
-                                                float(field.reach[m]))
+    index, normal, distance = nearest_contacts(vertices, shells, x[lost], bound)
     return lost[index], normal, distance
 
 
