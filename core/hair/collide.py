@@ -23,8 +23,9 @@ normal to its radius. Dense strands read the signed distance from a lattice of
 such queries where the field is smooth (`core/mesh_lattice.py`), and keep the exact query
 elsewhere. The body's surface is what the viewer sees, so it goes last; a point it
 pushes into a shape collider stays there (a crease between the body and a shape collider).
-A point deeper than the mesh's Depth beyond its radius finds no triangle and stays, as for the
-guides.
+A point deeper than the mesh's Depth beyond its radius finds no triangle; inside a closed part of
+the mesh (ray parity, `mesh_inside`) it goes to the nearest surface, out by its radius (a chord
+between two guides round a head lands on their arc); elsewhere it stays, as for the guides.
 """
 
 from __future__ import annotations
