@@ -36,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .mesh_colliders import _Topology, _topology, closed_parts, pseudo_normals
+from .mesh_colliders import MAX_CELLS, _Topology, _topology, closed_parts, pseudo_normals
 from .triangles import (
     REGION_A,
     REGION_AB,
@@ -119,7 +119,10 @@ def ray_parity(vertices: np.ndarray, shells: ClosedShells, points: np.ndarray
     extent = high - low
     cell = float(max(np.median(extent.max(axis=1)), 1e-6))
     origin = low.min(axis=0)
-    dims = np.floor((high.max(axis=0) - origin) / cell).astype(np.int64) + 1
+    span = high.max(axis=0) - origin
+    while np.prod(np.floor(span / cell) + 1.0) > MAX_CELLS:  # a wide mesh: bigger cells
+        cell *= 2.0
+    dims = np.floor(span / cell).astype(np.int64) + 1
     first = np.floor((low - origin) / cell).astype(np.int64)
     last = np.minimum(np.floor((high - origin) / cell).astype(np.int64), dims - 1)
     counts = last - first + 1
