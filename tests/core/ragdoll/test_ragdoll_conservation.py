@@ -118,6 +118,24 @@ def test_limp_ragdoll_dropped_on_the_ground_never_gains_energy_and_comes_to_rest
     assert heads[..., 2].min() > -0.01
 
 
+def test_a_limp_body_that_starts_inside_the_ground_is_still_pushed_out():
+    """The energy projection moves a passive ragdoll whose position clean-ups would lift it
+    above its energy back along its substep (momentum._undo_lift), but not one that starts
+    inside a collider: a bar lying 3 cm deep in the ground at rest, limp, comes out (applied
+    to it too, it stayed 3 cm inside for good)."""
+    frames = 10
+    bar = chain_rest([(-0.3, 0.0, 0.02)], [(0.3, 0.0, 0.02)], radius=0.05)  # 3 cm inside
+    colliders, M = ground(0.0)
+    model = build_ragdoll_model(ragdolls=[bar], colliders=colliders)
+    drive = RagdollDrive(
+        fps=30.0, target=np.repeat(bar.rest_matrix[None], frames, axis=0),
+        collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)),
+        params=RagdollParams.defaults(1, 1, root_lock=False, motor_strength=0.0))
+    low = bake_ragdoll(model, drive, RagdollSettings()).physics_matrix[:, 0, 2, 3] - 0.05
+    assert low[0] == pytest.approx(-0.03)
+    assert low[3:].min() > -0.001
+
+
 @pytest.mark.parametrize(("hz", "iterations"), [(120, 4), (120, 64), (960, 4), (960, 64)])
 def test_root_lock_run_into_a_wall_never_launches_a_body(monkeypatch, hz, iterations):
     """The hips (locked, no fall threshold) run at 2 m/s into a wall and keep pushing: the
