@@ -91,12 +91,13 @@ def test_a_limp_ragdoll_falling_down_does_not_pass_through_itself():
     assert off.max() > 0.1  # the limbs fold through the body without it
     # On landing (frame 18) the thigh comes down on a foot held by the ground: the iterations
     # leave them overlapping, and since a passive ragdoll may not gain energy (cap_energy)
-    # they are no longer popped apart by a separation speed, but pushed apart over the next
-    # frames (limbs settling on each other afterwards overlap less than 2 cm). Lying still
-    # in the last second, they are apart to within 5 mm.
+    # they are no longer popped apart by a separation speed, but pushed apart by position.
+    # From the next frame on they are apart to within 5 mm. (Split by all their candidate
+    # pairs rather than the pairs acting, a pelvis in ten pairs took a tenth of each push:
+    # 44 mm the frame after landing, 20 mm the one after, a head folded onto the pelvis 6.7 mm
+    # inside while lying still.)
     assert on.max() < 0.05
-    assert on[24:].max() < 0.02
-    assert on[-30:].max() < 0.005
+    assert on[20:].max() < 0.005
 
 
 def test_segment_closest_points_match_brute_force():
