@@ -139,6 +139,7 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "Substep Rate": ("サブステップレート", "子步频率"),
     "Surface": ("サーフェス", "表面"),
     "Swing Limit": ("スイング制限", "摆动限制"),
+    "Weld to Parent": ("親に溶接", "焊接到父级"),
     "Swing Center": ("スイング中心", "摆动中心"),
     "Tail": ("しっぽ", "尾巴"),
     "Tangent Response": ("接線方向の応答", "切向响应"),
@@ -403,6 +404,17 @@ MESSAGES.update({
     "Gravity in m/s²": ("重力 (m/s²)", "重力 (m/s²)"),
     "Half-angle of the cone the wind direction wanders in over time": (
         "風向きが時間とともにさまよう円錐の半角", "风向随时间游移的圆锥半角"),
+    "No joint to the body this bone hangs from: the two move as one rigid body, its capsule "
+    "running on along this bone and its mass added (a limb bone split into segments, Rigify's "
+    "DEF-forearm.L.001); this bone keeps its animated pose relative to that body, and its own "
+    "limits and motor are not used": (
+        "このボーンがぶら下がるボディとの間に関節を置かない: 両者は一つの剛体として動き、カプセル"
+        "はこのボーンに沿って延び、質量は加算される（セグメントに分割された四肢のボーン、Rigify "
+        "の DEF-forearm.L.001）。このボーンはそのボディに対するアニメーションの姿勢を保ち、自身の"
+        "制限とモーターは使われない",
+        "与此骨骼所挂的刚体之间没有关节：两者作为一个刚体运动，胶囊体沿此骨骼延伸，质量相加"
+        "（分段的肢体骨骼，Rigify 的 DEF-forearm.L.001）；此骨骼保持相对该刚体的动画姿态，"
+        "其自身的限制和马达不被使用"),
     "Half-angles of the elliptical swing cone about the body's local X and Z axes, relative to "
     "the rest pose; 180° = free": (
         "ボディのローカル X・Z 軸まわりの楕円スイング円錐の半角(レストポーズ基準)。180° = 自由",

@@ -19,6 +19,7 @@ from ..addon.ragdoll.create import (
     humanoid_bones,
     rigify_parents,
     role_shares,
+    welded_segment,
 )
 from ..core.errors import SetupError
 from .scope import ActiveArmature
@@ -104,7 +105,8 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
         forward = character_forward(ob, names)
         for name in names:
             apply_defaults(ob.pose.bones[name], height, shares.get(name, 1.0), unit,
-                           hinge=hinge_of(ob, name, hung, forward))
+                           hinge=hinge_of(ob, name, hung, forward),
+                           weld=welded_segment(ob, name, hung))
         ob.waft_ragdoll.enabled = True
         fitted = 0
         if self.fit_to_animation and _animated(ob):

@@ -10,7 +10,8 @@ Output: the solved world body frames (metres, no scale) become Blender world mat
 (the sampled bone scale put back, Blender units), then ``matrix_basis`` through
 ``core.bone_pose.basis_from_world`` — a body whose parent bone is a body uses the parent's NEW
 world matrix, the root body uses its parent bone's sampled one (or the armature's) — and
-``split_basis``: a rotation per body, the location of the root body.
+``split_basis``: a rotation per body, the location of the root body. A bone welded to a body
+(``reading.KeyedBones``) is keyed too, carried by that body (``keyed_world``).
 """
 
 from __future__ import annotations
@@ -137,6 +138,33 @@ def new_world(read: RagdollRead, body_matrix: np.ndarray, sampled: np.ndarray,
     return world
 
 
+def keyed_world(read: RagdollRead, world: np.ndarray, sampled: np.ndarray) -> np.ndarray:
+    """(F, W, 4, 4) Blender world matrices of every keyed bone (``read.keyed``): a body's is
+    ``world`` (F, N, …, ``new_world``); a welded bone keeps its sampled pose relative to the
+    bone carrying it, W_bone = W_body_new · W_body_sampled⁻¹ · W_bone_sampled, as a child bone
+    the bake does not touch follows its simulated parent (Rigify's twist along a limb plays
+    on). ``sampled``: (F, W, 4, 4) the keyed bones' sampled world matrices."""
+    keyed = read.keyed
+    out = world[:, keyed.body]
+    welded = np.flatnonzero(keyed.welded)
+    if len(welded):
+        carrying = np.flatnonzero(~keyed.welded)[keyed.body[welded]]
+        relative = np.linalg.solve(sampled[:, carrying], sampled[:, welded])
+        out[:, welded] = out[:, welded] @ relative
+    return out
+
+
+def keyed_frames(read: RagdollRead, body_matrix: np.ndarray, world: np.ndarray,
+                 unit: float) -> np.ndarray:
+    """(F, W, 4, 4) world frames of every keyed bone at its head, metres, no scale: the solved
+    body frames (``body_matrix``, F, N) and the welded bones' from ``keyed_world`` (``world``)."""
+    scale = np.diag([unit, unit, unit, 1.0])
+    out = without_scale(scale @ world)
+    own = np.flatnonzero(~read.keyed.welded)
+    out[:, own] = body_matrix
+    return out
+
+
 def carried_object_matrix(object_matrix: np.ndarray, carrier_new: np.ndarray,
                           carrier_sampled: np.ndarray) -> np.ndarray:
     """The armature's world matrix at playback when it is parented to a carrier's body bone.
@@ -149,27 +177,29 @@ def carried_object_matrix(object_matrix: np.ndarray, carrier_new: np.ndarray,
 
 @dataclass(frozen=True)
 class PoseKeys:
-    rotation: np.ndarray  # (F, N, 4) quaternions (w, x, y, z), sign-continuous over frames
-    location: np.ndarray  # (F, located bodies, 3) location channels of ``read.located``
+    rotation: np.ndarray  # (F, W, 4) quaternions (w, x, y, z), sign-continuous over frames
+    location: np.ndarray  # (F, located bones, 3) location channels of ``read.keyed.located``
 
 
 def pose_keys(read: RagdollRead, world: np.ndarray, pose: np.ndarray,
               object_matrix: np.ndarray) -> PoseKeys:
-    """Pose channels giving each body the world matrix ``world`` (F, N, 4, 4, Blender units).
+    """Pose channels giving each keyed bone the world matrix ``world`` (F, W, 4, 4, Blender
+    units, ``keyed_world``).
 
     ``pose``: (F, bones, 4, 4) sampled armature-space matrices; ``object_matrix``: (F, 4, 4)
     the armature's world matrix at playback.
     """
-    # A body's bone hangs from its joint parent body's simulated frame, or (the root, a
+    keyed = read.keyed
+    # A bone hangs from its parent bone's new frame when that is keyed too, else (the root, a
     # detached body) from its parent bone as sampled, or from the armature object.
     parent_world = np.empty_like(world)
-    on_body = (read.parent >= 0) & (read.frame_parent_bone < 0)
-    parent_world[:, on_body] = world[:, read.parent[on_body]]
-    on_bone = read.frame_parent_bone >= 0
-    parent_world[:, on_bone] = object_matrix[:, None] @ pose[:, read.frame_parent_bone[on_bone]]
-    parent_world[:, ~on_body & ~on_bone] = object_matrix[:, None]
-    basis = basis_from_world(world=world, rest=read.rest_local[None],
-                             parent_world=parent_world, parent_rest=read.parent_rest_local[None])
+    on_keyed = keyed.parent >= 0
+    parent_world[:, on_keyed] = world[:, keyed.parent[on_keyed]]
+    on_bone = keyed.frame_parent_bone >= 0
+    parent_world[:, on_bone] = object_matrix[:, None] @ pose[:, keyed.frame_parent_bone[on_bone]]
+    parent_world[:, ~on_keyed & ~on_bone] = object_matrix[:, None]
+    basis = basis_from_world(world=world, rest=keyed.rest_local[None],
+                             parent_world=parent_world, parent_rest=keyed.parent_rest_local[None])
     location, rotation, _ = split_basis(basis)
     quats = make_sign_continuous(quat_from_matrix(rotation), axis=0)
-    return PoseKeys(rotation=quats, location=location[:, read.located])
+    return PoseKeys(rotation=quats, location=location[:, keyed.located])

@@ -13,7 +13,14 @@ from ...core.ragdoll.limits import fit_limits
 from ...core.rotations import quat_from_matrix, quat_multiply
 from ..preview import suspended
 from ..sampling import is_result_track, tracks_muted
-from .humanoid import body_mass, defaults_for, hinge_limits, role_of, side_of
+from .humanoid import (
+    body_mass,
+    defaults_for,
+    hinge_limits,
+    is_limb_segment,
+    role_of,
+    side_of,
+)
 
 
 def body_parent(name: str, parents: dict[str, str | None], bodies) -> str | None:
@@ -127,6 +134,37 @@ def character_forward(ob, names) -> np.ndarray:
     return np.array([0.0, -1.0, 0.0])
 
 
+MAX_SEGMENT_BEND = math.radians(5.0)  # a limb bone's segments run on along one line
+
+
+def welded_segment(ob, name: str, hung: dict) -> bool:
+    """Whether body ``name`` should be welded to the body it hangs from (``hung``): a further
+    segment of the same limb bone (``humanoid.is_limb_segment``: Rigify's DEF-shin.L.001 after
+    DEF-shin.L) that continues it at rest, head at its tail and along its axis. A ball joint
+    with elbow or knee limits there let a limp Rigify shin fold in the middle; a stiff cone
+    there fought the joints (54-118 mm gaps): the two are one rigid segment."""
+    parent = hung.get(name)
+    if not is_limb_segment(name, parent):
+        return False
+    bone, up = ob.data.bones[name], ob.data.bones[parent]
+    along = np.array(bone.tail_local) - np.array(bone.head_local)
+    before = np.array(up.tail_local) - np.array(up.head_local)
+    size = float(np.linalg.norm(along) * np.linalg.norm(before))
+    joined = float(np.linalg.norm(np.array(bone.head_local) - np.array(up.tail_local)))
+    return (size > 0.0 and float(along @ before) >= math.cos(MAX_SEGMENT_BEND) * size
+            and joined <= 0.01 * float(np.linalg.norm(before)))
+
+
+def segment_head(name: str, hung: dict, welded) -> str:
+    """The body that carries bone ``name``: itself, or for a bone welded to the body it hangs
+    from (``welded``: the welded bones; ``hung``: bone → the body it hangs from) that body's
+    carrier, up the chain of welds (DEF-forearm.L.001 → DEF-forearm.L)."""
+    seen = 0
+    while name in welded and hung.get(name) is not None and seen <= len(hung):
+        name, seen = hung[name], seen + 1
+    return name
+
+
 def hinge_of(ob, name: str, hung: dict, forward: np.ndarray):
     """``humanoid.hinge_limits`` of body ``name`` from its rest bone, its joint parent's
     (``hung``: bone → the body it hangs from) and where its limb goes."""
@@ -140,16 +178,18 @@ def hinge_of(ob, name: str, hung: dict, forward: np.ndarray):
 
 
 def apply_defaults(pose_bone, height: float, share: float = 1.0, unit: float = 1.0,
-                   hinge=None) -> None:
+                   hinge=None, weld: bool = False) -> None:
     """Body on, DRIVEN, humanoid radius, mass and limits where the name is known; the radius
     falls back to the envelope (0) and the mass to the density otherwise.
 
     ``height`` in scene units, ``unit`` metres per scene unit (for the mass); ``hinge``:
-    (swing half-angles, swing centre) of a one-sided hinge (``hinge_of``), or None.
+    (swing half-angles, swing centre) of a one-sided hinge (``hinge_of``), or None; ``weld``:
+    welded to the body it hangs from (``welded_segment``).
     """
     body = pose_bone.waft_ragdoll
     body.body = True
     body.mode = "DRIVEN"
+    body.weld = weld
     found = defaults_for(pose_bone.name)
     if found is None:
         return
@@ -186,10 +226,12 @@ def fit_limits_to_animation(scene, ob, names, hung: dict, frames) -> int:
     ``frames`` stays inside them with FIT_MARGIN_DEG to spare (``core.ragdoll.limits
     .fit_limits``), reading the evaluated pose like the bake. ``hung``: bone → the body it
     hangs from (``rigify_parents``). Returns how many bodies' limits grew."""
-    jointed = [n for n in names if hung.get(n) in names]
+    welded = {n for n in names if ob.pose.bones[n].waft_ragdoll.weld and hung.get(n) in names}
+    # a welded bone has no joint; a bone hanging from one is jointed to the body carrying it
+    jointed = [n for n in names if hung.get(n) in names and n not in welded]
     if not jointed:
         return 0
-    parents = [hung[n] for n in jointed]
+    parents = [segment_head(hung[n], hung, welded) for n in jointed]
     kept = scene.frame_current, scene.frame_subframe
     pose = np.empty((len(frames), len(jointed) * 2, 4, 4))
     # the animation's pose: never the live preview's, nor a ragdoll already baked over it

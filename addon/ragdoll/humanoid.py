@@ -200,6 +200,23 @@ def hinge_limits(role: str | None, *, child_axes: np.ndarray, parent_axis: np.nd
     return (half[0], half[1]), (center[0], center[1])
 
 
+# Rigify splits each limb bone into B-bone segments (DEF-forearm.L, DEF-forearm.L.001) that the
+# mesh follows as one smoothly bending bone: the joint between them is mid-bone, not an elbow.
+SEGMENTED_ROLES = frozenset(("upper_arm", "forearm", "thigh", "shin"))
+
+
+def is_limb_segment(name: str, parent: str | None) -> bool:
+    """Whether bone ``name`` is a further segment of the limb bone ``parent`` (the bone it hangs
+    from): the same name but for its ``.001``-style number (Rigify's ``DEF-thigh.L.001`` after
+    ``DEF-thigh.L``, ``.002`` after ``.001``), of a limb role. Spines and necks numbered the same
+    way are separate vertebrae with their own joints."""
+    if parent is None or role_of(name) not in SEGMENTED_ROLES:
+        return False
+    if not _NUMBER_SUFFIX.search(name):
+        return False
+    return _NUMBER_SUFFIX.sub("", name) == _NUMBER_SUFFIX.sub("", parent)
+
+
 def defaults_for(name: str) -> BodyDefaults | None:
     role = role_of(name)
     return ROLES.get(role) if role is not None else None

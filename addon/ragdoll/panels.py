@@ -21,7 +21,7 @@ RAGDOLL_MAIN = ("root_lock", "fall_threshold", "use_recovery", "recovery_delay",
 RAGDOLL_WORLD = ("use_ground", "ground_height", "collider_collection", "self_collision",
                  "collide_with_others", "substep_rate", "iterations")
 BODY_SHAPE = ("radius", "use_mass", "mass", "density")
-BODY_JOINT = ("swing_limit", "swing_center", "twist_limit", "joint_damping")
+BODY_JOINT = ("weld", "swing_limit", "swing_center", "twist_limit", "joint_damping")
 BODY_DRIVE = ("motor_strength", "motor_damping", "velocity_drive", "blend", "distance_limit",
               "distance_limit_speed", "linear_damping", "friction", "restitution")
 

@@ -36,13 +36,13 @@ class RagdollPreviewRun:
         self.rate = float(scene.waft.sample_rate)
         self.core = system.core_api()
         self.settings = system.ragdoll_settings(prepared, settings, self.core)
-        self.located = [[n for n, on in zip(r.names, r.located, strict=True) if on]
-                        for r in prepared.reads]
+        self.located = [r.keyed.located_names for r in prepared.reads]
         self.static = []  # the bodies' unkeyed channels (``static_pose``)
         for read, located in zip(prepared.reads, self.located, strict=True):
             self.static += preview_channels.static_pose(
-                read.object, writing.static_channels(read.object, read.names, located))
-        self.bones = [(read.object, name) for read in prepared.reads for name in read.names]
+                read.object, writing.static_channels(read.object, read.keyed.names, located))
+        self.bones = [(read.object, name) for read in prepared.reads
+                      for name in read.keyed.names]
         self.samples = None  # every scene frame's samples (read at the first step)
         self.drive = None
         self.stream = None

@@ -135,6 +135,13 @@ class WaftRagdollBodySettings(bpy.types.PropertyGroup):
     density: FloatProperty(
         name="Density", default=0.0, min=0.0, soft_max=5000.0,
         description="Density (kg/m³); 0 = the ragdoll's default density")
+    weld: BoolProperty(
+        name="Weld to Parent", default=False,
+        description="No joint to the body this bone hangs from: the two move as one rigid "
+                    "body, its capsule running on along this bone and its mass added (a limb "
+                    "bone split into segments, Rigify's DEF-forearm.L.001); this bone keeps "
+                    "its animated pose relative to that body, and its own limits and motor "
+                    "are not used")
     swing_limit: FloatVectorProperty(
         name="Swing Limit", size=2, default=DEFAULT_SWING, min=0.0, max=math.pi,
         subtype='NONE', unit='ROTATION',

@@ -34,21 +34,43 @@ BODY_VECTORS = ("swing_limit", "twist_limit", "swing_center")
 
 
 @dataclass(frozen=True)
+class KeyedBones:
+    """The bones a ragdoll's bake keys: every body bone (``body_bones`` order), welded ones too.
+
+    A bone welded to the body it hangs from (``weld``: Rigify's DEF-forearm.L.001 on
+    DEF-forearm.L) is no solver body of its own: it is carried by that body, keeping its animated
+    pose relative to the carrying bone."""
+
+    names: tuple[str, ...]
+    bone_index: np.ndarray  # (W,) index of each bone in ob.pose.bones
+    body: np.ndarray  # (W,) the solver body carrying it (``RagdollRead.names`` index)
+    welded: np.ndarray  # (W,) bool: carried by another bone's body
+    # (W,) index in ``names`` of the bone's parent bone when that is keyed too, -1 otherwise
+    parent: np.ndarray
+    # (W,) index in ob.pose.bones of its parent bone when that is not keyed (the root's parent
+    # bone; a Rigify DEF limb's ORG parent), -1 otherwise
+    frame_parent_bone: np.ndarray
+    located: np.ndarray  # (W,) bool: keyed with location too (the root and detached bodies)
+    rest_local: np.ndarray  # (W, 4, 4) Bone.matrix_local (armature units)
+    parent_rest_local: np.ndarray  # (W, 4, 4) the parent bone's matrix_local, identity if none
+
+    @property
+    def located_names(self) -> list[str]:
+        return [n for n, on in zip(self.names, self.located, strict=True) if on]
+
+
+@dataclass(frozen=True)
 class RagdollRead:
-    """One armature's ragdoll; bodies are listed parents first (the root body first)."""
+    """One armature's ragdoll; bodies are listed parents first (the root body first). A body
+    with bones welded to it (``KeyedBones``) is one capsule over them all."""
 
     object: object  # bpy.types.Object
     name: str
     bone_count: int  # len(ob.pose.bones): the foreach_get buffer size
-    names: tuple[str, ...]
+    names: tuple[str, ...]  # the solver bodies' bones
     bone_index: np.ndarray  # (N,) index of each body's bone in ob.pose.bones
     parent: np.ndarray  # (N,) joint parent body index, -1 for the root body
-    # (N,) index in ob.pose.bones of the body's parent bone where that bone is not its joint
-    # parent body (the root's parent bone; a Rigify DEF limb's ORG parent), -1 otherwise
-    frame_parent_bone: np.ndarray
-    located: np.ndarray  # (N,) bool: keyed with location too (the root and detached bodies)
-    rest_local: np.ndarray  # (N, 4, 4) Bone.matrix_local (armature units)
-    parent_rest_local: np.ndarray  # (N, 4, 4) the parent bone's matrix_local, identity if none
+    keyed: KeyedBones
     rest_matrix: np.ndarray  # (N, 4, 4) world body frames now, metres, no scale
     length: np.ndarray  # (N,) m
     radius: np.ndarray  # (N,) m
@@ -205,6 +227,35 @@ def _carrier(ob) -> tuple[str, str] | None:
     return carrier.name, settings.carrier_bone
 
 
+def _welded(bones, joint: list[str | None]) -> np.ndarray:
+    """(W,) bool: the bones welded to the body they hang from (a root has none to weld to)."""
+    return np.array([bool(pb.waft_ragdoll.weld) and j is not None
+                     for pb, j in zip(bones, joint, strict=True)], dtype=bool)
+
+
+def _carrying_body(welded: np.ndarray, joint: list[str | None], position: dict) -> np.ndarray:
+    """(W,) the bone (index in the body bones) whose body carries each bone: itself, or up the
+    chain of welds. ``body_bones`` lists parents first, so one pass suffices."""
+    carrier = np.arange(len(welded))
+    for i in range(len(welded)):
+        if welded[i]:
+            carrier[i] = carrier[position[joint[i]]]
+    return carrier
+
+
+def _segment_length(rest_world: np.ndarray, length: np.ndarray, carrier: np.ndarray
+                    ) -> np.ndarray:
+    """(W,) length of the capsule of each carrying bone's body: along its own axis to the
+    farthest tail of the bones it carries (a Rigify limb's segments lie on one line, so the
+    sum of their lengths). ``rest_world``: (W, 4, 4) scale-free frames, metres."""
+    tails = rest_world[:, :3, 3] + rest_world[:, :3, 1] * length[:, None]
+    head, axis = rest_world[carrier, :3, 3], rest_world[carrier, :3, 1]
+    reach = np.einsum("wk,wk->w", tails - head, axis)
+    out = length.copy()
+    np.maximum.at(out, carrier, reach)
+    return out
+
+
 def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
     shared_reading.check_world_scale(ob, "Armature")
     _check_settings(ob)
@@ -222,20 +273,21 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
     n = len(bones)
     rest_local = np.empty((n, 4, 4))
     parent_rest = np.broadcast_to(np.eye(4), (n, 4, 4)).copy()
-    parent = np.full(n, -1, dtype=np.int64)
+    keyed_parent = np.full(n, -1, dtype=np.int64)
     frame_parent = np.full(n, -1, dtype=np.int64)
     length, radius, mass = np.empty(n), np.empty(n), np.empty(n)
     swing, twist, center = np.empty((n, 2)), np.empty((n, 2)), np.empty((n, 2))
+    joint = [joint_parent(pb, position) for pb in bones]
     for i, pb in enumerate(bones):
         _check_body_settings(ob, pb)
         bone = pb.bone
         rest_local[i] = np.array(bone.matrix_local, dtype=np.float64)
         if pb.parent is not None:
             parent_rest[i] = np.array(pb.parent.bone.matrix_local, dtype=np.float64)
-        joint = joint_parent(pb, position)
-        parent[i] = position[joint] if joint is not None else -1
-        if pb.parent is not None and pb.parent.name != joint:
-            frame_parent[i] = index[pb.parent.name]
+            if pb.parent.name in position:
+                keyed_parent[i] = position[pb.parent.name]
+            else:
+                frame_parent[i] = index[pb.parent.name]
         world = scale @ object_matrix @ rest_local[i]
         axis_scale = float(np.linalg.norm(world[:3, 1]))
         length[i] = bone.length * axis_scale
@@ -252,19 +304,35 @@ def read_ragdoll(scene, ob, unit: float) -> RagdollRead:
         radius[i] = body_radius
         mass[i] = _mass(ob, pb, settings, length[i], radius[i])
         swing[i], twist[i], center[i] = _limits(ob, pb)
+    rest_world = without_scale(scale @ object_matrix @ rest_local)
+    # Welded bones join the body carrying them: one capsule over all, their masses summed,
+    # the carrying bone's limits and settings.
+    welded = _welded(bones, joint)
+    carrier = _carrying_body(welded, joint, position)
+    own = np.flatnonzero(~welded)  # the solver bodies, parents first
+    body_of = np.cumsum(~welded) - 1  # bone → its solver body, for the bodies themselves
+    total_mass = np.zeros(n)
+    np.add.at(total_mass, carrier, mass)
+    widest = radius.copy()
+    np.maximum.at(widest, carrier, radius)
+    body_length = _segment_length(rest_world, length, carrier)
+    parent = np.array([body_of[carrier[position[joint[i]]]] if joint[i] is not None else -1
+                       for i in own], dtype=np.int64)
     ground = None
     if settings.use_ground:
         ground = float(settings.ground_height) * unit
+    bone_index = np.array([index[pb.name] for pb in bones], dtype=np.int64)
+    keyed = KeyedBones(
+        names=tuple(pb.name for pb in bones), bone_index=bone_index, body=body_of[carrier],
+        welded=welded, parent=keyed_parent, frame_parent_bone=frame_parent,
+        located=keyed_parent < 0, rest_local=rest_local, parent_rest_local=parent_rest)
     return RagdollRead(
         object=ob, name=ob.name, bone_count=len(ob.pose.bones),
-        names=tuple(pb.name for pb in bones),
-        bone_index=np.array([index[pb.name] for pb in bones], dtype=np.int64),
-        parent=parent, frame_parent_bone=frame_parent,
-        located=(parent < 0) | (frame_parent >= 0),
-        rest_local=rest_local, parent_rest_local=parent_rest,
-        rest_matrix=without_scale(scale @ object_matrix @ rest_local),
-        length=length, radius=radius, mass=mass, swing_limit=swing, twist_limit=twist,
-        swing_center=center, carrier=_carrier(ob), substep_rate=float(settings.substep_rate),
+        names=tuple(bones[i].name for i in own), bone_index=bone_index[own],
+        parent=parent, keyed=keyed, rest_matrix=rest_world[own],
+        length=body_length[own], radius=widest[own], mass=total_mass[own],
+        swing_limit=swing[own], twist_limit=twist[own], swing_center=center[own],
+        carrier=_carrier(ob), substep_rate=float(settings.substep_rate),
         iterations=int(settings.iterations), ground=ground,
         self_collision=bool(settings.self_collision),
         collide_with_others=bool(settings.collide_with_others),
@@ -324,9 +392,10 @@ def carrier_indices(reads: list[RagdollRead], scene) -> list[tuple[int, int] | N
         if ob_name not in by_name:
             raise SetupError(f"{where}: its carrier '{ob_name}' is not baked with it; bake both "
                              f"(Bake All) so the carrier is solved first")
-        carrier_read = reads[by_name[ob_name]]
-        if bone not in carrier_read.names:
+        keyed = reads[by_name[ob_name]].keyed
+        if bone not in keyed.names:
             raise SetupError(f"{where}: carrier bone '{bone}' is not a body of ragdoll "
                              f"'{ob_name}'")
-        out.append((by_name[ob_name], carrier_read.names.index(bone)))
+        # a welded bone is carried by another bone's body: the root hangs on that body
+        out.append((by_name[ob_name], int(keyed.body[keyed.names.index(bone)])))
     return out

@@ -152,12 +152,12 @@ def check_samples(reads: list[RagdollRead], samples: RagdollSamples) -> None:
                 body = int(np.argwhere(bad)[0][1])
                 raise SetupError(f"{where}, bone '{read.names[body]}': setting '{name}' is not "
                                  f"finite at frame {first_bad_frame(frames, bad.any(axis=1))}")
-        pose = samples.pose[r][:, read.bone_index]
+        pose = samples.pose[r][:, read.keyed.bone_index]
         world = np.einsum("fij,fnjk->fnik", samples.object_matrix[:, r], pose)
         # A bone scaled to nothing along any axis has no frame to simulate.
         columns = np.linalg.norm(world[..., :3, :3], axis=-2).min(axis=-1)
         bad = ~np.isfinite(world).all(axis=(2, 3)) | ~(columns > MIN_SCALE)
         if bad.any():
             f, b = (int(v) for v in np.argwhere(bad)[0])
-            raise SetupError(f"{where}, bone '{read.names[b]}': bone has zero length or is not "
-                             f"finite at frame {int(frames[f])} (scaled to zero?)")
+            raise SetupError(f"{where}, bone '{read.keyed.names[b]}': bone has zero length or "
+                             f"is not finite at frame {int(frames[f])} (scaled to zero?)")

@@ -44,7 +44,8 @@ def core_api() -> SimpleNamespace:
 
 @dataclass(kw_only=True)
 class RagdollSetupReport(ArmatureReport):
-    bodies: int
+    bodies: int  # the bones that are bodies, welded ones included
+    welded: int = 0  # bodies welded to the body they hang from (one solver body with it)
     fell_at: int | None = None  # scene frame where the root lock released, None if never
 
 
@@ -53,7 +54,8 @@ class RagdollReport(SystemReport):
     """``bones`` and ``particles`` both count the bodies."""
 
     name: str = NAME
-    # Solved world body frames per armature (F, N, 4, 4), metres, for checks and samples.
+    # Solved world frames of every body bone per armature (F, N, 4, 4; ``body_bones`` order,
+    # welded bones carried by their body), metres, for checks and samples.
     body_matrix: dict = field(default_factory=dict)
     from_preview: bool = False  # the live preview had solved this exact input: not solved again
 
@@ -157,8 +159,11 @@ def solver_drive(prepared: Prepared, samples, core, *, on_grid: np.ndarray,
                              output_fps=prepared.fps, output_target=targets(shown))
 
 
-def bone_keys(prepared: Prepared, samples, body_matrix: np.ndarray) -> list:
-    """Per ragdoll ``PoseKeys``, carriers before the ragdolls they carry."""
+def bone_keys(prepared: Prepared, samples, body_matrix: np.ndarray, frames: dict | None = None
+              ) -> list:
+    """Per ragdoll ``PoseKeys`` of its keyed bones (``RagdollRead.keyed``), carriers before the
+    ragdolls they carry. ``frames``: when given, filled with each ragdoll's keyed bones' world
+    frames (``assemble.keyed_frames``) by its name."""
     reads, unit = prepared.reads, prepared.unit
     offsets = np.cumsum([0] + [len(r.names) for r in reads])
     worlds, sampled, keys = {}, {}, [None] * len(reads)
@@ -167,9 +172,13 @@ def bone_keys(prepared: Prepared, samples, body_matrix: np.ndarray) -> list:
         read = reads[i]
         pose = samples.pose[i]
         object_matrix = samples.object_matrix[:, i]
-        sampled[i] = assemble.sampled_world(pose[:, read.bone_index], object_matrix)
-        worlds[i] = assemble.new_world(read, body_matrix[:, offsets[i]:offsets[i + 1]],
-                                       sampled[i], unit)
+        sampled[i] = assemble.sampled_world(pose[:, read.keyed.bone_index], object_matrix)
+        bodies = body_matrix[:, offsets[i]:offsets[i + 1]]
+        own = sampled[i][:, np.flatnonzero(~read.keyed.welded)]
+        worlds[i] = assemble.keyed_world(read, assemble.new_world(read, bodies, own, unit),
+                                         sampled[i])
+        if frames is not None:
+            frames[read.name] = assemble.keyed_frames(read, bodies, worlds[i], unit)
         playback = _playback_object_matrix(prepared, i, object_matrix, worlds, sampled)
         keys[i] = assemble.pose_keys(read, worlds[i], pose, playback)
     return keys
@@ -182,8 +191,8 @@ def _playback_object_matrix(prepared, i, object_matrix, worlds, sampled):
     if parent is None or ob.parent_type != 'BONE':
         return object_matrix
     for j, read in enumerate(prepared.reads):
-        if read.object is parent and ob.parent_bone in read.names and j in worlds:
-            b = read.names.index(ob.parent_bone)
+        if read.object is parent and ob.parent_bone in read.keyed.names and j in worlds:
+            b = read.keyed.names.index(ob.parent_bone)
             return assemble.carried_object_matrix(object_matrix, worlds[j][:, b],
                                                   sampled[j][:, b])
     return object_matrix
@@ -194,8 +203,8 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
     report = RagdollReport()
     reads = prepared.reads
     frames = np.arange(prepared.frame_start, prepared.frame_end + 1)
-    located = [[n for n, on in zip(r.names, r.located, strict=True) if on] for r in reads]
-    static = [writing.static_channels(r.object, r.names, located[i])
+    located = [r.keyed.located_names for r in reads]
+    static = [writing.static_channels(r.object, r.keyed.names, located[i])
               for i, r in enumerate(reads)]
     rate = float(scene.waft.sample_rate)
     times, on_grid, at_frames = sample_times(prepared.frame_start, prepared.frame_end,
@@ -218,24 +227,24 @@ def run_steps(prepared: Prepared, scene, *, settings, sample_chunk: int = SAMPLE
             prepared.frame_start, system=NAME)
     t2 = time.perf_counter()
     body_matrix = np.asarray(result.body_matrix)
-    keys = bone_keys(prepared, samples, body_matrix)
+    bone_frames = {}
+    keys = bone_keys(prepared, samples, body_matrix, bone_frames)
     report.sample_s, report.solve_s = t1 - t0, t2 - t1
     report.frames = len(frames)
     fell_at = np.asarray(getattr(result, "fell_at", np.full(len(reads), -1)))
-    offsets = np.cumsum([0] + [len(r.names) for r in reads])
     for i, read in enumerate(reads):
         fell = int(fell_at[i])  # an output frame: a scene frame from the first
         report.setups.append(RagdollSetupReport(
-            name=read.name, bodies=len(read.names),
+            name=read.name, bodies=len(read.keyed.names), welded=int(read.keyed.welded.sum()),
             fell_at=prepared.frame_start + fell if fell >= 0 else None))
-        report.body_matrix[read.name] = body_matrix[:, offsets[i]:offsets[i + 1]].copy()
+        report.body_matrix[read.name] = bone_frames[read.name]
     report.bones = report.particles = sum(s.bodies for s in report.setups)
 
     def commit() -> RagdollReport:
         t3 = time.perf_counter()
         for i, read in enumerate(reads):
             action, count = writing.write_ragdoll(
-                read.object, frames.astype(np.float64), read.names, keys[i].rotation,
+                read.object, frames.astype(np.float64), read.keyed.names, keys[i].rotation,
                 located[i], keys[i].location, static[i])
             report.setups[i].fcurves = count
             report.setups[i].action = action.name
