@@ -27,7 +27,7 @@ from ...core.ragdoll.limits import fit_limits
 from ..preview import suspended
 from ..sampling import is_result_track, tracks_muted
 from ..strands.warnings import SetupWarning, constraint_warnings
-from .create import bone_orientation, rest_relative
+from .create import bone_orientation, rest_relative, segment_head
 from .reading import body_bones, joint_parent
 
 FIX_FIT_LIMITS = "FIT_LIMITS"
@@ -37,11 +37,16 @@ INSIDE_GROUND = 0.002  # m: a capsule this deep in the ground is worth a warning
 
 
 def jointed_bodies(ob) -> dict[str, str]:
-    """{body: the body it hangs from} for every body of ``ob`` but the root."""
+    """{body: the body it is jointed to} for every body of ``ob`` with a joint: not the root,
+    not a bone welded to the body it hangs from (it has no joint); a bone hanging from a
+    welded one is jointed to the body carrying it (``create.segment_head``), as the bake
+    solves it."""
     bones = body_bones(ob)
     names = {pb.name for pb in bones}
     hung = {pb.name: joint_parent(pb, names) for pb in bones}
-    return {name: parent for name, parent in hung.items() if parent is not None}
+    welded = {pb.name for pb in bones if pb.waft_ragdoll.weld and hung[pb.name] is not None}
+    return {name: segment_head(parent, hung, welded) for name, parent in hung.items()
+            if parent is not None and name not in welded}
 
 
 def _outside_limits(ob) -> list[SetupWarning]:

@@ -47,6 +47,22 @@ def test_sides(humanoid):
         ["L", "R", "L", "R", "R", ""]
 
 
+def test_limb_segments_by_name(humanoid):
+    """Rigify splits each limb bone into B-bone segments; only those are one rigid body."""
+    segment = humanoid.is_limb_segment
+    for name, parent in (("DEF-shin.L.001", "DEF-shin.L"), ("DEF-upper_arm.R.001",
+                                                              "DEF-upper_arm.R"),
+                         ("DEF-thigh.L.001", "DEF-thigh.L"),
+                         ("DEF-forearm.L.002", "DEF-forearm.L.001")):
+        assert segment(name, parent), name
+    for name, parent in (("DEF-shin.L", "DEF-thigh.L.001"),  # the knee
+                         ("DEF-hand.L", "DEF-forearm.L.001"),  # the wrist
+                         ("DEF-spine.001", "DEF-spine"),  # vertebrae have joints
+                         ("DEF-spine.005", "DEF-spine.004"),  # the neck's two bones
+                         ("DEF-shin.L.001", None), ("DEF-shin.R.001", "DEF-shin.L")):
+        assert not segment(name, parent), name
+
+
 def test_humanoid_bones_are_the_deforming_ones_when_there_are_some(waft):
     """A generated Rigify rig names its controls, ORG and MCH bones like the body too; the DEF
     (deforming) bones are the skeleton. Rigs whose bones all deform keep every match."""

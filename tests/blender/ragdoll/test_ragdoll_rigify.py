@@ -89,6 +89,81 @@ def test_a_limp_rigify_human_falls_holds_its_joints_and_rests_on_the_ground(scen
     assert np.abs(played_heads - sim_heads).max() < 0.035
 
 
+SEGMENTS = [f"DEF-{bone}.{side}" for side in "LR" for bone in ("upper_arm", "forearm", "thigh",
+                                                                "shin")]
+
+
+def test_create_welds_each_limb_bone_s_segments_into_one_body(scene, rig, bake_api):
+    """Rigify's DEF-shin.L and DEF-shin.L.001 are one bone's B-bone segments (the mesh bends
+    smoothly along them); the joint between them is mid-bone, not a knee. Create welds the
+    second to the first: one capsule over both, their masses summed."""
+    bodies = _create(rig)
+    welded = sorted(pb.name for pb in bodies if pb.waft_ragdoll.weld)
+    assert welded == sorted(n + ".001" for n in SEGMENTS)
+    reading = _module("addon.ragdoll.reading")
+    read = reading.read_ragdoll(scene, rig, 1.0)
+    assert len(read.names) == len(bodies) - len(SEGMENTS)
+    assert len(read.keyed.names) == len(bodies)
+    for name in SEGMENTS:
+        i = read.names.index(name)
+        halves = [rig.pose.bones[n] for n in (name, name + ".001")]
+        length = sum((rig.matrix_world @ pb.bone.tail_local
+                      - rig.matrix_world @ pb.bone.head_local).length for pb in halves)
+        assert abs(read.length[i] - length) < 1e-5, name
+        assert abs(read.mass[i] - sum(pb.waft_ragdoll.mass for pb in halves)) < 1e-5, name
+    # the knee joins the shin to the thigh's body, not to a half of it
+    shin = read.names.index("DEF-shin.L")
+    assert read.names[read.parent[shin]] == "DEF-thigh.L"
+
+
+def test_a_limp_rigify_human_keeps_each_limb_bone_straight(scene, rig, bake_api):
+    """Limp, a Rigify human folded its shins and forearms in the middle (93-145° between a
+    bone's two segments, the mid-bone joint having the knee's or elbow's limits). Welded, each
+    limb bone stays one rigid segment in the simulation and as played, and the knees and
+    elbows still bend only as hinges."""
+    bodies = _create(rig)
+    for pb in bodies:
+        pb.waft_ragdoll.mode = "FREE"
+    rig.waft_ragdoll.root_lock = False
+    report = bake_api.bake_scene(scene)
+    names = _body_order(rig)
+    frames = report.systems["ragdoll"].body_matrix["rig"]
+    assert frames.shape[1] == len(names)
+    played = _heads_tails(scene, rig, names)
+    for name in SEGMENTS:
+        a, b = names.index(name), names.index(name + ".001")
+        rel = np.swapaxes(frames[:, a, :3, :3], -1, -2) @ frames[:, b, :3, :3]
+        bend = np.arccos(np.clip((np.trace(rel, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0))
+        assert np.degrees(bend.max()) < 0.01, name
+        # played: the second segment starts at the first's tail and runs on along it
+        first, second = played[:, a], played[:, b]
+        assert np.abs(second[:, 0] - first[:, 1]).max() < 1e-4, name
+        way = [(p[:, 1] - p[:, 0]) / np.linalg.norm(p[:, 1] - p[:, 0], axis=-1, keepdims=True)
+               for p in (first, second)]
+        assert np.degrees(np.arccos(np.clip(np.sum(way[0] * way[1], axis=-1), -1, 1)).max()
+                          ) < 0.05, name
+    # knees bend backwards only, elbows forwards only: the hinge's flexion side
+    for knee, thigh in (("DEF-shin.L", "DEF-thigh.L"), ("DEF-forearm.R", "DEF-upper_arm.R")):
+        body = rig.pose.bones[knee].waft_ragdoll
+        axis = 0 if abs(body.swing_center[0]) > 0 else 1
+        sign = np.sign(body.swing_center[axis])
+        c, p = names.index(knee), names.index(thigh)
+        rest = (np.linalg.inv(np.array(rig.data.bones[thigh].matrix_local))
+                @ np.array(rig.data.bones[knee].matrix_local))[:3, :3]
+        local = np.swapaxes(rest, 0, 1) @ np.swapaxes(frames[:, p, :3, :3], -1, -2) \
+            @ frames[:, c, :3, :3]
+        # swing about the hinge axis (X or Z of the child), from where the bone's Y went
+        y = local[:, :, 1]
+        bent = np.arctan2(y[:, 2] if axis == 0 else -y[:, 0], y[:, 1])
+        extension = np.radians(10.0) + np.radians(3.0)  # 10° past straight + 3° slack
+        assert np.all(sign * bent > -extension), (knee, np.degrees(sign * bent).min())
+
+
+def _module(name: str):
+    from importlib import import_module
+    return import_module(_addon_module() + "." + name)
+
+
 def _body_order(rig) -> list[str]:
     from importlib import import_module
     reading = import_module(_addon_module() + ".addon.ragdoll.reading")
