@@ -159,6 +159,64 @@ def test_a_limp_rigify_human_keeps_each_limb_bone_straight(scene, rig, bake_api)
         assert np.all(sign * bent > -extension), (knee, np.degrees(sign * bent).min())
 
 
+def _animate_fk(rig, frames) -> None:
+    """Rigify's own controls, as an animator keys them: arms and legs in FK, elbows and knees
+    bending, hands twisting (Rigify spreads a hand's twist along the forearm's segments)."""
+    for parent in ("upper_arm_parent.L", "upper_arm_parent.R", "thigh_parent.L",
+                   "thigh_parent.R"):
+        rig.pose.bones[parent]["IK_FK"] = 1.0
+    keys = {"forearm_fk": (0, 1.6), "shin_fk": (0, 1.4), "hand_fk": (1, 0.9),
+            "thigh_fk": (0, -0.7), "upper_arm_fk": (2, 0.6)}
+    for frame in frames:
+        phase = np.sin(2.0 * np.pi * (frame - frames[0]) / len(frames))
+        for side in "LR":
+            for control, (axis, amplitude) in keys.items():
+                pb = rig.pose.bones[f"{control}.{side}"]
+                pb.rotation_mode = 'XYZ'
+                angle = [0.0, 0.0, 0.0]
+                angle[axis] = amplitude * (0.5 + 0.5 * phase) if axis == 0 else amplitude * phase
+                pb.rotation_euler = angle
+                pb.keyframe_insert("rotation_euler", frame=frame)
+
+
+def test_an_animated_rigify_human_meets_no_limit_and_its_segments_play_the_animation(
+        scene, rig, bake_api):
+    """Created on a Rigify human animated with its own controls, the ragdoll's joints (the
+    knee on the thigh's body, not on its second segment) hold the animation inside their
+    limits at every frame, and a ragdoll blended fully to the animation plays it back,
+    the forearm's second segment keeping the share of the hand's twist Rigify gives it."""
+    frames = range(1, 25)
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
+    _animate_fk(rig, frames)
+    bodies = _create(rig)  # fits the limits to the animation (the default)
+    warnings = _module("addon.ragdoll.warnings")
+    names = [pb.name for pb in bodies]
+    animation = _poses(scene, rig, names, frames)
+    twist = []
+    for frame in frames:
+        scene.frame_set(frame)
+        assert warnings._outside_limits(rig) == [], frame
+        a, b = (np.array(rig.pose.bones[n].matrix)[:3, :3] for n in ("DEF-forearm.L",
+                                                                      "DEF-forearm.L.001"))
+        twist.append(np.degrees(np.arccos(np.clip((np.trace(a.T @ b) - 1.0) / 2.0, -1, 1))))
+    assert max(twist) > 10.0  # Rigify twists the second segment with the hand
+    for pb in bodies:
+        pb.waft_ragdoll.blend = 1.0
+    bake_api.bake_scene(scene)
+    played = _poses(scene, rig, names, frames)
+    assert np.abs(played - animation).max() < 1e-3  # positions (m) and axes, twist included
+
+
+def _poses(scene, rig, names, frames) -> np.ndarray:
+    """(F, N, 4, 4) world matrices of the bones ``names``."""
+    out = np.empty((len(frames), len(names), 4, 4))
+    for i, frame in enumerate(frames):
+        scene.frame_set(frame)
+        for j, name in enumerate(names):
+            out[i, j] = np.array(rig.matrix_world @ rig.pose.bones[name].matrix)
+    return out
+
+
 def _module(name: str):
     from importlib import import_module
     return import_module(_addon_module() + "." + name)
