@@ -3,9 +3,10 @@
 The rig is generated here from Blender's own human metarig (Rigify ships with Blender), as an
 animator gets it: ORG, MCH, control and DEF bones, the DEF bones following the others through
 Copy Transforms and Stretch To. *Create Waft Ragdoll › Humanoid* picks the DEF skeleton (31
-bodies: spine, B-bone limb segments, hands, feet, toes), joins it into one tree through the ORG
-bones (DEF-thigh.L hangs from ORG-spine, so from the DEF-spine body), and turns the DEF bones'
-constraints off for the result. Capsules on the DEF bones show what the mesh would follow.
+bodies: spine, B-bone limb segments, hands, feet, toes; each limb bone's second segment welded
+to its first, so 23 rigid bodies), joins it into one tree through the ORG bones (DEF-thigh.L
+hangs from ORG-spine, so from the DEF-spine body), and turns the DEF bones' constraints off for
+the result. Capsules on the DEF bones show what the mesh would follow.
 """
 
 from __future__ import annotations

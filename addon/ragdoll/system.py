@@ -63,7 +63,9 @@ class RagdollReport(SystemReport):
         names = ", ".join(s.name for s in self.setups)
         fell = [f"{s.name} fell at frame {s.fell_at}" for s in self.setups
                 if s.fell_at is not None]
-        text = f"Waft ragdoll {names}: {self.bones} bodies, {self.frames} frames ({timings(self)})"
+        welded = sum(getattr(s, "welded", 0) for s in self.setups)
+        bodies = f"{self.bones} bodies" + (f" ({welded} welded)" if welded else "")
+        text = f"Waft ragdoll {names}: {bodies}, {self.frames} frames ({timings(self)})"
         if self.from_preview:
             text += "; the preview's simulation, not solved again"
         return text + (f"; {', '.join(fell)}" if fell else "")
