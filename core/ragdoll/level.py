@@ -110,6 +110,11 @@ ROOT_LOCK_MAX_ACCELERATION = 10.0 * 9.81  # m/s²
 # that angular acceleration holds them within 36–75° through the stumble and the wall; above
 # it the bound is never reached there.
 ROOT_LOCK_TORQUE_FACTOR = 10.0
+# Passes of `Level.follow_translated` per depth (its re-projection of what hangs from a moved
+# parent may translate a body off its joint again); _GAP_EPS: rounding of a joint re-attached
+# to exactly JOINT_TOLERANCE.
+FOLLOW_PASSES = 3
+_GAP_EPS = 1e-9
 # Every motor is torque-limited: it may give what its joint carries (joint_inertia) at most
 # this angular acceleration (about 300 g at a foot 1 m out; a walk's legs need ~100 rad/s², a
 # fast kick ~1,000, holding a limb against gravity a few tens). A near-rigid motor (strength
@@ -715,6 +720,8 @@ class Level:
                 self.reattach(attach, anchor)
             at = self.level_bodies[d]
             self.contacts.project(s, colliders, movable, only=at, pivot=~self.is_root[at])
+            if len(attach):
+                self.follow_translated(c, d, anchor, movable, colliders)
             if ARTICULATED_JOINTS and len(attach):
                 # ... and, with the joints exact, what the projection translated off its joint
                 # goes back to within the joints' tolerance: a limb whose joint the final
@@ -722,6 +729,107 @@ class Level:
                 # Rigify shin by 5.5 cm (the contact is left to the next substep instead).
                 self.reattach(attach, anchor)
         return True
+
+    def follow_translated(self, c: FrameCoefficients, d: int, anchor: np.ndarray,
+                          movable: np.ndarray, colliders) -> None:
+        """After the contact projection of depth d: the parents follow the children it moved
+        off their joints, so that every joint down to depth d is again within JOINT_TOLERANCE
+        and no body of those depths is inside a collider.
+
+        A steep body (the shin a limp human lands or kneels on) cannot be turned out of the
+        ground about its head (``Contacts.project``, PIVOT_SLOPE): it is translated, and its
+        joint opened by what it was inside, up to 12 mm on a limp Rigify human kneeling at
+        4 iterations and 14 mm on a humanoid landing on straight legs (the final pass turns a
+        knee left past its limit back about the knee, its tip into the ground). The ground's
+        push on the child goes through its joint to the parent, as ``Contacts.lift_joints``
+        hands a joint's push to the parent: first a turn of the parent about its own head
+        toward the child (a thigh lying across the ground lifts the knee by a turn at the
+        hip), kept only if it pushes the parent no deeper into any collider; what the turn
+        cannot reach (a steep thigh on a straight leg) moves the parent by the joint's excess
+        over the tolerance, and its own parent likewise, up the chain (`lift_chain`: the
+        body's weight rests on the leg). The bodies hanging from what moved are re-attached
+        and projected again. Position only, as the final pass: a passive ragdoll this lifts
+        above its energy is taken back by the energy projection (momentum.cap_energy)."""
+        for _ in range(FOLLOW_PASSES):
+            s = self.state
+            attach = c.final[d][0]
+            par = self.parent[attach]
+            gap, dist = self.joint_gaps(attach, anchor)
+            far = (dist > JOINT_TOLERANCE + _GAP_EPS) & movable[par]
+            if not far.any():
+                return
+            pick = _farthest_per_parent(par, dist, far)
+            turn = pick[~self.is_root[par[pick]]]
+            if len(turn):
+                self.turn_toward(par[turn], gap[turn], dist[turn],
+                                 s.x[attach[turn]] + rotate(s.R[attach[turn]],
+                                                            self.anchor_a[attach[turn]]),
+                                 s.x[par[turn]] + rotate(s.R[par[turn]], anchor[attach[turn]]),
+                                 colliders)
+            top = self.lift_chain(c, d, anchor, movable)
+            for e in range(top + 1, d + 1):  # what hangs from the moved bodies, top down
+                below = c.final[e][0]
+                if len(below):
+                    self.reattach(below, anchor)
+                    at = self.level_bodies[e]
+                    self.contacts.project(s, colliders, movable, only=at,
+                                          pivot=~self.is_root[at])
+
+    def joint_gaps(self, attach: np.ndarray, anchor: np.ndarray
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """(head − parent's anchor (m, 3), its length (m,)) of the children `attach`."""
+        s = self.state
+        par = self.parent[attach]
+        gap = (s.x[attach] + rotate(s.R[attach], self.anchor_a[attach])
+               - s.x[par] - rotate(s.R[par], anchor[attach]))
+        return gap, np.sqrt(np.einsum("nk,nk->n", gap, gap))
+
+    def turn_toward(self, bodies: np.ndarray, gap: np.ndarray, dist: np.ndarray,
+                    head: np.ndarray, joint: np.ndarray, colliders) -> None:
+        """Turn `bodies` (unique) about their own heads so that each one's anchor `joint`
+        (m, 3) comes within JOINT_TOLERANCE of its child's `head` (as near as a turn gets); a
+        body the turn pushes deeper into some collider keeps its place."""
+        s = self.state
+        pivot = s.x[bodies] - s.R[bodies, :, 1] * self.half[bodies, None]
+        lever = joint - pivot
+        reach = head - gap * (JOINT_TOLERANCE / dist)[:, None] - pivot
+        axis = cross(lever, reach)
+        sin = np.sqrt(np.einsum("nk,nk->n", axis, axis))
+        cos = np.einsum("nk,nk->n", lever, reach)
+        angle = transcendental.arctan2(sin, cos)
+        dtheta = axis / np.maximum(sin, 1e-300)[:, None] * angle[:, None]
+        depth = self.contacts.depths(s, colliders, bodies).max(axis=0, initial=0.0)
+        kept = s.x[bodies].copy(), s.q[bodies].copy(), s.R[bodies].copy()
+        s.rotate_bodies(bodies, dtheta)
+        s.x[bodies] = pivot + s.R[bodies, :, 1] * self.half[bodies, None]
+        back = self.contacts.depths(s, colliders, bodies).max(axis=0, initial=0.0) > depth + 1e-6
+        if back.any():
+            s.x[bodies[back]] = kept[0][back]
+            s.q[bodies[back]] = kept[1][back]
+            s.R[bodies[back]] = kept[2][back]
+
+    def lift_chain(self, c: FrameCoefficients, d: int, anchor: np.ndarray,
+                   movable: np.ndarray) -> int:
+        """Bottom up from depth d: translate each parent whose child is further than
+        JOINT_TOLERANCE from its anchor by the excess (for its farthest child), then its own
+        parent by what that opens, up to the root or a kinematic body. Returns the shallowest
+        depth moved (d + 1: none)."""
+        s = self.state
+        top = d + 1
+        for e in range(d, 0, -1):
+            attach = c.final[e][0]
+            if not len(attach):
+                break
+            par = self.parent[attach]
+            gap, dist = self.joint_gaps(attach, anchor)
+            far = (dist > JOINT_TOLERANCE + _GAP_EPS) & movable[par]
+            if not far.any():
+                break
+            pick = _farthest_per_parent(par, dist, far)
+            excess = 1.0 - JOINT_TOLERANCE / dist[pick]
+            s.x[par[pick]] += gap[pick] * excess[:, None]
+            top = e - 1
+        return top
 
     def reattach(self, attach: np.ndarray, anchor: np.ndarray) -> None:
         """Translate the children `attach` back to within JOINT_TOLERANCE of their parents'
@@ -777,3 +885,13 @@ class Level:
         m[:, :3, 3] = x - R[:, :, 1] * self.half[:, None]
         m[:, 3, 3] = 1.0
         return m
+
+
+def _farthest_per_parent(parent: np.ndarray, dist: np.ndarray, far: np.ndarray) -> np.ndarray:
+    """Indices of the farthest child of each parent among those `far` (one move per parent:
+    a pelvis with both legs translated up follows the one further off)."""
+    order = np.lexsort((-dist, parent))
+    first = np.ones(len(parent), dtype=bool)
+    first[1:] = parent[order][1:] != parent[order][:-1]
+    pick = order[first]
+    return pick[far[pick]]
