@@ -23,11 +23,12 @@ points stayed inside (`hair.collide`). Their side is decided here without a dist
   bounding 26-DOP (the slabs of the 13 directions of the axes, face and body diagonals over its
   vertices: nothing outside the vertices' convex hull is inside) are tested. Hair hanging past a
   head is outside it; the test runs on the few points left.
-- **Nearest surface.** A point found inside goes to the nearest point of the closed parts
-  (branch and bound over their triangles, Ericson's closest point, the angle-weighted
-  pseudo-normal: `nearest_contacts`), looked for within the nearest crossing its ray found (a
-  surface point that far away exists). Between two guides on a head the strand is a chord,
-  and its points go out radially onto the arc.
+- **Nearest surface.** A point found inside goes to the nearest point of the parts it is
+  inside through which it leaves the body (branch and bound down a tree of spheres and normal
+  slabs over their triangles, Ericson's closest point, the angle-weighted pseudo-normal:
+  `nearest_contacts`), looked for within the nearest crossing its ray found (a surface point
+  that far away exists). Between two guides on a head the strand is a chord, and its points
+  go out radially onto the arc.
 """
 
 from __future__ import annotations
@@ -100,16 +101,41 @@ def in_hull(vertices: np.ndarray, shells: ClosedShells, points: np.ndarray) -> n
     return np.all((p >= low) & (p <= high), axis=1)
 
 
+@dataclass(frozen=True)
+class Within:
+    """The closed parts points are inside, one row per (point, part), by point then part: the
+    point's index, the part, and the distance to the nearest crossing of the point's vertical
+    line with that part (a point of the part's surface that far)."""
+
+    point: np.ndarray
+    part: np.ndarray
+    bound: np.ndarray
+
+
 def ray_parity(vertices: np.ndarray, shells: ClosedShells, points: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:
     """(inside (n,) bool, bound (n,)): whether each of `points` (n, 3) is inside a closed part
     (an odd count of crossings of the ray up from it, in some part), and the distance to the
     nearest crossing of its vertical line (a surface point that far; inf when none)."""
+    inside, bound, _ = _rays(vertices, shells, points)
+    return inside, bound
+
+
+def ray_within(vertices: np.ndarray, shells: ClosedShells, points: np.ndarray) -> Within:
+    """The closed parts each of `points` (n, 3) is inside (ray parity, each part counted
+    apart: an eyeball inside a head is inside both)."""
+    return _rays(vertices, shells, points)[2]
+
+
+def _rays(vertices: np.ndarray, shells: ClosedShells, points: np.ndarray
+          ) -> tuple[np.ndarray, np.ndarray, Within]:
+    """`ray_parity` and `ray_within` in one pass."""
     n = len(points)
     inside = np.zeros(n, dtype=bool)
     bound = np.full(n, np.inf)
+    members: list = []
     if not n:
-        return inside, bound
+        return inside, bound, _within(members, shells.parts)
     t = shells.triangles
     corners = vertices[t]  # (C, 3, 3)
     low, high = corners[..., :2].min(axis=1), corners[..., :2].max(axis=1)
@@ -148,9 +174,19 @@ def ray_parity(vertices: np.ndarray, shells: ClosedShells, points: np.ndarray
         stop = max(int(np.searchsorted(ends, (ends[done - 1] if done else 0) + MAX_RAY_PAIRS,
                                        side="right")), done + 1)
         _chunk(points, done, stop, count, start, pkey, entries, corners, low, high, t, edge_of,
-               shells, inside, bound)
+               shells, inside, bound, members)
         done = stop
-    return inside, bound
+    return inside, bound, _within(members, shells.parts)
+
+
+def _within(members: list, parts: int) -> Within:
+    """`Within` from the chunks' (point * parts + part, bound) rows (each chunk's in order,
+    the chunks in the points' order)."""
+    if not members:
+        empty = np.zeros(0, dtype=np.int64)
+        return Within(empty, empty, np.zeros(0))
+    key = np.concatenate([k for k, _ in members])
+    return Within(key // parts, key % parts, np.concatenate([b for _, b in members]))
 
 
 def _edges(shells: ClosedShells) -> np.ndarray:
@@ -161,8 +197,9 @@ def _edges(shells: ClosedShells) -> np.ndarray:
 
 
 def _chunk(points, done, stop, count, start, pkey, entries, corners, low, high, t, forward,
-           shells, inside, bound) -> None:
-    """`ray_parity` for the points done..stop (in place)."""
+           shells, inside, bound, members) -> None:
+    """`_rays` for the points done..stop (in place; their `Within` rows appended to
+    `members`)."""
     cnt = count[done:stop]
     point = np.repeat(np.arange(done, stop), cnt)
     entry = np.arange(int(cnt.sum())) + np.repeat(start[pkey[done:stop]] - (np.cumsum(cnt) - cnt),
@@ -200,68 +237,131 @@ def _chunk(points, done, stop, count, start, pkey, entries, corners, low, high, 
     height = (side[:, 1] * z[:, 0] + side[:, 2] * z[:, 1] + side[:, 0] * z[:, 2]) / area
     gap = height - points[point, 2]
     np.minimum.at(bound, point, np.abs(gap))
-    above = gap > 0.0
-    key = point[above] * shells.parts + shells.part[tri[above]]
-    keys, crossings = np.unique(key, return_counts=True)
-    inside[keys[crossings % 2 == 1] // shells.parts] = True
+    # Per (point, part): the crossings above (their parity) and the nearest crossing.
+    keys, which = np.unique(point * shells.parts + shells.part[tri], return_inverse=True)
+    which = which.reshape(-1)
+    crossings = np.bincount(which, weights=gap > 0.0, minlength=len(keys))
+    nearest = np.full(len(keys), np.inf)
+    np.minimum.at(nearest, which, np.abs(gap))
+    odd = crossings % 2 == 1
+    inside[keys[odd] // shells.parts] = True
+    members.append((keys[odd], nearest[odd]))
+
+
+# Rounds of `nearest_contacts` for a point whose nearest exit lies inside another part.
+EXIT_ROUNDS = 3
 
 
 def nearest_contacts(vertices: np.ndarray, shells: ClosedShells, points: np.ndarray,
-                     bound: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(index, outward normal, signed distance) of `points` (n, 3), each within `bound` (n,)
-    of a surface point, to the nearest surface of the closed parts (`vertices` (V, 3) float64).
+                     within: Within) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(index, outward normal, signed distance) of `points` (n, 3) inside closed parts
+    (`within`, from `ray_within`) to the nearest surface they leave the body through
+    (`vertices` (V, 3) float64).
 
-    The grid query's cells grow with its reach, and a point 4 cm deep in a head needs a reach
-    that takes in nearly the whole head per point. So branch and bound down a tree of bounding
-    spheres over the triangles (`_SphereTree`), all points at once: a node whose lower bound
-    (distance to its centre - its radius) is above the point's least upper bound (distance +
-    radius over the nodes seen, and the given `bound`) cannot hold the nearest triangle. Each
-    level's bounds are one pass over the surviving (point, node) pairs, so a point costs the
-    nodes near its nearest surface rather than every triangle (a brute-force bound over all
-    triangles took 0.4-0.7 ms per point 1-9 cm deep in a 16k-triangle head). The few triangles
-    left take Ericson's closest point; the side is the angle-weighted pseudo-normal's, as in
-    every mesh contact (`mesh_colliders`), exact on a closed part; ties go to the lowest
-    triangle index."""
-    index = np.flatnonzero(np.isfinite(bound))
-    if not len(index):
+    Each point looks only at the parts it is inside: a point in a head beside an eyeball is
+    nearer the eyeball's surface but outside it, and that surface would leave it in the head.
+    A point inside several parts (the eyeball and the head; a nose box that overlaps a head)
+    takes the nearest of their surface points that is outside every part (on the union's
+    surface: the head's, not the eyeball's, which lies inside the head), or the nearest of them
+    all when none is. A surface point still inside another part (the head's surface under an
+    overlapping nose) is searched on from there, up to `EXIT_ROUNDS` times; the contact is then
+    the whole way out (its direction, minus its length). The search is a branch and bound down
+    a tree of bounding volumes per part (`_SphereTree`), each point within its part's `bound`
+    of a surface point, and Ericson's closest point on the few triangles left; the side is the
+    angle-weighted pseudo-normal's, as in every mesh contact (`mesh_colliders`), exact on a
+    closed part; ties go to the lowest triangle index."""
+    if not len(within.point):
         return np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0)
-    t = shells.triangles
     centre = vertices[shells.used].mean(axis=0)
-    corners = vertices[t] - centre  # (C, 3, 3)
-    tree = _SphereTree.build(corners)
-    face, edge, vertex = pseudo_normals(shells.topology, vertices)
-    x = points[index] - centre
-    out_index, out_normal, out_distance = [], [], []
-    for first in range(0, len(x), NEAREST_POINTS):
-        p = x[first:first + NEAREST_POINTS]
-        point, tri = tree.candidates(p, bound[index[first:first + NEAREST_POINTS]])
-        P = np.ascontiguousarray(p[point].T)
-        A, B, C = (np.ascontiguousarray(corners[tri, j].T) for j in range(3))
-        closest, _, _, region = closest_on_triangle_rows(P, A, B, C)
-        offset = P - closest
-        dist2 = row_dot(offset, offset)
-        starts = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
-        least = np.minimum.reduceat(dist2, starts)
-        group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(point)]))
-        is_least = dist2 == least[group]
-        lowest = np.minimum.reduceat(np.where(is_least, tri, np.iinfo(np.int64).max), starts)
-        chosen = np.flatnonzero(is_least & (tri == lowest[group]))
-        tri, region = tri[chosen], region[chosen]
-        offset = np.ascontiguousarray(offset[:, chosen].T)
-        distance = np.sqrt(dist2[chosen])
-        feature = face[tri]
-        for r, slot in ((REGION_AB, 0), (REGION_BC, 1), (REGION_CA, 2)):
-            on = region == r
-            feature[on] = edge[tri[on], slot]
-        for r, corner in ((REGION_A, 0), (REGION_B, 1), (REGION_C, 2)):
-            on = region == r
-            feature[on] = vertex[t[tri[on], corner]]
-        sign = np.where(np.einsum("ij,ij->i", offset, feature) < 0.0, -1.0, 1.0)
-        normal = offset * (sign / np.maximum(distance, 1e-12))[:, None]
-        out_index.append(index[first + point[chosen]])
-        out_normal.append(normal)
-        out_distance.append(sign * distance)
-    return np.concatenate(out_index), np.concatenate(out_normal), np.concatenate(out_distance)
+    corners = vertices[shells.triangles] - centre  # (C, 3, 3)
+    normals = pseudo_normals(shells.topology, vertices)
+    trees: dict = {}
+    hair = 1e-7 * float(np.ptp(corners.reshape(-1, 3), axis=0).max()) + 1e-9
+    index, normal, distance, surface = _nearest_once(
+        vertices, shells, points - centre, within, corners, normals, trees, centre, hair)
+    if shells.parts == 1:
+        return index, normal, distance
+    start, probe = points[index], surface + centre + normal * hair
+    moved = np.zeros(len(index), dtype=bool)
+    for _ in range(EXIT_ROUNDS):
+        further = ray_within(vertices, shells, probe)
+        if not len(further.point):
+            break
+        at, n2, _, s2 = _nearest_once(vertices, shells, probe - centre, further, corners,
+                                      normals, trees, centre, hair)
+        surface[at], normal[at], moved[at] = s2, n2, True
+        probe = surface + centre + normal * hair
+    if moved.any():  # the whole way out from the point: its direction and length
+        way = surface[moved] + centre - start[moved]
+        length = np.sqrt(np.einsum("ij,ij->i", way, way))
+        normal[moved] = way / np.maximum(length, 1e-12)[:, None]
+        distance[moved] = -length
+    return index, normal, distance
+
+
+def _nearest_once(vertices, shells, x, within, corners, normals, trees, centre, hair):
+    """One round of `nearest_contacts` for the points `x` (n, 3) about `centre`: (index,
+    normal, signed distance, surface point about `centre`), one per point of `within`."""
+    rows = []  # per part: (row of `within`, normal, signed distance, surface point)
+    for part in np.unique(within.part):
+        row = np.flatnonzero(within.part == part)
+        triangles = np.flatnonzero(shells.part == part)
+        if part not in trees:
+            trees[part] = _SphereTree.build(corners[triangles])
+        for first in range(0, len(row), NEAREST_POINTS):
+            chunk = row[first:first + NEAREST_POINTS]
+            p = x[within.point[chunk]]
+            point, local = trees[part].candidates(p, within.bound[chunk])
+            found, normal, distance, surface = _closest(p, point, triangles[local], corners,
+                                                        shells, normals)
+            rows.append((chunk[found], normal, distance, surface))
+    row, normal, distance, surface = (np.concatenate(a) for a in zip(*rows, strict=True))
+    order = np.argsort(row, kind="stable")
+    row, normal, distance, surface = row[order], normal[order], distance[order], surface[order]
+    index = within.point[row]
+    first = np.r_[True, index[1:] != index[:-1]]
+    if first.all():
+        return index, normal, distance, surface
+    # Points in several parts: the nearest surface point outside every part (moved off its
+    # own part by a hair, so that part's parity says outside), else the nearest of all.
+    several = np.isin(index, index[~first])
+    free = np.ones(len(index), dtype=bool)
+    free[several] = ~ray_parity(vertices, shells,
+                                surface[several] + centre + normal[several] * hair)[0]
+    order = np.lexsort((np.abs(distance), ~free, index))  # by point, free first, nearest
+    pick = order[np.r_[True, index[order][1:] != index[order][:-1]]]
+    return index[pick], normal[pick], distance[pick], surface[pick]
+
+
+def _closest(p, point, tri, corners, shells, normals):
+    """Of the (point, triangle) pairs (grouped by point), each point's nearest triangle (ties
+    to the lowest index): (its rows in `p`, the outward normal, the signed distance and the
+    surface point)."""
+    face, edge, vertex = normals
+    P = np.ascontiguousarray(p[point].T)
+    A, B, C = (np.ascontiguousarray(corners[tri, j].T) for j in range(3))
+    closest, _, _, region = closest_on_triangle_rows(P, A, B, C)
+    offset = P - closest
+    dist2 = row_dot(offset, offset)
+    starts = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
+    least = np.minimum.reduceat(dist2, starts)
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(point)]))
+    is_least = dist2 == least[group]
+    lowest = np.minimum.reduceat(np.where(is_least, tri, np.iinfo(np.int64).max), starts)
+    chosen = np.flatnonzero(is_least & (tri == lowest[group]))
+    tri, region = tri[chosen], region[chosen]
+    offset = np.ascontiguousarray(offset[:, chosen].T)
+    distance = np.sqrt(dist2[chosen])
+    feature = face[tri]
+    for r, slot in ((REGION_AB, 0), (REGION_BC, 1), (REGION_CA, 2)):
+        on = region == r
+        feature[on] = edge[tri[on], slot]
+    for r, corner in ((REGION_A, 0), (REGION_B, 1), (REGION_C, 2)):
+        on = region == r
+        feature[on] = vertex[shells.triangles[tri[on], corner]]
+    sign = np.where(np.einsum("ij,ij->i", offset, feature) < 0.0, -1.0, 1.0)
+    normal = offset * (sign / np.maximum(distance, 1e-12))[:, None]
+    return point[chosen], normal, sign * distance, np.ascontiguousarray(closest[:, chosen].T)
 
 
 # Children per node of the bounding-sphere tree, and points searched at once (their surviving

@@ -37,7 +37,7 @@ import numpy as np
 from ..collider_rows import shape_normal_rows
 from ..colliders import ColliderKind, ColliderSet, is_similarity
 from ..mesh_colliders import MeshColliders, MeshField
-from ..mesh_inside import closed_shells, in_hull, nearest_contacts, ray_parity
+from ..mesh_inside import closed_shells, in_hull, nearest_contacts, ray_within
 from ..mesh_lattice import PLANAR_TOLERANCE, NodeCache, lattice_contacts, node_field
 
 
@@ -270,11 +270,10 @@ def _beyond_reach(frame: MeshColliders, field: MeshField, m: int, x: np.ndarray,
         return None
     vertices = frame.vertices[m][0].astype(np.float64)
     lost = lost[in_hull(vertices, shells, x[lost])]
-    inside, bound = ray_parity(vertices, shells, x[lost])
-    lost, bound = lost[inside], bound[inside]
-    if not len(lost):
+    within = ray_within(vertices, shells, x[lost])
+    if not len(within.point):
         return None
-    index, normal, distance = nearest_contacts(vertices, shells, x[lost], bound)
+    index, normal, distance = nearest_contacts(vertices, shells, x[lost], within)
     return lost[index], normal, distance
 
 

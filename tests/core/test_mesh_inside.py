@@ -10,7 +10,7 @@ import numpy as np
 from waft.core._bench_meshes import uv_sphere
 from waft.core.hair import collide_strands_meshes
 from waft.core.mesh_colliders import MeshColliders, MeshField, _topology
-from waft.core.mesh_inside import closed_shells, in_hull, ray_parity
+from waft.core.mesh_inside import closed_shells, in_hull, ray_parity, ray_within
 
 QUADS = [(0, 1, 3, 2), (4, 6, 7, 5), (0, 4, 5, 1), (2, 3, 7, 6), (0, 2, 6, 4), (1, 5, 7, 3)]
 
@@ -148,11 +148,49 @@ def test_nearest_surface_of_deep_points_is_the_nearest_of_every_triangle():
     u = rng.normal(size=(4000, 3))
     u /= np.linalg.norm(u, axis=1, keepdims=True)
     points = u * rng.uniform(0.0, 0.13, len(u))[:, None]
-    inside, bound = ray_parity(vertices, shells, points)
-    points, bound = points[inside], bound[inside]
+    inside, _ = ray_parity(vertices, shells, points)
+    points = points[inside]
     assert len(points) > 1500
-    index, normal, distance = nearest_contacts(vertices, shells, points, bound)
+    index, normal, distance = nearest_contacts(vertices, shells, points,
+                                               ray_within(vertices, shells, points))
     np.testing.assert_array_equal(np.sort(index), np.arange(len(points)))
     expected = _brute_nearest(vertices, shells, points[index])
     np.testing.assert_allclose(-distance, expected, rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(normal, axis=1), 1.0, atol=1e-12)
+
+
+def test_points_in_nested_and_overlapping_parts_leave_the_whole_body():
+    """A head with an eyeball inside it and a nose box that overlaps it: every point inside
+    any of them goes out of all of them (moved by its contact plus 1 mm, ray parity finds it
+    in none; before, 1,865 of 12,176 stayed inside: a point in the head beside the eyeball went
+    to the eyeball's surface from outside, or a point in both to the eyeball's surface inside
+    the head). Away from the nose the contact is the head's nearest surface, to 1e-12 m."""
+    from waft.core.mesh_inside import nearest_contacts
+
+    head, t_head = uv_sphere(0.1, 24, 48)
+    nose, t_nose = _box((0.08, -0.015, -0.02), (0.14, 0.015, 0.02))
+    eye, t_eye = uv_sphere(0.02, 8, 16)
+    eye = eye + (0.06, 0.04, 0.03)
+    vertices = np.concatenate([head, nose, eye])
+    triangles = np.concatenate([t_head, t_nose + len(head), t_eye + len(head) + len(nose)])
+    shells = _shells(vertices, triangles)
+    assert shells.parts == 3
+    points = np.random.default_rng(7).uniform(-0.1, 0.14, (40000, 3))
+    points = points[ray_parity(vertices, shells, points)[0]]
+    in_eye = np.linalg.norm(points - (0.06, 0.04, 0.03), axis=1) < 0.019
+    assert len(points) > 10000 and in_eye.sum() > 50
+    index, normal, distance = nearest_contacts(vertices, shells, points,
+                                               ray_within(vertices, shells, points))
+    np.testing.assert_array_equal(np.sort(index), np.arange(len(points)))
+    out = points[index] + normal * (0.001 - distance)[:, None]
+    assert not ray_parity(vertices, shells, out)[0].any()
+    # Where the head's nearest surface point (straight out from the centre) is away from the
+    # nose, and the point not in the nose: the head's nearest, for the points in the eyeball too.
+    p = points[index]
+    s = 0.1 * p / np.linalg.norm(p, axis=1, keepdims=True)
+    low, high = np.array([0.075, -0.02, -0.025]), np.array([0.145, 0.02, 0.025])
+    far = ~np.all((s > low) & (s < high), axis=1) & ~np.all((p > low) & (p < high), axis=1)
+    assert in_eye[index][far].sum() > 50 and far.sum() > 9000
+    head_only = _shells(head, t_head)
+    expected = _brute_nearest(head, head_only, p[far])
+    np.testing.assert_allclose(-distance[far], expected, rtol=0, atol=1e-12)
