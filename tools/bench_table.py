@@ -25,8 +25,8 @@ REPO = Path(__file__).resolve().parents[1]
 RECORDS = REPO / "docs" / "benchmarks.jsonl"
 README = REPO / "README.md"
 START, END = "<!-- bench-table:start -->", "<!-- bench-table:end -->"
-SCRIPTS = ("bench_chains", "bench_memory", "bench_hair", "bench_cloth", "bench_ragdoll",
-           "bench_batch")
+SCRIPTS = ("bench_chains", "bench_memory", "bench_hair", "bench_mesh_colliders", "bench_cloth",
+           "bench_ragdoll", "bench_batch")
 
 
 def _commit() -> str:
@@ -138,6 +138,30 @@ def _hair(r) -> list[tuple[str, str, str, str]]:
     return rows
 
 
+def _mesh(r) -> list[tuple[str, str, str, str]]:
+    body = _find(r, "bench_mesh_colliders", case="bake body")
+    rows = [("body-mesh colliders",
+             f"{body['guides']:,} guides × {body['points']} falling onto a "
+             f"{body['triangles']:,}-triangle body, 240 Hz",
+             f"{body['mesh_ms_per_frame']:,.0f} ms per frame",
+             f"the same body as a sphere collider {body['peer_ms_per_frame']:,.0f} ms: ratio "
+             f"**{body['ratio']:.1f}**")]
+    render = [line for line in r["bench_mesh_colliders"] if line.get("case") == "render strands"
+              and line["triangles"] > 1000]
+    draped = next((line for line in render if not line.get("dipping_6cm")), None)
+    deep = next((line for line in render if line.get("dipping_6cm")), None)
+    if draped:
+        text = f"{draped['mesh_ms_per_frame']:,.0f} ms per frame"
+        if deep:
+            text += (f" ({deep['mesh_ms_per_frame']:,.0f} with {deep['dipping_6cm']:,} cutting "
+                     "6 cm deep)")
+        rows.append(("", f"{draped['strands']:,} render strands × {draped['points']} over a "
+                         f"{draped['triangles']:,}-triangle head", text,
+                     f"the head as a sphere collider {draped['peer_ms_per_frame']:.0f} ms: "
+                     f"ratio **{draped['ratio']:.0f}**"))
+    return rows
+
+
 def _cloth(r) -> list[tuple[str, str, str, str]]:
     grid = _find(r, "bench_cloth", bench="cloth_grid_vs_blender_cloth")
     rig = _find(r, "bench_cloth", bench="cloth_bone_rig_core")
@@ -178,7 +202,7 @@ def _batch(r) -> list[tuple[str, str, str, str]]:
              f"**{best['shots_per_minute'] / peer['shots_per_minute']:.2f}×**")]
 
 
-ROWS: tuple[Callable, ...] = (_chains, _memory, _hair, _cloth, _ragdoll, _batch)
+ROWS: tuple[Callable, ...] = (_chains, _memory, _hair, _mesh, _cloth, _ragdoll, _batch)
 
 
 def table(runs: dict[str, list[dict]]) -> str:

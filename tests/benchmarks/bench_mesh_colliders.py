@@ -10,7 +10,8 @@ it approximates, measured in the same run.
    a full body's triangle size) for 3 frames at 240 Hz, the same way.
 4. ``render strands``: one frame of 20,000 render strands x 12 points draped over a 0.1 m head
    (``hair.collide_strands_meshes``, Depth 2 cm), milliseconds, against the same head as an
-   analytic sphere collider (``hair.collide_strands``).
+   analytic sphere collider (``hair.collide_strands``); and the same with 1,000 of them cutting
+   a chord up to 6 cm deep through the head (points beyond the mesh's reach).
 
 Prints JSON lines:
 
@@ -129,11 +130,19 @@ def body_bake_case(repeat: int) -> dict:
             "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
 
 
-def render_case(rings: int, segments: int, repeat: int) -> dict:
-    """Strands from the upper half of the head down over it, 0-1.5 cm off its surface."""
+def render_case(rings: int, segments: int, repeat: int, dipping: int = 0) -> dict:
+    """Strands from the upper half of the head down over it, 0-1.5 cm off its surface; the
+    first `dipping` of them cut a chord up to 6 cm deep through it (render strands interpolated
+    between guides on either side of a head: their points beyond the mesh's reach go to the
+    nearest surface, `mesh_inside`)."""
     R, n, P = 0.1, 20_000, 12
     vertices, tris = uv_sphere(R, rings, segments)
     strands = draped_strands(n, P, seed=2, radius=R, spread=(-0.003, 0.012))
+    if dipping:
+        dip = strands[:dipping].astype(np.float64)
+        length = np.linalg.norm(dip, axis=-1)
+        dip *= ((length - 0.06 * np.sin(np.pi * np.linspace(0.0, 1.0, P))) / length)[..., None]
+        strands[:dipping] = dip
     radius = np.linspace(0.003, 0.001, P)
     meshes = MeshColliders.create(names=["Head"], triangles=[tris],
                                   vertices=[vertices[None].astype(np.float32)])
@@ -142,7 +151,8 @@ def render_case(rings: int, segments: int, repeat: int) -> dict:
     sphere_s = best(lambda: collide_strands(strands.copy(), radius, colliders,
                                             np.eye(4)[None]), repeat)
     return {"case": "render strands", "strands": n, "points": P, "triangles": len(tris),
-            "mesh_ms_per_frame": round(mesh_s * 1e3, 1), "peer": "Waft sphere collider",
+            "dipping_6cm": dipping, "mesh_ms_per_frame": round(mesh_s * 1e3, 1),
+            "peer": "Waft sphere collider",
             "peer_ms_per_frame": round(sphere_s * 1e3, 1), "ratio": round(mesh_s / sphere_s, 1)}
 
 
@@ -173,6 +183,7 @@ def main() -> None:
     print(json.dumps(body_bake_case(1)), flush=True)  # seconds per run: once
     for rings, segments in ((12, 24), (40, 64)):
         print(json.dumps(render_case(rings, segments, args.repeat)), flush=True)
+    print(json.dumps(render_case(40, 64, args.repeat, dipping=1000)), flush=True)
 
 
 if __name__ == "__main__":
