@@ -708,17 +708,7 @@ class MeshField:
         closest, v, w, region = closest_on_triangle_rows(p, *corners)
         offset = p - closest
         d2 = row_dot(offset, offset)
-        # The nearest candidate per point: candidates come grouped by point, in order.
-        starts = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
-        nearest = np.minimum.reduceat(d2, starts)
-        group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(point)]))
-        is_nearest = d2 == nearest[group]
-        # Ties (a point nearest to a vertex or edge several triangles share) go to the lowest
-        # triangle index, whatever order the grid listed the candidates in: the same contact
-        # for any grid that holds every triangle within reach.
-        lowest = np.minimum.reduceat(np.where(is_nearest, triangle, np.iinfo(np.int64).max),
-                                     starts)
-        chosen = np.flatnonzero(is_nearest & (triangle == lowest[group]))
+        chosen, nearest = nearest_pairs(point, d2, triangle)
         reach = float(self.reach[m])
         chosen = chosen[nearest <= reach * reach]
         if len(chosen) == 0:
@@ -863,6 +853,21 @@ def _lattice_key(lattice: np.ndarray) -> np.ndarray:
     +-LATTICE_RANGE), the same for the same corner in every query."""
     i = lattice.astype(np.int64) + LATTICE_RANGE
     return (i[:, 0] << 42) | (i[:, 1] << 21) | i[:, 2]
+
+
+def nearest_pairs(point: np.ndarray, d2: np.ndarray, triangle: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """(chosen, d2 of each) of (point, triangle) pairs grouped by point, in order, with their
+    squared distances `d2`: each point's nearest pair. Ties (a point nearest to a vertex or
+    edge several triangles share) go to the lowest triangle index, whatever order the
+    candidates came in: the same contact from any candidate set that holds the nearest."""
+    starts = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
+    nearest = np.minimum.reduceat(d2, starts)
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(point)]))
+    is_nearest = d2 == nearest[group]
+    lowest = np.minimum.reduceat(np.where(is_nearest, triangle, np.iinfo(np.int64).max),
+                                 starts)
+    return np.flatnonzero(is_nearest & (triangle == lowest[group])), nearest
 
 
 def _closest_candidates(point: np.ndarray, to_centroid: np.ndarray,

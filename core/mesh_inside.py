@@ -37,7 +37,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .mesh_colliders import MAX_CELLS, _Topology, _topology, closed_parts, pseudo_normals
+from .mesh_colliders import (
+    MAX_CELLS,
+    _Topology,
+    _topology,
+    closed_parts,
+    nearest_pairs,
+    pseudo_normals,
+)
 from .triangles import (
     REGION_A,
     REGION_AB,
@@ -343,12 +350,7 @@ def _closest(p, point, tri, corners, shells, normals):
     closest, _, _, region = closest_on_triangle_rows(P, A, B, C)
     offset = P - closest
     dist2 = row_dot(offset, offset)
-    starts = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
-    least = np.minimum.reduceat(dist2, starts)
-    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(point)]))
-    is_least = dist2 == least[group]
-    lowest = np.minimum.reduceat(np.where(is_least, tri, np.iinfo(np.int64).max), starts)
-    chosen = np.flatnonzero(is_least & (tri == lowest[group]))
+    chosen = nearest_pairs(point, dist2, tri)[0]
     tri, region = tri[chosen], region[chosen]
     offset = np.ascontiguousarray(offset[:, chosen].T)
     distance = np.sqrt(dist2[chosen])
