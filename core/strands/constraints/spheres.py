@@ -61,9 +61,19 @@ class SphereBlocks:
         self.offset = np.empty(3 * self.table.size)  # their offsets from the sphere's centre
         self.square = np.empty(3 * self.table.size)
         self.length = np.empty(self.table.size)
+        self.inside = np.empty(self.table.size, dtype=bool)
 
     def any(self) -> bool:
         return self.max_radius > -np.inf and bool(self.blocks)
+
+    def reserve(self, count: int) -> None:
+        """Room for `count` candidates (spheres pushed together may share a block)."""
+        if len(self.length) < count:
+            self.gather = np.empty(3 * count)
+            self.offset = np.empty(3 * count)
+            self.square = np.empty(3 * count)
+            self.length = np.empty(count)
+            self.inside = np.empty(count, dtype=bool)
 
 
 def block_bounds(c: SphereBlocks, particle_major: np.ndarray) -> None:
@@ -112,38 +122,68 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
     and apply its friction, exactly as the full pass does; returns the largest penetration
     (0 when nothing touched) and the blocks whose particles moved (None when none did). The
     flat ids of the particles it moved are appended to `pushed` when given."""
+    if not c.max_radius + sphere_radius > 0.0:
+        return 0.0, None
+    lists = None if pushed is None else [pushed]
+    return push_out_spheres(x, x_prev, c, [(near, centre, sphere_radius)], friction, surface,
+                            lists)
+
+
+def push_out_spheres(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks,
+                     parts: list[tuple[np.ndarray, np.ndarray, float]], friction: float,
+                     surface: np.ndarray | None = None, pushed: list[list] | None = None
+                     ) -> tuple[float, np.ndarray | None]:
+    """`push_out_candidates` for several spheres at once, `parts` (near blocks, centre, radius)
+    each, with one friction and no surface motion when there are several: spheres that
+    `commute` (no particle within reach of one can be pushed into the reach of another), so
+    applying them together moves every particle as applying them one after the other does.
+    The candidates are gathered part after part and each slice is measured against its own
+    sphere with the operations of one sphere's pass, so the bits are the same; what is shared
+    is the ~45 NumPy calls a sphere paid per pass, most of its cost (the hair benchmark's eight
+    body spheres form four groups). Each part's reach must be positive. The largest penetration
+    is over all the parts; `pushed[i]` gets part i's moved particles."""
     none = (0.0, None)
+    if len(parts) > 1 and surface is not None:
+        raise ValueError("spheres pushed together must be still")
+    # Candidates part after part: part i owns candidates bounds[i]:bounds[i + 1].
+    near = parts[0][0] if len(parts) == 1 else np.concatenate([part[0] for part in parts])
+    bounds = np.cumsum([0] + [len(part[0]) * BLOCK for part in parts]).tolist()
     ids = c.table.take(near, axis=0).reshape(-1)
     xf = x.reshape(3, -1)
+    count = len(ids)
+    c.reserve(count)
     # Into a preallocated buffer with mode='clip' (ids are valid): `take` with `out` under the
     # default mode='raise' buffers, and without `out` it allocates (~25 % slower either way).
-    xs = c.gather[: 3 * len(ids)].reshape(3, -1)
+    xs = c.gather[: 3 * count].reshape(3, -1)
     xf.take(ids, axis=1, out=xs, mode="clip")
     # Offsets and squares into preallocated buffers too (the ids of one sphere are up to a
     # quarter of the particles: fresh temporaries of that size were a page-faulting allocation
     # each, eight spheres and six passes a substep).
-    count = len(ids)
     d = c.offset[: 3 * count].reshape(3, -1)
     d2 = c.square[: 3 * count].reshape(3, -1)
     length = c.length[:count]
-    np.subtract(xs, centre[:, None], d)
+    inside = c.inside[:count]
+    for (_, centre, _), a, b in zip(parts, bounds[:-1], bounds[1:], strict=True):
+        np.subtract(xs[:, a:b], centre[:, None], d[:, a:b])
     np.multiply(d, d, d2)
     np.add(d2[0], d2[1], length)
     length += d2[2]
     # Squared distances against the largest reach (largest particle radius) widened by 1e-9, so
     # no contact is missed to rounding; the exact penetration, with each particle's own radius,
     # only for those close ones.
-    reach = c.max_radius + sphere_radius
-    if not reach > 0.0:
-        return none
-    close = np.flatnonzero(length < reach * reach * (1.0 + 1e-9))
+    for (_, _, sphere_radius), a, b in zip(parts, bounds[:-1], bounds[1:], strict=True):
+        reach = c.max_radius + sphere_radius
+        np.less(length[a:b], reach * reach * (1.0 + 1e-9), inside[a:b])
+    close = np.flatnonzero(inside)
     if not close.size:
         return none
     ids, length = ids.take(close), length.take(close)
     np.sqrt(length, out=length)
     # Penetration of the particle sphere: radius + R - |d| (radius is -inf where immovable).
     pen = c.radius.take(ids)
-    pen += sphere_radius
+    cuts = np.searchsorted(close, bounds).tolist()  # the close candidates of each part
+    for (_, _, sphere_radius), a, b in zip(parts, cuts[:-1], cuts[1:], strict=True):
+        pen[a:b] += sphere_radius
     pen -= length
     hit = np.flatnonzero(pen > 0.0)
     if not hit.size:
@@ -184,8 +224,62 @@ def push_out_candidates(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks, near
     for k in range(3):  # row by row: about half the time of one 2-D fancy assignment
         xf[k][ids] = xh[k]
     if pushed is not None:
-        pushed.append(ids)
+        if len(parts) == 1:
+            pushed[0].append(ids)
+        else:
+            cuts = np.searchsorted(selected, bounds).tolist()
+            for out, a, b in zip(pushed, cuts[:-1], cuts[1:], strict=True):
+                out.append(ids[a:b])
     return float(pen.max()), touched
+
+
+def commute(a: tuple[np.ndarray, float], b: tuple[np.ndarray, float], max_radius: float,
+            friction: float) -> bool:
+    """Whether spheres a and b ((centre, radius) each) can be applied in either order with the
+    same result: a particle within reach (radius + max_radius) of one is pushed to at most that
+    reach, plus its friction's slide (at most friction times its penetration, itself at most the
+    reach), so when the centres are further apart than both reaches and that slide, no particle
+    either can push is within reach of the other, before or after (with a margin for
+    rounding)."""
+    (ca, ra), (cb, rb) = a, b
+    reach_a, reach_b = ra + max_radius, rb + max_radius
+    if not (reach_a > 0.0 and reach_b > 0.0):
+        return True  # one of them pushes nothing
+    d = ca - cb
+    gap = reach_a + reach_b + max(friction, 0.0) * max(reach_a, reach_b)
+    return math.sqrt(float(d @ d)) > gap * (1.0 + 1e-6) + 1e-9
+
+
+def sphere_groups(spheres: list[tuple[np.ndarray, float, float, bool]],
+                  max_radius: float) -> list[list[int]]:
+    """Order-preserving groups of `spheres` ((centre, radius, friction, still) in the order
+    they are applied): a sphere joins the earliest group after every earlier sphere it does not
+    `commute` with, among the groups whose members it commutes with and shares a friction with
+    (and only still spheres share a group: friction on a moving surface is per sphere).
+    Applying the groups in order, each at once (`push_out_spheres`), is applying the spheres in
+    order: only commuting spheres change places."""
+    group_of: list[int] = []
+    groups: list[list[int]] = []
+    for j, (cj, rj, fj, still_j) in enumerate(spheres):
+        earliest = 0
+        for i in range(j):
+            ci, ri, fi, _ = spheres[i]
+            if not commute((ci, ri), (cj, rj), max_radius, max(fi, fj)):
+                earliest = max(earliest, group_of[i] + 1)
+        target = None
+        if still_j:
+            for g in range(earliest, len(groups)):
+                if all(spheres[i][3] and spheres[i][2] == fj
+                       and commute((spheres[i][0], spheres[i][1]), (cj, rj), max_radius, fj)
+                       for i in groups[g]):
+                    target = g
+                    break
+        if target is None:
+            target = len(groups)
+            groups.append([])
+        groups[target].append(j)
+        group_of.append(target)
+    return groups
 
 
 # Creases. Spheres are applied one after the other, so where two overlap (shoulder and chest,
