@@ -191,11 +191,11 @@ def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
     rhs, diag, lower, upper = f.rhs, f.diag, f.lower, f.upper
     rhs_f, diag_f, lower_f, upper_f = (a.reshape(-1) for a in (rhs, diag, lower, upper))
     xf, sf = x.reshape(3, -1), x_start.reshape(3, -1)
-    np.subtract(sf[:, 1:], sf[:, :-1], out=r[:, :-1])
-    r.reshape(3, S, Ps)[:, :, n:] = 0.0  # no direction where no segment takes part
     # One errstate for the whole solve: a singular row gives inf/NaN, which the rejection below
-    # catches per strand.
+    # catches per strand (and a strand gone non-finite, inf - inf, from its directions on).
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        np.subtract(sf[:, 1:], sf[:, :-1], out=r[:, :-1])
+        r.reshape(3, S, Ps)[:, :, n:] = 0.0  # no direction where no segment takes part
         for _ in range(SHAKE_ITERATIONS):
             np.subtract(xf[:, 1:], xf[:, :-1], out=e[:, :-1])
             # Right-hand side -C_j and the Jacobian of C_j in the multipliers: d C_j / d lambda_j
