@@ -280,19 +280,39 @@ def _thomas(lower: list, diag: list, upper: list, rhs: list) -> None:
 
 
 def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients) -> bool:
-    """`solve_shake` on Python floats, strand by strand: every array operation of the
+    """`solve_shake` on Python floats (`shake_floats`) for a C-contiguous `x`. False (nothing
+    written) where `shake_floats` declines, or for a strided `x`: the vectorised solve then
+    takes the call."""
+    if not x.flags.c_contiguous:
+        return False
+    flat = x.reshape(3, -1)
+    X, Y, Z = flat.tolist()
+    X0, Y0, Z0 = x_start.reshape(3, -1).tolist()
+    if not shake_floats(X, Y, Z, X0, Y0, Z0, x.shape[2], c):
+        return False
+    flat[...] = (X, Y, Z)
+    return True
+
+
+def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: int,
+                 c: ShakeCoefficients) -> bool:
+    """`solve_shake` on the flat Python-float rows of a (3, S, Ps) state (entry s * Ps + i is
+    particle i of strand s), in place, strand by strand: every array operation of the
     vectorised solve, in its order, each segment's in one pass (a tail's substep paid for a
-    dozen list comprehensions). False (nothing written) when a pivot is zero, where Python
-    raises instead of giving NumPy's inf or NaN: the vectorised solve then takes the call."""
+    dozen list comprehensions). `X0, Y0, Z0`: the start-of-substep state alike. False (nothing
+    written) when a pivot is zero, where Python raises instead of giving NumPy's inf or NaN."""
     n = c.n
-    X, X0 = x[:, :, : n + 1].tolist(), x_start[:, :, : n + 1].tolist()  # [axis][strand][i]
+    if n == 0:
+        return True
     half_rest2, w_sum, inactive, w_lower, w_upper, w_lo, w_hi, w_max = c.lists()
     last = n - 1
-    for s in range(x.shape[1]):
-        rx, ry, rz = ([q[k + 1] - q[k] for k in range(n)] for q in (X0[0][s], X0[1][s], X0[2][s]))
+    solved = []
+    for s in range(len(half_rest2)):
+        o = s * Ps
+        rx, ry, rz = ([q[o + k + 1] - q[o + k] for k in range(n)] for q in (X0, Y0, Z0))
         half, wsum, off, wl, wu = half_rest2[s], w_sum[s], inactive[s], w_lower[s], w_upper[s]
         lo_w, hi_w, top = w_lo[s], w_hi[s], w_max[s]
-        px, py, pz = X[0][s], X[1][s], X[2][s]
+        px, py, pz = X[o : o + n + 1], Y[o : o + n + 1], Z[o : o + n + 1]  # (copies)
         for _ in range(SHAKE_ITERATIONS):
             rhs, diag, lower, upper = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
             for k in range(n):
@@ -324,5 +344,7 @@ def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients
                 px[k] -= sx * w
                 py[k] -= sy * w
                 pz[k] -= sz * w
-    x[:, :, : n + 1] = X
+        solved.append((o, px, py, pz))
+    for o, px, py, pz in solved:
+        X[o : o + n + 1], Y[o : o + n + 1], Z[o : o + n + 1] = px, py, pz
     return True

@@ -88,6 +88,7 @@ from .constraints.spheres import (
 )
 from .constraints.voxel import VoxelCoefficients, solve_voxel_friction
 from .drive import CheckedDrive, Drive, validate_drive
+from .float_step import FloatCoefficients, FloatState, step_floats
 from .model import StrandModel
 from .params import rate_normalised, shape_strength
 from .settled import settled_chain_positions
@@ -1280,6 +1281,8 @@ class _Bake:
             for a in drive.params.values()
         )
         self._coefficients: dict[int, FrameCoefficients] = {}
+        # (coefficients, their `float_step.FloatCoefficients` or None): the latest asked for.
+        self._float_coefficients: tuple | None = None
         # (substep n, (3, S, 2) root segment reference at its start n h) after the last drive
         # with shock propagation, so the next one starts from it.
         self._root_segment: tuple[int, np.ndarray] | None = None
@@ -1385,6 +1388,8 @@ class _Bake:
         # (interval, coefficients, (A, B)) of the two latest intervals, see `_source_terms`.
         self._sources = [(-1, None, (np.empty((3, S, Ps)), np.empty((3, S, Ps))))
                          for _ in range(2)]
+        # (interval, coefficients, A rows, B rows): `_source_terms` as floats (`float_step`).
+        self._source_floats: tuple | None = None
 
     def _derive(self, first: int, known: int) -> None:
         """Per-sample facts of samples first..known-1 (and of the intervals they end)."""
@@ -1666,6 +1671,49 @@ class _Bake:
         self._sources.append((f, coeffs, (A, B)))
         return A, B
 
+    def _on_floats(self, n_first: int, n_stop: int) -> list | None:
+        """Per substep n_first..n_stop-1, (interval, blend, coefficients, float coefficients)
+        when every one of them can run on floats (`float_step`), else None (a cut to carry
+        over, as `_carry_over_cut` finds it, is one of the array passes)."""
+        h, fps, F = self.h, self.fps, self.F
+        steps = []
+        for n in range(n_first, n_stop):
+            if self.any_cut and self.cuts[frame_interval((n + 0.5) * h, fps, F)[0]].any():
+                return None
+            f, alpha = frame_interval((n + 1) * h, fps, F)
+            c = self.coefficients(f)
+            if self._float_coefficients is None or self._float_coefficients[0] is not c:
+                self._float_coefficients = (c, FloatCoefficients.of(c, self.ws, self.meshes))
+            fc = self._float_coefficients[1]
+            if fc is None:
+                return None
+            steps.append((f, alpha, c, fc))
+        return steps
+
+    def _steps_on_floats(self, state: State, n: int, steps: list, T: float,
+                         before: np.ndarray) -> bool:
+        """Run `steps` (`_on_floats`) from substep n on the state as floats, then write it
+        back; the state one substep before an off-grid frame time T into `before`. Returns
+        whether T was crossed (as the array loop in `run` does)."""
+        h, ws = self.h, self.ws
+        fs = FloatState(state)
+        crossed = False
+        for f, alpha, c, fc in steps:
+            if (n + 1) * h > T + _TIME_EPS:
+                fs.store_x(before)
+                crossed = True
+            cached = self._source_floats
+            if cached is None or cached[0] != f or cached[1] is not c:
+                g = min(f + 1, self.F - 1)
+                cached = self._source_floats = (f, c, *fc.source_terms(
+                    self.reference_soa[f].reshape(3, -1).tolist(),
+                    self.reference_soa[g].reshape(3, -1).tolist()))
+            step_floats(fs, fc, c, ws, cached[2], cached[3], alpha, state)
+            self._coefficients_now = c
+            n += 1
+        fs.store(state)
+        return crossed
+
     def run(self) -> Iterator[tuple[int, int]]:
         model, h = self.model, self.h
         F, fps = self.drive.output_frames, self.drive.output_fps  # the result's frames
@@ -1697,7 +1745,12 @@ class _Bake:
             n_stop = n
             while n_stop * h < T - _TIME_EPS:
                 n_stop += 1
-            for sd in self._drives(n, n_stop):
+            on_floats = self._on_floats(n, n_stop)
+            if on_floats is not None:
+                crossed = self._steps_on_floats(state, n, on_floats, T, before)
+                substeps += n_stop - n
+                n = n_stop
+            for sd in () if on_floats is not None else self._drives(n, n_stop):
                 if (n + 1) * h > T + _TIME_EPS:
                     np.copyto(before, state.x)
                     crossed = True

@@ -169,11 +169,19 @@ def solve_bending(x: np.ndarray, c: BendCoefficients, scratch: BendScratch, *,
 
 def _solve_bending_scalar(x: np.ndarray, c: BendCoefficients, scratch: BendScratch,
                           first: bool) -> None:
-    """`solve_bending` on Python floats, constraint after constraint: the same operations in
-    the same order as the vectorised pass (the constraints of one colour share no particle, so
-    taking them one at a time changes nothing)."""
+    """`solve_bending` on Python floats (`bend_floats`)."""
     flat = x.reshape(3, -1)
     X, Y, Z = flat.tolist()
+    bend_floats(X, Y, Z, c, scratch, first)
+    flat[...] = (X, Y, Z)
+
+
+def bend_floats(X: list, Y: list, Z: list, c: BendCoefficients, scratch: BendScratch,
+                first: bool) -> None:
+    """`solve_bending` on the flat Python-float rows of the (3, S, Ps) state, in place,
+    constraint after constraint: the same operations in the same order as the vectorised pass
+    (the constraints of one colour share no particle, so taking them one at a time changes
+    nothing)."""
     sqrt = math.sqrt
     for colour, n, f in c.scalar:
         lam = scratch.scalar_multipliers[colour]
@@ -207,4 +215,3 @@ def _solve_bending_scalar(x: np.ndarray, c: BendCoefficients, scratch: BendScrat
             X[r] -= mx * g
             Y[r] -= my * g
             Z[r] -= mz * g
-    flat[...] = (X, Y, Z)

@@ -218,14 +218,25 @@ def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
 
 
 def _solve_ftl_scalar(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients) -> None:
-    """`solve_ftl` on Python floats for C-contiguous buffers: the sweep row after row and strand
-    after strand, then the flat DFTL correction (`x_prev` None: none), the vectorised
-    operations in their order. A particle that is not swept gets the factor 1, so it is put
-    back at parent + (itself - parent), rounded as there."""
-    Ps = x.shape[2]
+    """`solve_ftl` on Python floats (`ftl_floats`) for C-contiguous buffers."""
     flat = x.reshape(3, -1)
     X, Y, Z = flat.tolist()
-    predicted = (X[:], Y[:], Z[:]) if x_prev is not None else None
+    previous = None if x_prev is None else x_prev.reshape(3, -1)
+    rows = None if previous is None else previous.tolist()
+    ftl_floats(X, Y, Z, rows, c, x.shape[2])
+    flat[...] = (X, Y, Z)
+    if previous is not None:
+        previous[...] = rows
+
+
+def ftl_floats(X: list, Y: list, Z: list, previous: list | None, c: FtlCoefficients,
+               Ps: int) -> None:
+    """`solve_ftl` on the flat Python-float rows of a (3, S, Ps) state, in place: the sweep row
+    after row and strand after strand, then the flat DFTL correction of `previous` (the three
+    rows of `x_prev` alike; None: none), the vectorised operations in their order. A particle
+    that is not swept gets the factor 1, so it is put back at parent + (itself - parent),
+    rounded as there."""
+    predicted = (X[:], Y[:], Z[:]) if previous is not None else None
     sqrt, tiny = math.sqrt, _TINY_SQUARED
     for i, rest2, swept in c.scalar:
         for s, rest in enumerate(rest2):
@@ -237,14 +248,10 @@ def _solve_ftl_scalar(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficien
             X[k] = X[p] + dx * f
             Y[k] = Y[p] + dy * f
             Z[k] = Z[p] + dz * f
-    flat[...] = (X, Y, Z)
     if predicted is None:
         return
     # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1} (flat, as vectorised).
-    previous = x_prev.reshape(3, -1)
-    rows = previous.tolist()
     damping = c.scalar_damping
-    for row, after, before in zip(rows, (X, Y, Z), predicted, strict=True):
+    for row, after, before in zip(previous, (X, Y, Z), predicted, strict=True):
         for j, s in enumerate(damping):
             row[j] += (after[j + 1] - before[j + 1]) * s
-    previous[...] = rows

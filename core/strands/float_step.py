@@ -1,0 +1,99 @@
+"""A small rig's substeps on Python floats, its state kept as lists from substep to substep.
+
+A 4-bone tail baked over 100 frames takes 990 substeps of a 6-particle state: there NumPy's
+per-call overhead (~0.5-1 us a ufunc, ~40 calls a substep) and the list conversions each
+scalar pass made of the state (`solve_bending`, `solve_shake`, `solve_ftl` each took the state
+to floats and back) were the solve's whole cost, not the arithmetic (41 ms of a 55 ms bake).
+Here the state goes to floats once per output frame and every pass of `step` the rig uses works
+on the same flat rows (entry s * Ps + i of each axis is particle i of strand s): the fused
+Verlet / global shape / kinematic update, the bending pass, SHAKE and the FTL sweep with its
+DFTL correction, each the vectorised operation's arithmetic in its order, so the bits are
+`step`'s (tests/core/test_float_step.py checks whole bakes against it).
+
+Only substeps whose frame uses nothing else take this path (`FloatCoefficients.of` returns
+None otherwise): no colliders or body meshes, no wind noise, stretch compliance, local shape,
+shock propagation, space carry, tether, max distance, direct solve or voxel friction, pins only
+at the roots, and every pass's own float path available (`SCALAR_STRANDS` strands or fewer).
+"""
+
+from __future__ import annotations
+
+from ..shake import SCALAR_STRANDS, shake_floats, solve_shake
+from .constraints.bending import bend_floats
+from .constraints.ftl import ftl_floats
+
+
+class FloatCoefficients:
+    """A frame's factors as flat Python floats (the `FrameCoefficients` of a small rig)."""
+
+    def __init__(self, c):
+        self.verlet_a = c.verlet_a.reshape(-1).tolist()
+        self.verlet_b = c.verlet_b.reshape(-1).tolist()
+        self.pull = c.pull.reshape(-1).tolist()
+        self.base_h2 = c.base_h2.reshape(3, -1).tolist()
+
+    def source_terms(self, reference_f, reference_g) -> tuple[list, list]:
+        """`_Bake._source_terms` on floats from the flat rows of the reference at the two ends
+        of an interval: A = base_h2 + pull ref_f, B = pull (ref_g - ref_f), as its ufuncs."""
+        pull = self.pull
+        A = [[r * p + q for r, p, q in zip(rf, pull, base, strict=True)]
+             for rf, base in zip(reference_f, self.base_h2, strict=True)]
+        B = [[(r1 - r0) * p for r0, r1, p in zip(rf, rg, pull, strict=True)]
+             for rf, rg in zip(reference_f, reference_g, strict=True)]
+        return A, B
+
+    @staticmethod
+    def of(c, ws, meshes) -> FloatCoefficients | None:
+        """The float factors of `c`, or None when the frame needs a pass that only runs on
+        arrays (see module doc)."""
+        if (ws.colliders or meshes is not None or ws.S > SCALAR_STRANDS or c.wind is not None
+                or c.stretch is not None or c.local_shape is not None or c.shock is not None
+                or c.needs_carry or c.tether_limit is not None or c.max_distance is not None
+                or c.direct is not None or c.voxel is not None or not c.roots_only
+                or (c.bend is not None and (c.bend.stiff or c.bend.scalar is None))
+                or (c.ftl is not None and c.ftl.scalar is None)):
+            return None
+        return FloatCoefficients(c)
+
+
+class FloatState:
+    """The positions and previous positions of a (3, S, Ps) state as flat Python-float rows."""
+
+    def __init__(self, state):
+        self.x = state.x.reshape(3, -1).tolist()
+        self.x_prev = state.x_prev.reshape(3, -1).tolist()
+
+    def store(self, state) -> None:
+        """Write the rows back into the state's arrays."""
+        state.x.reshape(3, -1)[...] = self.x
+        state.x_prev.reshape(3, -1)[...] = self.x_prev
+
+    def store_x(self, out) -> None:
+        """The positions into `out` (3, S, Ps), C-contiguous."""
+        out.reshape(3, -1)[...] = self.x
+
+
+def step_floats(fs: FloatState, fc: FloatCoefficients, c, ws, A: list, B: list, alpha: float,
+                state) -> None:
+    """`step` for one substep of a rig `FloatCoefficients.of` accepts, on `fs` in place; the
+    source terms `A`, `B` (flat rows of `_source_terms`) at the blend `alpha`. `state`: the
+    arrays `fs` came from, used only when SHAKE must take the vectorised solve (a zero pivot)."""
+    Ps = ws.Ps
+    a, b = fc.verlet_a, fc.verlet_b
+    # x_new = (x a - x_prev b) + (B alpha + A); x_prev = x: `step`'s ufuncs, element by element.
+    for X, XP, Aq, Bq in zip(fs.x, fs.x_prev, A, B, strict=True):
+        moved = [(xk * ak - pk * bk) + (bq * alpha + aq)
+                 for xk, pk, ak, bk, aq, bq in zip(X, XP, a, b, Aq, Bq, strict=True)]
+        XP[:] = X
+        X[:] = moved
+    X, Y, Z = fs.x
+    for _ in range(ws.iterations):
+        if c.bend is not None:
+            bend_floats(X, Y, Z, c.bend, ws.bend_scratch, True)
+        if c.shake is not None and not shake_floats(X, Y, Z, *fs.x_prev, Ps, c.shake):
+            fs.store(state)  # a zero pivot: the vectorised projection takes it (inf / NaN)
+            solve_shake(state.x, state.x_prev, c.shake, ws.shake_scratch(c.shake.n))
+            fs.x[:] = state.x.reshape(3, -1).tolist()
+            X, Y, Z = fs.x
+        if c.ftl is not None:
+            ftl_floats(X, Y, Z, fs.x_prev if c.ftl.any_damping else None, c.ftl, Ps)
