@@ -309,7 +309,13 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
     solved = []
     for s in range(len(half_rest2)):
         o = s * Ps
-        rx, ry, rz = ([q[o + k + 1] - q[o + k] for k in range(n)] for q in (X0, Y0, Z0))
+        # (Plain loops: a comprehension is a function call of its own in Python 3.11.)
+        rx, ry, rz = [0.0] * n, [0.0] * n, [0.0] * n
+        for k in range(n):
+            j = o + k
+            rx[k] = X0[j + 1] - X0[j]
+            ry[k] = Y0[j + 1] - Y0[j]
+            rz[k] = Z0[j + 1] - Z0[j]
         half, wsum, off, wl, wu = half_rest2[s], w_sum[s], inactive[s], w_lower[s], w_upper[s]
         lo_w, hi_w, top = w_lo[s], w_hi[s], w_max[s]
         px, py, pz = X[o : o + n + 1], Y[o : o + n + 1], Z[o : o + n + 1]  # (copies)

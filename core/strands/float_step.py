@@ -36,10 +36,16 @@ class FloatCoefficients:
         """`_Bake._source_terms` on floats from the flat rows of the reference at the two ends
         of an interval: A = base_h2 + pull ref_f, B = pull (ref_g - ref_f), as its ufuncs."""
         pull = self.pull
-        A = [[r * p + q for r, p, q in zip(rf, pull, base, strict=True)]
-             for rf, base in zip(reference_f, self.base_h2, strict=True)]
-        B = [[(r1 - r0) * p for r0, r1, p in zip(rf, rg, pull, strict=True)]
-             for rf, rg in zip(reference_f, reference_g, strict=True)]
+        count = len(pull)
+        A, B = [], []
+        for rf, rg, base in zip(reference_f, reference_g, self.base_h2, strict=True):
+            a, b = [0.0] * count, [0.0] * count
+            for k in range(count):
+                p = pull[k]
+                a[k] = rf[k] * p + base[k]
+                b[k] = (rg[k] - rf[k]) * p
+            A.append(a)
+            B.append(b)
         return A, B
 
     @staticmethod
@@ -81,11 +87,13 @@ def step_floats(fs: FloatState, fc: FloatCoefficients, c, ws, A: list, B: list, 
     Ps = ws.Ps
     a, b = fc.verlet_a, fc.verlet_b
     # x_new = (x a - x_prev b) + (B alpha + A); x_prev = x: `step`'s ufuncs, element by element.
+    # (A plain loop: a comprehension is a function call of its own in Python 3.11.)
+    count = len(a)
     for X, XP, Aq, Bq in zip(fs.x, fs.x_prev, A, B, strict=True):
-        moved = [(xk * ak - pk * bk) + (bq * alpha + aq)
-                 for xk, pk, ak, bk, aq, bq in zip(X, XP, a, b, Aq, Bq, strict=True)]
-        XP[:] = X
-        X[:] = moved
+        for k in range(count):
+            xk = X[k]
+            X[k] = (xk * a[k] - XP[k] * b[k]) + (Bq[k] * alpha + Aq[k])
+            XP[k] = xk
     X, Y, Z = fs.x
     for _ in range(ws.iterations):
         if c.bend is not None:

@@ -193,7 +193,9 @@ def bend_floats(X: list, Y: list, Z: list, c: BendCoefficients, scratch: BendScr
             mx = (X[i] + X[r]) * -0.5 + X[j]
             my = (Y[i] + Y[r]) * -0.5 + Y[j]
             mz = (Z[i] + Z[r]) * -0.5 + Z[j]
-            length = max(sqrt(mx * mx + my * my + mz * mz), EPS_LENGTH)
+            length = sqrt(mx * mx + my * my + mz * mz)
+            if length < EPS_LENGTH:  # np.maximum's floor (NaN kept), without max
+                length = EPS_LENGTH
             dl = rest[k] - length
             if first:
                 multiplier = 0.0

@@ -243,7 +243,9 @@ def ftl_floats(X: list, Y: list, Z: list, previous: list | None, c: FtlCoefficie
             k = s * Ps + i
             p = k - 1
             dx, dy, dz = X[k] - X[p], Y[k] - Y[p], Z[k] - Z[p]
-            length2 = max(dx * dx + dy * dy + dz * dz, tiny)
+            length2 = dx * dx + dy * dy + dz * dz
+            if length2 < tiny:  # np.maximum's floor (NaN kept), without a call to max
+                length2 = tiny
             f = sqrt(rest / length2) if swept[s] else 1.0
             X[k] = X[p] + dx * f
             Y[k] = Y[p] + dy * f
