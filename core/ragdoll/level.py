@@ -113,7 +113,13 @@ ROOT_LOCK_TORQUE_FACTOR = 10.0
 # Passes of `Level.follow_translated` per depth (its re-projection of what hangs from a moved
 # parent may translate a body off its joint again); _GAP_EPS: rounding of a joint re-attached
 # to exactly JOINT_TOLERANCE.
-FOLLOW_PASSES = 3
+FOLLOW_PASSES = 8
+# How far past its joint limit the contact projection may leave a body it turned out of a
+# collider (`Level.clamp_turned`); beyond it the turn is taken back and the body translated.
+# Exact (0), a leg sitting on the ground with both hips on their limits ping-ponged between
+# the two clamps and the pelvis following one thigh at a time, and joints ended up to 15 mm
+# apart; with 1.5° they close within the passes.
+CONTACT_LIMIT_SLACK = np.radians(1.5)
 _GAP_EPS = 1e-9
 # Every motor is torque-limited: it may give what its joint carries (joint_inertia) at most
 # this angular acceleration (about 300 g at a foot 1 m out; a walk's legs need ~100 rad/s², a
@@ -236,6 +242,7 @@ class FrameCoefficients:
         # For the cheap check of whether (and from which depth) the pass has work to do.
         self.attach_all = np.flatnonzero(attach)
         self.limited_all = np.flatnonzero(limited)
+        self.limited = limited
         self.distance_all = np.flatnonzero(self.limit_active)
         self.rigid_depth = int(level.depth[rigid].min()) if rigid.any() else 1 << 30
 
@@ -716,10 +723,15 @@ class Level:
             lifted = bool(len(attach)) and self.contacts.lift_joints(
                 s, colliders, movable, attach, self.parent[attach], anchor[attach],
                 JOINT_TOLERANCE)
+            if lifted:
+                # A parent turned to lift a joint turns no further than its own limit allows
+                # (what is left of the joint's depth is the child's translation below, and
+                # the parents then follow it). Turned back toward where it was projected, it is
+                # not translated.
+                self.clamp_turned(c.final[d - 1][2], colliders, movable, translate=False)
             if (d > start or lifted) and len(attach):
                 self.reattach(attach, anchor)
-            at = self.level_bodies[d]
-            self.contacts.project(s, colliders, movable, only=at, pivot=~self.is_root[at])
+            self.project_depth(c, d, colliders, movable)
             if len(attach):
                 self.follow_translated(c, d, anchor, movable, colliders)
             if ARTICULATED_JOINTS and len(attach):
@@ -750,7 +762,7 @@ class Level:
         body's weight rests on the leg). The bodies hanging from what moved are re-attached
         and projected again. Position only, as the final pass: a passive ragdoll this lifts
         above its energy is taken back by the energy projection (momentum.cap_energy)."""
-        for _ in range(FOLLOW_PASSES):
+        for follow_pass in range(FOLLOW_PASSES):
             s = self.state
             attach = c.final[d][0]
             par = self.parent[attach]
@@ -765,15 +777,57 @@ class Level:
                                  s.x[attach[turn]] + rotate(s.R[attach[turn]],
                                                             self.anchor_a[attach[turn]]),
                                  s.x[par[turn]] + rotate(s.R[par[turn]], anchor[attach[turn]]),
-                                 colliders)
+                                 colliders, c.limited)
             top = self.lift_chain(c, d, anchor, movable)
             for e in range(top + 1, d + 1):  # what hangs from the moved bodies, top down
                 below = c.final[e][0]
                 if len(below):
                     self.reattach(below, anchor)
-                    at = self.level_bodies[e]
-                    self.contacts.project(s, colliders, movable, only=at,
-                                          pivot=~self.is_root[at])
+                    # The last pass keeps the joints rather than the limits: its translations
+                    # would be left open (the limits then hold within the contact's turn)
+                    self.project_depth(c, e, colliders, movable,
+                                       keep_limits=follow_pass < FOLLOW_PASSES - 1)
+
+    def project_depth(self, c: FrameCoefficients, d: int, colliders, movable: np.ndarray,
+                      *, keep_limits: bool = True) -> None:
+        """Move the bodies of depth d out of the colliders (``Contacts.project``: a body
+        hanging from a joint turns about its head) without turning any past its joint limit.
+
+        The turn is a rotation of the body relative to its parent, and the final pass has just
+        left every limit exact: a foot landing on its toes was turned flat about the ankle up
+        to 34° past the ankle's limit, a shin 12° past the knee's, a toe 42° past its joint,
+        for a frame at the end of the substep. A body at its limit turns with its parent, as
+        one: the ground's push goes through the limit into the parent. So what a turn takes
+        past the limit is taken back (`project_limits`, about the head) and the body is
+        translated out by what is still inside; the joint this opens is the parents' to close
+        (`follow_translated`: a turn of the parent, else the chain lifted). Without
+        `keep_limits` the turns are left as they are (no joint opened)."""
+        at = self.level_bodies[d]
+        self.contacts.project(self.state, colliders, movable, only=at, pivot=~self.is_root[at])
+        if keep_limits:
+            self.clamp_turned(c.final[d][2], colliders, movable)
+
+    def clamp_turned(self, limited: np.ndarray, colliders, movable: np.ndarray, *,
+                     translate: bool = True) -> None:
+        """Turn the bodies `limited` (one depth level, unique) that a projection turned past
+        their joint limits back inside about their heads (the final pass's clamp), then
+        (`translate`) translate out of the colliders those that this put back inside."""
+        if not len(limited):
+            return
+        s = self.state
+        before = s.q[limited].copy()
+        self.clamp_limits(limited)
+        clamped = limited[np.any(s.q[limited] != before, axis=1)]
+        if translate and len(clamped):
+            self.contacts.project(s, colliders, movable, only=clamped)
+
+    def clamp_limits(self, bodies: np.ndarray) -> None:
+        """`project_limits` of `bodies` (unique) with CONTACT_LIMIT_SLACK to spare."""
+        slack = CONTACT_LIMIT_SLACK
+        twist = self.twist_limit[bodies] + np.array([-slack, slack])
+        project_limits(self.state, bodies, self.parent[bodies], self.rest_relative[bodies],
+                       self.swing_limit[bodies] + slack, twist, self.anchor_a[bodies],
+                       self.swing_center[bodies])
 
     def joint_gaps(self, attach: np.ndarray, anchor: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray]:
@@ -785,9 +839,11 @@ class Level:
         return gap, np.sqrt(np.einsum("nk,nk->n", gap, gap))
 
     def turn_toward(self, bodies: np.ndarray, gap: np.ndarray, dist: np.ndarray,
-                    head: np.ndarray, joint: np.ndarray, colliders) -> None:
+                    head: np.ndarray, joint: np.ndarray, colliders, limited: np.ndarray
+                    ) -> None:
         """Turn `bodies` (unique) about their own heads so that each one's anchor `joint`
-        (m, 3) comes within JOINT_TOLERANCE of its child's `head` (as near as a turn gets); a
+        (m, 3) comes within JOINT_TOLERANCE of its child's `head` (as near as a turn gets) and
+        its own joint limit allows (`limited`: (n,) bool, the bodies with limits to keep); a
         body the turn pushes deeper into some collider keeps its place."""
         s = self.state
         pivot = s.x[bodies] - s.R[bodies, :, 1] * self.half[bodies, None]
@@ -802,6 +858,11 @@ class Level:
         kept = s.x[bodies].copy(), s.q[bodies].copy(), s.R[bodies].copy()
         s.rotate_bodies(bodies, dtheta)
         s.x[bodies] = pivot + s.R[bodies, :, 1] * self.half[bodies, None]
+        # ... and the turn goes no further than the body's own joint limit (what is left is
+        # the chain's to lift: `lift_chain`)
+        limited = bodies[limited[bodies]]
+        if len(limited):
+            self.clamp_limits(limited)
         back = self.contacts.depths(s, colliders, bodies).max(axis=0, initial=0.0) > depth + 1e-6
         if back.any():
             s.x[bodies[back]] = kept[0][back]

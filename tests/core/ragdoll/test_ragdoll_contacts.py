@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -314,3 +316,64 @@ def test_a_limp_humanoid_landing_on_straight_legs_keeps_every_joint_and_stays_ou
     bake_ragdoll(model, drive, RagdollSettings(iterations=4))
     assert max(gaps) < JOINT_TOLERANCE + 1e-6, max(gaps)
     assert max(depths) < 1e-6, max(depths)
+
+
+def test_a_limp_humanoid_landing_on_its_feet_ends_every_substep_inside_its_limits(monkeypatch):
+    """The contact projection turns a body about its head out of the ground, a rotation
+    relative to its parent, after the final pass left every limit exact: a limp welded Rigify
+    human landing on its toes ended substeps with a foot 34° past its ankle's limit, a shin 12°
+    past the knee's, a toe 42°. A body at its limit now turns with its parent (the rest of the
+    push is translated and handed to the parents): every limit within 2° when each substep
+    ends, every joint within its tolerance, nothing inside the ground, no energy gained."""
+    from waft.core.ragdoll import level as level_module
+    from waft.core.ragdoll._bench_cases import humanoid_rest, rotation_x
+    from waft.core.ragdoll.drive import RagdollDrive
+    from waft.core.ragdoll.limits import limit_rotation
+    from waft.core.ragdoll.momentum import energies
+    from waft.core.ragdoll.params import RagdollParams
+
+    over, gaps, depths, rises = [], [], [], []
+    original = level_module.Level.step
+
+    def step(level, sub, k):
+        s, c = level.state, level.coefficients(sub.f)
+        before = sum(energies(s, level.member, level.mass, level.inertia, c.gravity)).sum()
+        original(level, sub, k)
+        after = sum(energies(s, level.member, level.mass, level.inertia, c.gravity)).sum()
+        rises.append(after - before)
+        lim = np.flatnonzero(level.has_limit)
+        d = limit_rotation(s.q[lim], s.q[level.parent[lim]], level.rest_relative[lim],
+                           level.swing_limit[lim], level.twist_limit[lim],
+                           level.swing_center[lim])
+        over.append(0.0 if d is None else np.degrees(np.linalg.norm(d, axis=1).max()))
+        gaps.append(level.joint_gaps(c.attach_all, level.anchor[0])[1].max())
+        depths.append(level.contacts.depths(s, level.run.colliders_at(sub),
+                                            np.arange(level.n)).max())
+
+    monkeypatch.setattr(level_module.Level, "step", step)
+    frames = 40
+    rest = humanoid_rest(17)
+    swing, twist = rest.swing_limit.copy(), rest.twist_limit.copy()
+    knee = [rest.names.index(n) for n in ("shin.L", "shin.R")]
+    swing[knee], twist[knee] = np.radians([145.0, 10.0]), np.radians([-10.0, 10.0])
+    ankle = [rest.names.index(n) for n in ("foot.L", "foot.R")]  # stiff ankles
+    swing[ankle], twist[ankle] = np.radians([25.0, 10.0]), np.radians([-10.0, 10.0])
+    rest = dataclasses.replace(rest, swing_limit=swing, twist_limit=twist)
+    colliders, M = ground(0.0)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
+    # tipped forward 20° about the feet and dropped 5 cm: it lands on its toes and folds
+    pivot = np.eye(4)
+    pivot[:3, 3] = (0.0, -0.15, 0.0)
+    tip = pivot @ rotation_x(np.radians(-20.0)) @ np.linalg.inv(pivot)
+    start = tip @ rest.rest_matrix
+    start[:, 2, 3] += 0.05
+    target = np.repeat(start[None], frames, axis=0)
+    drive = RagdollDrive(fps=30.0, target=target,
+                         collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)),
+                         params=RagdollParams.defaults(17, 1, root_lock=False,
+                                                       motor_strength=0.0, friction=0.5))
+    bake_ragdoll(model, drive, RagdollSettings(iterations=4))
+    assert max(over) < 2.0, max(over)
+    assert max(gaps) < JOINT_TOLERANCE + 1e-6, max(gaps)
+    assert max(depths) < 1e-6, max(depths)
+    assert max(rises) < 1e-9, max(rises)
