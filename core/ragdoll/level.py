@@ -765,12 +765,10 @@ class Level:
         for follow_pass in range(FOLLOW_PASSES):
             s = self.state
             attach = c.final[d][0]
-            par = self.parent[attach]
-            gap, dist = self.joint_gaps(attach, anchor)
-            far = (dist > JOINT_TOLERANCE + _GAP_EPS) & movable[par]
-            if not far.any():
+            opened = self.opened_joints(attach, anchor, movable)
+            if opened is None:
                 return
-            pick = _farthest_per_parent(par, dist, far)
+            par, gap, dist, pick = opened
             turn = pick[~self.is_root[par[pick]]]
             if len(turn):
                 self.turn_toward(par[turn], gap[turn], dist[turn],
@@ -829,6 +827,18 @@ class Level:
                        self.swing_limit[bodies] + slack, twist, self.anchor_a[bodies],
                        self.swing_center[bodies])
 
+    def opened_joints(self, attach: np.ndarray, anchor: np.ndarray, movable: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+        """The joints of `attach` further than JOINT_TOLERANCE from their anchors whose parent
+        may move: (parents, gaps, their lengths, for each such parent the index of its farthest
+        child's joint); None when there is none."""
+        par = self.parent[attach]
+        gap, dist = self.joint_gaps(attach, anchor)
+        far = (dist > JOINT_TOLERANCE + _GAP_EPS) & movable[par]
+        if not far.any():
+            return None
+        return par, gap, dist, _farthest_per_parent(par, dist, far)
+
     def joint_gaps(self, attach: np.ndarray, anchor: np.ndarray
                    ) -> tuple[np.ndarray, np.ndarray]:
         """(head − parent's anchor (m, 3), its length (m,)) of the children `attach`."""
@@ -881,12 +891,10 @@ class Level:
             attach = c.final[e][0]
             if not len(attach):
                 break
-            par = self.parent[attach]
-            gap, dist = self.joint_gaps(attach, anchor)
-            far = (dist > JOINT_TOLERANCE + _GAP_EPS) & movable[par]
-            if not far.any():
+            opened = self.opened_joints(attach, anchor, movable)
+            if opened is None:
                 break
-            pick = _farthest_per_parent(par, dist, far)
+            par, gap, dist, pick = opened
             excess = 1.0 - JOINT_TOLERANCE / dist[pick]
             s.x[par[pick]] += gap[pick] * excess[:, None]
             top = e - 1
