@@ -19,6 +19,11 @@ well as closed ones.
   next while the mesh has moved less than the surface's distance from them.
 - **Branch and bound**: a candidate whose distance is surely above another candidate's (by its
   centroid and spread) is dropped before the exact test.
+- **Kept candidates** (`MeshField._kept_contacts`): the solver pushes the same particles four to
+  six times a substep; each one's candidates within a margin past the reach are kept with
+  bounds on their distances, and reused while it has moved less than the margin: only those
+  that may still be the nearest are tested again. A point far from the mesh's box, or known
+  outside by more than it has moved since, is not asked again, or needs no lattice corner.
 - **Closest point** on each candidate triangle: Ericson, *Real-Time Collision Detection* (2005)
   §5.1.5, by Voronoi region, vectorised over the candidate pairs.
 - **Inside or outside** from the angle-weighted pseudo-normal of the closest feature (face, edge
@@ -71,6 +76,17 @@ MAX_PAIRS = 1 << 21
 # The near query's reach past the largest radius, as a fraction of the mesh's Depth
 # (`MeshField.staged_contacts`).
 NEAR_FRACTION = 0.125
+# `push_out`'s near query keeps each point's candidate triangles within its reach grown by this
+# fraction of it, and reuses them while the point and the mesh have moved less than that margin
+# together (`MeshField._kept_contacts`).
+KEPT_MARGIN = 0.25
+# Candidates kept per point at most (a point with more, e.g. at a UV sphere's pole, is looked up
+# in the grid at every query). Measured on issue 13's body (1,000 guides x 32 falling onto a
+# 50k-triangle sphere, ~0.8M point queries over 3 frames): with 32 slots, margins of 1/4, 1/2
+# and all of the reach looked 0.35M, 0.46M and 0.70M of them up in the grid (a wider margin
+# holds more candidates than the slots) and tested 6.3M, 8.2M and 10.6M pairs; 1/4 with 64
+# slots 0.23M and 4.1M, with 128 0.22M and 3.8M (twice the memory: 12 bytes a slot).
+KEPT_WIDTH = 64
 
 
 @dataclass(frozen=True)
@@ -298,13 +314,19 @@ class TriangleGrid:
     # contiguous run instead of gathered by triangle.
     entry_centre: np.ndarray
     entry_bound2: np.ndarray
+    # The box (2, 3) holding every triangle over the span (not grown): a point d from it is
+    # at least d from the mesh.
+    bounds: np.ndarray
 
 
 def build_grid(corners: np.ndarray, reach: float) -> TriangleGrid:
     """The grid of triangles whose corners (S, T, 3, 3) (every sample of the span) are given:
     each triangle in every cell its bounding box grown by `reach` overlaps."""
-    low = corners.min(axis=(0, 2)) - reach  # (T, 3)
-    high = corners.max(axis=(0, 2)) + reach
+    low = corners.min(axis=(0, 2))  # (T, 3)
+    high = corners.max(axis=(0, 2))
+    bounds = np.stack([low.min(axis=0), high.max(axis=0)])
+    low -= reach
+    high += reach
     extent = high - low
     # Cells half as big as the triangles' grown boxes (a box covers 2-3 cells per axis).
     # Measured on a 50k-triangle sphere with 32k points near it: cells as big as the boxes
@@ -340,7 +362,7 @@ def build_grid(corners: np.ndarray, reach: float) -> TriangleGrid:
                         # (from contiguous rows: gathered along a strided axis, 1.2M
                         # entries of a 50k-triangle body took 78 ms instead of 18)
                         entry_centre=np.take(np.ascontiguousarray(centre.T), entries, axis=1),
-                        entry_bound2=np.square(bound).take(entries))
+                        entry_bound2=np.square(bound).take(entries), bounds=bounds)
 
 
 def _cells(grid: TriangleGrid, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -392,6 +414,29 @@ class Contacts:
     surface_motion: np.ndarray  # (C, 3) metres over the substep
 
 
+@dataclass
+class _KeptCandidates:
+    """`MeshField._kept_contacts`' candidates, by point id: where each point was when they
+    were found, the mesh's `_travel` then, whether they are kept (at most `KEPT_WIDTH`), where
+    it was and the `_travel` when their bounds were last set, the nearest distance then, and
+    per candidate slot its triangle and a lower bound on its distance (NaN: an empty slot)."""
+
+    at: np.ndarray  # (N, 3)
+    travel: np.ndarray  # (N,)
+    seen_at: np.ndarray  # (N, 3)
+    seen_travel: np.ndarray  # (N,)
+    valid: np.ndarray  # (N,) bool
+    nearest: np.ndarray  # (N,)
+    triangle: np.ndarray  # (N, KEPT_WIDTH) int32
+    lower: np.ndarray  # (N, KEPT_WIDTH)
+
+    @classmethod
+    def empty(cls, n: int) -> _KeptCandidates:
+        return cls(np.zeros((n, 3)), np.zeros(n), np.zeros((n, 3)), np.zeros(n),
+                   np.zeros(n, dtype=bool), np.zeros(n),
+                   np.zeros((n, KEPT_WIDTH), dtype=np.int32), np.full((n, KEPT_WIDTH), np.nan))
+
+
 class MeshField:
     """The mesh colliders over a bake at `fps` samples per second; `reach` (M,) is how far from
     a surface particles are looked for (their largest radius + the collider's depth)."""
@@ -419,8 +464,11 @@ class MeshField:
         self._corners: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._motion: list[np.ndarray | None] = [None] * meshes.count
         # `push_out`'s points at their last query, per mesh (`_unclear`, `_remember`).
-        self._history: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._history: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._centroid_rows: tuple[np.ndarray, np.ndarray] = (np.zeros((3, 0)), np.zeros(0))
+        self._corner_rows: list[np.ndarray] = []
+        # `_kept_contacts`' candidates per mesh, by the caller's point ids.
+        self._kept: dict[int, _KeptCandidates] = {}
 
     def update(self, meshes: MeshColliders, known: int) -> None:
         """The same meshes with the samples before `known` now read (the rest are held)."""
@@ -433,6 +481,7 @@ class MeshField:
             if steps is not None:
                 steps[held:] = np.nan
         self._history = {}
+        self._kept = {}
 
     def widen(self, radius: float) -> None:
         """Look at least `radius` + depth from every surface (the largest particle radius so
@@ -444,17 +493,21 @@ class MeshField:
             self._stages = None
             self._corners = {}
             self._history = {}
+            self._kept = {}
 
-    def _grid(self, m: int, f: int) -> TriangleGrid:
+    def _grid(self, m: int, f: int, margin: float = 0.0) -> TriangleGrid:
+        """Mesh `m`'s grid of the span holding sample interval `f`, of the reach grown by
+        `margin`."""
         span = f // GRID_SPAN
         first = span * GRID_SPAN
         last = min(first + GRID_SPAN, self.F - 1, self.known - 1)
-        key = (m, span, last)
+        key = (m, span, last, margin)
         grid = self._grids.get(key)
         if grid is None:
             v = self.meshes.vertices[m][first:last + 1]
             corners = v[:, self.topology[m].triangles]  # (S, T, 3, 3)
-            grid = build_grid(corners.astype(np.float64, copy=False), float(self.reach[m]))
+            grid = build_grid(corners.astype(np.float64, copy=False),
+                              float(self.reach[m]) + margin)
             self._grids = {k: g for k, g in self._grids.items() if k[0] != m}
             self._grids[key] = grid
         return grid
@@ -502,27 +555,37 @@ class MeshField:
         f = frame_interval(t, self.fps, self.F)[0]
         return cell_counts(corners._grid(m, f), points) > 0
 
-    def contacts(self, m: int, points: np.ndarray, t_start: float, t_end: float) -> Contacts:
+    def contacts(self, m: int, points: np.ndarray, t_start: float, t_end: float, *,
+                 ids: np.ndarray | None = None, owners: int = 0) -> Contacts:
         """The contacts of `points` (N, 3) with mesh `m` at the end of the substep
         [t_start, t_end] (see `Contacts`); points farther than its reach are left out. Points
-        are taken in chunks of at most `MAX_PAIRS` point-triangle pairs (bounded memory)."""
+        are taken in chunks of at most `MAX_PAIRS` point-triangle pairs (bounded memory).
+        `ids` (N,): the points' numbers among the caller's `owners` points, the same from one
+        query to the next: each one's candidates are kept and reused (`_kept_contacts`; the
+        same contacts)."""
         f, _ = frame_interval(t_end, self.fps, self.F)
-        grid = self._grid(m, f)
+        margin = 0.0 if ids is None else self.kept_margin(m)
+        grid = self._grid(m, f, margin)
         count = cell_counts(grid, points)
         ends = np.cumsum(count)
         if len(ends) == 0 or ends[-1] <= MAX_PAIRS:
-            return self._contacts(m, grid, points, t_start, t_end)
+            return self._contacts(m, grid, points, t_start, t_end, ids, owners, margin)
         parts = []
         first = 0
         while first < len(points):
             budget = (ends[first - 1] if first else 0) + MAX_PAIRS
             last = max(int(np.searchsorted(ends, budget, side="right")), first + 1)
-            c = self._contacts(m, grid, points[first:last], t_start, t_end)
+            c = self._contacts(m, grid, points[first:last], t_start, t_end,
+                               None if ids is None else ids[first:last], owners, margin)
             c.index += first
             parts.append(c)
             first = last
         return Contacts(*(np.concatenate([getattr(c, name) for c in parts])
                           for name in ("index", "normal", "distance", "surface_motion")))
+
+    def kept_margin(self, m: int) -> float:
+        """How far past its reach `_kept_contacts` keeps a point's candidates (metres)."""
+        return KEPT_MARGIN * float(self.reach[m])
 
     def _staged(self) -> tuple[MeshField, MeshField]:
         """The near and the corner fields of `staged_contacts` (the same meshes and samples,
@@ -565,21 +628,43 @@ class MeshField:
         points farther out than g are left out."""
         return self.staged_query(m, points, t_start, t_end)[0]
 
-    def staged_query(self, m: int, points: np.ndarray, t_start: float,
-                     t_end: float) -> tuple[Contacts, np.ndarray, np.ndarray]:
+    def staged_query(self, m: int, points: np.ndarray, t_start: float, t_end: float, *,
+                     ids: np.ndarray | None = None, owners: int = 0,
+                     outside: np.ndarray | None = None
+                     ) -> tuple[Contacts, np.ndarray, np.ndarray]:
         """`staged_contacts`; per point, how far outside the surface it surely is (its
         distance where the near query found it outside, g where its corner is outside or not
         found, -inf where it may be inside); and (bool) which points it left out may be inside
         beyond the reach (their corner inside, or found nowhere within the corner reach: on
-        either side). The others it left out are outside."""
+        either side). The others it left out are outside. `ids`, `owners`: as for
+        `contacts` (the near query keeps its candidates). `outside` (N,): how far outside
+        each point is known to be (from an earlier query; not positive: unknown): a point the
+        near query leaves out and known to be outside needs no corner."""
         near_field, corner_field = self._staged()
-        near = near_field.contacts(m, points, t_start, t_end)
+        near = near_field.contacts(m, points, t_start, t_end, ids=ids, owners=owners)
         g = float(near_field.reach[m])
         clearance = np.full(len(points), g)
         clearance[near.index] = np.where(near.distance > 0.0, near.distance, -np.inf)
         beyond = np.zeros(len(points), dtype=bool)
         unresolved = np.ones(len(points), dtype=bool)
         unresolved[near.index] = False
+        if outside is not None:
+            known = unresolved & (outside > 0.0)
+            clearance[known] = np.maximum(g, outside[known])
+            unresolved &= ~known
+        if ids is not None:
+            # Far from the mesh's box (`TriangleGrid.bounds`): farther than the full reach
+            # from the surface, on whichever side; pushed only once within the reach.
+            box = near_field._grid(m, frame_interval(t_end, self.fps, self.F)[0],
+                                   near_field.kept_margin(m)).bounds
+            gap = np.maximum(np.maximum(box[0] - points, points - box[1]), 0.0)
+            # Rounded down: a bound on the distance, never a hair over it.
+            away = np.sqrt(np.einsum("ij,ij->i", gap, gap)) * (1.0 - 1e-9) - 1e-12
+            away -= float(self.reach[m])
+            far = unresolved & (away > g)
+            clearance[far] = away[far]
+            beyond[far] = True
+            unresolved &= ~far
         rest = np.flatnonzero(unresolved)
         if not rest.size:
             return near, clearance, beyond
@@ -593,9 +678,19 @@ class MeshField:
         if not rest.size:
             return near, clearance, beyond
         keys, which = np.unique(_lattice_key(lattice), return_inverse=True)
-        side = self._corner_sides(m, keys, lattice[np.unique(which, return_index=True)[1]],
-                                  g, origin, corner_field, t_start, t_end)[which]
+        side, far_by = self._corner_sides(m, keys,
+                                          lattice[np.unique(which, return_index=True)[1]],
+                                          g, origin, corner_field, t_start, t_end)
+        side, far_by = side[which], far_by[which]
         beyond[rest[side == 0]] = True
+        # A point is at least its corner's distance less its own from the corner (distance to
+        # a surface is 1-Lipschitz): a point far out keeps that clearance, and `push_out` asks
+        # it again only once it may have come within its radius. Of unknown side (corner not
+        # found) it is pushed only within the full reach: its clearance counts from there.
+        off = points[rest] - (lattice + origin) * g
+        bound = far_by - (np.sqrt(np.einsum("ij,ij->i", off, off)) * (1.0 + 1e-9) + 1e-12)
+        bound[side == 0] -= float(self.reach[m])
+        clearance[rest] = np.where(side >= 0, np.maximum(g, bound), clearance[rest])
         deep = rest[side < 0]
         if not deep.size:
             return near, clearance, beyond
@@ -622,11 +717,17 @@ class MeshField:
           points' (inside or out): it stays out of the points' reach while the mesh has moved
           less than that spacing.
 
-        Only the other corners are queried: on a still body each corner once per bake."""
+        Only the other corners are queried: on a still body each corner once per bake.
+        Returns (side, far_by): far_by (K,) is a lower bound on each corner's distance from
+        the surface at `t_end` (its distance, or the corner reach when not found, less the
+        mesh's motion since)."""
         travel = self._travel(m, t_end)
         known = self._corners.get(m)
         side = np.zeros(len(keys), dtype=np.int8)
+        far_by = np.zeros(len(keys))
         ask = np.ones(len(keys), dtype=bool)
+        corner_reach = float(corner_field.reach[m])
+        margin = corner_reach - (float(self.reach[m]) + g)
         if known is not None:
             k_keys, k_side, k_clear, k_travel = known
             at = np.minimum(np.searchsorted(k_keys, keys), len(k_keys) - 1)
@@ -635,15 +736,17 @@ class MeshField:
             moved = (travel - k_travel[at]) * (1.0 + 1e-9) + 1e-12
             fresh = seen & (moved < k_clear[at])
             side[fresh] = k_side[at[fresh]]
+            far_by[fresh] = np.where(side[fresh] == 0, corner_reach,
+                                     k_clear[at[fresh]]) - np.abs(moved[fresh])
             ask = ~fresh
         if ask.any():
             c = corner_field.contacts(m, (lattice[ask] + origin) * g, t_start, t_end)
             asked_side = np.zeros(int(ask.sum()), dtype=np.int8)
             asked_side[c.index] = np.where(c.distance <= 0.0, -1, 1)
-            margin = float(corner_field.reach[m]) - (float(self.reach[m]) + g)
             clear = np.full(len(asked_side), margin)
             clear[c.index] = np.abs(c.distance)
             side[ask] = asked_side
+            far_by[ask] = np.where(asked_side == 0, corner_reach, clear)
             new = (keys[ask], asked_side, clear, np.full(len(clear), travel))
             if known is not None:  # the newer entry of a corner replaces the older
                 keep = np.ones(len(known[0]), dtype=bool)
@@ -654,7 +757,7 @@ class MeshField:
                 order = np.argsort(merged[0], kind="stable")
                 new = tuple(a[order] for a in merged)
             self._corners[m] = new
-        return side
+        return side, far_by
 
     def _travel(self, m: int, t: float) -> float:
         """How far mesh `m`'s vertices can have moved from time 0 to `t`: the sum over the
@@ -678,41 +781,30 @@ class MeshField:
         return float(steps[:f].sum() + alpha * steps[f])
 
     def _contacts(self, m: int, grid: TriangleGrid, points: np.ndarray, t_start: float,
-                  t_end: float) -> Contacts:
-        f, alpha = frame_interval(t_end, self.fps, self.F)
-        count, point, entry = _candidate_entries(grid, points)
-        empty = Contacts(np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0),
-                         np.zeros((0, 3)))
+                  t_end: float, ids: np.ndarray | None = None, owners: int = 0,
+                  margin: float = 0.0) -> Contacts:
         # The pairs are worked on as coordinate rows (3, pairs), gathered with np.take: NumPy's
         # loops over an axis of 3 and its row gathers by fancy index are several times slower.
         x = np.ascontiguousarray(points.T)
-        # Bounding-sphere test per pair before the exact distance: a cell holds every triangle
-        # within reach of any of its points, most of them out of reach of a given one. The
-        # pairs come grouped by point (a repeat, not a gather) and each cell's entries are one
-        # run of the grid's entry arrays.
-        gap = np.repeat(x, count, axis=1)
-        gap -= np.take(grid.entry_centre, entry, axis=1)
-        gap2 = row_dot(gap, gap)
-        near = gap2 <= grid.entry_bound2.take(entry)
-        point, triangle = point[near], grid.entries.take(entry[near])
+        if ids is None:
+            point, triangle, upper, lower = self._candidate_pairs(m, grid, x, t_end)
+            keep = _closest_candidates(point, upper, lower)
+            point, triangle = point[keep], triangle[keep]
+            p, corners, closest, v, w, region, d2 = self._closest(m, t_end, x, point, triangle)
+        else:
+            point, triangle, p, corners, closest, v, w, region, d2 = self._kept_contacts(
+                m, grid, points, x, t_end, ids, owners, margin)
         if len(point) == 0:
-            return empty
-        centroid, spread = self._centroids(m, t_end)
-        p = np.take(x, point, axis=1)
-        to_centroid = p - np.take(centroid, triangle, axis=1)
-        keep = _closest_candidates(point, np.sqrt(row_dot(to_centroid, to_centroid)),
-                                   spread.take(triangle))
-        point, triangle, p = point[keep], triangle[keep], p[:, keep]
-        tri = self.topology[m].triangles[triangle]  # (C, 3)
-        corners = [self._position_rows(m, t_end, tri[:, k]) for k in range(3)]  # 3 x (3, C)
-        closest, v, w, region = closest_on_triangle_rows(p, *corners)
+            return Contacts(np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0),
+                            np.zeros((0, 3)))
+        f, alpha = frame_interval(t_end, self.fps, self.F)
         offset = p - closest
-        d2 = row_dot(offset, offset)
         chosen, nearest = nearest_pairs(point, d2, triangle)
         reach = float(self.reach[m])
         chosen = chosen[nearest <= reach * reach]
         if len(chosen) == 0:
-            return empty
+            return Contacts(np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0),
+                            np.zeros((0, 3)))
         offset = np.ascontiguousarray(offset[:, chosen].T)
         region, triangle, v, w = region[chosen], triangle[chosen], v[chosen], w[chosen]
         bary = np.stack([1 - v - w, v, w], axis=-1)
@@ -736,6 +828,129 @@ class MeshField:
         motion = np.einsum("ij,ijk->ik", bary, corners - before)
         return Contacts(point[chosen], normal, sign * distance, motion)
 
+    def _candidate_pairs(self, m: int, grid: TriangleGrid, x: np.ndarray, t: float
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(point, triangle, upper, lower) of the points `x` (3, N): the triangles of each
+        point's cell within its bounding-sphere reach, grouped by point in order, and bounds
+        on each one's distance (from its centroid and spread at time `t`)."""
+        count, point, entry = _candidate_entries(grid, x.T)
+        # Bounding-sphere test per pair before the exact distance: a cell holds every triangle
+        # within reach of any of its points, most of them out of reach of a given one. The
+        # pairs come grouped by point (a repeat, not a gather) and each cell's entries are one
+        # run of the grid's entry arrays.
+        gap = np.repeat(x, count, axis=1)
+        gap -= np.take(grid.entry_centre, entry, axis=1)
+        gap2 = row_dot(gap, gap)
+        near = gap2 <= grid.entry_bound2.take(entry)
+        point, triangle = point[near], grid.entries.take(entry[near])
+        if len(point) == 0:
+            return point, triangle, np.zeros(0), np.zeros(0)
+        centroid, spread = self._centroids(m, t)
+        gap = np.take(x, point, axis=1)
+        gap -= np.take(centroid, triangle, axis=1)
+        upper = np.sqrt(row_dot(gap, gap))
+        return point, triangle, upper, upper - spread.take(triangle)
+
+    def _closest(self, m: int, t: float, x: np.ndarray, point: np.ndarray,
+                 triangle: np.ndarray) -> tuple:
+        """(p, corners, closest, v, w, region, d2) of the pairs (point, triangle): the points
+        (3, C), the triangles' corners at time `t` (3 x (3, C)), `closest_on_triangle_rows`'
+        answer and the squared distances (C,)."""
+        p = np.take(x, point, axis=1)
+        self._centroids(m, t)
+        corners = [np.take(c, triangle, axis=1) for c in self._corner_rows]  # 3 x (3, C)
+        closest, v, w, region = closest_on_triangle_rows(p, *corners)
+        offset = p - closest
+        return p, corners, closest, v, w, region, row_dot(offset, offset)
+
+    def _kept_contacts(self, m: int, grid: TriangleGrid, points: np.ndarray, x: np.ndarray,
+                       t: float, ids: np.ndarray, owners: int, margin: float) -> tuple:
+        """`_contacts`' candidate pairs and their closest points for points numbered `ids` by
+        a caller that queries the same points again and again (`push_out`: four to six times
+        a substep, each point moving a little in between).
+
+        A point's candidates are looked up in the grid grown by `margin`: every triangle
+        within reach + margin of it, each with a lower bound L on its distance (the exact
+        distance for those tested, the centroid bound for the others) and the nearest
+        distance d*. While the point has moved, and the mesh's vertices have moved (`_travel`),
+        less than `margin` together since, every triangle within reach of it is among them. A
+        triangle's distance changes by at most the motion s since the bounds were last set:
+        one with L - s > d* + s is farther than the one that was nearest, and cannot be the
+        nearest now. Only the others are tested. The nearest (ties to the lowest index) is
+        among them, and its closest point is the same arithmetic on the same numbers: the same
+        contacts as a grid lookup, bit for bit. Then the tested ones' bounds become their
+        distances, the others' L - s, and d* the new nearest (within a substep a point moves
+        a fraction of a millimetre between two queries: one or two candidates are tested).
+
+        Returns (point, triangle, p, corners, closest, v, w, region, d2) grouped by point in
+        order."""
+        kept = self._kept.get(m)
+        if kept is None or kept.at.shape[0] != owners:
+            kept = _KeptCandidates.empty(owners)
+            self._kept[m] = kept
+        travel = self._travel(m, t)
+        moved = points - kept.at[ids]
+        moved = np.sqrt(np.einsum("ij,ij->i", moved, moved))
+        moved += np.abs(travel - kept.travel[ids])
+        # Rounded up: a bound on the motion, never a hair short of it.
+        moved = moved * (1.0 + 1e-9) + 1e-12
+        reuse = kept.valid[ids] & (moved < margin)
+        since = points - kept.seen_at[ids]  # the motion since the bounds were set
+        since = np.sqrt(np.einsum("ij,ij->i", since, since))
+        since += np.abs(travel - kept.seen_travel[ids])
+        since = since * (1.0 + 1e-9) + 1e-12
+        fresh = np.flatnonzero(~reuse)
+        use = np.flatnonzero(reuse)
+        # Fresh points: the grid, the branch and bound, and every candidate's bound kept.
+        f_point, f_triangle, f_upper, f_lower = self._candidate_pairs(m, grid, x[:, fresh], t)
+        f_keep = np.flatnonzero(_closest_candidates(f_point, f_upper, f_lower))
+        # Kept points: the candidates that may be the nearest.
+        rows = ids[use]
+        s = since[use]
+        bound = (kept.nearest[rows] + 2.0 * s) * (1.0 + 1e-9) + 1e-12
+        r, col = np.nonzero(kept.lower[rows] <= bound[:, None])  # NaN pads fail
+        point = np.concatenate([fresh[f_point[f_keep]], use[r]])
+        triangle = np.concatenate([f_triangle[f_keep], kept.triangle[rows[r], col]])
+        order = np.argsort(point, kind="stable")  # fresh first within a point: none share one
+        point, triangle = point[order], triangle[order]
+        p, corners, closest, v, w, region, d2 = self._closest(m, t, x, point, triangle)
+        # Keep the fresh points' candidates (those with at most KEPT_WIDTH of them).
+        fresh_pair = order < len(f_keep)
+        exact = np.sqrt(d2[fresh_pair])  # the fresh survivors, in their order (stable sort)
+        f_lower[f_keep] = exact
+        # Kept points: the bounds from here (`exact` in the pairs' order, grouped by point).
+        tested = np.sqrt(d2[~fresh_pair])
+        lower = kept.lower[rows]
+        lower -= s[:, None]
+        lower[r, col] = tested
+        kept.lower[rows] = lower
+        if len(r):
+            starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
+            kept.nearest[rows[r[starts]]] = np.minimum.reduceat(tested, starts)
+        kept.seen_at[rows] = points[use]
+        kept.seen_travel[rows] = travel
+        count = np.bincount(f_point, minlength=len(fresh))
+        nearest = np.full(len(fresh), np.inf)
+        if len(f_keep):  # survivors grouped by point: each point's smallest
+            survivor = f_point[f_keep]
+            starts = np.flatnonzero(np.r_[True, survivor[1:] != survivor[:-1]])
+            nearest[survivor[starts]] = np.minimum.reduceat(exact, starts)
+        fits = count <= KEPT_WIDTH
+        owner = ids[fresh]
+        kept.valid[owner] = fits
+        owner = owner[fits]
+        kept.at[owner] = points[fresh[fits]]
+        kept.travel[owner] = travel
+        kept.seen_at[owner] = points[fresh[fits]]
+        kept.seen_travel[owner] = travel
+        kept.nearest[owner] = nearest[fits]
+        kept.lower[owner] = np.nan
+        pair_fits = fits[f_point]
+        slot = np.arange(len(f_point)) - np.repeat(np.cumsum(count) - count, count)
+        kept.lower[ids[fresh[f_point[pair_fits]]], slot[pair_fits]] = f_lower[pair_fits]
+        kept.triangle[ids[fresh[f_point[pair_fits]]], slot[pair_fits]] = f_triangle[pair_fits]
+        return point, triangle, p, corners, closest, v, w, region, d2
+
     def _centroids(self, m: int, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Every triangle's centroid (3, T) at time `t` and the largest distance from it to
         its corners (T,), kept for the latest time (a substep queries it several times)."""
@@ -748,10 +963,13 @@ class MeshField:
             centroid /= 3.0
             spread = np.zeros(len(tri))
             for c in corners:
-                c -= centroid
+                c = c - centroid
                 np.maximum(spread, row_dot(c, c), out=spread)
             # Rounded up a little: a bound, never a hair short of a corner.
             self._centroid_rows = (centroid, np.sqrt(spread) * (1.0 + 1e-9) + 1e-12)
+            # The corners too (`_closest` gathers its pairs' from them: one gather per corner
+            # instead of a gather of vertex indices and two of positions, the same numbers).
+            self._corner_rows = corners
             self._centroid_key = key
         return self._centroid_rows
 
@@ -787,9 +1005,12 @@ class MeshField:
                 if len(index) == 0:
                     continue
                 points, before, r = x[index], x_prev[index], radius[index]
-            ask = self._unclear(m, points, r, t_end)
-            c, clearance, _ = self.staged_query(m, points[ask], t_start, t_end)
-            self._remember(m, points, ask, clearance, t_end)
+            ask, outside = self._unclear(m, points, r, t_end)
+            c, clearance, beyond = self.staged_query(m, points[ask], t_start, t_end, ids=ask,
+                                                     owners=len(points), outside=outside)
+            # Left out and not beyond: outside by the clearance; a contact by its distance.
+            self._remember(m, points, ask, clearance, np.where(beyond, -np.inf, clearance),
+                           t_end)
             if len(c.index) == 0:
                 continue
             c.index = ask[c.index]
@@ -811,35 +1032,42 @@ class MeshField:
         return np.concatenate(pushed) if pushed else np.zeros(0, dtype=np.int64)
 
 
-    def _unclear(self, m: int, points: np.ndarray, radius: np.ndarray, t: float) -> np.ndarray:
-        """The indices of `points` that may touch mesh `m` at time `t`. A point `push_out`
-        queried before, surely c outside the surface then, is still more than its radius
-        outside while it has moved, and the mesh has moved, less than c - radius together:
+    def _unclear(self, m: int, points: np.ndarray, radius: np.ndarray, t: float
+                 ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The indices of `points` that may touch mesh `m` at time `t`, and how far outside
+        each of them surely still is (-inf: maybe inside; None: all unknown). A point
+        `push_out` queried before, surely c clear of the surface then, is still more than its
+        radius clear while it has moved, and the mesh has moved, less than c - radius together:
         it cannot be pushed, and is not queried (exactly the same pushes, for the points far
-        from the body; those touching it are queried at every push)."""
+        from the body; those touching it are queried at every push). One surely o outside is
+        still outside by o less that motion (it cannot have crossed the surface)."""
         history = self._history.get(m)
         if history is None or history[0].shape != points.shape:
-            return np.arange(len(points))
-        last, clearance, travel = history
+            return np.arange(len(points)), None
+        last, clearance, travel, outside = history
         moved = points - last
         moved = np.sqrt(np.einsum("ij,ij->i", moved, moved))
-        moved += self._travel(m, t) - travel
+        moved += np.abs(self._travel(m, t) - travel)
         # Rounded up: a bound on the motion, never a hair short of it.
-        return np.flatnonzero(clearance - (moved * (1.0 + 1e-9) + 1e-12) <= radius)
+        moved = moved * (1.0 + 1e-9) + 1e-12
+        ask = np.flatnonzero(clearance - moved <= radius)
+        return ask, outside[ask] - moved[ask]
 
     def _remember(self, m: int, points: np.ndarray, ask: np.ndarray, clearance: np.ndarray,
-                  t: float) -> None:
-        """Keep where the points `ask` were at this query, how far outside they surely were,
-        and the mesh's `_travel` then (`_unclear` reads them at the next push)."""
+                  outside: np.ndarray, t: float) -> None:
+        """Keep where the points `ask` were at this query, their clearance, how far outside
+        they surely were (-inf: maybe inside), and the mesh's `_travel` then (`_unclear`
+        reads them at the next push)."""
         history = self._history.get(m)
         if history is None or history[0].shape != points.shape:
             history = (points.copy(), np.full(len(points), -np.inf),
-                       np.zeros(len(points)))
+                       np.zeros(len(points)), np.full(len(points), -np.inf))
             self._history[m] = history
-        last, kept, travel = history
+        last, kept, travel, out = history
         last[ask] = points[ask]
         kept[ask] = clearance
         travel[ask] = self._travel(m, t)
+        out[ask] = outside
 
 
 # Sample intervals whose vertex moves `MeshField._travel` measures in one array operation.
@@ -871,7 +1099,7 @@ def nearest_pairs(point: np.ndarray, d2: np.ndarray, triangle: np.ndarray
 
 
 def _closest_candidates(point: np.ndarray, to_centroid: np.ndarray,
-                        spread: np.ndarray) -> np.ndarray:
+                        lower: np.ndarray) -> np.ndarray:
     """Which (point, triangle) pairs, grouped by point, may hold each point's closest
     triangle (a mask). A triangle's centroid is on it, and the triangle lies within `spread`
     of its centroid: the point is at most `to_centroid` from the triangle and at least
@@ -879,12 +1107,14 @@ def _closest_candidates(point: np.ndarray, to_centroid: np.ndarray,
     of the point's candidates is farther than another one (branch and bound). Every triangle
     at the nearest distance stays, so the contact (ties to the lowest index) is the one the
     full list gives. Near a 50k-triangle body (7 mm triangles) 22 candidates within reach
-    become 6."""
+    become 6. `lower`: to_centroid - spread."""
+    if len(point) == 0:
+        return np.zeros(0, dtype=bool)
     starts = np.flatnonzero(np.r_[True, point[1:] != point[:-1]])
     upper = np.minimum.reduceat(to_centroid, starts)
     group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(point)]))
     # A relative margin for the rounding of the two bounds: keeping one more is harmless.
-    return to_centroid - spread <= upper[group] * (1.0 + 1e-9)
+    return lower <= upper[group] * (1.0 + 1e-9)
 
 
 # Which corner (vertex regions) or edge slot (edge regions) a region names.

@@ -271,6 +271,111 @@ def test_push_out_substep_after_substep_on_a_moving_mesh_matches_full_queries():
         assert f._corners[0][0].size > 1000  # corners were kept and reused
 
 
+def _full_push(f, x, x_prev, radius, t0, t1, friction):
+    """One full-reach query's push (the reference `push_out` must equal bit for bit)."""
+    from waft.core.mesh_colliders import _friction
+
+    full = x.copy()
+    c = f.contacts(0, full, t0, t1)
+    penetration = radius[c.index] - c.distance
+    hit = penetration > 0.0
+    i = c.index[hit]
+    n = c.normal[hit]
+    full[i] = _friction(full[i] + n * penetration[hit, None], x_prev[i], n, penetration[hit],
+                        friction, c.surface_motion[hit])
+    return full
+
+
+def test_repeated_pushes_of_a_substep_reuse_their_candidates_and_match_full_queries(
+        monkeypatch):
+    """The strand solver pushes the same points four to six times a substep, each time moved
+    a little (`MeshField._kept_contacts`): the candidates found at the first push are kept and
+    only those that may still be the nearest are tested again. Points lying on the surface,
+    many of them on its vertices and edges (ties between triangles), on a mesh that moves and
+    grows, one that stands still: every push is the full-reach query's, bit for bit, and a
+    repeated push tests a fraction of the pairs."""
+    from waft.core import mesh_colliders
+
+    tested = []
+    closest = mesh_colliders.closest_on_triangle_rows
+
+    def counting(p, *corners):
+        tested.append(p.shape[1])
+        return closest(p, *corners)
+
+    monkeypatch.setattr(mesh_colliders, "closest_on_triangle_rows", counting)
+    vertices, tris = uv_sphere(0.3, 24, 48)
+    rng = np.random.default_rng(21)
+    N = 3000
+    on_vertex = vertices[rng.integers(len(vertices), size=N // 3)]
+    edge = tris[rng.integers(len(tris), size=N // 3), :2]
+    on_edge = 0.5 * (vertices[edge[:, 0]] + vertices[edge[:, 1]])
+    d = rng.normal(size=(N - 2 * (N // 3), 3))
+    on_face = 0.3 * d / np.linalg.norm(d, axis=1)[:, None]
+    surface = np.concatenate([on_vertex, on_edge, on_face])
+    out = surface / np.linalg.norm(surface, axis=1)[:, None]
+    radius = np.full(N, 0.005)
+    for frames in ([vertices + (0.0, 0.0, 0.002 * k) for k in range(4)],
+                   [vertices * (1.0 + 0.01 * k) for k in range(4)], [vertices] * 4):
+        f = field(frames, tris, friction=0.3, depth=0.02, radius=0.005, fps=120.0)
+        start = surface + out * rng.uniform(-0.004, 0.006, size=(N, 1))
+        for n in range(6):  # 240 Hz substeps
+            t0, t1 = n / 240.0, (n + 1) / 240.0
+            x_prev = start.copy()
+            x = start + rng.normal(scale=0.001, size=start.shape)
+            for _ in range(5):  # the collider passes of one substep
+                tested.clear()
+                staged = x.copy()
+                f.push_out(staged, x_prev, radius, t0, t1)
+                pushes = sum(tested)
+                np.testing.assert_array_equal(staged, _full_push(f, x, x_prev, radius, t0,
+                                                                 t1, 0.3))
+                x_last = x
+                x = staged + rng.normal(scale=2e-5, size=x.shape)
+            start = x
+            if n:  # once resting (the first substep pushes points out by millimetres): the
+                # last push, its points moved 20 um since the one before, against the same
+                # push by a field that has not seen them (the old code at every push)
+                tested.clear()
+                field(frames, tris, friction=0.3, depth=0.02, radius=0.005,
+                      fps=120.0).push_out(x_last.copy(), x_prev, radius, t0, t1)
+                assert pushes < 0.4 * sum(tested)
+
+
+def test_points_far_from_the_mesh_are_not_queried_again_while_they_are_far(monkeypatch):
+    """A point far from the body (hair hanging away from it) is surely out of reach while it
+    has moved less than its distance from the mesh's box less the reach: `push_out` leaves it
+    out of the next queries (the old code asked it again once it had moved a few mm). The
+    pushes are still the full query's."""
+    vertices, tris = uv_sphere(0.3, 16, 32)
+    f = field([vertices] * 3, tris, depth=0.02, radius=0.005, fps=24.0)
+    rng = np.random.default_rng(22)
+    d = rng.normal(size=(2000, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    near = d[:1000] * 0.303
+    far = rng.uniform((-0.3, -0.3, 0.45), (0.3, 0.3, 0.8), size=(1000, 3))  # above the head
+    x = np.concatenate([near, far])
+    radius = np.full(2000, 0.005)
+    asked = []
+    staged_query = MeshField.staged_query
+
+    def counting(self, m, points, *args, **kwargs):
+        asked.append(len(points))
+        return staged_query(self, m, points, *args, **kwargs)
+
+    monkeypatch.setattr(MeshField, "staged_query", counting)
+    for n in range(4):
+        x_prev = x.copy()
+        x = x + (0.0, 0.0, -0.01)  # falling 1 cm a push
+        staged = x.copy()
+        f.push_out(staged, x_prev, radius, n / 240.0, (n + 1) / 240.0)
+        np.testing.assert_array_equal(staged, _full_push(f, x, x_prev, radius, n / 240.0,
+                                                         (n + 1) / 240.0, 0.0))
+        x = staged
+    assert asked[0] == 2000
+    assert max(asked[1:]) <= 1000  # the near half only
+
+
 # --------------------------------------------------------------------------------------------
 # In the strand solver (bone chains and hair guides).
 
