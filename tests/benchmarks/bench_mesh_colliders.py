@@ -61,8 +61,11 @@ def query_case(points: int, rings: int, segments: int, repeat: int) -> dict:
     r = np.full(points, radius)
     def push():
         # One push of points the field has not seen: it keeps each point's clearance from its
-        # last push and skips the points surely clear of the body at the next.
+        # last push and skips the points surely clear of the body at the next, and its near
+        # query keeps each point's candidate triangles.
         getattr(field, "_history", {}).clear()
+        for f in (field, *(getattr(field, "_stages", None) or ())):
+            getattr(f, "_kept", {}).clear()
         field.push_out(x.copy(), x, r, 0.0, 1 / 240)
 
     mesh_s = best(push, repeat)
