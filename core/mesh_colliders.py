@@ -638,8 +638,9 @@ class MeshField:
         beyond the reach (their corner inside, or found nowhere within the corner reach: on
         either side). The others it left out are outside. `ids`, `owners`: as for
         `contacts` (the near query keeps its candidates). `outside` (N,): how far outside
-        each point is known to be (from an earlier query; not positive: unknown): a point the
-        near query leaves out and known to be outside needs no corner."""
+        each point was at an earlier query less how far it (and the mesh) has moved since
+        (-inf: unknown): a point the near query leaves out and known to be outside needs no
+        corner."""
         near_field, corner_field = self._staged()
         near = near_field.contacts(m, points, t_start, t_end, ids=ids, owners=owners)
         g = float(near_field.reach[m])
@@ -649,7 +650,11 @@ class MeshField:
         unresolved = np.ones(len(points), dtype=bool)
         unresolved[near.index] = False
         if outside is not None:
-            known = unresolved & (outside > 0.0)
+            # Outside by o at its last query, it is now outside if it has moved (the mesh with
+            # it) less than o + g: the ball of radius o about where it was, clear of the
+            # surface, meets the ball of radius g about where it is, clear too (the near query
+            # did not find it).
+            known = unresolved & (outside > -g)
             clearance[known] = np.maximum(g, outside[known])
             unresolved &= ~known
         if ids is not None:
