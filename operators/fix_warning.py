@@ -8,6 +8,7 @@ from ..addon.cloth import warnings as cloth_warnings
 from ..addon.cloth.reading import is_cage
 from ..addon.ragdoll import warnings as ragdoll_warnings
 from ..addon.ragdoll.create import fit_limits_to_animation
+from ..addon.ragdoll.takes import RIG_ACTIONS, SCOPE_ITEMS, TABLE, fit_takes
 from ..addon.reading import collider_kind
 from ..addon.strands import warnings
 from ..core.colliders import ColliderKind
@@ -31,8 +32,8 @@ class WAFT_OT_fix_warning(bpy.types.Operator):
             (warnings.FIX_SPACE_BONE, "Use as Space Bone",
              "Measure World Motion in the space of the bone that carries the character"),
             (ragdoll_warnings.FIX_FIT_LIMITS, "Fit Limits to Animation",
-             "Widen the ragdoll's joint limits so its animation over the scene's frame range "
-             "stays inside them"),
+             "Widen the ragdoll's joint limits so its animations stay inside them, as Create "
+             "Waft Ragdoll does (Fit Limits To)"),
             (ragdoll_warnings.FIX_GROUND_RADIUS, "Fit Radius to Ground",
              "Give each ragdoll body inside the ground at this frame the radius that just "
              "touches it")),
@@ -40,6 +41,11 @@ class WAFT_OT_fix_warning(bpy.types.Operator):
     armature: bpy.props.StringProperty(name="Armature", options={'SKIP_SAVE'},
                                        description="The armature, or the cloth cage")
     target: bpy.props.StringProperty(name="Target", options={'SKIP_SAVE'})
+    fit_limits: bpy.props.EnumProperty(
+        name="Fit Limits To", items=[item for item in SCOPE_ITEMS if item[0] != TABLE],
+        default=RIG_ACTIONS, options={'SKIP_SAVE'},
+        description="The animations Fit Limits to Animation widens the joint limits to (the "
+                    "choices of Create Waft Ragdoll)")
 
     def execute(self, context):
         scene = context.scene
@@ -54,10 +60,10 @@ class WAFT_OT_fix_warning(bpy.types.Operator):
             elif self.fix == ragdoll_warnings.FIX_FIT_LIMITS:
                 hung = ragdoll_warnings.jointed_bodies(ob)
                 names = [pb.name for pb in ob.pose.bones if pb.waft_ragdoll.body]
-                grown = fit_limits_to_animation(
-                    scene, ob, names, hung, range(scene.frame_start, scene.frame_end + 1))
+                takes = fit_takes(scene, ob, self.fit_limits)
+                grown = fit_limits_to_animation(scene, ob, names, hung, takes)
                 self.report({'INFO'}, f"Ragdoll '{ob.name}': {grown} joint limits widened to "
-                                      f"the animation")
+                                      f"{len(takes)} animations")
             elif self.fix == ragdoll_warnings.FIX_GROUND_RADIUS:
                 fitted = ragdoll_warnings.fit_radius_to_ground(scene, ob)
                 self.report({'INFO'}, f"Ragdoll '{ob.name}': {fitted} radii fitted to the "

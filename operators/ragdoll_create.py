@@ -21,14 +21,9 @@ from ..addon.ragdoll.create import (
     role_shares,
     welded_segment,
 )
+from ..addon.ragdoll.takes import RIG_ACTIONS, SCOPE_ITEMS, fit_takes, is_animated
 from ..core.errors import SetupError
 from .scope import ActiveArmature
-
-
-def _animated(ob) -> bool:
-    anim_data = ob.animation_data
-    return anim_data is not None and (anim_data.action is not None
-                                      or any(not t.mute for t in anim_data.nla_tracks))
 
 
 class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
@@ -53,11 +48,10 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
     replace: bpy.props.BoolProperty(
         name="Replace", default=True,
         description="Bones not chosen stop being bodies")
-    fit_to_animation: bpy.props.BoolProperty(
-        name="Fit Limits to Animation", default=True,
-        description="Widen each joint's limits to the range of motion the armature's animation "
-                    "uses over the scene's frame range, with 10° to spare, so the character's "
-                    "own animation never meets a limit (when the armature is animated)")
+    fit_limits: bpy.props.EnumProperty(
+        name="Fit Limits To", items=SCOPE_ITEMS, default=RIG_ACTIONS,
+        description="The animations each joint's limits are widened to, so the character's "
+                    "own animation never meets a limit")
 
     def draw(self, context):
         layout = self.layout
@@ -66,7 +60,7 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
             layout.prop_search(self, "bone_collection", context.active_object.data,
                                "collections_all")
         layout.prop(self, "replace")
-        layout.prop(self, "fit_to_animation")
+        layout.prop(self, "fit_limits")
 
     def execute(self, context):
         ob = context.active_object
@@ -109,13 +103,13 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
                            weld=welded_segment(ob, name, hung))
         ob.waft_ragdoll.enabled = True
         fitted = 0
-        if self.fit_to_animation and _animated(ob):
-            scene = context.scene
-            fitted = fit_limits_to_animation(scene, ob, names, hung,
-                                             range(scene.frame_start, scene.frame_end + 1))
+        takes = fit_takes(context.scene, ob, self.fit_limits) if is_animated(
+            ob, self.fit_limits) else []
+        if takes:
+            fitted = fit_limits_to_animation(context.scene, ob, names, hung, takes)
         self.report({'INFO'}, f"Ragdoll '{ob.name}': {len(names)} bodies, root '{names[0]}'"
-                              + (f"; {fitted} joint limits widened to the animation"
-                                 if fitted else ""))
+                              + (f"; {fitted} joint limits widened to {len(takes)} "
+                                 f"animations" if fitted else ""))
         overridden = constrained.overriding_constraints(ob, names)
         if overridden and context.scene.waft.constrained_bones != constrained.TURN_OFF:
             # Rigify's DEF bones copy the tweak bones: the baked ragdoll would not show.

@@ -11,8 +11,6 @@ import numpy as np
 from ...core.errors import SetupError
 from ...core.ragdoll.limits import fit_limits
 from ...core.rotations import quat_from_matrix, quat_multiply
-from ..preview import suspended
-from ..sampling import is_result_track, tracks_muted
 from .humanoid import (
     body_mass,
     defaults_for,
@@ -21,6 +19,7 @@ from .humanoid import (
     role_of,
     side_of,
 )
+from .takes import read_poses
 
 
 def body_parent(name: str, parents: dict[str, str | None], bodies) -> str | None:
@@ -221,28 +220,21 @@ def rest_relative(ob, children: list[str], parents: list[str]) -> np.ndarray:
     return quat_multiply(q_rest[k:] * np.array([1.0, -1.0, -1.0, -1.0]), q_rest[:k])
 
 
-def fit_limits_to_animation(scene, ob, names, hung: dict, frames) -> int:
-    """Widen the swing and twist limits of the bodies ``names`` so the armature's animation over
-    ``frames`` stays inside them with FIT_MARGIN_DEG to spare (``core.ragdoll.limits
-    .fit_limits``), reading the evaluated pose like the bake. ``hung``: bone → the body it
-    hangs from (``rigify_parents``). Returns how many bodies' limits grew."""
+def fit_limits_to_animation(scene, ob, names, hung: dict, takes) -> int:
+    """Widen the swing and twist limits of the bodies ``names`` so every take of ``takes``
+    (``takes.fit_takes``: the animation playing over the scene's frame range, each of the rig's
+    actions over its own) stays inside them with FIT_MARGIN_DEG to spare (``core.ragdoll.limits
+    .fit_limits``), reading the evaluated pose like the bake (``takes.read_poses``). ``hung``:
+    bone → the body it hangs from (``rigify_parents``). Returns how many bodies' limits grew."""
     welded = {n for n in names if ob.pose.bones[n].waft_ragdoll.weld and hung.get(n) in names}
     # a welded bone has no joint; a bone hanging from one is jointed to the body carrying it
     jointed = [n for n in names if hung.get(n) in names and n not in welded]
-    if not jointed:
+    if not jointed or not takes:
         return 0
     parents = [segment_head(hung[n], hung, welded) for n in jointed]
-    kept = scene.frame_current, scene.frame_subframe
-    pose = np.empty((len(frames), len(jointed) * 2, 4, 4))
-    # the animation's pose: never the live preview's, nor a ragdoll already baked over it
-    with suspended():
-        try:
-            with tracks_muted((ob,), is_result_track):
-                for i, frame in enumerate(frames):
-                    scene.frame_set(frame)
-                    pose[i] = [np.array(ob.pose.bones[n].matrix) for n in jointed + parents]
-        finally:
-            scene.frame_set(kept[0], subframe=kept[1])
+    pose = read_poses(scene, ob, jointed + parents, takes)
+    if not len(pose):
+        return 0
     q = bone_orientation(pose)
     k = len(jointed)
     bodies = [ob.pose.bones[n].waft_ragdoll for n in jointed]

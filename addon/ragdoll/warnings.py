@@ -5,8 +5,9 @@
   tweak bones): fix = *Constrained Bones › Turn Off for Result*, as for bone chains;
 - **the animation outside a joint's limits** at this frame: the limits hold the body away from
   its own animation, so the bake pops it back inside on its first substep and the motor then
-  fights the limit all shot: fix = *Fit Limits to Animation* (the scene's frame range, with the
-  margin *Create Waft Ragdoll* uses, ``create.fit_limits_to_animation``);
+  fights the limit all shot: fix = *Fit Limits to Animation* (the animations *Create Waft
+  Ragdoll* fits to, its *Fit Limits To* choices, ``takes.fit_takes``: by default every action
+  of the rig, with the margin ``create.fit_limits_to_animation`` uses);
 - **capsules inside the ground** at this frame: a body whose capsule reaches below Ground
   Height is pushed out on the bake's first substep, a jump (a Rigify foot's humanoid radius,
   4.8 cm round a bone whose tail is 1.7 cm above the sole, jumped 30 mm), and a driven body is

@@ -4,6 +4,7 @@ animate it and read the played-back pose. Shared by the ragdoll tests and bench_
 
 from __future__ import annotations
 
+import importlib
 import math
 
 import bpy
@@ -134,3 +135,34 @@ def angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     rel = np.swapaxes(a, -1, -2) @ b
     cos = (np.trace(rel, axis1=-2, axis2=-1) - 1.0) / 2.0
     return np.arccos(np.clip(cos, -1.0, 1.0))
+
+
+def limits_exceeded_deg(scene, rig, frames, waft_name) -> float:
+    """The most any jointed body of ``rig`` is outside its limits over ``frames`` (degrees),
+    measured as the panel's warning does (``ragdoll/warnings.py``: the widening its swing or
+    twist range would need, margin 0)."""
+    create = importlib.import_module(waft_name + ".addon.ragdoll.create")
+    warnings = importlib.import_module(waft_name + ".addon.ragdoll.warnings")
+    limits = importlib.import_module(waft_name + ".core.ragdoll.limits")
+    hung = warnings.jointed_bodies(rig)
+    children, parents = list(hung), list(hung.values())
+    bodies = [rig.pose.bones[n].waft_ragdoll for n in children]
+    swing = np.array([tuple(b.swing_limit) for b in bodies])
+    twist = np.array([tuple(b.twist_limit) for b in bodies])
+    center = np.array([tuple(b.swing_center) for b in bodies])
+    relative = create.rest_relative(rig, children, parents)
+    worst = 0.0
+    for frame in frames:
+        scene.frame_set(frame)
+        q = create.bone_orientation(np.array([np.array(rig.pose.bones[n].matrix)
+                                              for n in children + parents]))
+        k = len(children)
+        new_swing, new_twist, new_center = limits.fit_limits(
+            q_child=q[None, :k], q_parent=q[None, k:], rest_relative=relative,
+            swing_limit=swing, twist_limit=twist, margin=0.0, swing_center=center)
+        ends = np.abs(np.concatenate((new_center - new_swing - (center - swing),
+                                      new_center + new_swing - (center + swing)), axis=1))
+        ends = np.where(np.isfinite(ends), ends, 0.0)
+        grow = np.maximum(ends.max(axis=1), np.abs(new_twist - twist).max(axis=1))
+        worst = max(worst, math.degrees(float(grow.max())))
+    return worst

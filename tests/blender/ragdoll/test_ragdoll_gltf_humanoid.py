@@ -12,6 +12,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 import pytest
+import ragdoll_rigs as rigs
 
 ASSET = (Path(__file__).resolve().parents[4] / "shared" / "assets" / "godot_skel_bone_2025"
          / "skel_bone_2025.glb")
@@ -46,7 +47,7 @@ def test_elbows_and_knees_are_one_sided_hinges_about_the_rigs_own_axis(scene, wa
     one way only: a symmetric cone about X clamped the elbows at 15° and the Physical Animation
     preset then held the head 47 cm off the walk."""
     bpy.ops.object.mode_set(mode='POSE')
-    assert bpy.ops.waft.ragdoll_create(source='HUMANOID', fit_to_animation=False) == {'FINISHED'}
+    assert bpy.ops.waft.ragdoll_create(source='HUMANOID', fit_limits='NONE') == {'FINISHED'}
     bpy.ops.object.mode_set(mode='OBJECT')
     create = importlib.import_module(waft_module_name + ".addon.ragdoll.create")
     limits = importlib.import_module(waft_module_name + ".core.ragdoll.limits")
@@ -74,3 +75,112 @@ def test_elbows_and_knees_are_one_sided_hinges_about_the_rigs_own_axis(scene, wa
         way = 1.0 if bend.mean() > 0 else -1.0
         assert math.degrees(max(way * low, way * high)) == pytest.approx(145.0)
         assert math.degrees(min(way * low, way * high)) == pytest.approx(-10.0)
+
+
+def _frames(action) -> range:
+    start, end = action.frame_range
+    return range(math.floor(start), math.ceil(end) + 1)
+
+
+def _play_alone(rig, action) -> None:
+    """What a user does to switch clips: make ``action`` the active one (the importer's NLA
+    tracks stay muted under it)."""
+    anim_data = rig.animation_data
+    anim_data.action = action
+    if hasattr(anim_data, "action_slot"):
+        anim_data.action_slot = action.slots[0]
+
+
+def test_every_animation_of_the_rig_is_inside_its_limits(scene, walker, waft_module_name):
+    """Create (its default, Fit Limits To › Rig's Actions) on the glTF humanoid with the walk
+    playing: each of its 31 actions, played alone as a user switching clips would, stays
+    inside every joint's limits at every frame (within 1°). Fitted to the walk alone (before,
+    and Fit Limits To › Current Animation), 19 of the other 30 left them, jump_1 by 57°."""
+    actions = list(bpy.data.actions)
+    assert len(actions) == 31
+    assert all(t.mute for t in walker.animation_data.nla_tracks)
+    bpy.ops.object.mode_set(mode='POSE')
+    assert bpy.ops.waft.ragdoll_create(source='HUMANOID') == {'FINISHED'}
+    bpy.ops.object.mode_set(mode='OBJECT')
+    outside = {}
+    for action in actions:
+        _play_alone(walker, action)
+        worst = rigs.limits_exceeded_deg(scene, walker, _frames(action), waft_module_name)
+        if worst > 1.0:
+            outside[action.name] = round(worst, 1)
+    assert not outside, outside
+
+
+def _rna_values(struct) -> dict:
+    """Every plain property of ``struct`` (pointers by name), for a bitwise comparison."""
+    out = {}
+    for prop in struct.bl_rna.properties:
+        if prop.identifier == "rna_type" or prop.type == 'COLLECTION':
+            continue
+        value = getattr(struct, prop.identifier)
+        if prop.type == 'POINTER':
+            value = getattr(value, "name", getattr(value, "identifier", repr(value)))
+        elif getattr(prop, "is_array", False):
+            value = tuple(np.array(value).ravel().tolist())
+        out[prop.identifier] = value
+    return out
+
+
+def _state(scene, rig) -> dict:
+    """The user's animation state: the active action and its settings, every NLA track and
+    strip, every pose channel and the object's own (as float32 bytes), the frame."""
+    anim_data = rig.animation_data
+    channels = {}
+    for name in ("location", "rotation_quaternion", "rotation_euler", "scale"):
+        size = len(getattr(rig.pose.bones[0], name))
+        values = np.empty(len(rig.pose.bones) * size, dtype=np.float32)
+        rig.pose.bones.foreach_get(name, values)
+        channels[name] = values.tobytes()
+    return {
+        "anim_data": _rna_values(anim_data),
+        "tracks": [(_rna_values(t), [_rna_values(s) for s in t.strips])
+                   for t in anim_data.nla_tracks],
+        "channels": channels,
+        "object": np.array([*rig.location, *rig.rotation_euler, *rig.scale],
+                           dtype=np.float32).tobytes(),
+        "users": {a.name: a.users for a in bpy.data.actions},
+        "frame": (scene.frame_current, scene.frame_subframe),
+    }
+
+
+def test_create_gives_the_animation_state_back_bit_for_bit(scene, walker):
+    """Reading every action plays each alone for a moment; afterwards the active action, its
+    slot, the NLA tracks' mute/solo/influence, every pose channel (a bone posed by hand too,
+    and one only another action keys) and the frame are exactly as before, and undo gives the
+    setup back."""
+    anim_data = walker.animation_data
+    anim_data.action_influence, anim_data.action_blend_type = 0.75, 'COMBINE'
+    tracks = anim_data.nla_tracks
+    tracks["hmd-neutral"].mute = False
+    tracks["hmd-neutral"].strips[0].influence = 0.5
+    tracks["hmd-jump_1"].is_solo = True
+    # a channel only another clip keys (the object's height), set by hand: playing that clip
+    # leaves its value there, which going back to the frame does not undo
+    _curves(bpy.data.actions["fistAnim"]).new("location", index=2).keyframe_points.insert(
+        1.0, -0.5)
+    walker.location.z = 0.125
+    walker.pose.bones["head"].scale = (1.0, 1.5, 1.0)  # posed by hand, keyed by no clip
+    scene.frame_set(7, subframe=0.25)
+    before, name = _state(scene, walker), walker.name
+    bpy.ops.object.mode_set(mode='POSE')
+    bpy.ops.ed.undo_push(message="before Create")
+    assert bpy.ops.waft.ragdoll_create(source='HUMANOID') == {'FINISHED'}
+    assert walker.pose.bones["hips"].waft_ragdoll.body
+    assert _state(scene, walker) == before
+    bpy.ops.ed.undo_push(message="Create")
+    bpy.ops.ed.undo()
+    rig = bpy.context.scene.objects[name]
+    assert not any(pb.waft_ragdoll.body for pb in rig.pose.bones)
+    assert _state(bpy.context.scene, rig) == before
+
+
+def _curves(action):
+    """Where an action's F-curves for its (only) slot go: its channelbag (4.4+), else itself."""
+    if not hasattr(action, "layers"):
+        return action.fcurves
+    return action.layers[0].strips[0].channelbag(action.slots[0], ensure=True).fcurves

@@ -211,7 +211,7 @@ def _limit_violations(scene, ob, frames) -> float:
     return worst
 
 
-@pytest.mark.parametrize("fit", [False, True, None])
+@pytest.mark.parametrize("fit", ["NONE", "CURRENT", "RIG_ACTIONS", None])
 def test_create_fits_limits_to_the_animation(scene, fit):
     """None: the operator's default, which fits (the character's own animation is inside)."""
     ob = _bare_rig(scene)
@@ -219,13 +219,65 @@ def test_create_fits_limits_to_the_animation(scene, fit):
     scene.frame_start, scene.frame_end = frames[0], frames[-1]
     rigs.animate_wave(ob, frames, amplitude=1.4)  # arms and legs far past humanoid limits
     _pose_mode(ob)
-    options = {} if fit is None else {"fit_to_animation": fit}
+    options = {} if fit is None else {"fit_limits": fit}
     assert bpy.ops.waft.ragdoll_create(source="HUMANOID", **options) == {'FINISHED'}
     worst = _limit_violations(scene, ob, frames)
-    if fit is not False:
+    if fit != "NONE":
         assert worst == 0.0  # the character's own animation never meets a limit
     else:
         assert worst > 0.2  # the humanoid defaults alone would fight this animation
+
+
+MIXAMO = {"hips": "Hips", "spine": "Spine", "chest": "Spine2", "neck": "Neck", "head": "Head"}
+for _side, _word in (("L", "Left"), ("R", "Right")):
+    MIXAMO.update({f"upper_arm.{_side}": f"{_word}Arm", f"forearm.{_side}": f"{_word}ForeArm",
+                   f"hand.{_side}": f"{_word}Hand", f"thigh.{_side}": f"{_word}UpLeg",
+                   f"shin.{_side}": f"{_word}Leg", f"foot.{_side}": f"{_word}Foot"})
+
+
+def _stash(ob, name: str):
+    """Put ``ob``'s active action on a muted NLA track of its own, as Blender's Stash does
+    (and the glTF importer does with every clip but the first), and give it ``name``."""
+    anim_data = ob.animation_data
+    action = anim_data.action
+    action.name = name
+    track = anim_data.nla_tracks.new()
+    track.name = "[Action Stash]"
+    track.strips.new(name, int(action.frame_range[0]), action)
+    track.mute = True
+    anim_data.action = None
+    return action
+
+
+@pytest.mark.parametrize("fit", ["CURRENT", "RIG_ACTIONS"])
+def test_a_mixamo_rigs_stashed_animation_is_inside_the_limits(scene, waft_module_name, fit):
+    """A Mixamo-named rig plays a calm wave and has a wild one stashed (a muted NLA track):
+    Create's default (Rig's Actions) fits both, so switching to the stashed one meets no limit;
+    fitted to the current animation alone, the stashed one is 40-odd degrees outside."""
+    ob = _bare_rig(scene)
+    frames = range(1, 25)
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
+    rigs.animate_wave(ob, frames, amplitude=1.4)  # arms and legs far past humanoid limits
+    wild = _stash(ob, "Wild")
+    rigs.animate_wave(ob, frames, amplitude=0.3)
+    calm = ob.animation_data.action
+    for old, new in MIXAMO.items():  # Blender renames the channels of every action with them
+        ob.data.bones[old].name = "mixamorig:" + new
+    _pose_mode(ob)
+    assert bpy.ops.waft.ragdoll_create(source="HUMANOID", fit_limits=fit) == {'FINISHED'}
+    assert ob.pose.bones["mixamorig:LeftForeArm"].waft_ragdoll.body
+    assert rigs.limits_exceeded_deg(scene, ob, frames, waft_module_name) < 1.0
+    ob.animation_data.action = wild
+    if hasattr(ob.animation_data, "action_slot"):
+        ob.animation_data.action_slot = wild.slots[0]
+    assert any(fc.data_path.startswith('pose.bones["mixamorig:')
+               for fc in waft_rigs.action_fcurves(wild) if "Hips" in fc.data_path)
+    exceeded = rigs.limits_exceeded_deg(scene, ob, frames, waft_module_name)
+    if fit == "RIG_ACTIONS":
+        assert exceeded < 1.0
+    else:
+        assert exceeded > 20.0
+    ob.animation_data.action = calm
 
 
 def test_create_rejects_separate_trees(scene):

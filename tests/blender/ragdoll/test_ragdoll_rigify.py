@@ -207,6 +207,55 @@ def test_an_animated_rigify_human_meets_no_limit_and_its_segments_play_the_anima
     assert np.abs(played - animation).max() < 1e-3  # positions (m) and axes, twist included
 
 
+def test_a_rigify_humans_stashed_animation_is_inside_the_limits(scene, rig, waft_module_name):
+    """A Rigify human idles (its torso bobbing) and has its FK flexing animation stashed (a
+    muted NLA track, as Blender's Stash leaves it). Create's default (Fit Limits To › Rig's
+    Actions) reads the stashed one too, through Rigify's constraints (the DEF bones follow the
+    FK controls), so playing it meets no limit; fitted to the idle alone it does."""
+    import ragdoll_rigs as rigs
+
+    frames = range(1, 25)
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
+    _animate_fk(rig, frames)
+    anim_data = rig.animation_data
+    flex = anim_data.action
+    flex.name = "Flex"
+    track = anim_data.nla_tracks.new()
+    track.name = "[Action Stash]"
+    track.strips.new(flex.name, frames[0], flex)
+    track.mute = True
+    anim_data.action = None
+    for pb in rig.pose.bones:  # the idle: the FK controls at rest, the torso bobbing
+        if pb.name.split(".")[0] in ("forearm_fk", "shin_fk", "hand_fk", "thigh_fk",
+                                     "upper_arm_fk"):
+            pb.rotation_euler = (0.0, 0.0, 0.0)
+    for frame in frames:
+        rig.pose.bones["torso"].location = (0.0, 0.0, 0.02 * np.sin(frame / 4.0))
+        rig.pose.bones["torso"].keyframe_insert("location", frame=frame)
+    idle = anim_data.action
+
+    def play(action):
+        anim_data.action = action
+        if hasattr(anim_data, "action_slot"):
+            anim_data.action_slot = action.slots[0]
+
+    def outside(action) -> float:
+        play(action)
+        return rigs.limits_exceeded_deg(scene, rig, frames, waft_module_name)
+
+    for fit in ("CURRENT", "RIG_ACTIONS"):
+        play(idle)
+        bpy.ops.object.mode_set(mode='POSE')
+        assert bpy.ops.waft.ragdoll_create(source='HUMANOID', fit_limits=fit) == {'FINISHED'}
+        bpy.ops.object.mode_set(mode='OBJECT')
+        assert anim_data.action == idle and track.mute  # as the user left them
+        found = {"idle": outside(idle), "flex": outside(flex)}
+        if fit == "CURRENT":
+            assert found["idle"] < 1.0 and found["flex"] > 5.0, found
+        else:
+            assert max(found.values()) < 1.0, found
+
+
 def _poses(scene, rig, names, frames) -> np.ndarray:
     """(F, N, 4, 4) world matrices of the bones ``names``."""
     out = np.empty((len(frames), len(names), 4, 4))
