@@ -1171,3 +1171,165 @@ MESSAGES.update({
         "毛束数 × ポイント数 × フレーム数に比例)",
         "存储每一帧每根发丝的每个点 (与预览的发丝完全一致；文件大小随发丝数 × 点数 × 帧数增长)"),
 })
+
+
+# Operator options (their redo panels): tools/ui_strings.py reads an operator's own
+# properties from bpy.ops (the class's RNA has none, so these were never listed).
+MESSAGES.update({
+    "A bone on every n-th column (Alan Wake: 2)": (
+        "n 列ごとにボーンを 1 本 (Alan Wake: 2)",
+        "每 n 列一根骨骼 (Alan Wake: 2)"),
+    "A bone on every n-th row (Alan Wake: 1)": (
+        "n 行ごとにボーンを 1 本 (Alan Wake: 1)",
+        "每 n 行一根骨骼 (Alan Wake: 1)"),
+    "Action": ("操作", "操作"),
+    "Active": ("アクティブ", "活动项"),
+    "Add": ("追加", "添加"),
+    "All Setups": ("すべてのセットアップ", "所有设置"),
+    "Apply to the selected bodies only (the armature settings still change)": (
+        "選択したボディにのみ適用 (アーマチュアの設定は変わります)",
+        "仅应用于选中的身体 (骨架设置仍会更改)"),
+    "Bone Collection": ("ボーンコレクション", "骨骼集合"),
+    "Bones not chosen stop being bodies": (
+        "選ばれなかったボーンはボディでなくなります",
+        "未选中的骨骼不再是身体"),
+    "Capsule radius at both ends": ("両端のカプセル半径", "两端的胶囊体半径"),
+    "Column Step": ("列の間隔", "列间隔"),
+    "Create on Grid": ("グリッド上に作成", "在网格上创建"),
+    "Current Animation": ("現在のアニメーション", "当前动画"),
+    "Each selected bone whose parent is not selected starts a rod": (
+        "親が選択されていない選択ボーンがそれぞれロッドの始点になります",
+        "父级未选中的每根选中骨骼都作为一根杆的起点"),
+    "Every Waft setup in the scene": (
+        "シーン内のすべての Waft セットアップ",
+        "场景中的所有 Waft 设置"),
+    "Every bone of a bone collection (a rig's deform layer, whatever its bones are called); "
+    "humanoid names still get humanoid capsules and limits": (
+        "ボーンコレクションのすべてのボーン (ボーン名に関係なくリグの変形レイヤー)。人体の名前"
+        "のボーンには人体のカプセルと制限が付きます",
+        "骨骼集合中的所有骨骼 (绑定的变形层，无论骨骼如何命名)；人体名称的骨骼仍获得人体胶囊体"
+        "和限制"),
+    "Every bone with a humanoid name (hips, spine, chest, neck, head, shoulders, arms, hands, "
+    "legs, feet); the deforming ones when there are (a Rigify rig's DEF bones)": (
+        "人体の名前を持つすべてのボーン (腰、背骨、胸、首、頭、肩、腕、手、脚、足)。変形ボーン"
+        "があればそれら (Rigify リグの DEF ボーン)",
+        "所有具有人体名称的骨骼 (髋、脊柱、胸、颈、头、肩、手臂、手、腿、脚)；有变形骨骼时只取"
+        "变形骨骼 (Rigify 绑定的 DEF 骨骼)"),
+    "File Path": ("ファイルパス", "文件路径"),
+    "Fit Limits To": ("制限を合わせる対象", "限制适配对象"),
+    "Fit Limits to Animation": ("制限をアニメーションに合わせる", "使限制适配动画"),
+    "Fit Radius to Ground": ("半径を地面に合わせる", "使半径适配地面"),
+    "Fix": ("修正", "修复"),
+    "Format": ("形式", "格式"),
+    "Give each ragdoll body inside the ground at this frame the radius that just touches it": (
+        "このフレームで地面に入り込んでいる各ラグドールボディの半径を、地面にちょうど接する大きさ"
+        "にします",
+        "将此帧中陷入地面的每个布娃娃身体的半径设为恰好接触地面的大小"),
+    "Humanoid": ("人体", "人体"),
+    "JSON, binary buffers and textures apart": (
+        "JSON、バイナリバッファ、テクスチャを別々に",
+        "JSON、二进制缓冲区和纹理分开存放"),
+    "Keep the humanoid table's limits; an animation that goes past them is pushed back inside "
+    "by the bake": (
+        "人体の表の制限をそのまま使います。制限を超えるアニメーションはベイクで内側に押し戻されま"
+        "す",
+        "保留人体表中的限制；超出限制的动画会在烘焙时被推回限制之内"),
+    "Key the overriding constraints' influence to 0 in Waft's result": (
+        "上書きするコンストレイントの影響を Waft の結果で 0 にキーします",
+        "在 Waft 的结果中将覆盖性约束的影响键为 0"),
+    "Map Nearest": ("最も近い頂点に対応付け", "映射到最近顶点"),
+    "Map existing bones to the vertex nearest their head": (
+        "既存のボーンをヘッドに最も近い頂点に対応付けます",
+        "将现有骨骼映射到离其头部最近的顶点"),
+    "Measure World Motion in the space of the bone that carries the character": (
+        "キャラクターを運ぶボーンの空間でワールド移動を測ります",
+        "在带动角色的骨骼空间中测量世界运动"),
+    "New bones along the cage's columns (every Row Step-th row but the last, every Column "
+    "Step-th column), parented to Parent Bone": (
+        "ケージの列に沿った新しいボーン (最後を除く「行の間隔」ごとの行、「列の間隔」ごとの列)"
+        "。親ボーンの子になります",
+        "沿笼网格各列的新骨骼 (除最后一行外每隔“行间隔”行、每隔“列间隔”列)，父级为“父骨骼"
+        "”"),
+    "None (Table Limits)": ("なし (表の制限)", "无 (表中限制)"),
+    "One file with everything in it": ("すべてを含む 1 つのファイル", "包含全部内容的单个文件"),
+    "Only Selected": ("選択のみ", "仅选中项"),
+    "Only the setups of the active object (armature, cage or guide curves)": (
+        "アクティブオブジェクト (アーマチュア、ケージ、ガイドカーブ) のセットアップのみ",
+        "仅活动物体 (骨架、笼网格或引导曲线) 的设置"),
+    "Parent Bone": ("親ボーン", "父骨骼"),
+    "Parent of the created bones (empty: the bone the pinned vertices are weighted to most)": (
+        "作成するボーンの親 (空欄: 固定頂点のウェイトが最も大きいボーン)",
+        "所创建骨骼的父级 (留空: 固定顶点权重最大的骨骼)"),
+    "Prefix": ("接頭辞", "前缀"),
+    "Remove the rods that start at a selected bone": (
+        "選択したボーンから始まるロッドを削除します",
+        "移除从选中骨骼开始的杆"),
+    "Replace": ("置き換え", "替换"),
+    "Rig's Actions": ("リグのアクション", "绑定的动作"),
+    "Row Step": ("行の間隔", "行间隔"),
+    "Scope": ("範囲", "范围"),
+    "Selected": ("選択", "选中项"),
+    "Shrink Collider": ("コライダーを縮小", "缩小碰撞体"),
+    "Shrink the collider about its origin (a plane: move it back) until the chain or the cage "
+    "is clear of it": (
+        "チェーンやケージが離れるまで、コライダーを原点を中心に縮小します (平面の場合は後ろに下"
+        "げます)",
+        "以原点为中心缩小碰撞体 (平面则向后移动)，直到骨链或笼网格不再与其重叠"),
+    "Simulate the selected bones": ("選択したボーンをシミュレーションします", "模拟选中的骨骼"),
+    "Sphere radius, box half-extent, capsule half-length (its segment along local Z) or the "
+    "drawn half-width of a plane": (
+        "球の半径、ボックスの半分の大きさ、カプセルの半分の長さ (ローカル Z 方向の線分)、ま"
+        "たは平面の表示上の半幅",
+        "球体半径、盒体半边长、胶囊体半长 (沿局部 Z 的线段) 或平面绘制的半宽"),
+    "Stop simulating the selected bones": (
+        "選択したボーンのシミュレーションをやめます",
+        "停止模拟选中的骨骼"),
+    "Target": ("ターゲット", "目标"),
+    "The animations Fit Limits to Animation widens the joint limits to (the choices of Create "
+    "Waft Ragdoll)": (
+        "「制限をアニメーションに合わせる」が関節の制限を広げる対象のアニメーション (Waft "
+        "ラグドールを作成と同じ選択肢)",
+        "“使限制适配动画”据以放宽关节限制的动画 (与“创建 Waft 布娃娃”的选项相同)"),
+    "The animations each joint's limits are widened to, so the character's own animation never "
+    "meets a limit": (
+        "各関節の制限を広げて合わせるアニメーション。キャラクター自身のアニメーションが制限に当た"
+        "らないようにします",
+        "放宽各关节限制所依据的动画，使角色自己的动画永远不会碰到限制"),
+    "The armature, or the cloth cage": ("アーマチュア、またはクロスのケージ", "骨架或布料笼网格"),
+    "The bone collection whose bones become bodies": (
+        "ボーンがボディになるボーンコレクション",
+        "其骨骼成为身体的骨骼集合"),
+    "The selected pose bones": ("選択したポーズボーン", "选中的姿态骨骼"),
+    "Use as Space Bone": ("空間ボーンとして使用", "用作空间骨骼"),
+    "Vertex group of the pinned vertices (empty: keep the cage's, else 'Pin')": (
+        "固定頂点の頂点グループ (空欄: ケージのものを維持、なければ 'Pin')",
+        "固定顶点的顶点组 (留空: 保留笼网格的，否则为 'Pin')"),
+    "Widen each joint's limits to every animation of the armature, with 10° to spare: the one "
+    "playing over the scene's frame range, and each action of its NLA tracks (muted and "
+    "stashed ones too) over its own frame range, so switching to another of the character's "
+    "animations meets no limit either": (
+        "アーマチュアのすべてのアニメーションに合わせて各関節の制限を 10° の余裕を持って広げ"
+        "ます: 再生中のものはシーンのフレーム範囲で、NLA トラックの各アクション (ミュート"
+        "中・退避済みのものも) はそれぞれのフレーム範囲で。キャラクターの別のアニメーションに切"
+        "り替えても制限に当たりません",
+        "按骨架的所有动画放宽各关节限制并留 10° 余量: 正在播放的动画取场景帧范围，NLA "
+        "轨道上的每个动作 (包括静音和暂存的) 取其自身帧范围；切换到角色的其他动画也不会碰到限"
+        "制"),
+    "Widen each joint's limits to the animation playing now over the scene's frame range, with "
+    "10° to spare": (
+        "シーンのフレーム範囲で再生中のアニメーションに合わせて、各関節の制限を 10° の余裕を"
+        "持って広げます",
+        "按当前在场景帧范围内播放的动画放宽各关节限制，并留 10° 余量"),
+    "Widen the ragdoll's joint limits so its animations stay inside them, as Create Waft "
+    "Ragdoll does (Fit Limits To)": (
+        "Waft ラグドールを作成と同様に (制限を合わせる対象)、アニメーションが収まるようラ"
+        "グドールの関節の制限を広げます",
+        "像“创建 Waft 布娃娃”一样 (限制适配对象) 放宽布娃娃的关节限制，使其动画保持在"
+        "限制之内"),
+    "glTF Binary (.glb)": (
+        "glTF バイナリ (.glb)",
+        "glTF 二进制 (.glb)"),
+    "glTF Separate (.gltf + .bin)": (
+        "glTF 分割 (.gltf + .bin)",
+        "glTF 分离 (.gltf + .bin)"),
+})

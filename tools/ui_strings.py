@@ -9,7 +9,8 @@ coverage test and tools/missing_translations.py. Needs bpy with Waft enabled::
 Looked at: each operator's, panel's and menu's label and tooltip (``bl_description`` or the
 docstring), the name, description and enum items of every property Waft defines on them, and
 every property group reached from a ``waft…`` property of an object, bone, scene, armature or
-mesh (nested groups too). Properties Blender itself defines on the base types (an operator's
+mesh (nested groups too; an operator's own properties come from ``bpy.ops``: its class's RNA
+has none). Properties Blender itself defines on the base types (an operator's
 ``bl_idname``, a panel's region type) and unnamed internal ones are not Waft's words.
 """
 
@@ -75,6 +76,14 @@ def registered_texts(module_name: str) -> list[tuple[str, str]]:
             if prop.identifier in base or prop.name in ("", prop.identifier):
                 continue
             texts += _property_texts(f"{name}.{prop.identifier}", prop)
+    # An operator's own properties (its redo panel and its options), not the ones it takes
+    # from Blender's helpers (ExportHelper's file path, AddPresetBase's preset name)
+    for name, cls in _waft_operators(module_name):
+        rna = _operator_rna(cls)
+        for identifier in _own_annotations(cls, module_name):
+            prop = rna.properties.get(identifier) if rna is not None else None
+            if prop is not None and prop.name not in ("", identifier):
+                texts += _property_texts(f"{name}.{identifier}", prop)
     # Settings registered straight on a Blender type (a ragdoll body's per-frame settings are
     # PoseBone.waft_ragdoll_<name>, so that Insert Keyframe can make their path).
     for owner in OWNERS:
@@ -82,6 +91,29 @@ def registered_texts(module_name: str) -> list[tuple[str, str]]:
             if prop.identifier.startswith("waft") and prop.type not in {'POINTER', 'COLLECTION'}:
                 texts += _property_texts(f"{owner}.{prop.identifier}", prop)
     return [(where, text) for where, text in texts if text]
+
+
+def _waft_operators(module_name: str) -> list[tuple[str, type]]:
+    return [(name, getattr(bpy.types, name)) for name in dir(bpy.types) if "_OT_" in name
+            and getattr(getattr(bpy.types, name), "__module__", "").startswith(module_name)]
+
+
+def _operator_rna(cls):
+    """The RNA of operator ``cls``'s properties (``bpy.ops.<module>.<name>``), or None."""
+    module, _, op_name = getattr(cls, "bl_idname", "").partition(".")
+    try:
+        return getattr(getattr(bpy.ops, module), op_name).get_rna_type()
+    except (AttributeError, KeyError):
+        return None
+
+
+def _own_annotations(cls, module_name: str) -> list[str]:
+    """The properties the Waft classes in ``cls``'s bases declare."""
+    names = []
+    for base in reversed(cls.__mro__):
+        if getattr(base, "__module__", "").startswith(module_name):
+            names += [n for n in getattr(base, "__annotations__", {}) if n not in names]
+    return names
 
 
 def _property_texts(where: str, prop) -> list[tuple[str, str]]:
