@@ -22,6 +22,7 @@ from ..addon.ragdoll.create import (
     welded_segment,
 )
 from ..addon.ragdoll.takes import RIG_ACTIONS, SCOPE_ITEMS, fit_takes, is_animated
+from ..addon.ragdoll.warnings import fit_radius_to_ground
 from ..core.errors import SetupError
 from .scope import ActiveArmature
 
@@ -102,6 +103,10 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
                            hinge=hinge_of(ob, name, hung, forward),
                            weld=welded_segment(ob, name, hung))
         ob.waft_ragdoll.enabled = True
+        # The table's radii are fractions of the height; a foot bone runs 1-2 cm above the sole
+        # (Rigify 1.7, the Godot glTF 1.3 cm) under a 4.5 cm capsule, which started 3 cm inside
+        # the ground and was pushed out on the bake's first substep: a jump.
+        grounded = fit_radius_to_ground(context.scene, ob, rest=True, names=set(names))
         fitted = 0
         takes = fit_takes(context.scene, ob, self.fit_limits) if is_animated(
             ob, self.fit_limits) else []
@@ -109,7 +114,9 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
             fitted = fit_limits_to_animation(context.scene, ob, names, hung, takes)
         self.report({'INFO'}, f"Ragdoll '{ob.name}': {len(names)} bodies, root '{names[0]}'"
                               + (f"; {fitted} joint limits widened to {len(takes)} "
-                                 f"animations" if fitted else ""))
+                                 f"animations" if fitted else "")
+                              + (f"; {grounded} radii fitted to the ground" if grounded
+                                 else ""))
         overridden = constrained.overriding_constraints(ob, names)
         if overridden and context.scene.waft.constrained_bones != constrained.TURN_OFF:
             # Rigify's DEF bones copy the tweak bones: the baked ragdoll would not show.

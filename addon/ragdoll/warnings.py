@@ -12,7 +12,9 @@
   Height is pushed out on the bake's first substep, a jump (a Rigify foot's humanoid radius,
   4.8 cm round a bone whose tail is 1.7 cm above the sole, jumped 30 mm), and a driven body is
   held off its animation by that much all shot: fix = *Fit Radius to Ground* (each such body's
-  radius becomes its bone's height above the ground, ``fit_radius_to_ground``).
+  radius becomes its bone's height above the ground, ``fit_radius_to_ground``). *Create Waft
+  Ragdoll* already does this for the bodies it makes, at the current frame and in the rest
+  pose, so a humanoid it creates starts clear of the ground.
 
 Only the current frame is read (the panel redraws often); the fix reads the whole range.
 """
@@ -83,11 +85,12 @@ def _outside_limits(ob) -> list[SetupWarning]:
         fix=FIX_FIT_LIMITS, label="Fit Limits to Animation")]
 
 
-def ground_depths(scene, ob) -> dict[str, tuple[float, float]]:
+def ground_depths(scene, ob, *, rest: bool = False) -> dict[str, tuple[float, float]]:
     """{body: (depth, clearance)} of the bodies of ``ob`` whose capsule reaches more than
-    INSIDE_GROUND below its ground at this frame: the depth of the capsule, and the height of
-    the bone's lower end above the ground (scene units; the radius that just touches it).
-    Empty when the ragdoll has no ground."""
+    INSIDE_GROUND below its ground at this frame (``rest``: with the bones in the armature's
+    rest pose instead): the depth of the capsule, and the height of the bone's lower end above
+    the ground (scene units; the radius that just touches it). Empty when the ragdoll has no
+    ground."""
     settings = ob.waft_ragdoll
     if not settings.use_ground:
         return {}
@@ -96,7 +99,8 @@ def ground_depths(scene, ob) -> dict[str, tuple[float, float]]:
     scale = float(np.cbrt(abs(np.linalg.det(world[:3, :3])))) or 1.0
     found = {}
     for pb in body_bones(ob):
-        ends = world @ np.array([(*pb.head, 1.0), (*pb.tail, 1.0)]).T
+        head, tail = ((pb.bone.head_local, pb.bone.tail_local) if rest else (pb.head, pb.tail))
+        ends = world @ np.array([(*head, 1.0), (*tail, 1.0)]).T
         clearance = float(ends[2].min()) - float(settings.ground_height)
         radius = pb.waft_ragdoll.radius
         if radius <= 0.0:  # the bone's envelope radius, as the bake reads it
@@ -107,25 +111,31 @@ def ground_depths(scene, ob) -> dict[str, tuple[float, float]]:
     return found
 
 
-def fit_radius_to_ground(scene, ob) -> int:
+def fit_radius_to_ground(scene, ob, *, rest: bool = False, names=None) -> int:
     """Give each body inside the ground at this frame the radius that just touches it (its
     bone's height above the ground), in the animation's pose (never the preview's, nor a
     ragdoll already baked over it, as *Fit Limits to Animation*); bones that are themselves
-    below it are left (no radius clears them). Returns how many radii changed."""
+    below it are left (no radius clears it). ``rest``: the armature's rest pose counts too
+    (the smaller radius of the two), as *Create Waft Ragdoll* sizes the feet; ``names``: only
+    those bodies (default: every body). Returns how many radii changed."""
     kept = scene.frame_current, scene.frame_subframe
     with suspended():
         try:
             with tracks_muted((ob,), is_result_track):
                 scene.frame_set(kept[0], subframe=kept[1])
-                found = ground_depths(scene, ob)
+                found = [ground_depths(scene, ob)]
         finally:
             scene.frame_set(kept[0], subframe=kept[1])
-    changed = 0
-    for name, (_, clearance) in found.items():
-        if clearance > 0.0:
-            ob.pose.bones[name].waft_ragdoll.radius = clearance
-            changed += 1
-    return changed
+    if rest:
+        found.append(ground_depths(scene, ob, rest=True))
+    clearances: dict[str, float] = {}
+    for depths in found:
+        for name, (_, clearance) in depths.items():
+            if clearance > 0.0 and (names is None or name in names):
+                clearances[name] = min(clearance, clearances.get(name, clearance))
+    for name, clearance in clearances.items():
+        ob.pose.bones[name].waft_ragdoll.radius = clearance
+    return len(clearances)
 
 
 def _inside_ground(scene, ob) -> list[SetupWarning]:

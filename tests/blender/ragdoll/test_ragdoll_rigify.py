@@ -301,15 +301,32 @@ def _addon_module() -> str:
                 ).rsplit(".addon.ragdoll.reading", 1)[0]
 
 
+FEET = ("DEF-foot.L", "DEF-foot.R", "DEF-toe.L", "DEF-toe.R")
+
+
+def _table_radii(rig, waft, names=FEET) -> dict[str, float]:
+    """The humanoid table's capsule radius of bodies ``names`` (a fraction of the height); the
+    feet's is what Create gave them before it sized them to the ground."""
+    import importlib
+    create = importlib.import_module(waft.__name__ + ".addon.ragdoll.create")
+    humanoid = importlib.import_module(waft.__name__ + ".addon.ragdoll.humanoid")
+    ends = np.array([(*p, 1.0) for b in rig.data.bones for p in (b.head_local, b.tail_local)])
+    height = create.character_height((ends @ np.array(rig.matrix_world).T)[:, :3])
+    return {n: humanoid.defaults_for(n).radius_of_height * height for n in names}
+
+
 def test_feet_inside_the_ground_are_named_and_fitting_their_radius_removes_the_jump(
         scene, rig, waft, bake_api):
-    """Create › Humanoid gives a Rigify foot a 4.8 cm capsule round a bone whose tail is 1.7 cm
-    above the sole: on the default ground it starts 3 cm inside and the bake pushes it out on the
-    first frame. The panel names it; *Fit Radius to Ground* makes each such radius the bone's
-    height above the ground (undoable), and the first frame no longer jumps."""
+    """A Rigify foot with the humanoid table's 4.8 cm capsule round a bone whose tail is 1.7 cm
+    above the sole (what Create gave it before it sized feet to the ground, and what a setup
+    made then still has): on the default ground it starts 3 cm inside and the bake pushes it
+    out on the first frame. The panel names it; *Fit Radius to Ground* makes each such radius
+    the bone's height above the ground (undoable), and the first frame no longer jumps."""
     import importlib
     warnings = importlib.import_module(waft.__name__ + ".addon.ragdoll.warnings")
     _create(rig)
+    for name, radius in _table_radii(rig, waft).items():
+        rig.pose.bones[name].waft_ragdoll.radius = radius
     rig.waft_ragdoll.fall_threshold = 0.0
     scene.frame_set(1)
     found = [w for w in warnings.ragdoll_warnings(scene, rig) if w.fix == "GROUND_RADIUS"]
@@ -333,6 +350,30 @@ def test_feet_inside_the_ground_are_named_and_fitting_their_radius_removes_the_j
     bpy.ops.ed.undo()
     rig = bpy.context.scene.objects[name]
     assert rig.pose.bones["DEF-foot.L"].waft_ragdoll.radius == radius
+
+
+def test_create_sizes_the_feet_clear_of_the_ground(scene, rig, waft, bake_api):
+    """Create gives each foot and toe body its bone's height above the ground (1.7 cm, not the
+    table's 4.8 and 3.0 cm), in the rest pose and at the current frame: no ground warning, and
+    the first frame does not jump (the table's radii jumped 30 mm)."""
+    import importlib
+    warnings = importlib.import_module(waft.__name__ + ".addon.ragdoll.warnings")
+    scene.frame_set(1)
+    _create(rig)
+    rig.waft_ragdoll.fall_threshold = 0.0
+    assert not [w for w in warnings.ragdoll_warnings(scene, rig) if w.fix == "GROUND_RADIUS"]
+    assert warnings.ground_depths(scene, rig) == {}
+    assert warnings.ground_depths(scene, rig, rest=True) == {}
+    table = _table_radii(rig, waft)
+    for name in FEET:
+        bone = rig.pose.bones[name].bone
+        lowest = min((rig.matrix_world @ p).z for p in (bone.head_local, bone.tail_local))
+        radius = rig.pose.bones[name].waft_ragdoll.radius
+        assert radius == pytest.approx(lowest, abs=1e-5) and radius < table[name], name
+    for name, radius in _table_radii(rig, waft, ("DEF-shin.L", "DEF-thigh.L", "DEF-spine")
+                                     ).items():  # the others keep the table's
+        assert rig.pose.bones[name].waft_ragdoll.radius == pytest.approx(radius), name
+    assert _first_frame_jump(scene, rig, ["DEF-foot.L", "DEF-toe.L"], bake_api) < 0.005
 
 
 def _first_frame_jump(scene, rig, names, bake_api) -> float:
