@@ -253,7 +253,8 @@ def _stash(ob, name: str):
 def test_a_mixamo_rigs_stashed_animation_is_inside_the_limits(scene, waft_module_name, fit):
     """A Mixamo-named rig plays a calm wave and has a wild one stashed (a muted NLA track):
     Create's default (Rig's Actions) fits both, so switching to the stashed one meets no limit;
-    fitted to the current animation alone, the stashed one is 40-odd degrees outside."""
+    fitted to the current animation alone, the stashed one is far outside, until the warning's
+    fix (Fit Limits to Animation, which reads the rig's actions too) widens them."""
     ob = _bare_rig(scene)
     frames = range(1, 25)
     scene.frame_start, scene.frame_end = frames[0], frames[-1]
@@ -277,6 +278,13 @@ def test_a_mixamo_rigs_stashed_animation_is_inside_the_limits(scene, waft_module
         assert exceeded < 1.0
     else:
         assert exceeded > 20.0
+        # the warning's fix reads the rig's actions too (its default, as Create's), from the
+        # calm one playing
+        ob.animation_data.action = calm
+        assert bpy.ops.waft.fix_warning(fix="FIT_LIMITS", armature=ob.name) == {'FINISHED'}
+        assert ob.animation_data.action == calm
+        ob.animation_data.action = wild
+        assert rigs.limits_exceeded_deg(scene, ob, frames, waft_module_name) < 1.0
     ob.animation_data.action = calm
 
 
