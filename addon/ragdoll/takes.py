@@ -180,10 +180,12 @@ def channels_kept(ob, actions):
         yield
     finally:
         for owner, name, is_key, value in kept:
-            if is_key:
-                owner[name] = value
-            else:
-                setattr(owner, name, value)
+            # a read-only or since-removed property was not changed by playing either
+            with contextlib.suppress(AttributeError, TypeError, ValueError):
+                if is_key:
+                    owner[name] = value
+                else:
+                    setattr(owner, name, value)
 
 
 def read_poses(scene, ob, names: list[str], takes: list[Take]) -> np.ndarray:

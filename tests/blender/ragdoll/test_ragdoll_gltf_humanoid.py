@@ -148,11 +148,12 @@ def _state(scene, rig) -> dict:
     }
 
 
-def test_create_gives_the_animation_state_back_bit_for_bit(scene, walker):
+@pytest.mark.parametrize("active", [True, False])
+def test_create_gives_the_animation_state_back_bit_for_bit(scene, walker, active):
     """Reading every action plays each alone for a moment; afterwards the active action, its
     slot, the NLA tracks' mute/solo/influence, every pose channel (a bone posed by hand too,
-    and one only another action keys) and the frame are exactly as before, and undo gives the
-    setup back."""
+    and one only another action keys) and the frame are exactly as before, with an active
+    action or none, and undo gives the setup back."""
     anim_data = walker.animation_data
     anim_data.action_influence, anim_data.action_blend_type = 0.75, 'COMBINE'
     tracks = anim_data.nla_tracks
@@ -165,6 +166,8 @@ def test_create_gives_the_animation_state_back_bit_for_bit(scene, walker):
         1.0, -0.5)
     walker.location.z = 0.125
     walker.pose.bones["head"].scale = (1.0, 1.5, 1.0)  # posed by hand, keyed by no clip
+    if not active:  # every clip on the NLA (as after a bake, which stashes the active one)
+        anim_data.action = None
     scene.frame_set(7, subframe=0.25)
     before, name = _state(scene, walker), walker.name
     bpy.ops.object.mode_set(mode='POSE')
