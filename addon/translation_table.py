@@ -1290,6 +1290,9 @@ MESSAGES.update({
         "「制限をアニメーションに合わせる」が関節の制限を広げる対象のアニメーション (Waft "
         "ラグドールを作成と同じ選択肢)",
         "“使限制适配动画”据以放宽关节限制的动画 (与“创建 Waft 布娃娃”的选项相同)"),
+    "Older form of Fit Limits To: off keeps the humanoid table's limits": (
+        "「制限を合わせる対象」の旧形式: オフにするとヒューマノイド表の制限のままにします",
+        "“限制适配对象”的旧形式：关闭时保留人形表中的限制"),
     "The animations each joint's limits are widened to, so the character's own animation never "
     "meets a limit": (
         "各関節の制限を広げて合わせるアニメーション。キャラクター自身のアニメーションが制限に当た"

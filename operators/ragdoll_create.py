@@ -21,7 +21,7 @@ from ..addon.ragdoll.create import (
     role_shares,
     welded_segment,
 )
-from ..addon.ragdoll.takes import RIG_ACTIONS, SCOPE_ITEMS, fit_takes, is_animated
+from ..addon.ragdoll.takes import RIG_ACTIONS, SCOPE_ITEMS, TABLE, fit_takes, is_animated
 from ..addon.ragdoll.warnings import fit_radius_to_ground
 from ..core.errors import SetupError
 from .scope import ActiveArmature
@@ -53,6 +53,11 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
         name="Fit Limits To", items=SCOPE_ITEMS, default=RIG_ACTIONS,
         description="The animations each joint's limits are widened to, so the character's "
                     "own animation never meets a limit")
+    # The option before Fit Limits To (a bool), kept so scripts that pass it still run: False
+    # is Fit Limits To None, True leaves Fit Limits To as it is.
+    fit_to_animation: bpy.props.BoolProperty(
+        name="Fit Limits to Animation", default=True, options={'HIDDEN', 'SKIP_SAVE'},
+        description="Older form of Fit Limits To: off keeps the humanoid table's limits")
 
     def draw(self, context):
         layout = self.layout
@@ -108,8 +113,8 @@ class WAFT_OT_ragdoll_create(ActiveArmature, bpy.types.Operator):
         # the ground and was pushed out on the bake's first substep: a jump.
         grounded = fit_radius_to_ground(context.scene, ob, rest=True, names=set(names))
         fitted = 0
-        takes = fit_takes(context.scene, ob, self.fit_limits) if is_animated(
-            ob, self.fit_limits) else []
+        scope = self.fit_limits if self.fit_to_animation else TABLE
+        takes = fit_takes(context.scene, ob, scope) if is_animated(ob, scope) else []
         if takes:
             fitted = fit_limits_to_animation(context.scene, ob, names, hung, takes)
         self.report({'INFO'}, f"Ragdoll '{ob.name}': {len(names)} bodies, root '{names[0]}'"

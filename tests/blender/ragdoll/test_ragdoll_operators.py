@@ -211,18 +211,21 @@ def _limit_violations(scene, ob, frames) -> float:
     return worst
 
 
-@pytest.mark.parametrize("fit", ["NONE", "CURRENT", "RIG_ACTIONS", None])
+@pytest.mark.parametrize("fit", ["NONE", "CURRENT", "RIG_ACTIONS", None, "old-off", "old-on"])
 def test_create_fits_limits_to_the_animation(scene, fit):
-    """None: the operator's default, which fits (the character's own animation is inside)."""
+    """None: the operator's default, which fits (the character's own animation is inside).
+    "old-…": the option's older form, ``fit_to_animation=False/True``, which scripts written
+    before Fit Limits To still pass (off keeps the table's limits)."""
     ob = _bare_rig(scene)
     frames = range(1, 25)
     scene.frame_start, scene.frame_end = frames[0], frames[-1]
     rigs.animate_wave(ob, frames, amplitude=1.4)  # arms and legs far past humanoid limits
     _pose_mode(ob)
-    options = {} if fit is None else {"fit_limits": fit}
+    options = ({} if fit is None else {"fit_to_animation": fit == "old-on"}
+               if fit in (None, "old-off", "old-on") else {"fit_limits": fit})
     assert bpy.ops.waft.ragdoll_create(source="HUMANOID", **options) == {'FINISHED'}
     worst = _limit_violations(scene, ob, frames)
-    if fit != "NONE":
+    if fit not in ("NONE", "old-off"):
         assert worst == 0.0  # the character's own animation never meets a limit
     else:
         assert worst > 0.2  # the humanoid defaults alone would fight this animation
