@@ -160,8 +160,12 @@ class Sweep:
         self.parent_flat = axis_major(parent)
         self.share = None if w is None else mass_share(w[parent], w[child])
         self.steps = []
+        # The step placing each vertex (-1: none, a pin or a soft-vertical vertex), for the
+        # contact sweep's first touched level (`contact_sweep.first_step`).
+        self.step_of_vertex = np.full(n_vertices, -1, dtype=np.int64)
         start = 0
-        for lv in levels:
+        for i, lv in enumerate(levels):
+            self.step_of_vertex[lv.child] = i
             n = lv.child.size
             self.steps.append((slice(start, start + n), axis_major(lv.parent),
                                axis_major(lv.child), np.asarray(lv.rest).reshape(-1)))
@@ -586,6 +590,72 @@ def collide_edges(x: np.ndarray, a: np.ndarray, b: np.ndarray, inv_mass: np.ndar
     hit = penetration > 0.0
     if hit.any():
         _push_link_points(x, a[hit], b[hit], s[hit], n[hit], penetration[hit], inv_mass, contact)
+
+
+def turn_vertices_out(x: np.ndarray, parent: np.ndarray, child: np.ndarray, n: np.ndarray,
+                      penetration: np.ndarray, rest: np.ndarray, contact: np.ndarray) -> None:
+    """Move children out of a collider they are inside by `penetration` (n,) along its normal
+    `n` (n, 3) with their parents held (the contact sweep, `contact_sweep`), to the nearest
+    point outside the contact's tangent plane within `rest` of the parent: a vertical link may
+    be shorter than its rest length, never longer. Where the push along the normal is within
+    rest (the link pointing into the collider, shortened) the child goes there; otherwise it
+    turns about its parent on its rest-length sphere to the plane (exact for a flat collider;
+    the next round takes what a curved one leaves, second order in the move). Pushed along the
+    normal off its sphere and put back on it toward the parent, a child went back in by the
+    penetration times the normal's share along the link squared, round after round. Where the
+    plane leaves no room on the sphere the child points along the normal. Flags `contact`."""
+    xc = x.take(child, axis=0)
+    top = x.take(parent, axis=0)
+    pushed = xc + penetration[:, None] * n
+    u = xc - top
+    length = np.maximum(norm3(u), EPS)
+    u /= length[:, None]
+    # u' = beta n + sqrt(1 - beta^2) t: on the sphere, at height beta rest above the parent
+    # along n, the rest of it along u's own tangential part t (the nearest such point).
+    along = dot3(u, n)
+    beta = np.clip((along * length + penetration) / rest, -1.0, 1.0)
+    t = u - along[:, None] * n
+    t /= np.maximum(norm3(t), EPS)[:, None]
+    turned = top + rest[:, None] * (beta[:, None] * n + np.sqrt(1.0 - beta * beta)[:, None] * t)
+    inside = norm3(pushed - top) <= rest
+    x[child] = np.where(inside[:, None], pushed, turned)
+    contact[child] = True
+
+
+def turn_links_out(x: np.ndarray, parent: np.ndarray, child: np.ndarray, radius: np.ndarray,
+                   parent_depth: np.ndarray, kind: int, M: np.ndarray, Minv: np.ndarray | None,
+                   colliders, k: int, similar: bool, contact: np.ndarray) -> None:
+    """Turn links (parent, child) about their parents, which stay, until the point where each
+    crosses collider `k` between its ends is out (the contact sweep, `contact_sweep`): the child
+    moves `penetration / s` along the contact normal, which moves the contact point at parameter
+    `s` by the penetration. A parent inside its own radius of the surface (by rounding, or a
+    conflict with its max distance) is not the link's to fix: that part of the penetration is
+    left out, or a link leaving such a parent nearly along the surface, touching at s -> 0, sent
+    its child flying (29 % horizontal stretch on a grid over a thin capsule); `parent_depth`
+    (n,) is how far each parent is inside its radius (0 outside). The move is at most the
+    link's length (a turn moves the child at most twice that). Flags `contact`."""
+    if parent.size == 0:
+        return
+    xa, xb = x.take(parent, axis=0), x.take(child, axis=0)
+    found = edge_contact_parameter(kind, xa, xb, M, Minv, colliders, k)
+    if found is None:
+        return
+    s, clear = found
+    reach = np.maximum(radius.take(parent), radius.take(child))
+    interior = (s > EDGE_END) & (s < 1.0 - EDGE_END) & (clear < reach)
+    if not interior.any():
+        return
+    child, s, xa, xb = child[interior], s[interior], xa[interior], xb[interior]
+    r_a, r_b = radius.take(parent[interior]), radius.take(child)
+    d = xb - xa
+    n, sd = shape_normal(kind, xa + s[:, None] * d, M, Minv, colliders, k, similarity=similar)
+    penetration = (1.0 - s) * (r_a - parent_depth[interior]) + s * r_b - sd
+    hit = penetration > 0.0
+    if not hit.any():
+        return
+    move = np.minimum(penetration[hit] / s[hit], norm3(d[hit]))
+    x[child[hit]] = xb[hit] + n[hit] * move[:, None]
+    contact[child[hit]] = True
 
 
 def _push_link_points(x: np.ndarray, a: np.ndarray, b: np.ndarray, s: np.ndarray,
