@@ -36,6 +36,7 @@ from .constraints import EPS, Sweep
 CONTACT_ROUNDS = 2
 # A child within this fraction of its max distance counts as held there (rounding of the clamp).
 LIMIT_SLACK = 1e-9
+MOVED = 1e-9  # metres: a vertex the sweep moved less than this stays where the colliders left it
 
 
 def first_step(sweep: Sweep, touched: np.ndarray) -> int | None:
@@ -84,6 +85,10 @@ def sweep_with_contacts(x: np.ndarray, sweep: Sweep, start: int,
     child its max distance holds is not pushed, and a pushed one is clamped again."""
     flat = x.reshape(-1)
     ref_flat = None if reference is None else np.ascontiguousarray(reference).reshape(-1)
+    # Vertices this sweep moved. A child whose parent and itself stayed is where the colliders
+    # left it (out) and is not tested: a skirt's four leg capsules tested at every child of
+    # every level made its bake 1.9x slower.
+    shifted = np.zeros(sweep.size // 3, dtype=bool)
     for _rows, parent_flat, child_flat, rest in sweep.steps[start:]:
         top = flat.take(parent_flat)
         child_ref = child_limit = None
@@ -93,17 +98,23 @@ def sweep_with_contacts(x: np.ndarray, sweep: Sweep, start: int,
                 child_ref = ref_flat.take(child_flat)
             else:
                 child_limit = None
-        d = _settle(flat.take(child_flat), top, rest, child_ref, child_limit)
+        old = flat.take(child_flat)
+        d = _settle(old, top, rest, child_ref, child_limit)
         flat[child_flat] = d
-        if child_ref is not None:
-            room = _inside(d, child_ref, child_limit)
-            if not room.any():
-                continue
-            if not room.all():
-                parent_flat, child_flat = parent_flat[:, room], child_flat[:, room]
-                top = top[:, room]
-                rest, child_ref, child_limit = rest[room], child_ref[:, room], child_limit[room]
+        e = np.square(d - old)
         parent, child = parent_flat[0] // 3, child_flat[0] // 3
+        chosen = (e[0] + e[1] + e[2] > MOVED * MOVED) | shifted[parent]
+        shifted[child] = chosen
+        if child_ref is not None:
+            chosen &= _inside(d, child_ref, child_limit)
+        if not chosen.any():
+            continue
+        if not chosen.all():
+            parent_flat, child_flat = parent_flat[:, chosen], child_flat[:, chosen]
+            top, rest = top[:, chosen], rest[chosen]
+            if child_ref is not None:
+                child_ref, child_limit = child_ref[:, chosen], child_limit[chosen]
+            parent, child = parent[chosen], child[chosen]
         for _ in range(CONTACT_ROUNDS):
             if not push(parent, child, rest):
                 break
