@@ -575,7 +575,7 @@ class _Bake:
                 # last and left the links at their pushes stretched (a grid over a thin tapered
                 # capsule 4 % at 120 Hz, 1.7 % at 240 Hz; now exact). Not with body meshes yet:
                 # their pushes are not inside it, and it would undo them.
-                start = first_step(fr.levels, contact | again)
+                start = first_step(fr.levels, again)
                 if start is not None:
                     push = self._contact_push(x, fr, f, g, alpha, contact_any)
                     if fr.max_index.size:
