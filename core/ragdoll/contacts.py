@@ -410,7 +410,8 @@ class Contacts:
 
     def solve(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, last: bool = True,
               translate: np.ndarray | None = None,
-              colliders: np.ndarray | None = None) -> None:
+              colliders: np.ndarray | None = None, friction: np.ndarray | None = None,
+              previous: ColliderFrame | None = None) -> None:
         """Push every movable body out of every collider it may touch. The normal impulses of
         all iterations of a substep (since `begin`) are summed; the `last` iteration
         remembers the contacts for the velocity pass (friction and no de-penetration pop).
@@ -424,7 +425,11 @@ class Contacts:
         joints handed it to bodies the velocity pass does not touch; a chain starting 34 cm
         into the ground was thrown up with 5 kJ. The final projection removes it as a position
         change only (split-impulse style depenetration: Catto, "Modeling and Solving
-        Constraints", GDC 2009)."""
+        Constraints", GDC 2009).
+
+        `friction` (n,): static friction in the position solve (Müller 2020 §3.5), see
+        `_hold`; `previous`: the colliders at the substep's start (a moving collider carries
+        what rests on it), None when they do not move."""
         n = len(self.half)
         K = self.colliders.count
         if last:
@@ -445,6 +450,17 @@ class Contacts:
                 lam = positional(s, self.pairs, r, np.zeros((n, 3)), -nrm * pen[:, None],
                                  active=active)
                 self.normal_total[k] += lam
+            if friction is not None:
+                touching = allowed & (pen > -CONTACT_BAND) & (self.normal_total[k] > 0.0)
+                if touching.any():
+                    # held at the contact point of the axis, as the velocity pass rubs it
+                    # (held at the capsule's surface instead, limbs lying on the ground
+                    # rolled: 2 of the first 10 replayed Rigify falls still crept at 8 s)
+                    local = rotate_inv(R, p - x)
+                    if translate is not None:
+                        local = np.where(translate[:, None], 0.0, local)
+                    self._hold(s, k, M, previous, touching, local, nrm,
+                               friction * self.normal_total[k])
             if last:
                 touched = self.normal_total[k] > 0.0
                 if touched.any():
@@ -452,6 +468,39 @@ class Contacts:
                     if translate is not None:
                         local = np.where(translate[:, None], 0.0, local)
                     self.recorded.append((k, touched, nrm, local))
+
+    def _hold(self, s: Bodies, k: int, M: ColliderFrame, previous: ColliderFrame | None,
+              touching: np.ndarray, local: np.ndarray, nrm: np.ndarray, bound: np.ndarray
+              ) -> None:
+        """Static friction in the position solve (Müller et al. 2020 §3.5): the contact point
+        (`local`, in the body frame) of each `touching` body is put back, along the surface,
+        where it was on the collider when the substep began, if the tangential positional
+        impulse λ_t this needs stays within friction × the substep's normal one (`bound`, the
+        summed λ_n); a larger slip is kinetic, left to the velocity pass's Coulomb friction.
+
+        With friction in the velocity pass alone a body at rest slid by the tangential part of
+        g h² in every substep's positions before its velocity was stopped: a capsule on a 15°
+        slope with friction 0.5 (tan 15° = 0.27) crept at g sin 15° h = 10.6 mm/s for ever, and
+        limp ragdolls lying on the ground crawled at 10–100 mm/s. Held in the positions, the
+        velocities taken from them carry no slip either."""
+        n = len(self.half)
+        x, R = s.x[:n], s.R[:n]
+        r = rotate(R, local)
+        point = x + r
+        before = s.x_prev[:n] + rotate(s.R_prev[:n], local)
+        if previous is not None and previous is not M:
+            # where the collider carried the point's previous position during the substep
+            step = M.M[k] @ previous.Minv[k]
+            before = before @ step[:3, :3].T + step[:3, 3]
+        slip = point - before
+        slip -= nrm * np.einsum("nk,nk->n", slip, nrm)[:, None]
+        size = np.sqrt(np.einsum("nk,nk->n", slip, slip))
+        t = slip / np.maximum(size, 1e-300)[:, None]
+        rt = cross(r, t)
+        w = s.inv_mass[:n] + np.einsum("nk,nk->n", rt, s.inv_inertia_times(np.arange(n), rt))
+        held = touching & (size > 0.0) & (w > 1e-12) & (size <= bound * w)
+        if held.any():
+            positional(s, self.pairs, r, np.zeros((n, 3)), slip, active=held)
 
     def velocity_pass(self, s: Bodies, friction: np.ndarray, h: float, *,
                       restitution: np.ndarray | None = None, v_before: np.ndarray | None = None,

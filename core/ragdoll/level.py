@@ -52,6 +52,7 @@ from .limits import (
     project_limits,
     solve_limits,
     stop_at_limits,
+    stop_undone_turns,
     swing_twist,
 )
 from .model import BodyMode, RagdollModel
@@ -93,6 +94,22 @@ BROAD_MARGIN = 0.02  # m, see the broad phase in Level.step
 # (docs/ragdoll-solver.md, "Experimental: the articulated solve").
 ARTICULATED_MOTORS = False
 ARTICULATED_JOINTS = False
+# Experimental (off): static friction in the position solve (Müller 2020 §3.5,
+# `Contacts._hold`). A body lying still slides by the tangential part of g h² in every
+# substep's positions before the velocity pass's friction stops it: a capsule on a 15° slope
+# with friction 0.5 creeps at g sin 15° h = 10.6 mm/s for ever (none with it), and limp
+# Rigify falls crawl at 10–180 mm/s (with it and STOP_UNDONE_TURNS all 20 replayed falls
+# rest, median 1.96 s, worst 5.2 s). Off because the held contact points change four other
+# results: a thigh landing on a foot held by the ground stays 7 mm inside it (bound 5), a
+# walk into a wall on 0.97 motors peaks at 9.5 m/s (bound 8.9), and a motor-bent chain
+# pressed into the ground still moves 0.15–0.25 mm in 10 frames at 240 and 960 Hz (bound
+# 0.1) (docs/ragdoll-solver.md, Known limits).
+STATIC_FRICTION = False
+# Experimental (off): the final projections' turns stopped in the joints' relative angular
+# velocities (limits.stop_undone_turns). With STATIC_FRICTION all 20 replayed limp Rigify
+# falls rest (median 1.96 s, worst 5.2 s; alone: 4 still moving at 8 s, as on main); off
+# because alone it moves a limp humanoid landing on its feet 2.08° past a limit (bound 2°).
+STOP_UNDONE_TURNS = False
 SUBTREE_MOTORS = True  # motors turn the child's whole subtree (motors.solve_motor_subtree)
 SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
 JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
@@ -371,6 +388,7 @@ class Level:
         self.settings_epoch = (np.arange(F) if np.isfinite(limit_speed).any()
                                else settings_epochs(self.params, F))
         self.first_step = True
+        self.previous_colliders = None
         self.started_inside = np.zeros(len(self.ragdolls), dtype=bool)
 
     # ----------------------------------------------------------------------------------------
@@ -410,6 +428,10 @@ class Level:
         centre_t = origin_t + Rt[:, :, 1] * self.half[:, None]
         v, x = s.v[:n], s.x[:n]
         colliders = self.run.colliders_at(sub)
+        # (the colliders at the substep's start: static friction holds a body where a moving
+        # collider carried it)
+        previous = self.previous_colliders if self.previous_colliders is not None else colliders
+        self.previous_colliders = colliders
         if self.contacts.allowance is None and self.first_step:  # the pose it starts in
             self.contacts.allowance = self.contacts.depths(s, colliders, np.arange(n))
             # A ragdoll that starts inside a collider may be lifted by its push-out (the
@@ -577,7 +599,8 @@ class Level:
                 self.solve_distance_limits(s, c, origin_t)
             self.contacts.solve(s, colliders, ~kin, last=it == self.iterations - 1,
                                 translate=c.locked,
-                                colliders=near)
+                                colliders=near, friction=c.friction if STATIC_FRICTION else None,
+                                previous=previous)
             if self_near:
                 for _ in range(SELF_COLLISION_PASSES):  # Jacobi over the pairs
                     if not self.self_collision.solve(s, ~kin):
@@ -591,10 +614,19 @@ class Level:
         dq = qmul(s.q, quat_conj(s.q_prev))
         s.w[:] = quat_log(dq) / h
         outside = [limit_directions(s, col) for col in self.colours]
+        solved_q = s.q[:n].copy() if STOP_UNDONE_TURNS else None
         self.final_pass(c, anchor, local_t, origin_t)
         self.contacts.allowance = (self.contacts.depths(s, colliders, np.arange(n))
                                    if self.project_contacts(c, colliders, ~kin, anchor)
                                    else None)
+        # What the projections turned back of a joint is not turned again by the velocity the
+        # iterations left toward it (an inelastic stop, limits.stop_undone_turns; with the
+        # substep's inverse inertias, as the iterations)
+        if STOP_UNDONE_TURNS:
+            turned = np.zeros((len(s.q), 3))  # (the world's row stays zero)
+            turned[:n] = quat_log(qmul(s.q[:n], quat_conj(solved_q)))
+            for col, cc in zip(self.colours, c.colours, strict=True):
+                stop_undone_turns(s, col, turned, h, recoil=cc["recoil"])
         # velocity pass: no de-penetration pop, joint damping and the motors' dampers
         s.freeze_inertia()
         self.contacts.velocity_pass(s, c.friction, h, restitution=c.restitution,

@@ -115,6 +115,41 @@ def _slide(direction, mu: float, v0: float = 2.0, frames: int = 45, radius: floa
     return bake_ragdoll(model, drive, RagdollSettings()).physics_matrix[:, 0]
 
 
+def _on_slope(tilt: float, mu: float, frames: int = 91) -> np.ndarray:
+    """The centre (frames, 3) of a free capsule laid along the fall line of a plane tilted by
+    `tilt` (degrees), 1 mm above it."""
+    cs, M = ground(0.0)
+    c, s = np.cos(np.radians(tilt)), np.sin(np.radians(tilt))
+    tilted = np.eye(4)
+    tilted[:3, :3] = [[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]]
+    normal, down = tilted[:3, 2], tilted[:3, 0]
+    head = normal * 0.051
+    rest = chain_rest([tuple(head)], [tuple(head + 0.3 * down)], radius=0.05)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
+    drive = static_drive(model, rest.rest_matrix, frames, collider_matrix=(tilted @ M)[None],
+                         mode=FREE, root_lock=False, friction=mu)
+    m = bake_ragdoll(model, drive, RagdollSettings()).physics_matrix[:, 0]
+    return m[:, :3, 3] + m[:, :3, 1] * 0.15
+
+
+def test_static_friction_holds_a_capsule_on_a_slope_and_coulomb_lets_a_steeper_one_slide(
+        monkeypatch):
+    """Friction acted in the velocity pass only: each substep's positions had already slid by
+    the tangential part of g h² before the velocity was stopped, so a capsule on a 15° slope
+    with friction 0.5 (tan 15° = 0.27) crept down at g sin 15° h = 10.6 mm/s for ever. Static
+    friction in the position solve (Müller 2020 §3.5) holds it; with friction 0.2 it slides
+    as Coulomb's block, ½ g (sin θ − μ cos θ) t². (Experimental: level.STATIC_FRICTION.)"""
+    from waft.core.ragdoll import level as level_module
+
+    monkeypatch.setattr(level_module, "STATIC_FRICTION", True)
+    held = _on_slope(15.0, 0.5)
+    assert np.linalg.norm(held[-1] - held[30]) < 1e-4  # (10.6 mm/s: 21 mm over the 2 s)
+    slid = _on_slope(15.0, 0.2)
+    t, theta = 90 / 30.0, np.radians(15.0)
+    coulomb = 0.5 * 9.81 * (np.sin(theta) - 0.2 * np.cos(theta)) * t * t
+    assert np.linalg.norm(slid[-1] - slid[0]) == pytest.approx(coulomb, rel=0.03)
+
+
 @pytest.mark.parametrize("direction", [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.6, 0.8, 0.0)])
 def test_a_sliding_capsule_stops_at_the_coulomb_distance_without_spinning(direction):
     """Friction at the middle of the contact: a capsule sliding sideways used to be rubbed at

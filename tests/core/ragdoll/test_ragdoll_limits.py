@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 
 from waft.core.ragdoll import (
     BodyMode,
@@ -223,3 +224,58 @@ def test_joint_damping_is_per_second_not_per_substep():
         ratios.append(_swinging(4.0, substep) / free)
     assert ratios[0] < 0.6
     assert abs(ratios[1] - ratios[0]) < 0.1 * ratios[0]
+
+
+
+def _bodies_and_joints(parent: np.ndarray, depth: np.ndarray, rng):
+    from waft.core.ragdoll.bodies import Bodies
+    from waft.core.ragdoll.joints import colour_joints
+
+    n = len(parent)
+    q = rng.normal(size=(n, 4))
+    s = Bodies.at(rng.normal(size=(n, 3)), q / np.linalg.norm(q, axis=1, keepdims=True))
+    s.inv_mass[:n] = 1.0 / rng.uniform(1.0, 5.0, n)
+    s.inv_inertia[:n] = 1.0 / rng.uniform(0.01, 0.2, (n, 3))
+    s.freeze_inertia()
+    (col,) = colour_joints(parent=parent, depth=depth, half_length=np.full(n, 0.2),
+                           rest_relative=np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)),
+                           swing_limit=np.full((n, 2), np.inf),
+                           twist_limit=np.tile([-np.inf, np.inf], (n, 1)),
+                           swing_center=np.zeros((n, 2)))
+    return s, col
+
+
+def test_the_stop_of_undone_turns_is_a_couple_that_only_slows_joints():
+    """`stop_undone_turns`: what the final projections turned back of a joint leaves no
+    relative angular velocity toward it (at most |turn| / h of it is taken), as an equal and
+    opposite couple: the angular momentum stays and the kinetic energy never grows."""
+    from waft.core.ragdoll.limits import stop_undone_turns
+
+    rng = np.random.default_rng(7)
+    h = 1.0 / 240.0
+    # one joint: exact
+    s, col = _bodies_and_joints(np.array([2, 0]), np.array([0, 1]), rng)
+    for _ in range(20):
+        s.w[:2] = rng.normal(size=(2, 3)) * 5.0
+        turned = np.zeros((3, 3))
+        turned[:2] = rng.normal(size=(2, 3)) * 0.01
+        u = (turned[1] - turned[0]) / np.linalg.norm(turned[1] - turned[0])
+        along = (s.w[1] - s.w[0]) @ u
+        stop_undone_turns(s, col, turned, h)
+        expected = along if along >= 0.0 else min(0.0, along + np.linalg.norm(
+            turned[1] - turned[0]) / h)
+        assert (s.w[1] - s.w[0]) @ u == pytest.approx(expected, abs=1e-9)
+    # a small tree (a body in three stopped joints): momentum kept, no energy gained
+    n = 4
+    s, col = _bodies_and_joints(np.array([n, 0, 1, 1]), np.array([0, 1, 2, 2]), rng)
+    inertia = np.linalg.inv(s.Iw_inv[:n])
+    for _ in range(20):
+        s.w[:n] = rng.normal(size=(n, 3)) * 5.0
+        turned = np.zeros((n + 1, 3))
+        turned[:n] = rng.normal(size=(n, 3)) * 0.01
+        Iw = np.einsum("nij,nj->ni", inertia, s.w[:n])
+        L0, E0 = Iw.sum(axis=0), 0.5 * np.einsum("nk,nk->", s.w[:n], Iw)
+        stop_undone_turns(s, col, turned, h)
+        Iw = np.einsum("nij,nj->ni", inertia, s.w[:n])
+        assert np.allclose(Iw.sum(axis=0), L0, atol=1e-9)
+        assert 0.5 * np.einsum("nk,nk->", s.w[:n], Iw) <= E0 + 1e-9
