@@ -567,23 +567,35 @@ def narrowest_radius(kind: int, M: np.ndarray, colliders, k: int) -> float:
     return 0.0
 
 
+def _crossing(x: np.ndarray, a: np.ndarray, b: np.ndarray, radius: np.ndarray, kind: int,
+              M: np.ndarray, Minv: np.ndarray | None, colliders, k: int):
+    """The links (a, b) whose closest approach to collider `k` lies between their ends and within
+    the larger end radius: (their index into a, b; the link parameter s; the ends xa, xb of
+    those links), or None when no link crosses it."""
+    if a.size == 0:
+        return None
+    xa, xb = x.take(a, axis=0), x.take(b, axis=0)
+    found = edge_contact_parameter(kind, xa, xb, M, Minv, colliders, k)
+    if found is None:
+        return None
+    s, clear = found
+    reach = np.maximum(radius.take(a), radius.take(b))
+    interior = (s > EDGE_END) & (s < 1.0 - EDGE_END) & (clear < reach)
+    if not interior.any():
+        return None
+    return interior, s[interior], xa[interior], xb[interior]
+
+
 def collide_edges(x: np.ndarray, a: np.ndarray, b: np.ndarray, inv_mass: np.ndarray,
                   radius: np.ndarray, kind: int, M: np.ndarray, Minv: np.ndarray | None,
                   colliders, k: int, similar: bool, contact: np.ndarray) -> None:
     """Push links (a, b) out of collider `k` where they cross it between their ends (see
     above); `radius` (N,) per vertex, interpolated along the link; flags `contact`."""
-    if a.size == 0:
+    crossing = _crossing(x, a, b, radius, kind, M, Minv, colliders, k)
+    if crossing is None:
         return
-    xa, xb = x.take(a, axis=0), x.take(b, axis=0)
-    found = edge_contact_parameter(kind, xa, xb, M, Minv, colliders, k)
-    if found is None:
-        return
-    s, clear = found
-    reach = np.maximum(radius.take(a), radius.take(b))
-    interior = (s > EDGE_END) & (s < 1.0 - EDGE_END) & (clear < reach)
-    if not interior.any():
-        return
-    a, b, s, xa, xb = a[interior], b[interior], s[interior], xa[interior], xb[interior]
+    interior, s, xa, xb = crossing
+    a, b = a[interior], b[interior]
     p = xa + s[:, None] * (xb - xa)
     n, sd = shape_normal(kind, p, M, Minv, colliders, k, similarity=similar)
     penetration = (1.0 - s) * radius[a] + s * radius[b] - sd
@@ -634,18 +646,11 @@ def turn_links_out(x: np.ndarray, parent: np.ndarray, child: np.ndarray, radius:
     its child flying (29 % horizontal stretch on a grid over a thin capsule); `parent_depth`
     (n,) is how far each parent is inside its radius (0 outside). The move is at most the
     link's length (a turn moves the child at most twice that). Flags `contact`."""
-    if parent.size == 0:
+    crossing = _crossing(x, parent, child, radius, kind, M, Minv, colliders, k)
+    if crossing is None:
         return
-    xa, xb = x.take(parent, axis=0), x.take(child, axis=0)
-    found = edge_contact_parameter(kind, xa, xb, M, Minv, colliders, k)
-    if found is None:
-        return
-    s, clear = found
-    reach = np.maximum(radius.take(parent), radius.take(child))
-    interior = (s > EDGE_END) & (s < 1.0 - EDGE_END) & (clear < reach)
-    if not interior.any():
-        return
-    child, s, xa, xb = child[interior], s[interior], xa[interior], xb[interior]
+    interior, s, xa, xb = crossing
+    child = child[interior]
     r_a, r_b = radius.take(parent[interior]), radius.take(child)
     d = xb - xa
     n, sd = shape_normal(kind, xa + s[:, None] * d, M, Minv, colliders, k, similarity=similar)
