@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from waft.core.colliders import ColliderSet
@@ -70,3 +72,16 @@ def local_rotations(world: np.ndarray, parent: np.ndarray) -> np.ndarray:
     p = np.maximum(parent, 0)
     local = np.swapaxes(R[:, p], -1, -2) @ R
     return np.where((parent >= 0)[None, :, None, None], local, R)
+
+
+def folding_humanoid(bodies: int = 17):
+    """The humanoid with knees that fold to 145° (twist ±10°) and stiff ankles (25°, twist
+    ±10°): a limp body landing on its feet kneels and folds instead of standing on its table
+    limits."""
+    rest = humanoid_rest(bodies)
+    swing, twist = rest.swing_limit.copy(), rest.twist_limit.copy()
+    knee = [rest.names.index(n) for n in ("shin.L", "shin.R")]
+    swing[knee], twist[knee] = np.radians([145.0, 10.0]), np.radians([-10.0, 10.0])
+    ankle = [rest.names.index(n) for n in ("foot.L", "foot.R")]
+    swing[ankle], twist[ankle] = np.radians([25.0, 10.0]), np.radians([-10.0, 10.0])
+    return dataclasses.replace(rest, swing_limit=swing, twist_limit=twist)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
@@ -14,7 +12,7 @@ from waft.core.ragdoll.contacts import closest_between_segments, closest_on_segm
 from waft.core.ragdoll.level import JOINT_TOLERANCE
 from waft.core.ragdoll.motors import motor_omega
 
-from .conftest import chain_rest, static_drive
+from .conftest import chain_rest, folding_humanoid, static_drive
 
 FREE = BodyMode.FREE
 
@@ -361,7 +359,7 @@ def test_a_limp_humanoid_landing_on_its_feet_ends_every_substep_inside_its_limit
     push is translated and handed to the parents): every limit within 2° when each substep
     ends, every joint within its tolerance, nothing inside the ground, no energy gained."""
     from waft.core.ragdoll import level as level_module
-    from waft.core.ragdoll._bench_cases import humanoid_rest, rotation_x
+    from waft.core.ragdoll._bench_cases import rotation_x
     from waft.core.ragdoll.drive import RagdollDrive
     from waft.core.ragdoll.limits import limit_rotation
     from waft.core.ragdoll.momentum import energies
@@ -387,13 +385,7 @@ def test_a_limp_humanoid_landing_on_its_feet_ends_every_substep_inside_its_limit
 
     monkeypatch.setattr(level_module.Level, "step", step)
     frames = 40
-    rest = humanoid_rest(17)
-    swing, twist = rest.swing_limit.copy(), rest.twist_limit.copy()
-    knee = [rest.names.index(n) for n in ("shin.L", "shin.R")]
-    swing[knee], twist[knee] = np.radians([145.0, 10.0]), np.radians([-10.0, 10.0])
-    ankle = [rest.names.index(n) for n in ("foot.L", "foot.R")]  # stiff ankles
-    swing[ankle], twist[ankle] = np.radians([25.0, 10.0]), np.radians([-10.0, 10.0])
-    rest = dataclasses.replace(rest, swing_limit=swing, twist_limit=twist)
+    rest = folding_humanoid(17)
     colliders, M = ground(0.0)
     model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
     # tipped forward 20° about the feet and dropped 5 cm: it lands on its toes and folds

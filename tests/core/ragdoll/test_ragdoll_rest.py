@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 import pytest
 
 from waft.core.ragdoll import RagdollSettings, bake_ragdoll, build_ragdoll_model
-from waft.core.ragdoll._bench_cases import ground, humanoid_rest, rotation_x
+from waft.core.ragdoll._bench_cases import ground, rotation_x
 from waft.core.ragdoll.drive import RagdollDrive
 from waft.core.ragdoll.params import RagdollParams
+
+from .conftest import folding_humanoid
 
 REST_SPEED = 0.005  # m/s: every body's head and tail slower than this is at rest
 
@@ -32,13 +32,7 @@ def test_a_limp_humanoid_dropped_on_the_ground_comes_to_rest_and_stays(monkeypat
     monkeypatch.setattr(level_module, "STATIC_FRICTION", True)
     monkeypatch.setattr(level_module, "STOP_UNDONE_TURNS", True)
     frames, fps = 151, 30.0
-    rest = humanoid_rest(17)
-    swing, twist = rest.swing_limit.copy(), rest.twist_limit.copy()
-    knee = [rest.names.index(n) for n in ("shin.L", "shin.R")]
-    swing[knee], twist[knee] = np.radians([145.0, 10.0]), np.radians([-10.0, 10.0])
-    ankle = [rest.names.index(n) for n in ("foot.L", "foot.R")]
-    swing[ankle], twist[ankle] = np.radians([25.0, 10.0]), np.radians([-10.0, 10.0])
-    rest = dataclasses.replace(rest, swing_limit=swing, twist_limit=twist)
+    rest = folding_humanoid(17)
     colliders, M = ground(0.0)
     model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
     pivot = np.eye(4)
