@@ -13,7 +13,13 @@ from waft.core.ragdoll import (
     RagdollRest,
     build_ragdoll_model,
 )
-from waft.core.ragdoll._bench_cases import bone_frame, humanoid_rest, walk_targets
+from waft.core.ragdoll._bench_cases import (
+    bone_frame,
+    ground,
+    humanoid_rest,
+    rotation_x,
+    walk_targets,
+)
 
 FREE_SWING = np.inf
 FREE_TWIST = (-np.inf, np.inf)
@@ -85,3 +91,21 @@ def folding_humanoid(bodies: int = 17):
     ankle = [rest.names.index(n) for n in ("foot.L", "foot.R")]
     swing[ankle], twist[ankle] = np.radians([25.0, 10.0]), np.radians([-10.0, 10.0])
     return dataclasses.replace(rest, swing_limit=swing, twist_limit=twist)
+
+
+def limp_drop(rest: RagdollRest, *, frames: int, tilt_deg: float = 0.0, lift: float = 0.0,
+              fps: float = 30.0):
+    """(model, drive) of ``rest`` limp (no motors, no root lock, friction 0.5) over a ground at
+    height 0: tipped ``tilt_deg`` about the x axis through its feet (0, -0.15, 0), lifted
+    ``lift`` metres and let go."""
+    colliders, M = ground(0.0)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
+    pivot = np.eye(4)
+    pivot[:3, 3] = (0.0, -0.15, 0.0)
+    start = pivot @ rotation_x(np.radians(tilt_deg)) @ np.linalg.inv(pivot) @ rest.rest_matrix
+    start[:, 2, 3] += lift
+    drive = RagdollDrive(fps=fps, target=np.repeat(start[None], frames, axis=0),
+                         collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)),
+                         params=RagdollParams.defaults(len(rest.names), 1, root_lock=False,
+                                                       motor_strength=0.0, friction=0.5))
+    return model, drive

@@ -12,7 +12,7 @@ from waft.core.ragdoll.contacts import closest_between_segments, closest_on_segm
 from waft.core.ragdoll.level import JOINT_TOLERANCE
 from waft.core.ragdoll.motors import motor_omega
 
-from .conftest import chain_rest, folding_humanoid, static_drive
+from .conftest import chain_rest, folding_humanoid, limp_drop, static_drive
 
 FREE = BodyMode.FREE
 
@@ -319,8 +319,6 @@ def test_a_limp_humanoid_landing_on_straight_legs_keeps_every_joint_and_stays_ou
     from waft.core.ragdoll import level as level_module
     from waft.core.ragdoll._bench_cases import humanoid_rest
     from waft.core.ragdoll.bodies import rotate
-    from waft.core.ragdoll.drive import RagdollDrive
-    from waft.core.ragdoll.params import RagdollParams
 
     gaps, depths = [], []
     original = level_module.Level.step
@@ -336,16 +334,7 @@ def test_a_limp_humanoid_landing_on_straight_legs_keeps_every_joint_and_stays_ou
                                             np.arange(level.n)).max())
 
     monkeypatch.setattr(level_module.Level, "step", step)
-    frames = 45
-    rest = humanoid_rest(17)
-    colliders, M = ground(0.0)
-    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
-    target = np.repeat(rest.rest_matrix[None], frames, axis=0)
-    target[:, :, 2, 3] += 0.02
-    drive = RagdollDrive(fps=30.0, target=target,
-                         collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)),
-                         params=RagdollParams.defaults(17, 1, root_lock=False,
-                                                       motor_strength=0.0, friction=0.5))
+    model, drive = limp_drop(humanoid_rest(17), frames=45, lift=0.02)
     bake_ragdoll(model, drive, RagdollSettings(iterations=4))
     assert max(gaps) < JOINT_TOLERANCE + 1e-6, max(gaps)
     assert max(depths) < 1e-6, max(depths)
@@ -359,11 +348,8 @@ def test_a_limp_humanoid_landing_on_its_feet_ends_every_substep_inside_its_limit
     push is translated and handed to the parents): every limit within 2° when each substep
     ends, every joint within its tolerance, nothing inside the ground, no energy gained."""
     from waft.core.ragdoll import level as level_module
-    from waft.core.ragdoll._bench_cases import rotation_x
-    from waft.core.ragdoll.drive import RagdollDrive
     from waft.core.ragdoll.limits import limit_rotation
     from waft.core.ragdoll.momentum import energies
-    from waft.core.ragdoll.params import RagdollParams
 
     over, gaps, depths, rises = [], [], [], []
     original = level_module.Level.step
@@ -384,21 +370,8 @@ def test_a_limp_humanoid_landing_on_its_feet_ends_every_substep_inside_its_limit
                                             np.arange(level.n)).max())
 
     monkeypatch.setattr(level_module.Level, "step", step)
-    frames = 40
-    rest = folding_humanoid(17)
-    colliders, M = ground(0.0)
-    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
     # tipped forward 20° about the feet and dropped 5 cm: it lands on its toes and folds
-    pivot = np.eye(4)
-    pivot[:3, 3] = (0.0, -0.15, 0.0)
-    tip = pivot @ rotation_x(np.radians(-20.0)) @ np.linalg.inv(pivot)
-    start = tip @ rest.rest_matrix
-    start[:, 2, 3] += 0.05
-    target = np.repeat(start[None], frames, axis=0)
-    drive = RagdollDrive(fps=30.0, target=target,
-                         collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)),
-                         params=RagdollParams.defaults(17, 1, root_lock=False,
-                                                       motor_strength=0.0, friction=0.5))
+    model, drive = limp_drop(folding_humanoid(17), frames=40, tilt_deg=-20.0, lift=0.05)
     bake_ragdoll(model, drive, RagdollSettings(iterations=4))
     assert max(over) < 2.0, max(over)
     assert max(gaps) < JOINT_TOLERANCE + 1e-6, max(gaps)

@@ -5,12 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from waft.core.ragdoll import RagdollSettings, bake_ragdoll, build_ragdoll_model
-from waft.core.ragdoll._bench_cases import ground, rotation_x
-from waft.core.ragdoll.drive import RagdollDrive
-from waft.core.ragdoll.params import RagdollParams
+from waft.core.ragdoll import RagdollSettings, bake_ragdoll
 
-from .conftest import folding_humanoid
+from .conftest import folding_humanoid, limp_drop
 
 REST_SPEED = 0.005  # m/s: every body's head and tail slower than this is at rest
 
@@ -32,17 +29,8 @@ def test_a_limp_humanoid_dropped_on_the_ground_comes_to_rest_and_stays(monkeypat
     monkeypatch.setattr(level_module, "STATIC_FRICTION", True)
     monkeypatch.setattr(level_module, "STOP_UNDONE_TURNS", True)
     frames, fps = 151, 30.0
-    rest = folding_humanoid(17)
-    colliders, M = ground(0.0)
-    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
-    pivot = np.eye(4)
-    pivot[:3, 3] = (0.0, -0.15, 0.0)
-    start = pivot @ rotation_x(np.radians(tilt)) @ np.linalg.inv(pivot) @ rest.rest_matrix
-    start[:, 2, 3] += 0.05
-    drive = RagdollDrive(fps=fps, target=np.repeat(start[None], frames, axis=0),
-                         collider_matrix=np.broadcast_to(M, (frames, 1, 4, 4)),
-                         params=RagdollParams.defaults(17, 1, root_lock=False,
-                                                       motor_strength=0.0, friction=0.5))
+    model, drive = limp_drop(folding_humanoid(17), frames=frames, tilt_deg=tilt, lift=0.05,
+                             fps=fps)
     m = bake_ragdoll(model, drive, RagdollSettings(iterations=4)).physics_matrix
     heads = m[:, :, :3, 3]
     tails = heads + m[:, :, :3, 1] * model.length[None, :, None]
