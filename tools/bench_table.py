@@ -188,7 +188,22 @@ def _ragdoll(r) -> list[tuple[str, str, str, str]]:
              "per frame",
              f"Bullet {driven['bullet_bake_ms_per_frame']:.2f} ms: ratio "
              f"**{driven['ratio_waft_core_over_bullet']:.0f} / "
-             f"{limp['ratio_waft_core_over_bullet']:.0f}** (target ≤ 1: **not met**)")]
+             f"{limp['ratio_waft_core_over_bullet']:.0f}** (target ≤ 1: **not met**)")] + _floor(r)
+
+
+def _floor(r) -> list[tuple[str, str, str, str]]:
+    """The NumPy floor line of bench_ragdoll (ragdoll_floor.py), when recorded."""
+    try:
+        floor = _find(r, "bench_ragdoll", bench="ragdoll_numpy_floor")
+    except KeyError:
+        return []
+    return [("", f"NumPy floor: the same {floor['bodies'] - 1} ball joints alone, one Jacobi "
+                 f"batch per iteration, same substeps and iterations "
+                 f"({floor['calls_per_substep']:.0f} calls per substep, "
+                 f"{floor['us_per_call']:.1f} µs each)",
+             f"{floor['floor_ms_per_frame']:.2f} ms per frame",
+             f"Bullet {floor['bullet_bake_ms_per_frame']:.2f} ms: ratio "
+             f"**{floor['ratio_floor_over_bullet']:.0f}**")]
 
 
 def _batch(r) -> list[tuple[str, str, str, str]]:

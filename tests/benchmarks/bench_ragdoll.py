@@ -32,7 +32,8 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-sys.path[:0] = [str(REPO_ROOT / "tools"), str(REPO_ROOT / "tests" / "blender" / "ragdoll")]
+sys.path[:0] = [str(REPO_ROOT / "tools"), str(REPO_ROOT / "tests" / "blender" / "ragdoll"),
+                str(Path(__file__).resolve().parent)]
 
 import blender_env
 import build_extension
@@ -40,6 +41,7 @@ import build_extension
 bpy = blender_env.import_bpy_isolated()  # throwaway user dir first, then bpy
 
 import numpy as np  # noqa: E402
+import ragdoll_floor  # noqa: E402
 import ragdoll_rigs as rigs  # noqa: E402
 from mathutils import Matrix, Vector  # noqa: E402
 
@@ -230,6 +232,25 @@ def main(argv=None) -> int:
             "ratio_waft_end_to_end_over_bullet": round(
                 waft["end_to_end_ms_per_frame"] / bullet["bake_ms_per_frame"], 3),
         }))
+    # The NumPy floor (ragdoll_floor.py): the same tree's ball joints alone, the same substeps
+    # and iterations, in the fewest array operations we know: a lower bound for a NumPy
+    # position-based solver of this rig at these settings, whatever else it solves.
+    names = [bone[0] for bone in rigs.HUMANOID]
+    heads, tails = (np.array([bone[k] for bone in rigs.HUMANOID]) for k in (1, 2))
+    floor = ragdoll_floor.floor(
+        heads, tails, np.array([names.index(bone[3]) if bone[3] else -1
+                                for bone in rigs.HUMANOID]),
+        substep_hz=SUBSTEP_HZ, fps=FPS, iterations=ITERATIONS, frames=args.frames)
+    print(json.dumps({
+        "bench": "ragdoll_numpy_floor", **common,
+        "what": "ball joints alone (no limits, motors, contacts), one Jacobi batch per iteration",
+        "floor_ms_per_frame": round(floor["ms_per_frame"], 3),
+        "calls_per_substep": round(floor["calls_per_substep"], 1),
+        "us_per_call": round(floor["us_per_call"], 3),
+        "widest_joint_gap_mm": round(1e3 * floor["widest_joint_gap_m"], 2),
+        "bullet_bake_ms_per_frame": round(bullet["bake_ms_per_frame"], 3),
+        "ratio_floor_over_bullet": round(floor["ms_per_frame"] / bullet["bake_ms_per_frame"], 3),
+    }))
     return 0
 
 

@@ -17,9 +17,11 @@ Run: python tests/benchmarks/bench_ragdoll_core.py [--frames N] [--bodies N] [--
 from __future__ import annotations
 
 import argparse
+import cProfile
 import dataclasses
 import importlib.util
 import json
+import pstats
 import sys
 import time
 import types
@@ -55,6 +57,15 @@ def measure(bodies: int, frames: int, iterations: int, repeat: int, ragdolls: in
         best_wall = min(best_wall, time.perf_counter() - wall)
         best_cpu = min(best_cpu, time.process_time() - cpu)
     substeps = result.substeps
+    # Python calls per substep (every Python and C function entered: NumPy's dispatch is the
+    # cost at 17 bodies), from one profiled bake of a tenth of the frames.
+    short = cases.make_humanoid_case(bodies=bodies, frames=max(frames // 10, 2),
+                                     ragdolls=ragdolls)
+    profile = cProfile.Profile()
+    profile.enable()
+    profiled = ragdoll.bake_ragdoll(short[0], short[1], settings)
+    profile.disable()
+    calls = sum(stat[1] for stat in pstats.Stats(profile).stats.values()) / profiled.substeps
     return {
         "bench": "ragdoll_core", "ragdolls": ragdolls, "bodies": model.n_bodies,
         "frames": frames,
@@ -62,6 +73,7 @@ def measure(bodies: int, frames: int, iterations: int, repeat: int, ragdolls: in
         "ms_per_frame": round(1000.0 * best_wall / frames, 3),
         "cpu_ms_per_frame": round(1000.0 * best_cpu / frames, 3),
         "us_per_body_substep": round(1e6 * best_cpu / (substeps * model.n_bodies), 2),
+        "calls_per_substep": round(calls, 1),
     }
 
 
