@@ -10,6 +10,8 @@ import dataclasses
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from waft import core
 from waft.core.strands.constraints import spheres
@@ -152,3 +154,19 @@ def test_a_particle_pushed_into_a_later_sphere_is_still_found(monkeypatch, rig, 
     else:  # a capsule is not a sphere: B's push stands
         assert np.allclose(full[0, :, 1:9], 0.39, atol=1e-6)
     assert np.abs(x - full).max() <= 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 40))
+def test_cross_columns_is_np_cross_bit_for_bit(seed, n):
+    """The crease pass's u x e1 (`spheres.cross_columns`) is written out for speed: it must give
+    np.cross's bits, signed zeros included."""
+    rng = np.random.default_rng(seed)
+    u = rng.normal(size=3)
+    v = rng.normal(size=(3, n)) * rng.choice([1e-9, 1.0, 1e6], size=(1, n))
+    v[:, rng.random(n) < 0.2] = 0.0
+    v[rng.integers(3), rng.integers(n)] = -0.0
+    u[rng.integers(3)] = rng.choice([0.0, -0.0, u[0]])
+    expected = np.cross(u[None, :], v.T).T
+    np.testing.assert_array_equal(spheres.cross_columns(u, v).view(np.uint64),
+                                  expected.view(np.uint64))
