@@ -125,6 +125,9 @@ class ShakeScratch:
     def __init__(self, S: int, n: int):
         self.S, self.n = S, n
         self._flat: dict[int, _FlatScratch] = {}
+        # The width Ps whose buffers hold the directions of the last `x_start` (None: none), for
+        # `solve_shake(..., same_directions=True)`.
+        self.directions: int | None = None
 
     def flat(self, Ps: int) -> _FlatScratch:
         scratch = self._flat.get(Ps)
@@ -163,9 +166,14 @@ def _dot(a: np.ndarray, b: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> np.n
 
 
 def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
-                scratch: ShakeScratch) -> None:
+                scratch: ShakeScratch, *, same_directions: bool = False) -> None:
     """Project `x` (3, S, Ps) in place so that every active segment has its rest length, moving
     both ends by their inverse masses along the segment of `x_start` (the start of the substep).
+
+    `same_directions`: the caller's promise that `x_start` holds what it held at the last call
+    with this scratch (the solver's contact rounds: nothing writes `x_prev` between them), so
+    the segment directions the scratch kept from that call are used again instead of taken
+    anew (a pass over both states and a strided fill of the padding, ~90 us at 1,000 x 34).
 
     Every elementwise step runs on the flat (3, S * Ps) views of the two states: the segment
     slices x[:, :, 1 : n + 1] - x[:, :, :n] are 3 * S short rows, and NumPy's per-row overhead
@@ -175,6 +183,8 @@ def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
     non-finite can leak from one strand into the next); each real segment sees the same
     operations in the same order, so the result is the same bits."""
     n = c.n
+    if not same_directions:
+        scratch.directions = None  # whatever the scratch holds is not `x_start`'s
     if n == 0:
         return
     if x.shape[1] <= SCALAR_STRANDS and _solve_shake_scalar(x, x_start, c):
@@ -187,6 +197,7 @@ def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
     _, S, Ps = x.shape
     half_rest2, w_sum, inactive_one, w_lower, w_upper, w_lo, w_hi, w_max = c.padded(Ps)
     f = scratch.flat(Ps)
+    reuse = same_directions and scratch.directions == Ps
     r, e, tmp = f.r, f.e, f.tmp
     rhs, diag, lower, upper = f.rhs, f.diag, f.lower, f.upper
     rhs_f, diag_f, lower_f, upper_f = (a.reshape(-1) for a in (rhs, diag, lower, upper))
@@ -194,8 +205,10 @@ def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
     # One errstate for the whole solve: a singular row gives inf/NaN, which the rejection below
     # catches per strand (and a strand gone non-finite, inf - inf, from its directions on).
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        np.subtract(sf[:, 1:], sf[:, :-1], out=r[:, :-1])
-        r.reshape(3, S, Ps)[:, :, n:] = 0.0  # no direction where no segment takes part
+        if not reuse:
+            np.subtract(sf[:, 1:], sf[:, :-1], out=r[:, :-1])
+            r.reshape(3, S, Ps)[:, :, n:] = 0.0  # no direction where no segment takes part
+            scratch.directions = Ps
         for _ in range(SHAKE_ITERATIONS):
             np.subtract(xf[:, 1:], xf[:, :-1], out=e[:, :-1])
             # Right-hand side -C_j and the Jacobian of C_j in the multipliers: d C_j / d lambda_j
@@ -224,8 +237,11 @@ def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
             step = f.step
             np.abs(lam, out=step)
             step *= w_max
-            bad = ~np.all(step <= MAX_STEP, axis=1)  # NaN fails the comparison too
-            if bad.any():
+            # The largest step first, one contiguous reduction (4 us against the per-strand
+            # test's 50 at 1,000 x 34; a NaN makes it NaN, which fails the comparison too); the
+            # strands only when one is over, which is rare.
+            if not step.max() <= MAX_STEP:
+                bad = ~np.all(step <= MAX_STEP, axis=1)  # NaN fails the comparison too
                 lam[bad] = 0.0
             np.multiply(r, lam.reshape(-1), out=e)
             np.multiply(e, w_hi, out=tmp)

@@ -794,6 +794,7 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
     limits = direct is not None and (c.tether_limit is not None or c.max_distance is not None)
     rounds = (DIRECT_CONTACT_ROUNDS if direct is not None
               else LIMIT_CONTACT_ROUNDS if c.max_distance is not None else CONTACT_ROUNDS)
+    shaken = False  # whether a round's SHAKE took x_prev's directions yet
     for _ in range(rounds):
         # Along the current gradients: a collider's push may have turned a segment far from
         # where it started the substep.
@@ -802,7 +803,10 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
             if c.bend is not None and c.bend.firm:
                 # Firm bending takes part in the rounds (see bending.FIRM_FACTOR).
                 solve_bending(x, c.bend, ws.bend_scratch, first=False)
-            solve_shake(x, x_prev, c.shake, ws.shake_scratch(c.shake.n))
+            # Nothing in the rounds writes x_prev (the colliders' friction and the limits
+            # read it or leave it), so SHAKE's directions from it are the first round's.
+            solve_shake(x, x_prev, c.shake, ws.shake_scratch(c.shake.n), same_directions=shaken)
+            shaken = True
         elif direct.largest_move <= DIRECT_CONVERGED:
             # The last round's pushes already hold the chains' lengths and bending: nothing
             # would move again.

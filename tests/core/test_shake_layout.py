@@ -74,3 +74,30 @@ def test_a_non_finite_strand_leaves_its_neighbours_alone(seed, S, Ps, bad):
         return  # the strand left out held the longest active run: another system size
     shake.solve_shake(without, start[:, keep], others, shake.ShakeScratch(S - 1, others.n))
     np.testing.assert_array_equal(with_it[:, keep, : c.n + 1], without[:, :, : c.n + 1])
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(shake.SCALAR_STRANDS + 1, 12),
+       Ps=st.integers(3, 12), tail=st.integers(0, 2), rounds=st.integers(1, 3))
+def test_kept_directions_give_the_bits_of_taking_them_anew(seed, S, Ps, tail, rounds):
+    """The solver's contact rounds project along the same start-of-substep segments several
+    times in a substep (nothing writes x_prev between them): with `same_directions` the later
+    rounds use the directions the scratch kept from the first, with the bits of a scratch that
+    takes them anew each round. A call without the promise forgets them, so one that makes it
+    after a different start takes that start's."""
+    rng = np.random.default_rng(seed)
+    c = shake.ShakeCoefficients(**_rows(rng, S, Ps, min(tail, Ps - 2)))
+    if not c:
+        return
+    start, x = _chains(rng, S, Ps, 0.005)
+    other, _ = _chains(rng, S, Ps, 0.005)
+    kept, fresh = x.copy(), x.copy()
+    scratch = shake.ShakeScratch(S, c.n)
+    shake.solve_shake(kept.copy(), other, c, scratch)  # the scratch holds another start's
+    for k in range(rounds):
+        push = rng.normal(scale=0.002, size=x.shape)  # a collider's push between the rounds
+        kept += push
+        fresh += push
+        shake.solve_shake(kept, start, c, scratch, same_directions=k > 0)
+        shake.solve_shake(fresh, start, c, shake.ShakeScratch(S, c.n))
+        np.testing.assert_array_equal(kept.view(np.uint64), fresh.view(np.uint64))
