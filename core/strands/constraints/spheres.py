@@ -177,7 +177,7 @@ def push_out_spheres(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks,
     for (_, _, sphere_radius), a, b in zip(parts, bounds[:-1], bounds[1:], strict=True):
         reach = c.max_radius + sphere_radius
         np.less(length[a:b], reach * reach * (1.0 + 1e-9), inside[a:b])
-    close = np.flatnonzero(inside)
+    close = inside.nonzero()[0]  # np.flatnonzero of a 1-D mask, without its wrappers
     if not close.size:
         return none
     ids, length = ids.take(close), length.take(close)
@@ -188,7 +188,7 @@ def push_out_spheres(x: np.ndarray, x_prev: np.ndarray, c: SphereBlocks,
     for (_, _, sphere_radius), a, b in zip(parts, cuts[:-1], cuts[1:], strict=True):
         pen[a:b] += sphere_radius
     pen -= length
-    hit = np.flatnonzero(pen > 0.0)
+    hit = (pen > 0.0).nonzero()[0]
     if not hit.size:
         return none
     # The (3, n) rows are gathered once, for the contacts (not first for the close ones).
@@ -341,7 +341,7 @@ def resolve_creases(x: np.ndarray, radius: np.ndarray, max_radius: float,
             la2 = square[0] + square[1]
             la2 += square[2]
             reach_a = r + ra
-            inside = np.flatnonzero(la2 < reach_a * reach_a)
+            inside = (la2 < reach_a * reach_a).nonzero()[0]
             if not inside.size:
                 continue
             changed = True
