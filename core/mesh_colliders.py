@@ -1049,14 +1049,33 @@ class MeshField:
         history = self._history.get(m)
         if history is None or history[0].shape != points.shape:
             return np.arange(len(points)), None
-        last, clearance, travel, outside = history
+        _, clearance, _, outside = history
+        moved = self._moved_since(m, history, points, t)
+        ask = np.flatnonzero(clearance - moved <= radius)
+        return ask, outside[ask] - moved[ask]
+
+    def _moved_since(self, m: int, history: tuple, points: np.ndarray, t: float) -> np.ndarray:
+        """A bound (N,) on how far each of `points` has moved relative to mesh `m` since
+        `push_out` last queried it (its own move plus the mesh's `_travel`), rounded up."""
+        last, _, travel, _ = history
         moved = points - last
         moved = np.sqrt(np.einsum("ij,ij->i", moved, moved))
         moved += np.abs(self._travel(m, t) - travel)
         # Rounded up: a bound on the motion, never a hair short of it.
-        moved = moved * (1.0 + 1e-9) + 1e-12
-        ask = np.flatnonzero(clearance - moved <= radius)
-        return ask, outside[ask] - moved[ask]
+        return moved * (1.0 + 1e-9) + 1e-12
+
+    def clearance(self, m: int, points: np.ndarray, t: float) -> np.ndarray:
+        """A lower bound (N,) on how far each of `points` (N, 3), the point set `push_out` last
+        pushed out of mesh `m` (its `mask` row's points, in order) and moved since, is from the
+        surface at time `t`, on either side; -inf where unknown (maybe touching). Below its
+        radius a point may touch; above it `push_out` would not move it (a point beyond the
+        reach, which no query finds, counts as clear). Read only: the history and the kept
+        candidates stay `push_out`'s (the cloth's contact sweep asks a subset of the points
+        level by level, `core.cloth.mesh_sweep`, and queries those by `contacts`)."""
+        history = self._history.get(m)
+        if history is None or history[0].shape != points.shape:
+            return np.full(len(points), -np.inf)
+        return history[1] - self._moved_since(m, history, points, t)
 
     def _remember(self, m: int, points: np.ndarray, ask: np.ndarray, clearance: np.ndarray,
                   outside: np.ndarray, t: float) -> None:

@@ -539,3 +539,39 @@ def test_outward_turns_a_closed_inside_out_mesh_and_leaves_an_open_one():
     expected = np.concatenate([triangles, small_triangles + len(vertices),
                                cap_triangles[:, ::-1] + len(vertices) + len(small)])
     np.testing.assert_array_equal(outward(T, V), expected)
+
+
+def test_clearance_bounds_the_distance_and_leaves_push_out_as_it_was():
+    """`MeshField.clearance` (the cloth's contact sweep, `core.cloth.mesh_sweep`): from
+    `push_out`'s last query of the same points, moved since, a lower bound on each point's
+    distance from the surface, on either side; a point it clears past its radius is one the
+    full-reach query does not push. Read only: a field asked it between its pushes pushes bit
+    for bit as one that never was, on a moving mesh, a growing one and a still one."""
+    vertices, tris = uv_sphere(0.3, 16, 32)
+    rng = np.random.default_rng(5)
+    d = rng.normal(size=(2000, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    start = d * rng.uniform(0.22, 0.4, size=2000)[:, None]
+    drift = rng.normal(scale=0.003, size=start.shape)
+    radius = np.full(2000, 0.006)
+    for frames in ([vertices + (0.0, 0.0, 0.004 * k) for k in range(6)],
+                   [vertices * (1.0 + 0.02 * k) for k in range(6)], [vertices] * 6):
+        asked = field(frames, tris, depth=0.04, radius=0.01, fps=120.0)
+        plain = field(frames, tris, depth=0.04, radius=0.01, fps=120.0)
+        x = start.copy()
+        for n in range(12):  # 240 Hz substeps
+            t0, t1 = n / 240.0, (n + 1) / 240.0
+            x_prev, x = x, x + drift
+            pushed = x.copy()
+            asked.push_out(pushed, x_prev, radius, t0, t1)
+            reference = x.copy()
+            plain.push_out(reference, x_prev, radius, t0, t1)
+            np.testing.assert_array_equal(pushed, reference)
+            # Moved on within the substep (the sweep's settles), then bounded and checked.
+            moved = pushed + rng.normal(scale=0.002, size=x.shape)
+            bound = asked.clearance(0, moved, t1)
+            c = asked.contacts(0, moved, t0, t1)
+            assert np.all(bound[c.index] <= np.abs(c.distance))
+            assert np.all(c.distance[bound[c.index] >= radius[c.index]] >= radius[0])
+            assert np.isfinite(bound).mean() > 0.5  # most points are cleared
+            x = pushed

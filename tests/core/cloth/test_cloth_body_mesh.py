@@ -103,3 +103,21 @@ def test_a_running_skirt_stays_outside_its_body_mesh():
         else:
             assert inside.mean() < 1e-3, inside.mean()
             assert depth.max() <= 5e-3, depth.max()
+
+
+def test_a_running_skirt_keeps_its_vertical_links_against_its_body_mesh():
+    """Issue 13, all constraints at once against a body mesh: the contact sweep pushes the
+    skirt out of the mesh inside its last top-down pass (`core.cloth.mesh_sweep`), so every
+    vertical link ends every frame at most its rest length (within 0.1 %) with the max distance
+    and the 1.5 cm cloth radius on, and no vertex is inside the body deeper than that radius.
+    Measured: 0 (1e-15); before, with the mesh pushing after the sweep, 0.96 %."""
+    body = _body()
+    x = _bake(body, collide=True)
+    model = build_cloth_model(cloths=[_skirt()])
+    links = model.stretch
+    vertical = model.vertical
+    a, b, rest = links.a[vertical], links.b[vertical], links.rest[vertical]
+    stretch = np.linalg.norm(x[:, b] - x[:, a], axis=-1) / rest - 1.0
+    assert stretch.max() <= 1e-3, stretch.max()
+    depth = np.concatenate([_depth_inside(x[f], body[f]) for f in range(FRAMES)])
+    assert depth.max() <= 0.015, depth.max()
