@@ -91,15 +91,20 @@ class MeshSweepPush:
             which, s, points = _samples(x, parent[link], child[link], count[link])
             c = field.contacts(m, np.concatenate([x.take(child[vertex], axis=0), points]),
                                t_start, t_end)
-            # Not found: farther than the reach (on either side; never pushed).
-            distance = np.full(vertex.size + which.size, float(field.reach[m]))
-            distance[:vertex.size] = np.maximum(distance[:vertex.size], clear[child[vertex]])
+            # Not found: farther than the reach, on a side not known. Deep inside it may come
+            # within the reach (and be pushed) by any move: a vertex keeps its bound from
+            # `push_out` (whose clearance counts such points from the reach), a sample counts
+            # as touching (rare: a sample of a link whose ends are near the surface).
+            found = np.zeros(vertex.size + which.size, dtype=bool)
+            found[c.index] = True
+            distance = np.zeros(vertex.size + which.size)
             distance[c.index] = c.distance
-            clear[child[vertex]] = distance[:vertex.size]
+            exact = found[:vertex.size]
+            clear[child[vertex[exact]]] = distance[:vertex.size][exact]
             link_low = np.full(N, np.nan)
             if which.size:
-                low = distance[vertex.size:] - ((1.0 - s) * r_a[link][which]
-                                                + s * r_b[link][which])
+                low = np.where(found[vertex.size:], distance[vertex.size:] - (
+                    (1.0 - s) * r_a[link][which] + s * r_b[link][which]), 0.0)
                 starts = np.cumsum(count[link]) - count[link]
                 link_low[child[link]] = np.minimum.reduceat(low, starts)
             self.parts.append((m, clear, member, link_low))
