@@ -1,5 +1,5 @@
 """The hard vertical sweep with the colliders inside it: the last projection of a substep that
-touched a shape collider (`solver._Bake.step`, step 9).
+touched a collider (`solver._Bake.step`, step 9; body meshes push through `mesh_sweep`).
 
 The plain sweep (`constraints.sweep_levels`) puts every vertical link at its rest length and
 knows no collider; the colliders, run after it, push vertices and links out and leave the links

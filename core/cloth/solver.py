@@ -22,8 +22,9 @@ Per substep `h` (fixed, 1/240 s by default, whatever the frame rate):
 8. Jolt skinned constraint: max distance from the reference, back stop behind its surface;
 9. where a collider or a layer touched the cloth, the sweep (max distance inside it), the
    layers and the colliders again, positions only (COLLIDER_SWEEPS); then, from the first
-   level a shape collider touched, the sweep once more with the colliders inside it
-   (`contact_sweep`), so the substep ends with every link, contact and max distance holding.
+   level a collider touched, the sweep once more with the colliders (shapes and body meshes,
+   `mesh_sweep`) inside it (`contact_sweep`), so the substep ends with every link, contact
+   and max distance holding.
 
 Frame `i` is output at `i / fps` (exact on the substep grid for 24/30/60 fps at 240 Hz; other
 rates blend the two substep states around it and redo the vertical sweep on the blend).
