@@ -1072,10 +1072,19 @@ class MeshField:
         reach, which no query finds, counts as clear). Read only: the history and the kept
         candidates stay `push_out`'s (the cloth's contact sweep asks a subset of the points
         level by level, `core.cloth.mesh_sweep`, and queries those by `contacts`)."""
+        return self._bound(m, points, t, 1)
+
+    def outside_by(self, m: int, points: np.ndarray, t: float) -> np.ndarray:
+        """As `clearance`, how far outside mesh `m` each point surely is (-inf: maybe inside,
+        or unknown). Read only."""
+        return self._bound(m, points, t, 3)
+
+    def _bound(self, m: int, points: np.ndarray, t: float, column: int) -> np.ndarray:
+        """`push_out`'s history entry `column` (clearance or outside) less the motion since."""
         history = self._history.get(m)
         if history is None or history[0].shape != points.shape:
             return np.full(len(points), -np.inf)
-        return history[1] - self._moved_since(m, history, points, t)
+        return history[column] - self._moved_since(m, history, points, t)
 
     def _remember(self, m: int, points: np.ndarray, ask: np.ndarray, clearance: np.ndarray,
                   outside: np.ndarray, t: float) -> None:

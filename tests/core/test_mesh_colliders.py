@@ -545,8 +545,9 @@ def test_clearance_bounds_the_distance_and_leaves_push_out_as_it_was():
     """`MeshField.clearance` (the cloth's contact sweep, `core.cloth.mesh_sweep`): from
     `push_out`'s last query of the same points, moved since, a lower bound on each point's
     distance from the surface, on either side; a point it clears past its radius is one the
-    full-reach query does not push. Read only: a field asked it between its pushes pushes bit
-    for bit as one that never was, on a moving mesh, a growing one and a still one."""
+    full-reach query does not push; `outside_by`, a lower bound on the signed distance. Read
+    only: a field asked them between its pushes pushes bit for bit as one that never was, on a
+    moving mesh, a growing one and a still one."""
     vertices, tris = uv_sphere(0.3, 16, 32)
     rng = np.random.default_rng(5)
     d = rng.normal(size=(2000, 3))
@@ -572,6 +573,10 @@ def test_clearance_bounds_the_distance_and_leaves_push_out_as_it_was():
             bound = asked.clearance(0, moved, t1)
             c = asked.contacts(0, moved, t0, t1)
             assert np.all(bound[c.index] <= np.abs(c.distance))
+            # `outside_by`: a lower bound on the signed distance (positive: surely outside).
+            outside = asked.outside_by(0, moved, t1)
+            assert np.all(outside[c.index] <= c.distance)
+            assert (outside > 0.0).mean() > 0.3  # many points are known to be outside
             assert np.all(c.distance[bound[c.index] >= radius[c.index]] >= radius[0])
             assert np.isfinite(bound).mean() > 0.5  # most points are cleared
             x = pushed
