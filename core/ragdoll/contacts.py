@@ -11,7 +11,10 @@ al. 2020 §3.5, the collider is static), so contacts also rotate bodies; after t
 final pass a translation-only projection leaves no body inside a collider. The velocity pass
 then applies the body's restitution (0 by default) and Coulomb friction with the summed normal
 impulse (Müller 2020 §3.6; the body's `friction` is the coefficient, the colliders' own friction
-is not used). A substep sweep (`Contacts.sweep`) keeps fast bodies from tunnelling.
+is not used), less what static friction gave in the iterations: there the contact point is
+held where it was on the collider while the substep's summed tangential impulse stays within
+friction × the normal one (Müller 2020 §3.5, `Contacts._hold`). A substep sweep
+(`Contacts.sweep`) keeps fast bodies from tunnelling.
 
 Bodies of one ragdoll do not collide with each other (joint neighbours never do; other pairs
 are not handled yet).
@@ -126,6 +129,9 @@ class Contacts:
         # iterations leave it alone and the final projection, after the velocities are taken,
         # removes it (see `solve`).
         self.allowance: np.ndarray | None = None
+        # (x, R) of the bodies before and after the last substep's contact projection, or
+        # None: static friction holds a contact point where the iterations left it (`_hold`)
+        self.undone: tuple[np.ndarray, ...] | None = None
         self.begin()
 
     def frame(self, M: np.ndarray) -> ColliderFrame:
@@ -407,6 +413,9 @@ class Contacts:
         """Zero the substep's summed normal impulses, before its iterations: every push of the
         substep counts for friction, the locked roots' own projections too (`project`)."""
         self.normal_total = np.zeros((self.colliders.count, len(self.half)))
+        # static friction's summed tangential impulse vectors and the holds that let go
+        self.tangent_total = np.zeros((self.colliders.count, len(self.half), 3))
+        self.released = np.zeros((self.colliders.count, len(self.half)), dtype=bool)
 
     def solve(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, last: bool = True,
               translate: np.ndarray | None = None,
@@ -474,20 +483,38 @@ class Contacts:
               ) -> None:
         """Static friction in the position solve (Müller et al. 2020 §3.5): the contact point
         (`local`, in the body frame) of each `touching` body is put back, along the surface,
-        where it was on the collider when the substep began, if the tangential positional
-        impulse λ_t this needs stays within friction × the substep's normal one (`bound`, the
-        summed λ_n); a larger slip is kinetic, left to the velocity pass's Coulomb friction.
+        where it was on the collider when the substep began, while the tangential positional
+        impulses summed over the substep's iterations stay within Coulomb's cone,
+        |Σλ_t| ≤ friction × Σλ_n (`bound`). Once a correction would leave the cone the hold
+        lets go for the rest of the substep (`released`) and the velocity pass rubs with what
+        is left of the bound (kinetic friction, Müller §3.6).
 
         With friction in the velocity pass alone a body at rest slid by the tangential part of
         g h² in every substep's positions before its velocity was stopped: a capsule on a 15°
         slope with friction 0.5 (tan 15° = 0.27) crept at g sin 15° h = 10.6 mm/s for ever, and
         limp ragdolls lying on the ground crawled at 10–100 mm/s. Held in the positions, the
-        velocities taken from them carry no slip either."""
+        velocities taken from them carry no slip either.
+
+        Why the cone is on the sums: each iteration's λ_t checked against Σλ_n alone let the
+        hold give back, iteration after iteration, what the joints, motors and self-collision
+        pulled, up to `iterations` times what friction can. Why it lets go rather than clamps
+        at the cone (position-level kinetic friction): clamped, a foot a 0.97 motor pressed
+        into the corner of a wall and the ground went from 2.1 to 10.3 m/s in 6 substeps with
+        both holds at the cone's bound.
+
+        The point's place at the substep's start is where the last substep's iterations left
+        it (`undone`): the contact projection after them turns bodies out of colliders about
+        their heads, which slides contact points along the surface, and that slide, unheld,
+        crept a motor-bent chain pressed into the ground along it at 1 mm/s (0.25 mm in 10
+        frames at 960 Hz); it is now taken back while the hold holds."""
         n = len(self.half)
         x, R = s.x[:n], s.R[:n]
         r = rotate(R, local)
         point = x + r
         before = s.x_prev[:n] + rotate(s.R_prev[:n], local)
+        if self.undone is not None:  # (less what the contact projection moved it)
+            xa, Ra, xb, Rb = self.undone
+            before -= (xb + rotate(Rb, local)) - (xa + rotate(Ra, local))
         if previous is not None and previous is not M:
             # where the collider carried the point's previous position during the substep
             step = M.M[k] @ previous.Minv[k]
@@ -498,9 +525,14 @@ class Contacts:
         t = slip / np.maximum(size, 1e-300)[:, None]
         rt = cross(r, t)
         w = s.inv_mass[:n] + np.einsum("nk,nk->n", rt, s.inv_inertia_times(np.arange(n), rt))
-        held = touching & (size > 0.0) & (w > 1e-12) & (size <= bound * w)
+        lam = size / np.maximum(w, 1e-300)  # the positional impulse removing the slip
+        total = self.tangent_total[k] - lam[:, None] * t
+        within = np.einsum("nk,nk->n", total, total) <= bound * bound
+        self.released[k] |= touching & ~within
+        held = touching & ~self.released[k] & (size > 0.0) & (w > 1e-12)
         if held.any():
             positional(s, self.pairs, r, np.zeros((n, 3)), slip, active=held)
+            self.tangent_total[k] = np.where(held[:, None], total, self.tangent_total[k])
 
     def velocity_pass(self, s: Bodies, friction: np.ndarray, h: float, *,
                       restitution: np.ndarray | None = None, v_before: np.ndarray | None = None,
@@ -511,7 +543,8 @@ class Contacts:
         separating velocity the push created, no "pop"; below 2 |g| h of approach no bounce,
         as in the paper, so resting bodies do not jitter), and Coulomb friction, the
         tangential impulse at the contact point limited by friction · normal impulse (the
-        summed λ_n / h), static when that suffices to stop it."""
+        summed λ_n / h) less what static friction's hold gave in the iterations (`_hold`),
+        static when that suffices to stop it."""
         n = len(self.half)
         every = np.arange(n)
         bouncy = restitution is not None and bool(np.any(restitution > 0.0))
@@ -542,7 +575,11 @@ class Contacts:
             Irt = s.inv_inertia_times(every, rt)
             wt = s.inv_mass[:n] + np.einsum("nk,nk->n", rt, Irt)
             stop = speed / np.maximum(wt, 1e-12)
+            # the cone's part static friction's hold has not used in the positions
+            held = self.tangent_total[k]
+            budget = np.maximum(friction * lam_n - np.sqrt(np.einsum("nk,nk->n", held, held)),
+                                0.0)
             J = np.where(touched & (speed > 1e-12) & (wt > 1e-12),
-                         np.minimum(friction * lam_n / h, stop), 0.0)
+                         np.minimum(budget / h, stop), 0.0)
             s.v[:n] -= (J * s.inv_mass[:n])[:, None] * t
             s.w[:n] -= J[:, None] * Irt

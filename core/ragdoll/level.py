@@ -94,21 +94,27 @@ BROAD_MARGIN = 0.02  # m, see the broad phase in Level.step
 # (docs/ragdoll-solver.md, "Experimental: the articulated solve").
 ARTICULATED_MOTORS = False
 ARTICULATED_JOINTS = False
-# Experimental (off): static friction in the position solve (Müller 2020 §3.5,
-# `Contacts._hold`). A body lying still slides by the tangential part of g h² in every
-# substep's positions before the velocity pass's friction stops it: a capsule on a 15° slope
-# with friction 0.5 creeps at g sin 15° h = 10.6 mm/s for ever (none with it), and limp
-# Rigify falls crawl at 10–180 mm/s (with it and STOP_UNDONE_TURNS all 20 replayed falls
-# rest, median 1.96 s, worst 5.2 s). Off because the held contact points change four other
-# results: a thigh landing on a foot held by the ground stays 7 mm inside it (bound 5), a
-# walk into a wall on 0.97 motors peaks at 9.5 m/s (bound 8.9), and a motor-bent chain
-# pressed into the ground still moves 0.15–0.25 mm in 10 frames at 240 and 960 Hz (bound
-# 0.1) (docs/ragdoll-solver.md, Known limits).
-STATIC_FRICTION = False
+# Static friction in the position solve (Müller 2020 §3.5, `Contacts._hold`). Without it a
+# body lying still slides by the tangential part of g h² in every substep's positions before
+# the velocity pass's friction stops it: a capsule on a 15° slope with friction 0.5 crept at
+# g sin 15° h = 10.6 mm/s for ever (none with it), and limp humanoids dropped on the ground
+# crawled for seconds (upright, folding: at rest after 6.9 s instead of 1.5 s). The hold is
+# Coulomb's cone on the substep's summed impulses: held while |Σλ_t| ≤ μ Σλ_n, else it lets
+# go for the rest of the substep and the velocity pass rubs with what is left of μ Σλ_n. It
+# holds the contact point where the last substep's iterations left it, not where the contact
+# projection moved it. The first version (each iteration's λ_t against the summed λ_n, so up
+# to `iterations` times μ Σλ_n, and the projected point as the reference) changed three
+# results: a thigh landing on a held foot stayed 7 mm inside it (bound 5), a motor-bent chain
+# pressed into the ground moved 0.25 mm in its last 10 frames (bound 0.1; the projection's
+# turns out of the ground slid it 1 mm/s, unheld), a walk into a wall on 0.97 motors peaked
+# at 9.5 m/s (bound 8.9; with the cone clamped instead of let go, a foot in the wall-ground
+# corner went from 2.1 to 10.3 m/s in 6 substeps at the cone's bound). False: velocity-pass
+# friction alone.
+STATIC_FRICTION = True
 # Experimental (off): the final projections' turns stopped in the joints' relative angular
-# velocities (limits.stop_undone_turns). With STATIC_FRICTION all 20 replayed limp Rigify
-# falls rest (median 1.96 s, worst 5.2 s; alone: 4 still moving at 8 s, as on main); off
-# because alone it moves a limp humanoid landing on its feet 2.08° past a limit (bound 2°).
+# velocities (limits.stop_undone_turns). Off because alone it moves a limp humanoid landing
+# on its feet 2.08° past a limit (bound 2°), and with STATIC_FRICTION a walk into a wall on
+# 0.9 motors at 480 Hz, 4 iterations, peaks at 8.56 m/s (bound 8.43).
 STOP_UNDONE_TURNS = False
 SUBTREE_MOTORS = True  # motors turn the child's whole subtree (motors.solve_motor_subtree)
 SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
@@ -616,9 +622,14 @@ class Level:
         outside = [limit_directions(s, col) for col in self.colours]
         solved_q = s.q[:n].copy() if STOP_UNDONE_TURNS else None
         self.final_pass(c, anchor, local_t, origin_t)
+        # (static friction holds contact points where the iterations left them: what the
+        # contact projection moves along a collider is not a slip friction let happen)
+        solved = (s.x[:n].copy(), s.R[:n].copy()) if STATIC_FRICTION else None
         self.contacts.allowance = (self.contacts.depths(s, colliders, np.arange(n))
                                    if self.project_contacts(c, colliders, ~kin, anchor)
                                    else None)
+        if solved is not None:
+            self.contacts.undone = solved + (s.x[:n].copy(), s.R[:n].copy())
         # What the projections turned back of a joint is not turned again by the velocity the
         # iterations left toward it (an inelastic stop, limits.stop_undone_turns; with the
         # substep's inverse inertias, as the iterations)

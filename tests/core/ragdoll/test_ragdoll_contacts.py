@@ -130,22 +130,52 @@ def _on_slope(tilt: float, mu: float, frames: int = 91) -> np.ndarray:
     return m[:, :3, 3] + m[:, :3, 1] * 0.15
 
 
-def test_static_friction_holds_a_capsule_on_a_slope_and_coulomb_lets_a_steeper_one_slide(
-        monkeypatch):
+def test_static_friction_holds_a_capsule_on_a_slope_and_coulomb_lets_a_steeper_one_slide():
     """Friction acted in the velocity pass only: each substep's positions had already slid by
     the tangential part of g h² before the velocity was stopped, so a capsule on a 15° slope
-    with friction 0.5 (tan 15° = 0.27) crept down at g sin 15° h = 10.6 mm/s for ever. Static
-    friction in the position solve (Müller 2020 §3.5) holds it; with friction 0.2 it slides
-    as Coulomb's block, ½ g (sin θ − μ cos θ) t². (Experimental: level.STATIC_FRICTION.)"""
-    from waft.core.ragdoll import level as level_module
-
-    monkeypatch.setattr(level_module, "STATIC_FRICTION", True)
+    with friction 0.5 (tan 15° = 0.27) crept down at g sin 15° h = 10.6 mm/s for ever (21 mm
+    over the 2 s). Static friction in the position solve (Müller 2020 §3.5, on by default)
+    holds it; with friction 0.2 it slides as Coulomb's block, ½ g (sin θ − μ cos θ) t²."""
     held = _on_slope(15.0, 0.5)
     assert np.linalg.norm(held[-1] - held[30]) < 1e-4  # (10.6 mm/s: 21 mm over the 2 s)
     slid = _on_slope(15.0, 0.2)
     t, theta = 90 / 30.0, np.radians(15.0)
     coulomb = 0.5 * 9.81 * (np.sin(theta) - 0.2 * np.cos(theta)) * t * t
     assert np.linalg.norm(slid[-1] - slid[0]) == pytest.approx(coulomb, rel=0.03)
+
+
+def test_static_friction_holds_no_more_than_the_friction_cone_over_a_substep():
+    """A capsule lying on the ground, pressed 1 mm into it and pulled 0.3 mm sideways before
+    each of four iterations (as a joint pulls): friction 0.5 may give at most 0.5 × the
+    substep's normal impulse, m × 0.5 mm, against the 1.2 mm of pulls. Each iteration's
+    correction was checked against the summed normal impulse alone, so the hold put it back
+    every time (m × 1.2 mm, 2.4 times what friction can); now it holds the first pull, lets
+    go at the second, and the body keeps 0.9 mm of them."""
+    from waft.core.ragdoll.bodies import Bodies
+    from waft.core.ragdoll.contacts import Contacts
+    from waft.core.rotations import quat_from_matrix
+
+    r = 0.05
+    rest = chain_rest([(0.0, 0.0, r)], [(0.3, 0.0, r)], radius=r, mass=2.0)
+    colliders, M = ground(0.0)
+    model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
+    half = model.length / 2.0
+    centre = rest.rest_matrix[:, :3, 3] + rest.rest_matrix[:, :3, 1] * half[:, None]
+    s = Bodies.at(centre, quat_from_matrix(rest.rest_matrix[:, :3, :3]))
+    s.inv_mass[0], s.inv_inertia[0] = 1.0 / model.mass[0], 1.0 / model.inertia[0]
+    s.freeze_inertia()
+    contacts = Contacts(model, np.arange(1), half, model.radius)
+    frame = contacts.frame(M[None])
+    contacts.begin()
+    s.x[0, 2] -= 0.001
+    for _ in range(4):
+        s.x[0, 0] += 0.0003
+        contacts.solve(s, frame, np.array([True]), friction=np.array([0.5]))
+    normal = contacts.normal_total[0, 0]
+    assert normal == pytest.approx(model.mass[0] * 0.001, rel=0.01)
+    given = model.mass[0] * (0.0012 - (s.x[0, 0] - centre[0, 0]))
+    assert given <= 0.5 * normal * (1.0 + 1e-9), (given, normal)
+    assert s.x[0, 0] - centre[0, 0] == pytest.approx(0.0009, abs=1e-6)
 
 
 @pytest.mark.parametrize("direction", [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.6, 0.8, 0.0)])
