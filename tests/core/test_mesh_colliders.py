@@ -236,20 +236,29 @@ def test_push_out_moves_exactly_what_one_full_reach_query_moves():
     np.testing.assert_array_equal(np.sort(pushed), np.sort(i))
 
 
+def _drifting_through_a_sphere(rng, count: int, shell: tuple[float, float], step: float):
+    """A 0.3 m sphere mesh's triangles and its six samples moving, growing and standing still
+    (three cases), and `count` points in a shell of radii `shell` about it with a random drift
+    of about `step` a substep."""
+    vertices, tris = uv_sphere(0.3, 16, 32)
+    d = rng.normal(size=(count, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    start = d * rng.uniform(*shell, size=count)[:, None]
+    drift = rng.normal(scale=step, size=start.shape)
+    meshes = ([vertices + (0.0, 0.0, 0.004 * k) for k in range(6)],
+              [vertices * (1.0 + 0.02 * k) for k in range(6)], [vertices] * 6)
+    return tris, meshes, start, drift
+
+
 def test_push_out_substep_after_substep_on_a_moving_mesh_matches_full_queries():
     """The lattice corners' sides are kept from one query to the next while the mesh has moved
     less than the surface's distance from them: substep after substep on a mesh that moves and
     grows (and one that stands still), with points drifting through it, every push is still
     the full-reach query's, bit for bit."""
-    vertices, tris = uv_sphere(0.3, 16, 32)
     rng = np.random.default_rng(12)
-    d = rng.normal(size=(3000, 3))
-    d /= np.linalg.norm(d, axis=1)[:, None]
-    start = d * rng.uniform(0.2, 0.45, size=3000)[:, None]
-    drift = rng.normal(scale=0.004, size=start.shape)
+    tris, meshes, start, drift = _drifting_through_a_sphere(rng, 3000, (0.2, 0.45), 0.004)
     radius = np.full(3000, 0.006)
-    for frames in ([vertices + (0.0, 0.0, 0.004 * k) for k in range(6)],
-                   [vertices * (1.0 + 0.02 * k) for k in range(6)], [vertices] * 6):
+    for frames in meshes:
         f = field(frames, tris, friction=0.3, depth=0.04, radius=0.01, fps=120.0)
         for n in range(24):  # 240 Hz substeps over 0.1 s
             t0, t1 = n / 240.0, (n + 1) / 240.0
@@ -548,15 +557,10 @@ def test_clearance_bounds_the_distance_and_leaves_push_out_as_it_was():
     full-reach query does not push; `outside_by`, a lower bound on the signed distance. Read
     only: a field asked them between its pushes pushes bit for bit as one that never was, on a
     moving mesh, a growing one and a still one."""
-    vertices, tris = uv_sphere(0.3, 16, 32)
     rng = np.random.default_rng(5)
-    d = rng.normal(size=(2000, 3))
-    d /= np.linalg.norm(d, axis=1)[:, None]
-    start = d * rng.uniform(0.22, 0.4, size=2000)[:, None]
-    drift = rng.normal(scale=0.003, size=start.shape)
+    tris, meshes, start, drift = _drifting_through_a_sphere(rng, 2000, (0.22, 0.4), 0.003)
     radius = np.full(2000, 0.006)
-    for frames in ([vertices + (0.0, 0.0, 0.004 * k) for k in range(6)],
-                   [vertices * (1.0 + 0.02 * k) for k in range(6)], [vertices] * 6):
+    for frames in meshes:
         asked = field(frames, tris, depth=0.04, radius=0.01, fps=120.0)
         plain = field(frames, tris, depth=0.04, radius=0.01, fps=120.0)
         x = start.copy()
