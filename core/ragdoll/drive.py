@@ -58,6 +58,22 @@ def sign_continuous(q: np.ndarray) -> np.ndarray:
     return q.copy() if len(q) < 2 else make_sign_continuous(q, axis=0)
 
 
+# Metres from the world origin an animation target may be: a thousand kilometres, far past any
+# scene (Blender's default clip end is 1 km), and far inside float64's exact range for the
+# solver's millimetre tolerances.
+TARGET_RANGE = 1.0e6
+
+
+def _when(drive: RagdollDrive, f: int) -> str:
+    """Sample `f` of `drive.target` for a message: its frame, or, on a sample grid of its own
+    (`output_fps` set: the add-on samples at the scene's sample rate), how far into the bake it
+    is, in output frames and seconds (a sample index is not a frame the user knows)."""
+    if drive.output_fps is None:
+        return f"frame {f}"
+    t = f / drive.fps
+    return f"{t * drive.output_fps:.4g} frames after the bake's first frame ({t:.4g} s)"
+
+
 def validate_drive(model: RagdollModel, drive: RagdollDrive) -> CheckedDrive:
     """SetupError for wrong shapes, non-finite targets, non-rotation target frames, bad fps."""
     N, K = model.n_bodies, model.colliders.count
@@ -72,7 +88,18 @@ def validate_drive(model: RagdollModel, drive: RagdollDrive) -> CheckedDrive:
         raise SetupError(f"collider_matrix has shape {cm.shape}, expected {(F, K, 4, 4)}")
     if not np.all(np.isfinite(target)):
         f, b = (int(v) for v in np.argwhere(~np.isfinite(target).all(axis=(2, 3)))[0])
-        raise SetupError(f"the animation target of {model.where(b)} is not finite at frame {f}")
+        raise SetupError(f"the animation target of {model.where(b)} is not finite at "
+                         f"{_when(drive, f)}")
+    # A location keyed or driven "to infinity" is stored by Blender as 3.4e38, which is finite:
+    # the bake then diverged and named whichever body got furthest from its target (the hips,
+    # not the keyed spine). Beyond TARGET_RANGE the input is out of range, named here.
+    far = np.abs(target[..., :3, 3]).max(axis=2) > TARGET_RANGE
+    if far.any():
+        f, b = (int(v) for v in np.argwhere(far)[0])
+        raise SetupError(f"the animation target of {model.where(b)} is "
+                         f"{float(np.abs(target[f, b, :3, 3]).max()):.3g} m from the origin at "
+                         f"{_when(drive, f)}, beyond {TARGET_RANGE:.0e} m (keyed or driven out "
+                         "of range)")
     if not np.all(np.isfinite(cm)):
         raise SetupError("a collider matrix is not finite")
     R = target[..., :3, :3]

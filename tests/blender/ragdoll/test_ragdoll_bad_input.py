@@ -143,3 +143,25 @@ def test_nothing_chosen(scene, bake_api, baked, setup_error):
     for pb in baked.pose.bones:
         pb.waft_ragdoll.body = False
     _fails_cleanly(scene, bake_api, setup_error, r"Armature 'Dummy'.*no bones are ragdoll bodies")
+
+
+
+def test_location_keyed_out_of_range_names_the_bone(scene, bake_api, setup_error):
+    """A location keyed "to infinity" is stored as 3.4e38 (finite): the real solver's input check
+    names the keyed bone and the time, not the body that would have diverged furthest (it named
+    the hips)."""
+    ob = rigs.humanoid(scene)
+    scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]
+    rigs.animate_wave(ob, FRAMES)
+    arm = ob.pose.bones["upper_arm.L"]
+    arm.location = (0.0, 0.0, 0.0)
+    arm.keyframe_insert("location", frame=1)
+    arm.location = (0.0, float("inf"), 0.0)  # (a bone not connected to its parent)
+    arm.keyframe_insert("location", frame=6)
+    for curve in waft_rigs.action_fcurves(ob.animation_data.action):
+        if curve.data_path == 'pose.bones["upper_arm.L"].location':
+            curve.keyframe_points[0].interpolation = 'CONSTANT'  # in range until frame 6
+    scene.frame_set(3)
+    _fails_cleanly(scene, bake_api, setup_error,
+                   r"'Dummy'.*'upper_arm\.L'.*e\+38 m from the origin at 5 frames after "
+                   r"the bake's first frame")

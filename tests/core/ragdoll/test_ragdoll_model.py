@@ -124,6 +124,12 @@ def test_bad_settings_and_targets_are_setup_errors():
         bake_ragdoll(model, dataclasses.replace(drive, target=scaled))
     with pytest.raises(SetupError, match="shape"):
         bake_ragdoll(model, dataclasses.replace(drive, target=scaled[:, :1]))
+    # A location keyed "to infinity" (Blender stores 3.4e38, finite) names the keyed bone, not
+    # the body the divergence check would find furthest from its target.
+    far = drive.target.copy()
+    far[2, 1, 2, 3] = 3.4e38
+    with pytest.raises(SetupError, match="leg.*3.4e.38 m from the origin at frame 2"):
+        bake_ragdoll(model, dataclasses.replace(drive, target=far))
     with pytest.raises(SetupError, match="iterations"):
         bake_ragdoll(model, drive, RagdollSettings(iterations=0))
     with pytest.raises(SetupError, match="substep"):
