@@ -7,7 +7,7 @@ solved at once per iteration (XPBD, Müller et al. 2020 §3.3.1, one Jacobi batc
 corrections summed per body with ``np.add.at``), then velocities from the position change. No
 limits, motors, contacts, damping or energy bookkeeping, which Waft's solver also runs. Every
 pass is the fewest array operations we know for it (cross products and quaternion products as
-one matrix product of outer products, as `core/ragdoll/bodies.py` does), so its time per
+one matrix product of outer products: `core/ragdoll/bodies.py`'s own kernels), so its time per
 substep is a lower bound for any NumPy solver with these substeps and iterations. Its time per
 NumPy call is the interpreter's and NumPy's dispatch cost, not arithmetic: 17 bodies are a
 few hundred floats.
@@ -24,41 +24,12 @@ import pstats
 import time
 
 import numpy as np
+from _waft import use_checkout
 
-# (j, k, i, sign): out_i += sign a_j b_k, for the cross and Hamilton products as matrices.
-_CROSS_TERMS = ((1, 2, 0, 1), (2, 1, 0, -1), (2, 0, 1, 1), (0, 2, 1, -1), (0, 1, 2, 1),
-                (1, 0, 2, -1))
-_HAMILTON_TERMS = ((0, 0, 0, 1), (1, 1, 0, -1), (2, 2, 0, -1), (3, 3, 0, -1), (0, 1, 1, 1),
-                   (1, 0, 1, 1), (2, 3, 1, 1), (3, 2, 1, -1), (0, 2, 2, 1), (1, 3, 2, -1),
-                   (2, 0, 2, 1), (3, 1, 2, 1), (0, 3, 3, 1), (1, 2, 3, 1), (2, 1, 3, -1),
-                   (3, 0, 3, 1))
+use_checkout()
 
-
-def _bilinear(terms, n: int, m: int) -> np.ndarray:
-    out = np.zeros((n * n, m))
-    for j, k, i, sign in terms:
-        out[j * n + k, i] = sign
-    return out
-
-
-CROSS, HAMILTON = _bilinear(_CROSS_TERMS, 3, 3), _bilinear(_HAMILTON_TERMS, 4, 4)
-CONJUGATE = np.array([1.0, -1.0, -1.0, -1.0])
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a[:, :, None] * b[:, None, :]).reshape(len(a), 9) @ CROSS
-
-
-def _qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return (a[:, :, None] * b[:, None, :]).reshape(len(a), 16) @ HAMILTON
-
-
-def _matrices(q: np.ndarray) -> np.ndarray:
-    w, x, y, z = q.T
-    return np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y),
-                     2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x),
-                     2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-                    axis=-1).reshape(-1, 3, 3)
+# The solver's own kernels (`core/ragdoll/bodies.py`), so the floor pays what Waft pays per call.
+from waft.core.ragdoll.bodies import cross, dot, q2m, qmul, quat_conj, rotate  # noqa: E402
 
 
 class JointsOnly:
@@ -99,42 +70,42 @@ class JointsOnly:
         x += h * self.v
         spin = np.zeros_like(q)
         spin[:, 1:] = 0.5 * h * self.w
-        q += _qmul(spin, q)
+        q += qmul(spin, q)
         q /= np.linalg.norm(q, axis=1, keepdims=True)
         a, b, wa, wb = self.parent, self.child, self.inv_mass[self.parent], self.inv_mass[
             self.child]
         Ia, Ib = self.inv_inertia[a], self.inv_inertia[b]
         for _ in range(self.iterations):
-            R = _matrices(q)
-            ra = np.einsum("nij,nj->ni", R[a], self.anchor_parent)
-            rb = np.einsum("nij,nj->ni", R[b], self.anchor_child)
+            R = q2m(q)
+            ra = rotate(R[a], self.anchor_parent)
+            rb = rotate(R[b], self.anchor_child)
             gap = (x[b] + rb) - (x[a] + ra)
-            distance = np.sqrt(np.einsum("nk,nk->n", gap, gap))
+            distance = np.sqrt(dot(gap, gap))
             normal = gap / np.maximum(distance, 1e-12)[:, None]
-            ca, cb = _cross(ra, normal), _cross(rb, normal)
-            weight = (wa + wb + np.einsum("nk,nk->n", ca * Ia, ca)
-                      + np.einsum("nk,nk->n", cb * Ib, cb))
+            ca, cb = cross(ra, normal), cross(rb, normal)
+            weight = (wa + wb + dot(ca * Ia, ca)
+                      + dot(cb * Ib, cb))
             impulse = (-distance / weight)[:, None] * normal
             dx = np.zeros_like(x)
             np.add.at(dx, a, -wa[:, None] * impulse)
             np.add.at(dx, b, wb[:, None] * impulse)
             dtheta = np.zeros_like(x)
-            np.add.at(dtheta, a, -Ia * _cross(ra, impulse))
-            np.add.at(dtheta, b, Ib * _cross(rb, impulse))
+            np.add.at(dtheta, a, -Ia * cross(ra, impulse))
+            np.add.at(dtheta, b, Ib * cross(rb, impulse))
             dx *= self.share
             dtheta *= self.share
             x += dx
             spin[:, 1:] = 0.5 * dtheta
-            q += _qmul(spin, q)
+            q += qmul(spin, q)
             q /= np.linalg.norm(q, axis=1, keepdims=True)
         self.v[:] = (x - x_start) / h
-        turn = _qmul(q, q_start * CONJUGATE)
+        turn = qmul(q, quat_conj(q_start))
         self.w[:] = 2.0 * turn[:, 1:] * np.sign(turn[:, :1]) / h
 
     def widest_gap(self) -> float:
-        R = _matrices(self.q)
-        ra = np.einsum("nij,nj->ni", R[self.parent], self.anchor_parent)
-        rb = np.einsum("nij,nj->ni", R[self.child], self.anchor_child)
+        R = q2m(self.q)
+        ra = rotate(R[self.parent], self.anchor_parent)
+        rb = rotate(R[self.child], self.anchor_child)
         return float(np.linalg.norm((self.x[self.child] + rb) - (self.x[self.parent] + ra),
                                     axis=1).max())
 
