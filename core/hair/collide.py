@@ -9,10 +9,13 @@ every collider to its own radius, with the same shapes and signed distances the 
 guides carry the motion.
 
 Cost: 50,000 strands x 16 points is 800,000 points per frame. The broad phase tests every point
-against every collider's bounding sphere in one matrix product (`_within`), and the exact
-signed distance runs on the points inside alone (`collider_rows`: coordinate rows); planes
-test every point. Measured on the benchmark's head, neck and shoulders: 28 ms per frame, where
-a box per strand (the strands all hang past the head) took 95 ms and no broad phase 290 ms
+against each collider's bounding sphere once, in float32 on coordinate rows (`_sphere_test`);
+only the points inside one (113k on the benchmark) are looked at again, by every collider
+where they are at its turn, and the exact signed distance runs on the points inside its
+bounding sphere alone (`collider_rows`); planes test every point. Measured on the benchmark's
+head, neck and shoulders: 25 ms per frame against 34 for one matrix product of every point
+and collider (|x|² − 2 x·c + |c|², and a (K, n) mask) in the same runs; a box per strand (the
+strands all hang past the head) took 95 ms and no broad phase 290 ms
 (tests/benchmarks/bench_hair_render.py).
 
 Body-mesh colliders (`core/mesh_colliders.py`) come after the shapes, once per frame
@@ -77,35 +80,26 @@ def _boxes(points: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray]:
     return lo - np.float32(reach), hi + np.float32(reach)
 
 
-# Relative float32 rounding allowance of the expanded squared distance in `_within`: a few
-# units in the last place (6e-8) of |x|² + |c|² per term, with room to spare.
-EXPANSION_ROUNDING = 1e-5
-
-
-def _within(rows: np.ndarray, centres: np.ndarray, limits: np.ndarray) -> np.ndarray:
-    """(K, n) bool: which points, as coordinate rows (3, n) float32, can be within `limits` (K,)
-    of `centres` (K, 3). The broad phase of every collider in one matrix product: |x − c|²
-    expanded as |x|² − 2 x·c + |c|² (a box test per strand keeps nearly every strand when the
-    hair hangs past the head, neck and shoulders, and a box per run of points costs more to
-    build and gather than it saves). The expansion cancels in float32, so the test has a
-    margin of its rounding: it keeps every point the exact test keeps, and a few more."""
-    c = centres.astype(np.float32)
-    xx = rows[0] * rows[0]
-    xx += rows[1] * rows[1]
-    xx += rows[2] * rows[2]
-    cc = np.einsum("ij,ij->i", c, c).astype(np.float64)
-    d2 = (np.float32(-2.0) * c) @ rows  # (K, n)
-    d2 += xx
-    margin = EXPANSION_ROUNDING * (float(xx.max(initial=0.0)) + cc)
-    with np.errstate(over="ignore"):  # an infinite limit (a plane): every point
-        threshold = (limits * limits + margin - cc).astype(np.float32)
-    return d2 <= threshold[:, None]
-
-
 def _put_rows(a: np.ndarray, index: np.ndarray, values: np.ndarray) -> None:
     """a[index] = values for rows of a contiguous (n, 3) array, as one put of 12-byte items."""
     row = np.dtype((np.void, a.itemsize * 3))
     np.put(a.view(row).ravel(), index, np.ascontiguousarray(values, dtype=a.dtype).view(row))
+
+
+def _sphere_test(x: np.ndarray, centre: np.ndarray, limit2: np.floating, d2: np.ndarray,
+                 other: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """`keep` (n,) bool: which points, as coordinate rows (3, n), are within a sphere: |x − c|²
+    ≤ `limit2` in the rows' precision, summed x, y, z (`d2`, `other`: (n,) scratch). Nine
+    passes over the points, in place: one matrix product of every collider (|x|² − 2 x·c +
+    |c|², which cancels and needs a margin) and a (K, n) mask cost more than this exact test
+    of each collider in turn."""
+    np.subtract(x[0], centre[0], out=d2)
+    np.multiply(d2, d2, out=d2)
+    for axis in (1, 2):
+        np.subtract(x[axis], centre[axis], out=other)
+        np.multiply(other, other, out=other)
+        d2 += other
+    return np.less_equal(d2, limit2, out=keep)
 
 
 class Projections(NamedTuple):
@@ -131,37 +125,46 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
                                          float(colliders.radius_b[k]))
         similar = kind == ColliderKind.ELLIPSOID and is_similarity(M)
         shapes.append((k, kind, M, np.linalg.inv(M), centre, bound, similar))
-    centres = np.array([s[4] for s in shapes])
-    limits = np.array([s[5] for s in shapes]) + reach
     flat = np.ascontiguousarray(points.reshape(-1, 3))  # a view of contiguous points
     # Everything per point works on coordinate rows (3, n): NumPy's loops over an axis of 3
     # run several times slower than over the points (collider_rows). Rows are gathered with
     # np.take and written back to the points with one put of whole rows.
-    index = None  # the flat indices of the points this pass looks at (None: every point)
+    # The first pass tests every point but the roots against every collider's bounding sphere
+    # where it stands; the points inside any ("index", ascending) are the only ones a collider
+    # can reach in any pass: a point moves only when it is inside one, and a point outside all
+    # stays where it is, outside all. Each collider then tests those points again where they
+    # are when its turn comes (moved by an earlier one or not), so it sees the very points, in
+    # the very order, that a test of every point would give it.
+    x = np.ascontiguousarray(flat.T)
+    inside_any = np.zeros(N * P, dtype=bool)
+    d2, other, keep = np.empty_like(x[0]), np.empty_like(x[0]), np.empty(N * P, dtype=bool)
+    for _, _, _, _, centre, bound, _ in shapes:
+        if not np.isfinite(bound):  # a plane: every point
+            inside_any[:] = True
+            break
+        inside_any |= _sphere_test(x, centre.astype(np.float32), np.float32(bound + reach) ** 2,
+                                   d2, other, keep)
+    inside_any.reshape(N, P)[:, :first] = False  # the roots stay
+    index = np.flatnonzero(inside_any)
+    x = np.take(x, index, axis=1)
     moved = passes = 0
     for _ in range(MAX_PASSES):
-        x = np.ascontiguousarray((flat if index is None else np.take(flat, index, axis=0)).T)
-        candidate = _within(x, centres, limits)  # (K, n)
-        if index is None:
-            candidate.reshape(-1, N, P)[:, :, :first] = False  # the roots stay
+        d2, other = np.empty_like(x[0]), np.empty_like(x[0])
+        keep = np.empty(x.shape[1], dtype=bool)
         touched = np.zeros(N, dtype=bool)
-        for j, (k, kind, M, Minv, centre, bound, similar) in enumerate(shapes):
-            near = np.flatnonzero(candidate[j])
+        for k, kind, M, Minv, centre, bound, similar in shapes:
+            # The float32 bounding-sphere test (as stored) where the points are now, then the
+            # exact signed distance on the points inside alone.
+            if np.isfinite(bound):
+                near = np.flatnonzero(_sphere_test(x, centre.astype(np.float32),
+                                                   np.float32(bound + reach) ** 2,
+                                                   d2, other, keep))
+            else:  # a plane: every point
+                near = np.arange(x.shape[1])
             if not near.size:
                 continue
-            # The float32 bounding-sphere test (as stored), then the exact signed distance on
-            # the points inside alone.
             near_x = np.take(x, near, axis=1)
-            if np.isfinite(bound):
-                offset = near_x - centre.astype(np.float32)[:, None]
-                d2 = offset[0] * offset[0]
-                d2 += offset[1] * offset[1]
-                d2 += offset[2] * offset[2]
-                close = np.flatnonzero(d2 <= np.float32(bound + reach) ** 2)
-                if not close.size:
-                    continue
-                near, near_x = near[close], np.take(near_x, close, axis=1)
-            point = near if index is None else index[near]
+            point = index[near]
             xs = near_x.astype(np.float64)
             n, sd = shape_normal_rows(kind, xs, M, Minv, colliders, k, similarity=similar)
             depth = r[point % P] - sd
@@ -176,16 +179,15 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             for axis in range(3):
                 np.put(x[axis], hit, out[axis])
             _put_rows(flat, point[inside], out.T)
-            # A moved point is a candidate of every later collider of the pass: its mask was
-            # made where it was before.
-            candidate[j + 1:, hit] = True
             touched[point[inside][depth > SETTLED_DEPTH] // P] = True
             moved += int(inside.size)
         passes += 1
         if not touched.any():
             break
-        active = np.flatnonzero(touched)
-        index = (active[:, None] * P + np.arange(first, P)).ravel()
+        # The next pass: the strands moved by more than SETTLED_DEPTH, their points that can
+        # be inside a collider (the rows hold where they are now).
+        kept = np.flatnonzero(np.take(touched, index // P))
+        index, x = index[kept], np.take(x, kept, axis=1)
     if not np.may_share_memory(flat, points):  # a copy was made: write it back
         points[...] = flat.reshape(points.shape)
     return Projections(moved, passes)
