@@ -81,6 +81,26 @@ def capsule_rows(x: np.ndarray, M: np.ndarray, half_length: float, radius_a: flo
     return n, sd
 
 
+def capsule_bound_rows(x: np.ndarray, M: np.ndarray, half_length: float, radius_a: float,
+                       radius_b: float) -> np.ndarray:
+    """A lower bound (n,) of `capsule_rows`' signed distance of the points x (3, n), to
+    rounding: the distance to the axis segment less the larger end radius. The tapered capsule
+    (the hull of its end spheres) lies inside the round capsule of that radius about the
+    segment, and a convex set's signed distance only grows as the set shrinks. Half the
+    operations of `capsule_rows`, and elementwise like it: a caller may skip the exact shape
+    for the points the bound puts beyond their radius and get the same distances for the rest
+    (a capsule's bounding sphere holds many points far from its sides)."""
+    A, B, ra, rb, L = capsule_ends(M, half_length, radius_a, radius_b)
+    rel = x - A[:, None]
+    if L >= _EPS:
+        axis = (B - A) / L
+        along = axis[0] * rel[0] + axis[1] * rel[1] + axis[2] * rel[2]
+        np.clip(along, 0.0, L, out=along)
+        for row in range(3):
+            rel[row] -= axis[row] * along
+    return _norm(rel) - max(ra, rb)
+
+
 def shape_normal_rows(kind: int, x: np.ndarray, M: np.ndarray, Minv: np.ndarray,
                       colliders: ColliderSet, index: int, *, similarity: bool = False):
     """`colliders.shape_normal` of points x (3, n): normals (3, n) and signed distances (n,)."""

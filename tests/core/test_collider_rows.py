@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from waft.core.collider_rows import shape_normal_rows
+from waft.core.collider_rows import capsule_bound_rows, capsule_rows, shape_normal_rows
 from waft.core.colliders import ColliderKind, ColliderSet, is_similarity, shape_normal
 
 
@@ -38,3 +38,30 @@ def test_rows_give_the_shapes_normals_and_distances(kind, uniform):
     assert (sd < 0).any() and (sd > 0).any()  # inside and outside
     np.testing.assert_allclose(sd_rows, sd, atol=1e-12)
     np.testing.assert_allclose(n_rows.T, np.broadcast_to(n, points.shape), atol=1e-12)
+
+
+def test_capsule_bound_is_below_the_capsules_distance_and_tight_on_a_round_one():
+    """`capsule_bound_rows` never exceeds the tapered capsule's signed distance (beyond its
+    rounding allowance, `collide.CAPSULE_TOLERANCE`), inside or out, for tapers either way, a
+    sphere holding the other, a zero-length axis and a capsule 1 km from the origin; on a
+    round capsule (equal radii) it is the distance itself, so it prunes the points it can."""
+    from waft.core.hair.collide import CAPSULE_TOLERANCE
+
+    rng = np.random.default_rng(29)
+    for trial in range(400):
+        M = _matrix(rng, uniform=trial % 2 == 0)
+        if trial % 3 == 0:
+            M[:3, 3] += 1000.0
+        half = 0.0 if trial % 11 == 0 else rng.uniform(0.01, 0.4)
+        ra, rb = rng.uniform(0.0, 0.2, 2)
+        if trial % 5 == 0:
+            rb = ra + rng.uniform(0.0, 3.0 * half + 0.01)  # sometimes one holds the other
+        points = M[:3, 3, None] + rng.normal(size=(3, 500)) * rng.uniform(0.02, 0.6)
+        _, sd = capsule_rows(points.copy(), M, half, ra, rb)
+        bound = capsule_bound_rows(points, M, half, ra, rb)
+        scale = 1.0 + np.abs(M[:3, 3]).max() + half + max(ra, rb)
+        assert np.all(bound <= sd + CAPSULE_TOLERANCE * scale), trial
+    M = _matrix(rng, uniform=True)
+    points = M[:3, 3, None] + rng.normal(size=(3, 500)) * 0.5
+    _, sd = capsule_rows(points.copy(), M, 0.2, 0.1, 0.1)
+    np.testing.assert_allclose(capsule_bound_rows(points, M, 0.2, 0.1, 0.1), sd, atol=1e-12)
