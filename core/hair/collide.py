@@ -105,6 +105,31 @@ def _sphere_test(x: np.ndarray, centre: np.ndarray, limit2: np.floating, d2: np.
     return np.less_equal(d2, limit2, out=keep)
 
 
+# Points per block of the broad phase: a block's rows and scratch (~1.3 MB in float32) stay in
+# the cache through every collider's nine passes; whole-array passes over 800,000 points go to
+# memory each time (measured: a third faster, with the transposition to rows done per block).
+BLOCK = 1 << 16
+
+
+def _inside_any(flat: np.ndarray, spheres: list) -> np.ndarray:
+    """(n,) bool: which points (n, 3) are inside any of the `spheres` (float32 centre (3,),
+    squared radius), by `_sphere_test`, a block of points at a time."""
+    n = len(flat)
+    inside = np.zeros(n, dtype=bool)
+    size = min(BLOCK, n)
+    rows = np.empty((3, size), dtype=flat.dtype)
+    d2, other = np.empty(size, dtype=flat.dtype), np.empty(size, dtype=flat.dtype)
+    keep = np.empty(size, dtype=bool)
+    for start in range(0, n, size):
+        m = min(size, n - start)
+        x = rows[:, :m]
+        np.copyto(x, flat[start:start + m].T)
+        block = inside[start:start + m]
+        for centre, limit2 in spheres:
+            block |= _sphere_test(x, centre, limit2, d2[:m], other[:m], keep[:m])
+    return inside
+
+
 class Projections(NamedTuple):
     moved: int  # point projections made
     passes: int  # passes over the colliders made (a compact bake replays as many)
@@ -138,18 +163,15 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     # stays where it is, outside all. Each collider then tests those points again where they
     # are when its turn comes (moved by an earlier one or not), so it sees the very points, in
     # the very order, that a test of every point would give it.
-    x = np.ascontiguousarray(flat.T)
-    inside_any = np.zeros(N * P, dtype=bool)
-    d2, other, keep = np.empty_like(x[0]), np.empty_like(x[0]), np.empty(N * P, dtype=bool)
-    for _, _, _, _, centre, bound, _ in shapes:
-        if not np.isfinite(bound):  # a plane: every point
-            inside_any[:] = True
-            break
-        inside_any |= _sphere_test(x, centre.astype(np.float32), np.float32(bound + reach) ** 2,
-                                   d2, other, keep)
+    if all(np.isfinite(shape[5]) for shape in shapes):
+        spheres = [(shape[4].astype(np.float32), np.float32(shape[5] + reach) ** 2)
+                   for shape in shapes]
+        inside_any = _inside_any(flat, spheres)
+    else:  # a plane: every point
+        inside_any = np.ones(N * P, dtype=bool)
     inside_any.reshape(N, P)[:, :first] = False  # the roots stay
     index = np.flatnonzero(inside_any)
-    x = np.take(x, index, axis=1)
+    x = np.ascontiguousarray(np.take(flat, index, axis=0).T)
     moved = passes = 0
     for _ in range(MAX_PASSES):
         d2, other = np.empty_like(x[0]), np.empty_like(x[0])
