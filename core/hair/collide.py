@@ -9,14 +9,15 @@ every collider to its own radius, with the same shapes and signed distances the 
 guides carry the motion.
 
 Cost: 50,000 strands x 16 points is 800,000 points per frame. The broad phase tests every point
-against each collider's bounding sphere once, in float32 on coordinate rows (`_sphere_test`);
-only the points inside one (113k on the benchmark) are looked at again, by every collider
-where they are at its turn, and the exact signed distance runs on the points inside its
-bounding sphere alone (`collider_rows`); planes test every point. Measured on the benchmark's
-head, neck and shoulders: 25 ms per frame against 34 for one matrix product of every point
-and collider (|x|² − 2 x·c + |c|², and a (K, n) mask) in the same runs; a box per strand (the
-strands all hang past the head) took 95 ms and no broad phase 290 ms
-(tests/benchmarks/bench_hair_render.py).
+against each collider's bounding sphere once, in float32 on coordinate rows, a block of points
+at a time (`_inside_any`); only the points inside one (113k on the benchmark) are looked at
+again, by every collider where they are at its turn, and the exact signed distance runs on the
+points inside its bounding sphere alone (`collider_rows`; a capsule's only where a bound of it
+is within reach); planes test every point. Measured on the benchmark's head, neck and
+shoulders: 26.5 ms CPU per frame against 36.5 for one matrix product of every point and
+collider (|x|² − 2 x·c + |c|², and a (K, n) mask) in the same runs on a loaded machine; a box
+per strand (the strands all hang past the head) took 95 ms and no broad phase 290 ms
+(tests/benchmarks/bench_hair_render.py; docs/hair-render.md).
 
 Body-mesh colliders (`core/mesh_colliders.py`) come after the shapes, once per frame
 (`collide_strands_meshes`): each strand near a mesh's bounding box has its points queried
