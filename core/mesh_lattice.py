@@ -60,7 +60,7 @@ MAX_NODES_PER_POINT = 0.5
 # A `NodeCache` holds at most this many times the nodes of the frame that filled it.
 CACHE_GROWTH = 4
 # Points blended at once (memory: each (chunk, 8) float64 array of the blend is 8 MB).
-BLEND_CHUNK = 1 << 17
+BLEND_CHUNK = 1 << 14
 # The eight corners of a cell, as integer offsets; corner 4i + 2j + k is (i, j, k).
 _CORNERS = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=np.int64)
 # A border edge's neighbourhood in `_near_border`'s hash: BORDER_HASH cells each way.
@@ -249,15 +249,17 @@ def lattice_contacts(field: MeshField, m: int, points: np.ndarray, reach: float,
     blend = np.empty((len(index), 3))
     for start in range(0, len(index), BLEND_CHUNK):  # bounded memory: (chunk, 8) at a time
         part = index[start:start + BLEND_CHUNK]
-        owner = cell_of[part]
-        f = scaled[part] - cell[part]  # (n, 3) in [0, 1]
+        owner = cell_of.take(part)
+        f = scaled.take(part, axis=0) - cell.take(part, axis=0)  # (n, 3) in [0, 1]
         weight = np.empty((len(part), 8))
         for k, (i, j, l_) in enumerate(_CORNERS):
             weight[:, k] = ((f[:, 0] if i else 1.0 - f[:, 0])
                             * (f[:, 1] if j else 1.0 - f[:, 1])
                             * (f[:, 2] if l_ else 1.0 - f[:, 2]))
-        read[start:start + len(part)] = np.einsum("pk,pk->p", weight, corner_distance[owner])
+        read[start:start + len(part)] = np.einsum("pk,pk->p", weight,
+                                                  corner_distance.take(owner, axis=0))
         for a, row in enumerate(corner_normal):
-            blend[start:start + len(part), a] = np.einsum("pk,pk->p", weight, row[owner])
+            blend[start:start + len(part), a] = np.einsum("pk,pk->p", weight,
+                                                          row.take(owner, axis=0))
     blend /= np.maximum(np.sqrt(np.einsum("ij,ij->i", blend, blend)), 1e-12)[:, None]
     return LatticeContacts(index, blend, read, unresolved)
