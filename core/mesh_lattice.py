@@ -44,7 +44,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .mesh_colliders import LATTICE_RANGE, MeshField
+from .mesh_colliders import LATTICE_RANGE, Contacts, MeshColliders, MeshField
 
 LATTICE_SPACING = 0.004  # metres: a hair's radius is 0.4-3 mm, a head's curvature radius ~8 cm
 # How far past the largest radius a node is looked for, in spacings: more than a cell's
@@ -59,7 +59,8 @@ PLANAR_TOLERANCE = 2e-4
 MAX_NODES_PER_POINT = 0.5
 # A `NodeCache` holds at most this many times the nodes of the frame that filled it.
 CACHE_GROWTH = 4
-# Points blended at once (memory: each (chunk, 8) float64 array of the blend is 8 MB).
+# Points blended at once (memory: each (chunk, 8) float64 array of the blend is 1 MB, and
+# stays in cache: 1 << 17 at once took a quarter longer).
 BLEND_CHUNK = 1 << 14
 # The eight corners of a cell, as integer offsets; corner 4i + 2j + k is (i, j, k).
 _CORNERS = np.array([[i, j, k] for i in (0, 1) for j in (0, 1) for k in (0, 1)], dtype=np.int64)
@@ -133,6 +134,37 @@ class NodeCache:
         # Per mesh: (vertices, reach, sorted keys, found, distance, normal rows (3, n)).
         self._entries: dict[int, tuple] = {}
         self.queried = 0  # nodes queried so far (what the cache did not answer)
+        # The last frame's fields (`fields`): (frame, radius, field, node field).
+        self._fields: tuple | None = None
+
+    def fields(self, meshes: MeshColliders, sample: int, radius: float
+               ) -> tuple[MeshField, MeshField]:
+        """The field of `meshes`' sample `sample` alone (fps 1, `radius`) and its lattice
+        nodes' (`node_field`). Kept from one frame to the next: the triangles' topology (and
+        the triangle arrays, which `mesh_inside.closed_shells` knows by identity) while they
+        are the same, and the whole fields while the sample's vertices are too (a still body):
+        their triangle grids, normals and staged corners are what the same frame would build
+        again, bit for bit (a corner's side depends on where it is and on the vertices). Copies
+        are kept, so a caller that writes the next frame into the same arrays starts over."""
+        vertices = tuple(v[sample:sample + 1] for v in meshes.vertices)
+        kept = self._fields
+        same = (kept is not None and kept[0].count == meshes.count
+                and np.array_equal(kept[0].depth, meshes.depth)
+                and all(np.array_equal(a, b) for a, b in zip(kept[0].triangles,
+                                                              meshes.triangles, strict=True)))
+        if same and kept[1] == radius and all(
+                a.dtype == b.dtype and np.array_equal(a, b)
+                for a, b in zip(kept[0].vertices, vertices, strict=True)):
+            return kept[2], kept[3]
+        triangles = kept[0].triangles if same else tuple(t.copy() for t in meshes.triangles)
+        frame = MeshColliders(meshes.names, triangles, tuple(v.copy() for v in vertices),
+                              meshes.friction, meshes.depth.copy())
+        topology = kept[2].topology if same and all(
+            a.shape == b.shape for a, b in zip(kept[0].vertices, vertices, strict=True)) else None
+        field = MeshField(frame, fps=1.0, radius=radius, topology=topology)
+        nodes = node_field(field, radius)
+        self._fields = (frame, radius, field, nodes)
+        return field, nodes
 
     def answers(self, field: MeshField, m: int, keys: np.ndarray, nodes: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -151,7 +183,9 @@ class NodeCache:
             at = np.minimum(np.searchsorted(entry[2], keys), len(entry[2]) - 1)
             known = entry[2][at] == keys
             ask = np.flatnonzero(~known)
-        c = field.contacts(m, nodes[ask], 0.0, 0.0)
+        # None to ask (every node cached): no grid to build for them.
+        c = (field.contacts(m, nodes[ask], 0.0, 0.0) if len(ask) else
+             Contacts(np.zeros(0, dtype=np.int64), np.zeros((0, 3)), np.zeros(0), np.zeros((0, 3))))
         self.queried += len(ask)
         found = np.zeros(len(ask), dtype=bool)
         found[c.index] = True

@@ -42,7 +42,7 @@ from ..collider_rows import capsule_bound_rows, shape_normal_rows
 from ..colliders import ColliderKind, ColliderSet, is_similarity
 from ..mesh_colliders import MeshColliders, MeshField
 from ..mesh_inside import closed_shells, in_hull, nearest_contacts, ray_within
-from ..mesh_lattice import PLANAR_TOLERANCE, NodeCache, lattice_contacts, node_field
+from ..mesh_lattice import PLANAR_TOLERANCE, NodeCache, lattice_contacts
 
 
 def bounding_sphere(kind: int, M: np.ndarray, size: float, radius_a: float, radius_b: float
@@ -244,13 +244,10 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
     if meshes is None or not meshes.count or first >= P or not N:
         return np.zeros(0, dtype=np.int64)
     # One sample alone, so the preview (a frame at a time) and the bake query the same grid
-    # and normals and agree bit for bit.
-    frame = MeshColliders(meshes.names, meshes.triangles,
-                          tuple(v[sample:sample + 1] for v in meshes.vertices),
-                          meshes.friction, meshes.depth)
+    # and normals and agree bit for bit; the cache keeps the fields while the body is still.
     rmax = float(r[first:].max())
-    field = MeshField(frame, fps=1.0, radius=rmax)
-    nodes = node_field(field, rmax)
+    field, nodes = (cache if cache is not None else NodeCache()).fields(meshes, sample, rmax)
+    frame = field.meshes
     moved = []
     for m in range(frame.count):
         body = points[:, first:]
