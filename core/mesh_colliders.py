@@ -353,8 +353,8 @@ def build_grid(corners: np.ndarray, reach: float) -> TriangleGrid:
     iy = first[triangle, 1] + (local // nz) % ny
     ix = first[triangle, 0] + local // (ny * nz)
     key = (ix * dims[1] + iy) * dims[2] + iz
-    order = np.argsort(key, kind="stable")
     cells = int(dims.prod())
+    order = cell_order(key, cells)
     start = np.zeros(cells + 1, dtype=np.int64)
     np.cumsum(np.bincount(key, minlength=cells), out=start[1:])
     centre = 0.5 * (low + high)
@@ -366,6 +366,17 @@ def build_grid(corners: np.ndarray, reach: float) -> TriangleGrid:
                         # entries of a 50k-triangle body took 78 ms instead of 18)
                         entry_centre=np.take(np.ascontiguousarray(centre.T), entries, axis=1),
                         entry_bound2=np.square(bound).take(entries), bounds=bounds)
+
+
+def cell_order(key: np.ndarray, cells: int) -> np.ndarray:
+    """np.argsort(key, kind="stable") of cell numbers `key` in 0..cells-1: the same order.
+    Up to 2**16 cells the keys are sorted as uint16, for which NumPy's stable sort is a radix
+    sort: 150,000 grid entries in 4,096 cells (a render strands' lattice node grid over a head)
+    took 2.7 ms instead of 14.7 (larger grids keep the comparison sort: two 16-bit passes
+    were not faster there)."""
+    if cells <= 1 << 16:
+        return np.argsort(key.astype(np.uint16), kind="stable")
+    return np.argsort(key, kind="stable")
 
 
 def _cells(grid: TriangleGrid, points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

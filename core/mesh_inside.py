@@ -41,6 +41,7 @@ from .mesh_colliders import (
     MAX_CELLS,
     _Topology,
     _topology,
+    cell_order,
     closed_parts,
     nearest_pairs,
     pseudo_normals,
@@ -162,7 +163,7 @@ def _rays(vertices: np.ndarray, shells: ClosedShells, points: np.ndarray
     local = np.arange(int(per.sum())) - np.repeat(np.cumsum(per) - per, per)
     ny = counts[triangle, 1]
     key = (first[triangle, 0] + local // ny) * dims[1] + first[triangle, 1] + local % ny
-    order = np.argsort(key, kind="stable")
+    order = cell_order(key, int(dims.prod()))
     entries = triangle[order]
     start = np.zeros(int(dims.prod()) + 1, dtype=np.int64)
     np.cumsum(np.bincount(key, minlength=int(dims.prod())), out=start[1:])
