@@ -262,7 +262,10 @@ def collide_strands_meshes(points: np.ndarray, radius: np.ndarray, meshes: MeshC
         # A point outside the mesh's box grown by its reach, or in an empty cell of a triangle
         # grid of a larger reach (`within_reach`), finds none: long hair hangs mostly far from
         # a head.
-        ask = np.flatnonzero(np.all((x >= low) & (x <= high), axis=1))
+        inbox = (x[:, 0] >= low[0]) & (x[:, 0] <= high[0])  # by column: no all() over an axis of 3
+        for a in (1, 2):
+            inbox &= (x[:, a] >= low[a]) & (x[:, a] <= high[a])
+        ask = np.flatnonzero(inbox)
         ask = ask[field.within_reach(m, x[ask], 0.0)]
         index, normal, distance, beyond = _contacts(field, nodes, m, x[ask], cache)
         index = ask[index]
