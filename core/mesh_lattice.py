@@ -57,6 +57,9 @@ AGREEMENT = math.cos(math.radians(25.0))
 AGREEMENT_INSIDE = math.cos(math.radians(5.0))
 PLANAR_TOLERANCE = 2e-4
 MAX_NODES_PER_POINT = 0.5
+# The points' cells and nodes are numbered by marking a dense array over their box when it
+# has at most this many cells per point (`_cells_and_nodes`), by sorting otherwise.
+DENSE_CELLS = 8
 # A `NodeCache` holds at most this many times the nodes of the frame that filled it.
 CACHE_GROWTH = 4
 # Points blended at once (memory: each (chunk, 8) float64 array of the blend is 1 MB, and
@@ -122,6 +125,53 @@ def _near_border(vertices: np.ndarray, border: np.ndarray, centres: np.ndarray,
 def _keys(lattice: np.ndarray) -> np.ndarray:
     """One int64 per integer lattice coordinate (n, 3), each within 0..2·LATTICE_RANGE."""
     return (lattice[:, 0] << 42) | (lattice[:, 1] << 21) | lattice[:, 2]
+
+
+def _cells_and_nodes(lattice: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The cells the integer lattice coordinates (n, 3) of the points fall in and their
+    corners, as np.unique by `_keys` gives them: (cells (C, 3) in key order, each point's cell
+    (n,), the corner nodes' keys (K,) ascending, their coordinates (K, 3), each cell's corners
+    (C, 8) as node numbers; corner 4i + 2j + k is (i, j, k)).
+
+    When the points' box of cells is at most DENSE_CELLS times their count (hair on a head: a
+    box of 60 cells a side for 220,000 points), by marking a dense array over the box (the
+    cells) and over the box grown by one (the nodes) instead of sorting: a box's linear index
+    (x, then y, then z) is in the keys' order, so the numbering is the same."""
+    low = lattice.min(axis=0)
+    dims = [int(d) for d in lattice.max(axis=0) - low + 1]
+    if dims[0] * dims[1] * dims[2] > DENSE_CELLS * len(lattice):
+        _, first, cell_of = np.unique(_keys(lattice), return_index=True, return_inverse=True)
+        corners = (lattice[first][:, None, :] + _CORNERS).reshape(-1, 3)
+        node_keys, node_first, node_of = np.unique(_keys(corners), return_index=True,
+                                                   return_inverse=True)
+        return lattice[first], cell_of, node_keys, corners[node_first], node_of.reshape(-1, 8)
+    rows = (lattice - low).T
+    linear = (rows[0] * dims[1] + rows[1]) * dims[2] + rows[2]
+    _, cell_of, cell_rows = _dense_unique(linear, dims)
+    # The nodes' box is one larger per axis; a cell's corner (i, j, k) is its index in that
+    # box plus the corner's offset.
+    node_dims = [d + 1 for d in dims]
+    x, y, z = cell_rows.T
+    home = (x * node_dims[1] + y) * node_dims[2] + z
+    offset = (_CORNERS[:, 0] * node_dims[1] + _CORNERS[:, 1]) * node_dims[2] + _CORNERS[:, 2]
+    _, node_of, coords = _dense_unique(home[:, None] + offset, node_dims)
+    coords += low
+    return cell_rows + low, cell_of, _keys(coords), coords, node_of
+
+
+def _dense_unique(linear: np.ndarray, dims: list[int]) -> tuple[np.ndarray, ...]:
+    """np.unique of linear indices (any shape) into a box of `dims` cells, by marking a dense
+    array: (the distinct indices ascending, each entry's number among them (linear's shape),
+    their coordinates (K, 3) in the box)."""
+    size = dims[0] * dims[1] * dims[2]
+    present = np.zeros(size, dtype=bool)
+    present[linear] = True
+    distinct = np.flatnonzero(present)
+    number = np.empty(size, dtype=np.int64)
+    number[distinct] = np.arange(len(distinct))
+    x, rest = np.divmod(distinct, dims[1] * dims[2])
+    y, z = np.divmod(rest, dims[2])
+    return distinct, number[linear], np.stack([x, y, z], axis=1)
 
 
 class NodeCache:
@@ -230,18 +280,14 @@ def lattice_contacts(field: MeshField, m: int, points: np.ndarray, reach: float,
     if not np.all(np.abs(cell) < LATTICE_RANGE - 1):
         return None
     lattice = cell.astype(np.int64) + LATTICE_RANGE
-    _, first, cell_of = np.unique(_keys(lattice), return_index=True, return_inverse=True)
-    corners = (lattice[first][:, None, :] + _CORNERS).reshape(-1, 3)
-    node_keys, node_first, node_of = np.unique(_keys(corners), return_index=True,
-                                               return_inverse=True)
-    if len(node_first) > MAX_NODES_PER_POINT * len(points):
+    cells, cell_of, node_keys, node_cells, node_of = _cells_and_nodes(lattice)
+    if len(node_keys) > MAX_NODES_PER_POINT * len(points):
         return None
-    nodes = ((corners[node_first] - LATTICE_RANGE).astype(np.float64) + origin) * h
+    nodes = ((node_cells - LATTICE_RANGE).astype(np.float64) + origin) * h
     if cache is None:
         cache = NodeCache()
     found, distance, normal = cache.answers(field, m, node_keys, nodes)
     # Per cell (C, 8): the corners' answers.
-    node_of = node_of.reshape(-1, 8)
     corner_found = found[node_of]
     corner_distance = distance[node_of]
     corner_normal = [row[node_of] for row in normal]  # 3 x (C, 8)
@@ -271,7 +317,7 @@ def lattice_contacts(field: MeshField, m: int, points: np.ndarray, reach: float,
         # reach, with a cell's diagonal to spare, go to the exact query.
         diagonal = h * math.sqrt(3.0)
         keep_out = max(reach, float(field.reach[m]) + diagonal) + diagonal
-        centres = ((lattice[first] - LATTICE_RANGE).astype(np.float64) + origin + 0.5) * h
+        centres = ((cells - LATTICE_RANGE).astype(np.float64) + origin + 0.5) * h
         vertices = field.meshes.vertices[m][0].astype(np.float64)
         near = _near_border(vertices, border, centres, keep_out)
         smooth &= ~near
