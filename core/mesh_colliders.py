@@ -614,7 +614,9 @@ class MeshField:
             spacing = radius + NEAR_FRACTION * depth
 
             def field(depth_of: np.ndarray) -> MeshField:
-                f = MeshField(replace(self.meshes, depth=depth_of), fps=self.fps, radius=radius)
+                # The same triangles: their topology is this field's (not built twice more).
+                f = MeshField(replace(self.meshes, depth=depth_of), fps=self.fps, radius=radius,
+                              topology=self.topology)
                 f.known = self.known
                 return f
 
