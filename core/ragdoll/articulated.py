@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bodies import Bodies, bounded_step, cross_matrix, qmul, quat_conj, quat_log
+from .bodies import Bodies, bounded_step, cross_matrix, einsum, qmul, quat_conj, quat_log
 
 OFF = 1e12  # XPBD α̃ of a motor that is off: it takes no impulse
 _EPS = 1e-10  # relative regularisation of the joints' and motors' blocks
@@ -61,7 +61,7 @@ def _regularised(A: np.ndarray) -> np.ndarray:
     """A + ε (1 + max diag) I per stacked matrix: joints between two bodies that cannot move
     (kinematic on both sides) give zero rows."""
     out = A.copy()
-    d = np.einsum("rii->ri", out)
+    d = einsum("rii->ri", out)
     d += _EPS * (1.0 + np.abs(d).max(axis=1, keepdims=True))
     return out
 
@@ -93,8 +93,8 @@ def joint_jacobian(s: Bodies, shape: TreeShape, anchor_a: np.ndarray, anchor_b: 
     R, k = bodies.shape
     j = len(shape.child)
     child, parent = bodies[:, shape.child], bodies[:, shape.parent]
-    ra = np.einsum("rjik,rjk->rji", s.R[child], anchor_a)
-    rb = np.einsum("rjik,rjk->rji", s.R[parent], anchor_b)
+    ra = einsum("rjik,rjk->rji", s.R[child], anchor_a)
+    rb = einsum("rjik,rjk->rji", s.R[parent], anchor_b)
     G = np.zeros((R, j, 3, k, 6))
     rows = np.arange(j)
     G[:, rows, :, shape.child, :3] = np.eye(3)
@@ -185,7 +185,7 @@ class TreeResponse:
 
     def apply(self, d: np.ndarray, x: np.ndarray, theta: np.ndarray) -> None:
         """Add the bodies' response to the impulses d (R, 3j) to x and theta (n + 1, 3)."""
-        u = np.einsum("rab,rb->ra", self.response, d).reshape(len(d), -1, 6)
+        u = einsum("rab,rb->ra", self.response, d).reshape(len(d), -1, 6)
         x[self.shape.bodies] += u[..., :3]
         theta[self.shape.bodies] += u[..., 3:]
 
@@ -213,9 +213,9 @@ class ArticulatedMotors:
         D_inv = None
         if damped:
             D = K.copy()
-            np.einsum("rii->ri", D)[...] += np.where(springs >= OFF, OFF, 0.0)
+            einsum("rii->ri", D)[...] += np.where(springs >= OFF, OFF, 0.0)
             D_inv = np.linalg.inv(D)
-        np.einsum("rii->ri", K)[...] += springs
+        einsum("rii->ri", K)[...] += springs
         return cls(tree=tree, K_inv=np.linalg.inv(K), D_inv=D_inv, alpha=alpha)
 
     def solve(self, s: Bodies, local_target: np.ndarray, lam: np.ndarray,
@@ -232,7 +232,7 @@ class ArticulatedMotors:
         error = error.reshape(lam.shape)
         on = self.alpha < OFF
         rhs = np.where(on[..., None], error - self.alpha[..., None] * lam, 0.0)
-        d = np.einsum("rab,rb->ra", self.K_inv, rhs.reshape(len(rhs), -1))
+        d = einsum("rab,rb->ra", self.K_inv, rhs.reshape(len(rhs), -1))
         if lam_max is not None:
             d = bounded_step(lam.reshape(-1, 3), d.reshape(-1, 3), lam_max.reshape(-1)
                              ).reshape(len(rhs), -1)
@@ -242,7 +242,7 @@ class ArticulatedMotors:
     def damp(self, s: Bodies, dw: np.ndarray) -> None:
         """Remove dw (R, j, 3) from the motors' relative angular velocities (their dampers;
         zero where a motor is off)."""
-        d = -np.einsum("rab,rb->ra", self.D_inv, dw.reshape(len(dw), -1))
+        d = -einsum("rab,rb->ra", self.D_inv, dw.reshape(len(dw), -1))
         self.tree.apply(d, s.v, s.w)
 
 
@@ -275,9 +275,9 @@ class TreeJoints:
         """One step of every joint; the moves are added to dx, dtheta (n + 1, 3)."""
         bodies = self.shape.bodies
         child, parent = bodies[:, self.shape.child], bodies[:, self.shape.parent]
-        gap = ((s.x[child] + np.einsum("rjik,rjk->rji", s.R[child], self.anchor_a))
-               - (s.x[parent] + np.einsum("rjik,rjk->rji", s.R[parent], self.anchor_b)))
-        lam = np.einsum("rab,rb->ra", self.A_inv, gap.reshape(len(gap), -1))
-        u = -np.einsum("rab,rb->ra", self.response, lam).reshape(len(gap), -1, 6)
+        gap = ((s.x[child] + einsum("rjik,rjk->rji", s.R[child], self.anchor_a))
+               - (s.x[parent] + einsum("rjik,rjk->rji", s.R[parent], self.anchor_b)))
+        lam = einsum("rab,rb->ra", self.A_inv, gap.reshape(len(gap), -1))
+        u = -einsum("rab,rb->ra", self.response, lam).reshape(len(gap), -1, 6)
         dx[bodies] += u[..., :3]
         dtheta[bodies] += u[..., 3:]

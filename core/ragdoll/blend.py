@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..rotations import matrix_from_quat, quat_from_matrix
-from .bodies import nlerp
+from .bodies import einsum, nlerp
 
 
 def local_blend(*, physics: np.ndarray, target: np.ndarray, blend: np.ndarray,
@@ -110,6 +110,6 @@ def _rigid_inverse(m: np.ndarray) -> np.ndarray:
     inv = np.zeros_like(m)
     rt = np.swapaxes(m[..., :3, :3], -1, -2)
     inv[..., :3, :3] = rt
-    inv[..., :3, 3] = -np.einsum("...ij,...j->...i", rt, m[..., :3, 3])
+    inv[..., :3, 3] = -einsum("...ij,...j->...i", rt, m[..., :3, 3])
     inv[..., 3, 3] = 1.0
     return inv

@@ -32,7 +32,7 @@ from ..colliders import (
     shape_normal,
     sphere_normal,
 )
-from .bodies import Bodies, Pairs, cross, inverse3, positional, rotate, rotate_inv
+from .bodies import Bodies, Pairs, cross, einsum, inverse3, positional, rotate, rotate_inv
 
 SAMPLES = 9  # points along the segment for boxes and scaled ellipsoids
 # m: points of the segment this close to the surface count as touching when the contact point
@@ -49,7 +49,7 @@ SLIDE_INTO = 0.5
 
 def closest_on_segment(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
     d = b - a
-    t = np.einsum("nk,nk->n", c - a, d) / np.maximum(np.einsum("nk,nk->n", d, d), 1e-300)
+    t = einsum("nk,nk->n", c - a, d) / np.maximum(einsum("nk,nk->n", d, d), 1e-300)
     return a + np.clip(t, 0.0, 1.0)[:, None] * d
 
 
@@ -57,10 +57,10 @@ def closest_between_segments(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2:
                              ) -> np.ndarray:
     """Point on segments p1q1 (n, 3) closest to the segment p2q2 (3,) (Ericson 2005, 5.1.9)."""
     d1, d2, r = q1 - p1, q2 - p2, p1 - p2
-    a = np.einsum("nk,nk->n", d1, d1)
+    a = einsum("nk,nk->n", d1, d1)
     e = float(d2 @ d2)
     f = r @ d2
-    c = np.einsum("nk,nk->n", d1, r)
+    c = einsum("nk,nk->n", d1, r)
     b = d1 @ d2
     denom = a * e - b * b
     s = np.where(denom > 1e-14, np.clip((b * f - c * e) / np.maximum(denom, 1e-300), 0, 1), 0.0)
@@ -88,7 +88,7 @@ def _centre_of_depth(points: np.ndarray, sd: np.ndarray, radius: np.ndarray) -> 
     depth = np.maximum(radius[None, :] + CONTACT_BAND - sd, 0.0)
     total = depth.sum(axis=0)
     deepest = points[np.argmin(sd, axis=0), np.arange(points.shape[1])]
-    mean = np.einsum("mn,mnk->nk", depth, points) / np.maximum(total, 1e-300)[:, None]
+    mean = einsum("mn,mnk->nk", depth, points) / np.maximum(total, 1e-300)[:, None]
     return np.where((total > 0.0)[:, None], mean, deepest)
 
 
@@ -101,7 +101,7 @@ class ColliderFrame:
         self.Minv = np.zeros_like(M)
         if K:
             self.Minv[:, :3, :3] = inverse3(M[:, :3, :3])
-            self.Minv[:, :3, 3] = -np.einsum("kij,kj->ki", self.Minv[:, :3, :3], M[:, :3, 3])
+            self.Minv[:, :3, 3] = -einsum("kij,kj->ki", self.Minv[:, :3, :3], M[:, :3, 3])
             self.Minv[:, 3, 3] = 1.0
         self.plane: dict[int, tuple[np.ndarray, float]] = {}
         self.sphere = np.zeros(K, dtype=bool)
@@ -215,7 +215,7 @@ class Contacts:
         v^2 / (2 mu g)). The contact solve holds it as it does any resting contact."""
         n = len(self.half)
         dx = s.x[:n] - s.x_prev[:n]
-        dist = np.sqrt(np.einsum("nk,nk->n", dx, dx))
+        dist = np.sqrt(einsum("nk,nk->n", dx, dx))
         idx = np.flatnonzero(movable & (dist > self.radius))
         if not len(idx) or not self.colliders.count:
             return
@@ -228,7 +228,7 @@ class Contacts:
             if not self.mask[idx, k].any():
                 continue
             _, nrm, sd = self.deepest(k, start - axis, start + axis, M, radius, point=False)
-            into = -np.einsum("nk,nk->n", path, nrm)
+            into = -einsum("nk,nk->n", path, nrm)
             sliding[k] = (sd < radius * (1.0 + SLIDE_CONTACT)) & (into < SLIDE_INTO * radius)
         first = np.ones(len(idx))
         for j in range(1, steps):  # a few points of the path, earliest first
@@ -388,10 +388,10 @@ class Contacts:
         else:
             clear = sd_head >= radius
         r = p - head
-        length = np.sqrt(np.einsum("nk,nk->n", r, r))
-        rn = np.einsum("nk,nk->n", r, nrm)
+        length = np.sqrt(einsum("nk,nk->n", r, r))
+        rn = einsum("nk,nk->n", r, nrm)
         axis = cross(r, nrm)
-        axis_length = np.sqrt(np.einsum("nk,nk->n", axis, axis))
+        axis_length = np.sqrt(einsum("nk,nk->n", axis, axis))
         # Only bodies lying within PIVOT_SLOPE of the surface: turning a steep one lifts its
         # tip by a large swing (a foot pointing down would be turned flat), moving its whole
         # subtree; those are translated.
@@ -520,14 +520,14 @@ class Contacts:
             step = M.M[k] @ previous.Minv[k]
             before = before @ step[:3, :3].T + step[:3, 3]
         slip = point - before
-        slip -= nrm * np.einsum("nk,nk->n", slip, nrm)[:, None]
-        size = np.sqrt(np.einsum("nk,nk->n", slip, slip))
+        slip -= nrm * einsum("nk,nk->n", slip, nrm)[:, None]
+        size = np.sqrt(einsum("nk,nk->n", slip, slip))
         t = slip / np.maximum(size, 1e-300)[:, None]
         rt = cross(r, t)
-        w = s.inv_mass[:n] + np.einsum("nk,nk->n", rt, s.inv_inertia_times(np.arange(n), rt))
+        w = s.inv_mass[:n] + einsum("nk,nk->n", rt, s.inv_inertia_times(np.arange(n), rt))
         lam = size / np.maximum(w, 1e-300)  # the positional impulse removing the slip
         total = self.tangent_total[k] - lam[:, None] * t
-        within = np.einsum("nk,nk->n", total, total) <= bound * bound
+        within = einsum("nk,nk->n", total, total) <= bound * bound
         self.released[k] |= touching & ~within
         held = touching & ~self.released[k] & (size > 0.0) & (w > 1e-12)
         if held.any():
@@ -552,12 +552,12 @@ class Contacts:
             lam_n = self.normal_total[k]
             r = rotate(s.R[:n], local)
             vp = s.v[:n] + cross(s.w[:n], r)
-            vn = np.einsum("nk,nk->n", vp, nrm)
+            vn = einsum("nk,nk->n", vp, nrm)
             rn = cross(r, nrm)
             Irn = s.inv_inertia_times(every, rn)
-            w = s.inv_mass[:n] + np.einsum("nk,nk->n", rn, Irn)
+            w = s.inv_mass[:n] + einsum("nk,nk->n", rn, Irn)
             if bouncy:
-                approach = np.einsum("nk,nk->n", v_before + cross(w_before, r), nrm)
+                approach = einsum("nk,nk->n", v_before + cross(w_before, r), nrm)
                 target = np.where(approach < -2.0 * gravity * h, -restitution * approach, 0.0)
                 change = touched & ((vn > target) | ((restitution > 0.0) & (vn < target)))
             else:  # normal: remove separation
@@ -568,16 +568,16 @@ class Contacts:
             s.w[:n] += lam[:, None] * Irn
             # tangential: Coulomb
             vp = s.v[:n] + cross(s.w[:n], r)
-            vt = vp - nrm * np.einsum("nk,nk->n", vp, nrm)[:, None]
-            speed = np.sqrt(np.einsum("nk,nk->n", vt, vt))
+            vt = vp - nrm * einsum("nk,nk->n", vp, nrm)[:, None]
+            speed = np.sqrt(einsum("nk,nk->n", vt, vt))
             t = vt / np.maximum(speed, 1e-300)[:, None]
             rt = cross(r, t)
             Irt = s.inv_inertia_times(every, rt)
-            wt = s.inv_mass[:n] + np.einsum("nk,nk->n", rt, Irt)
+            wt = s.inv_mass[:n] + einsum("nk,nk->n", rt, Irt)
             stop = speed / np.maximum(wt, 1e-12)
             # the cone's part static friction's hold has not used in the positions
             held = self.tangent_total[k]
-            budget = np.maximum(friction * lam_n - np.sqrt(np.einsum("nk,nk->n", held, held)),
+            budget = np.maximum(friction * lam_n - np.sqrt(einsum("nk,nk->n", held, held)),
                                 0.0)
             J = np.where(touched & (speed > 1e-12) & (wt > 1e-12),
                          np.minimum(budget / h, stop), 0.0)

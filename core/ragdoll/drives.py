@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import transcendental
+from .bodies import einsum
 
 REFERENCE_FRAME = 1.0 / 30.0  # s: the frame the velocity-drive fraction refers to
 
@@ -47,7 +48,7 @@ def project_distance(x: np.ndarray, head: np.ndarray, target_head: np.ndarray,
                      limit: np.ndarray, active: np.ndarray) -> None:
     """Translate bodies so |head - target_head| <= limit (x: centres, moved in place)."""
     gap = head - target_head
-    dist = np.sqrt(np.einsum("nk,nk->n", gap, gap))
+    dist = np.sqrt(einsum("nk,nk->n", gap, gap))
     excess = np.where(active & (dist > limit), dist - limit, 0.0)
     if np.any(excess > 0):
         x -= gap * (excess / np.maximum(dist, 1e-300))[:, None]

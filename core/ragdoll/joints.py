@@ -32,6 +32,7 @@ from .bodies import (
     Pairs,
     angular_velocity_impulse,
     cross,
+    einsum,
     inverse3,
     positional,
     rotate,
@@ -147,7 +148,7 @@ def subtree_recoil(s: Bodies, p: Pairs, carry: np.ndarray, spin: np.ndarray,
         J = np.where(recoil[:, None], J, 0.0)
     r = pivot - s.x[p.b]
     return (p.scatter @ (s.inv_mass[p.b][:, None] * J),
-            p.scatter @ np.einsum("nij,nj->ni", Ib, cross(r, J)))
+            p.scatter @ einsum("nij,nj->ni", Ib, cross(r, J)))
 
 
 def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarray,
@@ -174,13 +175,13 @@ def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarra
     K[:, 0, 0] += diag
     K[:, 1, 1] += diag
     K[:, 2, 2] += diag
-    P = np.einsum("nij,nj->ni", inverse3(K), dw)
+    P = einsum("nij,nj->ni", inverse3(K), dw)
     spin = P * inv_joint[:, None]
-    pivot = s.x[p.a] + np.einsum("nij,nj->ni", s.R[p.a], col.anchor_a)
+    pivot = s.x[p.a] + einsum("nij,nj->ni", s.R[p.a], col.anchor_a)
     n = carry.shape[0]
     rot = carry @ spin
     dv, dw = subtree_recoil(s, p, carry, -spin, pivot, Ib, recoil)
     s.w[:n] -= rot
     s.v[:n] -= cross(rot, s.x[:n]) - carry @ cross(spin, pivot)
-    s.w[p.b_unique] += p.scatter @ np.einsum("nij,nj->ni", Ib, P) + dw
+    s.w[p.b_unique] += p.scatter @ einsum("nij,nj->ni", Ib, P) + dw
     s.v[p.b_unique] += dv

@@ -30,6 +30,7 @@ from .bodies import (
     FrozenPairs,
     Pairs,
     cross,
+    einsum,
     inverse3,
     nlerp,
     positional,
@@ -319,7 +320,7 @@ class Level:
         Rt = drive.target[:, b, :3, :3]
         self.centre = self.origin + Rt[..., :, 1] * self.half[:, None]
         pp = np.where(self.is_root, 0, self.parent)
-        offset = np.einsum("fnji,fnj->fni", Rt[:, pp], self.origin - self.origin[:, pp])
+        offset = einsum("fnji,fnj->fni", Rt[:, pp], self.origin - self.origin[:, pp])
         offset[..., 1] -= self.half[pp]
         self.anchor = np.where(self.is_root[:, None], self.origin, offset)  # (F, n, 3)
         rel = quat_multiply(quat_conj(self.quat[:, pp]), self.quat)
@@ -532,7 +533,7 @@ class Level:
         self.contacts.sweep(s, colliders, ~kin)  # fast bodies do not tunnel through walls
         # the velocities before the solve: restitution bounces the approach speed back
         v_before, w_before = s.v[:n].copy(), s.w[:n].copy()
-        margin = BROAD_MARGIN + 2.0 * h * float(np.sqrt(np.max(np.einsum("nk,nk->n", v, v),
+        margin = BROAD_MARGIN + 2.0 * h * float(np.sqrt(np.max(einsum("nk,nk->n", v, v),
                                                                initial=0.0)))
         # ... and the colliders near a locked root (usually none: the iterations' root pushes
         # are skipped).
@@ -674,7 +675,7 @@ class Level:
             child, parent = shape.bodies[:, shape.child], shape.bodies[:, shape.parent]
             relative = s.w[child] - s.w[parent]
             if not sub.frozen:
-                relative -= np.einsum("rjik,rjk->rji", s.R[parent], self.local_omega[f, child])
+                relative -= einsum("rjik,rjk->rji", s.R[parent], self.local_omega[f, child])
             art.damp(s, relative * c.motor_damp[child][..., None])
         # The limits stop last: a hard stop after the soft dampers, which pull toward the
         # animation's velocity and would otherwise turn a joint held on its limit outward
@@ -708,7 +709,7 @@ class Level:
         n = self.n
         ra = rotate(s.R[:n], self.anchor_a)
         gap = s.x[:n] + ra - origin_t
-        dist = np.sqrt(np.einsum("nk,nk->n", gap, gap))
+        dist = np.sqrt(einsum("nk,nk->n", gap, gap))
         excess = np.where(c.limit_active, dist - c.limit, 0.0)
         over = excess > 0.0
         if over.any():
@@ -732,7 +733,7 @@ class Level:
                 par = self.parent[attach]
                 target = s.x[par] + rotate(s.R[par], anchor[attach])
                 gap = target - (s.x[attach] + rotate(s.R[attach], self.anchor_a[attach]))
-                dist = np.sqrt(np.einsum("nk,nk->n", gap, gap))
+                dist = np.sqrt(einsum("nk,nk->n", gap, gap))
                 excess = np.maximum(dist - JOINT_TOLERANCE, 0.0) / np.maximum(dist, 1e-300)
                 s.x[attach] += gap * excess[:, None]
             if len(rigid):
@@ -889,7 +890,7 @@ class Level:
         par = self.parent[attach]
         gap = (s.x[attach] + rotate(s.R[attach], self.anchor_a[attach])
                - s.x[par] - rotate(s.R[par], anchor[attach]))
-        return gap, np.sqrt(np.einsum("nk,nk->n", gap, gap))
+        return gap, np.sqrt(einsum("nk,nk->n", gap, gap))
 
     def turn_toward(self, bodies: np.ndarray, gap: np.ndarray, dist: np.ndarray,
                     head: np.ndarray, joint: np.ndarray, colliders, limited: np.ndarray
@@ -903,8 +904,8 @@ class Level:
         lever = joint - pivot
         reach = head - gap * (JOINT_TOLERANCE / dist)[:, None] - pivot
         axis = cross(lever, reach)
-        sin = np.sqrt(np.einsum("nk,nk->n", axis, axis))
-        cos = np.einsum("nk,nk->n", lever, reach)
+        sin = np.sqrt(einsum("nk,nk->n", axis, axis))
+        cos = einsum("nk,nk->n", lever, reach)
         angle = transcendental.arctan2(sin, cos)
         dtheta = axis / np.maximum(sin, 1e-300)[:, None] * angle[:, None]
         depth = self.contacts.depths(s, colliders, bodies).max(axis=0, initial=0.0)
@@ -950,7 +951,7 @@ class Level:
         par = self.parent[attach]
         gap = (s.x[par] + rotate(s.R[par], anchor[attach])
                - s.x[attach] - rotate(s.R[attach], self.anchor_a[attach]))
-        dist = np.sqrt(np.einsum("nk,nk->n", gap, gap))
+        dist = np.sqrt(einsum("nk,nk->n", gap, gap))
         excess = np.maximum(dist - JOINT_TOLERANCE, 0.0) / np.maximum(dist, 1e-300)
         s.x[attach] += gap * excess[:, None]
 
@@ -965,7 +966,7 @@ class Level:
             par = self.parent[idx]
             gap = (s.x[par] + rotate(s.R[par], anchor[idx])
                    - s.x[idx] - rotate(s.R[idx], self.anchor_a[idx]))
-            far = np.einsum("nk,nk->n", gap, gap) > JOINT_TOLERANCE ** 2
+            far = einsum("nk,nk->n", gap, gap) > JOINT_TOLERANCE ** 2
             if far.any():
                 start = min(start, int(depth[idx[far]].min()))
         idx = c.limited_all
@@ -981,7 +982,7 @@ class Level:
         if len(idx) and depth[idx].min() < start:
             head = s.x[idx] - s.R[idx, :, 1] * self.half[idx, None]
             gap = head - origin_t[idx]
-            bad = np.einsum("nk,nk->n", gap, gap) > c.limit[idx] ** 2
+            bad = einsum("nk,nk->n", gap, gap) > c.limit[idx] ** 2
             if bad.any():
                 start = min(start, int(depth[idx[bad]].min()))
         return start

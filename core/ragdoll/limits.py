@@ -22,6 +22,7 @@ from .bodies import (
     Bodies,
     angular,
     block_impulse,
+    einsum,
     q2m,
     qmul,
     quat_conj,
@@ -202,10 +203,10 @@ def stop_at_limits(s: Bodies, col: JointColour, inward: np.ndarray,
     exact too changed a limp humanoid's slow roll over a box so that the position projections
     lifted it by 0.74 J, which no velocity cap can take back; one pass did not.)"""
     p = col.pairs
-    size = np.sqrt(np.einsum("nk,nk->n", inward, inward))
+    size = np.sqrt(einsum("nk,nk->n", inward, inward))
     unit = inward / np.maximum(size, 1e-300)[:, None]
     w_rel = s.w[p.a] - s.w[p.b]
-    along = np.einsum("nk,nk->n", w_rel, unit)
+    along = einsum("nk,nk->n", w_rel, unit)
     stop = (size > 0.0) & (along < 0.0)
     if not stop.any():
         return
@@ -215,8 +216,8 @@ def stop_at_limits(s: Bodies, col: JointColour, inward: np.ndarray,
     Ib = np.where(takes[:, None, None], Ib, 0.0)
     uses = (np.bincount(a, minlength=len(s.w)) + np.bincount(b[takes], minlength=len(s.w)))
     P = block_impulse(Ia, Ib, uses[a], uses[b], along[stop, None] * unit[stop])
-    np.add.at(s.w, a, -np.einsum("nij,nj->ni", Ia, P))
-    np.add.at(s.w, b, np.einsum("nij,nj->ni", Ib, P))
+    np.add.at(s.w, a, -einsum("nij,nj->ni", Ia, P))
+    np.add.at(s.w, b, einsum("nij,nj->ni", Ib, P))
 
 
 def stop_undone_turns(s: Bodies, col: JointColour, turned: np.ndarray, h: float,
@@ -242,18 +243,18 @@ def stop_undone_turns(s: Bodies, col: JointColour, turned: np.ndarray, h: float,
     the parent (a locked root) takes none of it."""
     p = col.pairs
     rel = turned[p.a] - turned[p.b]
-    size = np.sqrt(np.einsum("nk,nk->n", rel, rel))
+    size = np.sqrt(einsum("nk,nk->n", rel, rel))
     unit = rel / np.maximum(size, 1e-300)[:, None]
-    along = np.einsum("nk,nk->n", s.w[p.a] - s.w[p.b], unit)
+    along = einsum("nk,nk->n", s.w[p.a] - s.w[p.b], unit)
     stop = ~col.is_root & (size > 0.0) & (along < 0.0)
     if not stop.any():
         return
     a, b, u = p.a[stop], p.b[stop], unit[stop]
     takes = np.ones(len(a), dtype=bool) if recoil is None else recoil[stop]
     uses = np.bincount(a, minlength=len(s.w)) + np.bincount(b[takes], minlength=len(s.w))
-    Iau = np.einsum("nij,nj->ni", s.Iw_inv[a], u)
-    Ibu = np.where(takes[:, None], np.einsum("nij,nj->ni", s.Iw_inv[b], u), 0.0)
-    k = uses[a] * np.einsum("nk,nk->n", u, Iau) + uses[b] * np.einsum("nk,nk->n", u, Ibu)
+    Iau = einsum("nij,nj->ni", s.Iw_inv[a], u)
+    Ibu = np.where(takes[:, None], einsum("nij,nj->ni", s.Iw_inv[b], u), 0.0)
+    k = uses[a] * einsum("nk,nk->n", u, Iau) + uses[b] * einsum("nk,nk->n", u, Ibu)
     change = np.minimum(-along[stop], size[stop] / h)
     lam = change / np.maximum(k, 1e-300)
     np.add.at(s.w, a, lam[:, None] * Iau)
@@ -277,13 +278,13 @@ def project_limits(s: Bodies, idx: np.ndarray, parent: np.ndarray, rest_relative
     idx, parent = idx[over], parent[over]
     clamped = clamped_rotation((swing + swing_fix)[over], (twist + twist_fix)[over])
     q = qmul(qmul(s.q[parent], rest_relative[over]), clamped)
-    q /= np.sqrt(np.einsum("nk,nk->n", q, q))[:, None]
+    q /= np.sqrt(einsum("nk,nk->n", q, q))[:, None]
     a = anchor_a[over]
-    head = s.x[idx] + np.einsum("nij,nj->ni", s.R[idx], a)
+    head = s.x[idx] + einsum("nij,nj->ni", s.R[idx], a)
     R = q2m(q)
     s.q[idx] = q
     s.R[idx] = R
-    s.x[idx] = head - np.einsum("nij,nj->ni", R, a)
+    s.x[idx] = head - einsum("nij,nj->ni", R, a)
 
 
 def fit_limits(*, q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.ndarray,

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bodies import Bodies, cross, inverse3, q2m, rotate, rotate_inv
+from .bodies import Bodies, cross, einsum, inverse3, q2m, rotate, rotate_inv
 
 
 @dataclass(frozen=True)
@@ -61,9 +61,9 @@ def momenta(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np.ndarray
     spin = rotate(s.R[:n], inertia * wb)
     # Σ m x × v − c × P is the angular momentum about the centre of mass (Σ m (x − c) = 0).
     angular = member @ (mass[:, None] * cross(x, v) + spin) - cross(centre, linear)
-    kinetic = member @ (mass * np.einsum("nk,nk->n", v, v) + np.einsum("nk,nk->n", inertia * wb,
+    kinetic = member @ (mass * einsum("nk,nk->n", v, v) + einsum("nk,nk->n", inertia * wb,
                                                                        wb))
-    internal = 0.5 * (kinetic - np.einsum("rk,rk->r", linear, linear) / total)
+    internal = 0.5 * (kinetic - einsum("rk,rk->r", linear, linear) / total)
     return Momenta(mass=total, centre=centre, linear=linear, angular=angular, internal=internal)
 
 
@@ -88,11 +88,11 @@ def restore_momenta(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np
     # I_sys = Σ m (|d|² E − d dᵀ) + R diag(I) Rᵀ, per ragdoll
     R = s.R[:n]
     Iw = (R * inertia[:, None, :]) @ np.swapaxes(R, 1, 2)
-    dd = np.einsum("nk,nk->n", d, d)
-    orbit = -np.einsum("n,ni,nj->nij", mass, d, d)
+    dd = einsum("nk,nk->n", d, d)
+    orbit = -einsum("n,ni,nj->nij", mass, d, d)
     orbit[:, [0, 1, 2], [0, 1, 2]] += (mass * dd)[:, None]
-    I_sys = np.einsum("rn,nij->rij", sel, orbit + Iw)
-    dw = np.einsum("rij,rj->ri", inverse3(I_sys), start.angular[rows] - now.angular[rows])
+    I_sys = einsum("rn,nij->rij", sel, orbit + Iw)
+    dw = einsum("rij,rj->ri", inverse3(I_sys), start.angular[rows] - now.angular[rows])
     dv = (linear[rows] - now.linear[rows]) / now.mass[rows, None]
     w_body = body @ dw
     s.v[:n] += body @ dv + cross(w_body, d)
@@ -119,10 +119,10 @@ def _cap_internal_energy(s: Bodies, mass: np.ndarray, Iw: np.ndarray, body: np.n
     spread back (`_spread_toward_budget`) before the velocities are capped."""
     n = len(mass)
     angular = start.angular[rows]
-    rotation = 0.5 * np.einsum("ri,rij,rj->r", angular, inverse3(I_sys), angular)
+    rotation = 0.5 * einsum("ri,rij,rj->r", angular, inverse3(I_sys), angular)
     # Rounding is not an excess: a ragdoll falling without a turn has L and its internal
     # energy at rounding level, where a spread would move it for nothing.
-    scale = start.internal[rows] + 0.5 * start.mass[rows] * np.einsum("rk,rk->r", vc, vc)
+    scale = start.internal[rows] + 0.5 * start.mass[rows] * einsum("rk,rk->r", vc, vc)
     spread = passive[rows] & (rotation - start.internal[rows] > np.maximum(
         ROUNDING * scale, ENERGY_FLOOR))
     if spread.any():
@@ -131,18 +131,18 @@ def _cap_internal_energy(s: Bodies, mass: np.ndarray, Iw: np.ndarray, body: np.n
         # The velocities' angular momentum about the centre in the spread pose, put back to L
         # by a rigid rotation (as restore_momenta does).
         now = body.T @ (mass[:, None] * cross(d, s.v[:n] - body @ vc)
-                        + np.einsum("nij,nj->ni", Iw, s.w[:n]))
-        dw = body @ np.einsum("rij,rj->ri", inverse3(I_sys), angular - now)
+                        + einsum("nij,nj->ni", Iw, s.w[:n]))
+        dw = body @ einsum("rij,rj->ri", inverse3(I_sys), angular - now)
         s.v[:n] += cross(dw, d)
         s.w[:n] += dw
     v, w = s.v[:n], s.w[:n]
-    omega = np.einsum("rij,rj->ri", inverse3(I_sys), angular)
+    omega = einsum("rij,rj->ri", inverse3(I_sys), angular)
     rigid_w = body @ omega
     u = v - body @ vc - cross(rigid_w, d)
     uw = w - rigid_w
-    deform = 0.5 * (body.T @ (mass * np.einsum("nk,nk->n", u, u)
-                              + np.einsum("nk,nk->n", np.einsum("nij,nj->ni", Iw, uw), uw)))
-    rotation = 0.5 * np.einsum("rk,rk->r", angular, omega)
+    deform = 0.5 * (body.T @ (mass * einsum("nk,nk->n", u, u)
+                              + einsum("nk,nk->n", einsum("nij,nj->ni", Iw, uw), uw)))
+    rotation = 0.5 * einsum("rk,rk->r", angular, omega)
     budget = np.maximum(start.internal[rows] - rotation, 0.0)
     over = passive[rows] & (deform > budget)
     if over.any():
@@ -176,24 +176,24 @@ def _spread_toward_budget(s: Bodies, mass: np.ndarray, Iw: np.ndarray, body: np.
     Iw (n, 3, 3): the bodies' world inertias. Returns the new offsets d and system inertias
     I_sys; writes s.x."""
     n = len(mass)
-    omega = np.einsum("rij,rj->ri", inverse3(I_sys), angular)
+    omega = einsum("rij,rj->ri", inverse3(I_sys), angular)
     wb = body @ np.where(which[:, None], omega, 0.0)  # each body's ragdoll's ω (0: not moved)
-    w2 = np.einsum("nk,nk->n", wb, wb)
-    along = np.einsum("nk,nk->n", d, wb) / np.maximum(w2, 1e-300)
+    w2 = einsum("nk,nk->n", wb, wb)
+    along = einsum("nk,nk->n", d, wb) / np.maximum(w2, 1e-300)
     radial = w2[:, None] * (d - along[:, None] * wb)  # |ω|² d⊥
-    slope = -(body.T @ (mass * np.einsum("nk,nk->n", radial, radial)))
+    slope = -(body.T @ (mass * einsum("nk,nk->n", radial, radial)))
     lam_max = MAX_SPREAD / np.maximum(np.max(body.T * w2, axis=1), 1e-300)
-    spin = np.einsum("rn,nij->rij", body.T, Iw)
-    f0 = 0.5 * np.einsum("ri,rij,rj->r", angular, inverse3(I_sys), angular)
+    spin = einsum("rn,nij->rij", body.T, Iw)
+    f0 = 0.5 * einsum("ri,rij,rj->r", angular, inverse3(I_sys), angular)
     excess0 = f0 - target
 
     def spread(lam: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         dn = d + (body @ lam)[:, None] * radial
-        orbit = -np.einsum("rn,n,ni,nj->rij", body.T, mass, dn, dn)
-        orbit[:, [0, 1, 2], [0, 1, 2]] += (body.T @ (mass * np.einsum("nk,nk->n", dn, dn))
+        orbit = -einsum("rn,n,ni,nj->rij", body.T, mass, dn, dn)
+        orbit[:, [0, 1, 2], [0, 1, 2]] += (body.T @ (mass * einsum("nk,nk->n", dn, dn))
                                           )[:, None]
         I_new = orbit + spin
-        return dn, I_new, 0.5 * np.einsum("ri,rij,rj->r", angular, inverse3(I_new), angular)
+        return dn, I_new, 0.5 * einsum("ri,rij,rj->r", angular, inverse3(I_new), angular)
 
     ok = which & (slope < 0.0) & (excess0 > 0.0)
     lam = np.where(ok, np.minimum(excess0 / -np.minimum(slope, -1e-300), lam_max), 0.0)
@@ -215,9 +215,9 @@ def energies(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np.ndarra
     n = len(mass)
     v = s.v[:n]
     wb = rotate_inv(s.R[:n], s.w[:n])
-    kinetic = 0.5 * (member @ (mass * np.einsum("nk,nk->n", v, v)
-                               + np.einsum("nk,nk->n", inertia * wb, wb)))
-    potential = -(member @ (mass * np.einsum("nk,nk->n", gravity, s.x[:n])))
+    kinetic = 0.5 * (member @ (mass * einsum("nk,nk->n", v, v)
+                               + einsum("nk,nk->n", inertia * wb, wb)))
+    potential = -(member @ (mass * einsum("nk,nk->n", gravity, s.x[:n])))
     return kinetic, potential
 
 
@@ -260,7 +260,7 @@ def _undo_lift(s: Bodies, member: np.ndarray, mass: np.ndarray, gravity: np.ndar
     to 6.5 J. A passive ragdoll gets no energy from anywhere, so it stays where the budget
     allows; at rest that is where it was."""
     n = len(mass)
-    start = -(member @ (mass * np.einsum("nk,nk->n", gravity, s.x_prev[:n])))
+    start = -(member @ (mass * einsum("nk,nk->n", gravity, s.x_prev[:n])))
     gain = potential - start
     alpha = np.where(raised & (gain > 0.0),
                      np.clip((budget - start) / np.maximum(gain, 1e-300), 0.0, 1.0), 1.0)
@@ -268,9 +268,9 @@ def _undo_lift(s: Bodies, member: np.ndarray, mass: np.ndarray, gravity: np.ndar
     back = (member.T @ raised.astype(np.float64)) > 0.0
     x = s.x_prev[:n] + a * (s.x[:n] - s.x_prev[:n])
     q0, q1 = s.q_prev[:n], s.q[:n]
-    q1 = np.where(np.einsum("nk,nk->n", q0, q1)[:, None] < 0.0, -q1, q1)
+    q1 = np.where(einsum("nk,nk->n", q0, q1)[:, None] < 0.0, -q1, q1)
     q = q0 + a * (q1 - q0)
-    q /= np.sqrt(np.einsum("nk,nk->n", q, q))[:, None]
+    q /= np.sqrt(einsum("nk,nk->n", q, q))[:, None]
     idx = np.flatnonzero(back)
     s.x[idx], s.q[idx] = x[idx], q[idx]
     s.R[idx] = q2m(q[idx])

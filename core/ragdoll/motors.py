@@ -26,6 +26,7 @@ from .bodies import (
     angular,
     bounded_step,
     cross,
+    einsum,
     inverse3,
     q2m,
     qmul,
@@ -74,12 +75,12 @@ def project_rigid(s: Bodies, idx: np.ndarray, parent: np.ndarray, anchor: np.nda
     their residual error so strength 1 reproduces the animation's local rotation exactly,
     whatever the iteration count)."""
     q = qmul(s.q[parent], local_target)
-    q /= np.sqrt(np.einsum("nk,nk->n", q, q))[:, None]
+    q /= np.sqrt(einsum("nk,nk->n", q, q))[:, None]
     R = q2m(q)
-    head = s.x[parent] + np.einsum("nij,nj->ni", s.R[parent], anchor)
+    head = s.x[parent] + einsum("nij,nj->ni", s.R[parent], anchor)
     s.q[idx] = q
     s.R[idx] = R
-    s.x[idx] = head - np.einsum("nij,nj->ni", R, anchor_a)
+    s.x[idx] = head - einsum("nij,nj->ni", R, anchor_a)
 
 
 def motor_subtree_inverse(Ib: np.ndarray, split: np.ndarray, alpha_tilde: np.ndarray,
@@ -127,13 +128,13 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     inv_joint = 1.0 / joint_inertia
     if K_inv is None:
         K_inv = motor_subtree_inverse(Ib, p.split, alpha_tilde, joint_inertia)
-    P = np.einsum("nij,nj->ni", K_inv, dtheta - alpha_tilde[:, None] * lam)
+    P = einsum("nij,nj->ni", K_inv, dtheta - alpha_tilde[:, None] * lam)
     P = np.where(active[:, None], P, 0.0)
     if lam_max is not None:
         P = bounded_step(lam, P, lam_max)
     lam += P
     spin = P * inv_joint[:, None]  # rotation of each child's subtree about its joint
-    pivot = s.x[p.a] + np.einsum("nij,nj->ni", s.R[p.a], anchor_a)
+    pivot = s.x[p.a] + einsum("nij,nj->ni", s.R[p.a], anchor_a)
     n = carry.shape[0]
     rot = carry @ spin
     dx = np.zeros(s.x.shape)
@@ -142,7 +143,7 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     dth[:n] = rot
     recoil_x, recoil_th = subtree_recoil(s, p, carry, spin, pivot, Ib, recoil)
     dx[p.b_unique] += recoil_x
-    dth[p.b_unique] += recoil_th - p.scatter @ np.einsum("nij,nj->ni", Ib, P)
+    dth[p.b_unique] += recoil_th - p.scatter @ einsum("nij,nj->ni", Ib, P)
     s.move(dx, dth)
 
 
@@ -169,7 +170,7 @@ def solve_root_lock(s: Bodies, roots: np.ndarray, target: np.ndarray, lam: np.nd
         Ia = world_inv_inertia(s, roots)
     if inertia is None:
         inertia = inverse3(Ia)
-    P = np.einsum("nij,nj->ni", inertia, dtheta)
+    P = einsum("nij,nj->ni", inertia, dtheta)
     P = bounded_step(lam, np.where(active[:, None], P, 0.0), lam_max)
     lam += P
-    s.turn(roots, np.einsum("nij,nj->ni", Ia, P))
+    s.turn(roots, einsum("nij,nj->ni", Ia, P))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bodies import Bodies, cross
+from .bodies import Bodies, cross, einsum
 
 REST_MARGIN = 0.005  # m: pairs closer than this at bind pose never collide
 CONTACT_SLOP = 0.001  # m: a pair this far apart after the iterations still touches
@@ -40,7 +40,7 @@ def segment_pairs_closest(p1, q1, p2, q2) -> tuple[np.ndarray, np.ndarray]:
     d1, d2, r = q1 - p1, q2 - p2, p1 - p2
     # All dot products in one call: G[i, j] = v_i . v_j for v = (d1, d2, r).
     v = np.stack((d1, d2, r))
-    G = np.einsum("ipk,jpk->ijp", v, v)
+    G = einsum("ipk,jpk->ijp", v, v)
     a, e, b, c, f = G[0, 0], G[1, 1], G[0, 1], G[0, 2], G[1, 2]
     denom = a * e - b * b
     inv_a, inv_e = 1.0 / np.maximum(a, 1e-300), 1.0 / np.maximum(e, 1e-300)
@@ -115,7 +115,7 @@ class SelfCollision:
                                      x[j] + axis[j])
         d = p - q
         reach = self.sum_radius + margin
-        close = np.flatnonzero(np.einsum("pk,pk->p", d, d) < reach * reach)
+        close = np.flatnonzero(einsum("pk,pk->p", d, d) < reach * reach)
         if len(close) == self.count:
             self.candidates = self._subset(np.arange(self.count))
         elif len(close):
@@ -134,7 +134,7 @@ class SelfCollision:
         p, q = segment_pairs_closest(x[i] - axis[i], x[i] + axis[i], x[j] - axis[j],
                                      x[j] + axis[j])
         d = p - q
-        dist = np.sqrt(np.einsum("pk,pk->p", d, d))
+        dist = np.sqrt(einsum("pk,pk->p", d, d))
         pen = sum_radius - dist
         mask = (pen > -reach) & (movable[i] | movable[j])
         if not mask.any():
@@ -151,8 +151,8 @@ class SelfCollision:
         ca, cb = cross(ra, nrm), cross(rb, nrm)
         ia = s.inv_inertia_times(i, ca)
         ib = s.inv_inertia_times(j, cb)
-        wa = (s.inv_mass[i] + np.einsum("pk,pk->p", ca, ia)) * split_a
-        wb = (s.inv_mass[j] + np.einsum("pk,pk->p", cb, ib)) * split_b
+        wa = (s.inv_mass[i] + einsum("pk,pk->p", ca, ia)) * split_a
+        wb = (s.inv_mass[j] + einsum("pk,pk->p", cb, ib)) * split_b
         return mask, nrm, ra, rb, pen, ia, ib, wa + wb
 
     def solve(self, s: Bodies, movable: np.ndarray) -> bool:
@@ -206,7 +206,7 @@ class SelfCollision:
         i, j, _, scatter_a, scatter_b = self.candidates
         v, w = s.v[:n], s.w[:n]
         u = v[i] + cross(w[i], ra) - v[j] - cross(w[j], rb)
-        apart = np.einsum("pk,pk->p", u, nrm)
+        apart = einsum("pk,pk->p", u, nrm)
         lam = np.where(touching & (denom > 1e-12), apart / np.maximum(denom, 1e-12), 0.0)
         if lam.any():
             impulse = lam[:, None] * nrm  # taken from a along +nrm, given to b
@@ -232,19 +232,19 @@ class SelfCollision:
         x = s.x[:n]
         # the contact point: halfway between a's surface (p - r_a n) and b's (q + r_b n)
         p, q = x[i] + ra, x[j] + rb
-        gap = np.einsum("pk,pk->p", p - q, nrm)
+        gap = einsum("pk,pk->p", p - q, nrm)
         middle = q + nrm * (0.5 * (gap - self.radius[i] + self.radius[j]))[:, None]
         ra, rb = middle - x[i], middle - x[j]
         v, w = s.v[:n], s.w[:n]
         u = v[i] + cross(w[i], ra) - v[j] - cross(w[j], rb)
-        ut = u - nrm * np.einsum("pk,pk->p", u, nrm)[:, None]
-        speed = np.sqrt(np.einsum("pk,pk->p", ut, ut))
+        ut = u - nrm * einsum("pk,pk->p", u, nrm)[:, None]
+        speed = np.sqrt(einsum("pk,pk->p", ut, ut))
         t = ut / np.maximum(speed, 1e-300)[:, None]
         ca, cb = cross(ra, t), cross(rb, t)
         ia = s.inv_inertia_times(i, ca)
         ib = s.inv_inertia_times(j, cb)
-        denom = ((s.inv_mass[i] + np.einsum("pk,pk->p", ca, ia)) * split_a
-                 + (s.inv_mass[j] + np.einsum("pk,pk->p", cb, ib)) * split_b)
+        denom = ((s.inv_mass[i] + einsum("pk,pk->p", ca, ia)) * split_a
+                 + (s.inv_mass[j] + einsum("pk,pk->p", cb, ib)) * split_b)
         J = np.where((speed > 1e-12) & (denom > 1e-12),
                      np.minimum(bound, speed / np.maximum(denom, 1e-12)), 0.0)
         if not J.any():
