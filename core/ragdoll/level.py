@@ -33,6 +33,7 @@ from .bodies import (
     einsum,
     inverse3,
     nlerp,
+    norm,
     positional,
     q2m,
     qmul,
@@ -470,7 +471,7 @@ class Level:
         wb -= h * s.inv_inertia[:n] * cross(wb, Iw)
         s.w[:n] = rotate(R, wb)
         q = qmul(quat_exp(h * s.w[:n]), s.q[:n])
-        q /= np.linalg.norm(q, axis=-1, keepdims=True)
+        q /= norm(q, keepdims=True)
         kin = c.kinematic
         q[kin] = quat_t[kin]
         x[kin] = centre_t[kin]
@@ -975,7 +976,7 @@ class Level:
             swing, twist = swing_twist(d)
             fix, tfix = limit_correction(swing, twist, self.swing_limit[idx],
                                          self.twist_limit[idx], self.swing_center[idx])
-            bad = (tfix != 0.0) | np.any(fix != 0.0, axis=1)
+            bad = (tfix != 0.0) | (fix != 0.0).any(axis=1)
             if bad.any():
                 start = min(start, int(depth[idx[bad]].min()))
         idx = c.distance_all

@@ -23,6 +23,7 @@ from .bodies import (
     angular,
     block_impulse,
     einsum,
+    norm,
     q2m,
     qmul,
     quat_conj,
@@ -61,7 +62,7 @@ def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.
     swing, twist = swing_twist(d)
     swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit,
                                             swing_center)
-    over = (twist_fix != 0.0) | np.any(swing_fix != 0.0, axis=1)
+    over = (twist_fix != 0.0) | (swing_fix != 0.0).any(axis=1)
     if not over.any():
         return None  # every joint inside its limits (the usual case)
     clamped = clamped_rotation(swing + swing_fix, twist + twist_fix)
@@ -83,8 +84,8 @@ def swing_twist(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     twist = (twist + np.pi) % (2.0 * np.pi) - np.pi
     tq = np.zeros(d.shape)
     tq[:, 0], tq[:, 2] = d[:, 0], d[:, 2]
-    norm = np.linalg.norm(tq, axis=1)
-    tq = np.where(norm[:, None] > 1e-12, tq / np.maximum(norm, 1e-12)[:, None],
+    length = norm(tq)
+    tq = np.where(length[:, None] > 1e-12, tq / np.maximum(length, 1e-12)[:, None],
                   [1.0, 0.0, 0.0, 0.0])
     swing = quat_log(qmul(d, quat_conj(tq)))
     swing[:, 1] = 0.0
@@ -107,12 +108,13 @@ def limit_correction(swing: np.ndarray, twist: np.ndarray, swing_limit: np.ndarr
     rel = swing[:, [0, 2]] if swing_center is None else swing[:, [0, 2]] - swing_center
     e = (rel[:, 0] / ax) ** 2 + (rel[:, 1] / az) ** 2
     over = e > 1.0
-    swing_fix = np.zeros_like(swing)
+    swing_fix = np.zeros(swing.shape)
     if over.any():
         fix = closest_on_ellipse(rel[over], ax[over], az[over]) - rel[over]
         swing_fix[over, 0] = fix[:, 0]
         swing_fix[over, 2] = fix[:, 1]
-    twist_fix = np.clip(twist, twist_limit[:, 0], twist_limit[:, 1]) - twist
+    # (np.clip's own arithmetic, min(max(x, lo), hi), without its Python wrapper)
+    twist_fix = np.minimum(np.maximum(twist, twist_limit[:, 0]), twist_limit[:, 1]) - twist
     return swing_fix, twist_fix
 
 
