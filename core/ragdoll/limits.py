@@ -145,19 +145,30 @@ def closest_on_ellipse(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.nd
 def _closest_on_ellipse_scalar(point: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """`closest_on_ellipse` on Python floats, point by point: the same operations in the same
     order (IEEE 754 rounds each alike in NumPy and in Python: the same bits), without the ~100
-    ufunc calls of the 12 Newton steps that a joint or two over its limit paid."""
+    ufunc calls of the 12 Newton steps that a joint or two over its limit paid.
+
+    The builtins max / min / abs are written as the conditional expressions they evaluate
+    (max(p, q) is q if q > p else p; min(p, q) is q if q < p else p: the same comparisons,
+    the same operand kept on ties and NaN): 17 Python calls per point fewer, and a limp
+    humanoid on its limits asks for ~40 points per substep. (|x| as -x if x < 0 else x keeps
+    the sign of a zero (or NaN) x, where abs clears it; a·x − a² with a² > 0 is the same
+    number either way.)"""
     out = []
     for (x, y), ak, bk in zip(point.tolist(), a.tolist(), b.tolist(), strict=True):
         a2, b2 = ak * ak, bk * bk
-        t = max(max(ak * abs(x) - a2, bk * abs(y) - b2), 0.0)
+        tx = ak * (-x if x < 0.0 else x) - a2
+        ty = bk * (-y if y < 0.0 else y) - b2
+        t = ty if ty > tx else tx
+        t = 0.0 if t < 0.0 else t
         for _ in range(_ELLIPSE_NEWTON_STEPS):
             ra, rb = ak * x / (t + a2), bk * y / (t + b2)
             value = ra * ra + rb * rb - 1.0
             slope = -2.0 * (ra * ra / (t + a2) + rb * rb / (t + b2))
-            t = t - value / min(slope, -1e-300)
+            t = t - value / (-1e-300 if slope > -1e-300 else slope)
         cx, cy = a2 * x / (t + a2), b2 * y / (t + b2)
         ex, ey = cx / ak, cy / bk
-        scale = math.sqrt(max(ex * ex + ey * ey, 1.0))
+        e = ex * ex + ey * ey
+        scale = math.sqrt(1.0 if e < 1.0 else e)
         out.append((cx / scale, cy / scale))
     return np.array(out, dtype=np.float64).reshape(-1, 2)
 
