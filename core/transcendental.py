@@ -27,7 +27,7 @@ def _guarded(ufunc: np.ufunc, a, b=None) -> np.ndarray:
     # (one or two operands spelled out: the list and generators of a *args version were 11
     # Python-level calls per use, a ragdoll substep makes 22 uses on 17 bodies)
     a = np.asarray(a, dtype=np.float64)
-    shape = a.shape
+    shape, n = a.shape, a.size
     if b is None:
         arrays = (a,)
     else:
@@ -36,9 +36,11 @@ def _guarded(ufunc: np.ufunc, a, b=None) -> np.ndarray:
         if b.shape != shape:
             # (np.broadcast_shapes costs ~6 us, several times the ufunc on a ragdoll's 17 bodies)
             shape = np.broadcast_shapes(shape, b.shape)
-    n = math.prod(shape)
+            n = math.prod(shape)
     buffer = np.empty(n + 2)
-    out = buffer[1:n + 1].reshape(shape)
+    out = buffer[1:n + 1]
+    if len(shape) != 1:  # (the slice already is the (n,) result)
+        out = out.reshape(shape)
     ufunc(*arrays, out=out)
     return out[()] if not shape else out
 

@@ -50,7 +50,7 @@ _Q2M = bilinear([(0, 0, 0, 1), (1, 1, 0, 1), (2, 2, 0, -1), (3, 3, 0, -1),
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cross products of (n, 3) stacks."""
-    return (a[:, :, None] * b[:, None, :]).reshape(len(a), 9) @ _CROSS
+    return (a[:, :, None] * b[:, None, :]).reshape(a.shape[0], 9) @ _CROSS
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -78,7 +78,7 @@ def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def q2m(q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Rotation matrices (n, 3, 3) of unit quaternions (n, 4); `out` (contiguous) is filled
     in place."""
-    n = len(q)
+    n = q.shape[0]
     qq = (q[:, :, None] * q[:, None, :]).reshape(n, 16)
     if out is None:
         return (qq @ _Q2M).reshape(n, 3, 3)
@@ -206,7 +206,7 @@ class Bodies:
 def _turned(q: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
     """q += ½ [Δθ, 0] ⊗ q, then normalised (Müller 2020 eq. 8–9); [Δθ, 0] ⊗ q as one outer
     product and a (12, 4) matmul (_HALF_VQMUL)."""
-    q = q + (dtheta[:, :, None] * q[:, None, :]).reshape(len(q), 12) @ _HALF_VQMUL
+    q = q + (dtheta[:, :, None] * q[:, None, :]).reshape(q.shape[0], 12) @ _HALF_VQMUL
     q /= np.sqrt(dot(q, q))[:, None]
     return q
 
