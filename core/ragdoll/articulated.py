@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bodies import Bodies, bounded_step, cross_matrix, einsum, qmul, quat_conj, quat_log
+from .bodies import Bodies, bounded_step, cross_matrix, einsum, qmul, quat_conj, quat_log, where
 
 OFF = 1e12  # XPBD α̃ of a motor that is off: it takes no impulse
 _EPS = 1e-10  # relative regularisation of the joints' and motors' blocks
@@ -71,9 +71,9 @@ def inverse_mass_blocks(s: Bodies, shape: TreeShape, pinned: np.ndarray) -> np.n
     inverse inertia frozen for the substep); `pinned` (R, k) bodies take nothing (zero)."""
     bodies = shape.bodies
     blocks = np.zeros(bodies.shape + (6, 6))
-    inv_mass = np.where(pinned, 0.0, s.inv_mass[bodies])
+    inv_mass = where(pinned, 0.0, s.inv_mass[bodies])
     blocks[..., 0, 0] = blocks[..., 1, 1] = blocks[..., 2, 2] = inv_mass
-    blocks[..., 3:, 3:] = np.where(pinned[..., None, None], 0.0, s.Iw_inv[bodies])
+    blocks[..., 3:, 3:] = where(pinned[..., None, None], 0.0, s.Iw_inv[bodies])
     return blocks
 
 
@@ -122,7 +122,7 @@ class TreeShape:
         shapes: dict[tuple, list[np.ndarray]] = {}
         for r in range(int(ragdoll_local.max(initial=-1)) + 1):
             bodies = np.flatnonzero(ragdoll_local == r)
-            local = np.where(parent[bodies] >= n, -1, parent[bodies] - bodies[0])
+            local = where(parent[bodies] >= n, -1, parent[bodies] - bodies[0])
             shapes.setdefault((len(bodies), *local.tolist()), []).append(bodies)
         out = []
         for key, members in shapes.items():
@@ -213,7 +213,7 @@ class ArticulatedMotors:
         D_inv = None
         if damped:
             D = K.copy()
-            einsum("rii->ri", D)[...] += np.where(springs >= OFF, OFF, 0.0)
+            einsum("rii->ri", D)[...] += where(springs >= OFF, OFF, 0.0)
             D_inv = np.linalg.inv(D)
         einsum("rii->ri", K)[...] += springs
         return cls(tree=tree, K_inv=np.linalg.inv(K), D_inv=D_inv, alpha=alpha)
@@ -231,7 +231,7 @@ class ArticulatedMotors:
         error = quat_log(qmul(desired, quat_conj(s.q[child].reshape(-1, 4))))
         error = error.reshape(lam.shape)
         on = self.alpha < OFF
-        rhs = np.where(on[..., None], error - self.alpha[..., None] * lam, 0.0)
+        rhs = where(on[..., None], error - self.alpha[..., None] * lam, 0.0)
         d = einsum("rab,rb->ra", self.K_inv, rhs.reshape(len(rhs), -1))
         if lam_max is not None:
             d = bounded_step(lam.reshape(-1, 3), d.reshape(-1, 3), lam_max.reshape(-1)

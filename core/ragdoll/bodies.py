@@ -28,6 +28,9 @@ try:
     from numpy._core.multiarray import c_einsum as einsum  # NumPy 2 (and 1.26's alias)
 except ImportError:  # NumPy < 1.26
     from numpy.core.multiarray import c_einsum as einsum
+# np.where's C implementation, likewise without the __array_function__ dispatch (NEP 18's
+# `_implementation`, the function np.where itself ends in): the same bits, one call not two.
+where = getattr(np.where, "_implementation", np.where)
 
 _EPS = 1e-12
 
@@ -112,17 +115,17 @@ def quat_exp(v: np.ndarray) -> np.ndarray:
     angle = np.sqrt(einsum("...k,...k->...", v, v))
     half = 0.5 * angle
     # sin(half)/angle -> 1/2 as angle -> 0
-    scale = np.where(angle > 1e-9, np.sin(half) / np.maximum(angle, 1e-300), 0.5)
+    scale = where(angle > 1e-9, np.sin(half) / np.maximum(angle, 1e-300), 0.5)
     return np.concatenate((np.cos(half)[..., None], v * scale[..., None]), axis=-1)
 
 
 def quat_log(q: np.ndarray) -> np.ndarray:
     """Rotation vector (..., 3) of the shortest rotation represented by `q` (q ≡ -q)."""
     w = q[..., 0]
-    v = q[..., 1:] * np.where(w < 0, -1.0, 1.0)[..., None]
+    v = q[..., 1:] * where(w < 0, -1.0, 1.0)[..., None]
     s = np.sqrt(einsum("...k,...k->...", v, v))
     angle = 2.0 * transcendental.arctan2(s, np.abs(w))
-    scale = np.where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0)
+    scale = where(s > 1e-12, angle / np.maximum(s, 1e-300), 2.0)
     return v * scale[..., None]
 
 
@@ -138,7 +141,7 @@ def rotate_inv(R: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 def nlerp(a: np.ndarray, b: np.ndarray, t) -> np.ndarray:
     """Normalised linear interpolation of quaternions (sign of b aligned with a)."""
-    sign = np.where(einsum("...k,...k->...", a, b) < 0, -1.0, 1.0)[..., None]
+    sign = where(einsum("...k,...k->...", a, b) < 0, -1.0, 1.0)[..., None]
     q = a + np.asarray(t)[..., None] * (b * sign - a) if np.ndim(t) else a + t * (b * sign - a)
     return q / norm(q, keepdims=True)
 
@@ -282,9 +285,9 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
     wa = (fz.inv_mass_a + einsum("nk,nk->n", ca, ia)) * p.split_a
     wb = (fz.inv_mass_b + einsum("nk,nk->n", cb, ib)) * p.split
     denom = wa + wb + alpha_tilde
-    lam = np.where(denom > _EPS, -c / np.maximum(denom, _EPS), 0.0)
+    lam = where(denom > _EPS, -c / np.maximum(denom, _EPS), 0.0)
     if active is not None:
-        lam = np.where(active, lam, 0.0)
+        lam = where(active, lam, 0.0)
     if lam_total is not None:
         return _positional_bounded(s, p, ra, rb, lam[:, None] * n, lam_total, lam_max, fz)
     # impulse on a is lam * n; b receives the opposite one
@@ -369,7 +372,7 @@ def angular(s: Bodies, p: Pairs, dtheta: np.ndarray, *, alpha_tilde: np.ndarray 
         rhs = dtheta - alpha_tilde[:, None] * lam_total
         P, Ia, Ib = _relative_solve(s, p, rhs, alpha_tilde)
     if active is not None:
-        P = np.where(active[:, None], P, 0.0)
+        P = where(active[:, None], P, 0.0)
     if lam_max is not None:
         P = bounded_step(lam_total, P, lam_max)
     if lam_total is not None:

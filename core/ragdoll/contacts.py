@@ -32,7 +32,7 @@ from ..colliders import (
     shape_normal,
     sphere_normal,
 )
-from .bodies import Bodies, Pairs, cross, einsum, inverse3, positional, rotate, rotate_inv
+from .bodies import Bodies, Pairs, cross, einsum, inverse3, positional, rotate, rotate_inv, where
 
 SAMPLES = 9  # points along the segment for boxes and scaled ellipsoids
 # m: points of the segment this close to the surface count as touching when the contact point
@@ -63,11 +63,11 @@ def closest_between_segments(p1: np.ndarray, q1: np.ndarray, p2: np.ndarray, q2:
     c = einsum("nk,nk->n", d1, r)
     b = d1 @ d2
     denom = a * e - b * b
-    s = np.where(denom > 1e-14, np.clip((b * f - c * e) / np.maximum(denom, 1e-300), 0, 1), 0.0)
+    s = where(denom > 1e-14, np.clip((b * f - c * e) / np.maximum(denom, 1e-300), 0, 1), 0.0)
     if e > 1e-14:
         t = (b * s + f) / e
-        s = np.where(t < 0.0, np.clip(-c / np.maximum(a, 1e-300), 0, 1), s)
-        s = np.where(t > 1.0, np.clip((b - c) / np.maximum(a, 1e-300), 0, 1), s)
+        s = where(t < 0.0, np.clip(-c / np.maximum(a, 1e-300), 0, 1), s)
+        s = where(t > 1.0, np.clip((b - c) / np.maximum(a, 1e-300), 0, 1), s)
     else:
         s = np.clip(-c / np.maximum(a, 1e-300), 0, 1)
     return p1 + s[:, None] * d1
@@ -89,7 +89,7 @@ def _centre_of_depth(points: np.ndarray, sd: np.ndarray, radius: np.ndarray) -> 
     total = depth.sum(axis=0)
     deepest = points[np.argmin(sd, axis=0), np.arange(points.shape[1])]
     mean = einsum("mn,mnk->nk", depth, points) / np.maximum(total, 1e-300)[:, None]
-    return np.where((total > 0.0)[:, None], mean, deepest)
+    return where((total > 0.0)[:, None], mean, deepest)
 
 
 class ColliderFrame:
@@ -239,7 +239,7 @@ class Contacts:
                 if not allowed.any():
                     continue
                 _, _, sd = self.deepest(k, x - axis, x + axis, M, radius, point=False)
-                first = np.where(allowed & (sd < radius), t, first)
+                first = where(allowed & (sd < radius), t, first)
         hit = first < 1.0
         if hit.any():
             s.x[idx[hit]] = start[hit] + first[hit, None] * path[hit]
@@ -271,7 +271,7 @@ class Contacts:
             axis = s.R[idx, :, 1] * self.half[idx, None]
             radius = self.radius[idx]
             p, nrm, sd = self.deepest(k, x - axis, x + axis, M, radius, point=pivot is not None)
-            pen = np.maximum(np.where(allowed, radius - sd, 0.0), 0.0)
+            pen = np.maximum(where(allowed, radius - sd, 0.0), 0.0)
             if not np.any(pen > 0.0):
                 continue
             turned = np.zeros(len(idx), dtype=bool)
@@ -285,11 +285,11 @@ class Contacts:
                 turned, head_depth = self._turn_out(s, k, M, idx, pivot & (pen > 0.0),
                                                     x - axis, deepest, nrm, pen,
                                                     head_inside=True)
-            push = np.where(turned, head_depth, pen)  # a turned body: by its head's depth
+            push = where(turned, head_depth, pen)  # a turned body: by its head's depth
             s.x[idx] = s.x[idx] + nrm * push[:, None]
             if count:  # it counts for friction too
                 inv = s.inv_mass[idx]
-                self.normal_total[k, idx] += pen * np.where(inv > 0, 1.0 / np.maximum(
+                self.normal_total[k, idx] += pen * where(inv > 0, 1.0 / np.maximum(
                     inv, 1e-300), 0.0)
 
     def lift_joints(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, child: np.ndarray,
@@ -319,7 +319,7 @@ class Contacts:
             joint = s.x[parent] + rotate(s.R[parent], anchor)
             radius = self.radius[child]
             _, nrm, sd = self.deepest(k, joint, joint, M, radius, point=False)
-            pen = np.where(allowed, radius - sd - tolerance, 0.0)
+            pen = where(allowed, radius - sd - tolerance, 0.0)
             if not np.any(pen > 0.0):
                 continue
             # the deepest joint of each parent (a chest with both arms against the wall)
@@ -359,7 +359,7 @@ class Contacts:
             allowed = self.mask[bodies, k]
             if allowed.any():
                 _, _, sd = self.deepest(k, x - axis, x + axis, M, radius, point=False)
-                depth[k] = np.maximum(np.where(allowed, radius - sd, 0.0), 0.0)
+                depth[k] = np.maximum(where(allowed, radius - sd, 0.0), 0.0)
         return depth
 
     def penetrating(self, s: Bodies, M: ColliderFrame, movable: np.ndarray) -> np.ndarray:
@@ -455,7 +455,7 @@ class Contacts:
                 pen = pen - self.allowance[k]
             active = allowed & (pen > 0.0)
             if active.any():
-                r = p - x if translate is None else np.where(translate[:, None], 0.0, p - x)
+                r = p - x if translate is None else where(translate[:, None], 0.0, p - x)
                 lam = positional(s, self.pairs, r, np.zeros((n, 3)), -nrm * pen[:, None],
                                  active=active)
                 self.normal_total[k] += lam
@@ -467,7 +467,7 @@ class Contacts:
                     # rolled: 2 of the first 10 replayed Rigify falls still crept at 8 s)
                     local = rotate_inv(R, p - x)
                     if translate is not None:
-                        local = np.where(translate[:, None], 0.0, local)
+                        local = where(translate[:, None], 0.0, local)
                     self._hold(s, k, M, previous, touching, local, nrm,
                                friction * self.normal_total[k])
             if last:
@@ -475,7 +475,7 @@ class Contacts:
                 if touched.any():
                     local = rotate_inv(R, p - x)
                     if translate is not None:
-                        local = np.where(translate[:, None], 0.0, local)
+                        local = where(translate[:, None], 0.0, local)
                     self.recorded.append((k, touched, nrm, local))
 
     def _hold(self, s: Bodies, k: int, M: ColliderFrame, previous: ColliderFrame | None,
@@ -532,7 +532,7 @@ class Contacts:
         held = touching & ~self.released[k] & (size > 0.0) & (w > 1e-12)
         if held.any():
             positional(s, self.pairs, r, np.zeros((n, 3)), slip, active=held)
-            self.tangent_total[k] = np.where(held[:, None], total, self.tangent_total[k])
+            self.tangent_total[k] = where(held[:, None], total, self.tangent_total[k])
 
     def velocity_pass(self, s: Bodies, friction: np.ndarray, h: float, *,
                       restitution: np.ndarray | None = None, v_before: np.ndarray | None = None,
@@ -558,12 +558,12 @@ class Contacts:
             w = s.inv_mass[:n] + einsum("nk,nk->n", rn, Irn)
             if bouncy:
                 approach = einsum("nk,nk->n", v_before + cross(w_before, r), nrm)
-                target = np.where(approach < -2.0 * gravity * h, -restitution * approach, 0.0)
+                target = where(approach < -2.0 * gravity * h, -restitution * approach, 0.0)
                 change = touched & ((vn > target) | ((restitution > 0.0) & (vn < target)))
             else:  # normal: remove separation
                 target = 0.0
                 change = touched & (vn > 0.0)
-            lam = np.where(change & (w > 1e-12), (target - vn) / np.maximum(w, 1e-12), 0.0)
+            lam = where(change & (w > 1e-12), (target - vn) / np.maximum(w, 1e-12), 0.0)
             s.v[:n] += (lam * s.inv_mass[:n])[:, None] * nrm
             s.w[:n] += lam[:, None] * Irn
             # tangential: Coulomb
@@ -579,7 +579,7 @@ class Contacts:
             held = self.tangent_total[k]
             budget = np.maximum(friction * lam_n - np.sqrt(einsum("nk,nk->n", held, held)),
                                 0.0)
-            J = np.where(touched & (speed > 1e-12) & (wt > 1e-12),
+            J = where(touched & (speed > 1e-12) & (wt > 1e-12),
                          np.minimum(budget / h, stop), 0.0)
             s.v[:n] -= (J * s.inv_mass[:n])[:, None] * t
             s.w[:n] -= J[:, None] * Irt

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import transcendental
-from .bodies import einsum
+from .bodies import einsum, where
 
 REFERENCE_FRAME = 1.0 / 30.0  # s: the frame the velocity-drive fraction refers to
 
@@ -39,9 +39,9 @@ def effective_limit(distance_limit: np.ndarray, limit_speed: np.ndarray,
                     target_speed: np.ndarray) -> np.ndarray:
     """d · max(0, 1 - speed / limit_speed); inf limit_speed never shrinks."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        shrink = np.where(np.isinf(limit_speed), 1.0,
+        shrink = where(np.isinf(limit_speed), 1.0,
                           np.clip(1.0 - target_speed / np.maximum(limit_speed, 1e-300), 0.0, 1.0))
-        return np.where(shrink > 0.0, distance_limit * shrink, 0.0)
+        return where(shrink > 0.0, distance_limit * shrink, 0.0)
 
 
 def project_distance(x: np.ndarray, head: np.ndarray, target_head: np.ndarray,
@@ -49,6 +49,6 @@ def project_distance(x: np.ndarray, head: np.ndarray, target_head: np.ndarray,
     """Translate bodies so |head - target_head| <= limit (x: centres, moved in place)."""
     gap = head - target_head
     dist = np.sqrt(einsum("nk,nk->n", gap, gap))
-    excess = np.where(active & (dist > limit), dist - limit, 0.0)
+    excess = where(active & (dist > limit), dist - limit, 0.0)
     if np.any(excess > 0):
         x -= gap * (excess / np.maximum(dist, 1e-300))[:, None]

@@ -36,6 +36,7 @@ from .bodies import (
     inverse3,
     positional,
     rotate,
+    where,
 )
 
 TWO_COLOURS = False  # see the module docstring: one Jacobi batch of every joint by default
@@ -70,15 +71,15 @@ def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndar
             continue
         b = parent[a]
         is_root = b == n
-        swing = np.where(is_root[:, None], np.inf, swing_limit[a])
-        twist = np.where(is_root[:, None], [-np.inf, np.inf], twist_limit[a])
+        swing = where(is_root[:, None], np.inf, swing_limit[a])
+        twist = where(is_root[:, None], [-np.inf, np.inf], twist_limit[a])
         has_limit = np.isfinite(swing).any(axis=1) | np.isfinite(twist).any(axis=1)
         anchor = np.zeros((len(a), 3))
         anchor[:, 1] = -half_length[a]
         colours.append(JointColour(
             pairs=Pairs.create(a, b), index=a, is_root=is_root, anchor_a=anchor,
             rest_relative=rest_relative[a], swing_limit=swing, twist_limit=twist,
-            swing_center=np.where(is_root[:, None], 0.0, swing_center[a]), has_limit=has_limit))
+            swing_center=where(is_root[:, None], 0.0, swing_center[a]), has_limit=has_limit))
     return tuple(colours)
 
 
@@ -141,11 +142,11 @@ def subtree_recoil(s: Bodies, p: Pairs, carry: np.ndarray, spin: np.ndarray,
     step stopped the fall sample's runner 0.7 m short of the wall and threw it back 1.2 m."""
     n = carry.shape[0]
     inv = s.inv_mass[:n]
-    mass = np.where(inv > 0.0, 1.0 / np.maximum(inv, 1e-300), 0.0)
+    mass = where(inv > 0.0, 1.0 / np.maximum(inv, 1e-300), 0.0)
     moment = carry.T @ (mass[:, None] * s.x[:n]) - (carry.T @ mass)[:, None] * pivot
     J = -cross(spin, moment)
     if recoil is not None:
-        J = np.where(recoil[:, None], J, 0.0)
+        J = where(recoil[:, None], J, 0.0)
     r = pivot - s.x[p.b]
     return (p.scatter @ (s.inv_mass[p.b][:, None] * J),
             p.scatter @ einsum("nij,nj->ni", Ib, cross(r, J)))
@@ -168,7 +169,7 @@ def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarra
         # A locked root takes no couple either: the damper's reaction on it would be a spin
         # that nothing resists until the next substep's lock undoes it by position, and the
         # children's dampers then pull the legs along that spin (see limits.stop_at_limits).
-        Ib = np.where(recoil[:, None, None], Ib, 0.0)
+        Ib = where(recoil[:, None, None], Ib, 0.0)
     inv_joint = 1.0 / joint_inertia
     K = Ib * p.split[:, None, None]
     diag = inv_joint + 1e-12

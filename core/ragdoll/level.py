@@ -42,6 +42,7 @@ from .bodies import (
     quat_log,
     rotate,
     rotate_inv,
+    where,
 )
 from .contacts import Contacts
 from .drive import CheckedDrive, sign_continuous
@@ -174,8 +175,8 @@ class FrameCoefficients:
         mode[fallen] = BodyMode.FREE
         self.kinematic = mode == BodyMode.KINEMATIC
         driven = mode == BodyMode.DRIVEN
-        self.inv_mass = np.where(self.kinematic, 0.0, 1.0 / level.mass)
-        self.inv_inertia = np.where(self.kinematic[:, None], 0.0, 1.0 / level.inertia)
+        self.inv_mass = where(self.kinematic, 0.0, 1.0 / level.mass)
+        self.inv_inertia = where(self.kinematic[:, None], 0.0, 1.0 / level.inertia)
         r = level.ragdoll_local
         locked = level.is_root & P["root_lock"][f, level.ragdolls][r] & ~fallen & ~self.kinematic
         self.locked = locked
@@ -187,22 +188,22 @@ class FrameCoefficients:
         omega = motor_omega(strength)
         zeta = P["motor_damping"][f, b]
         with np.errstate(invalid="ignore"):
-            motor_mu = np.where(np.isfinite(omega), 2.0 * zeta * omega, 0.0)
-        motor_damp = np.where(driven & ~level.is_root, -transcendental.expm1(-motor_mu * h), 0.0)
+            motor_mu = where(np.isfinite(omega), 2.0 * zeta * omega, 0.0)
+        motor_damp = where(driven & ~level.is_root, -transcendental.expm1(-motor_mu * h), 0.0)
         joint_mu = P["joint_damping"][f, b]
-        joint_damp = np.where(level.is_root, 0.0, -transcendental.expm1(-joint_mu * h))
+        joint_damp = where(level.is_root, 0.0, -transcendental.expm1(-joint_mu * h))
         # Bounds of the lock's summed impulses per substep (F h², τ h²; inf = not a lock):
         # force M a_max on the ragdoll's mass, torque J α_max with α_max = a_max / r_g, the
         # radius of gyration r_g = sqrt(J / M) of the ragdoll about the root's head.
         a_max_h2 = ROOT_LOCK_MAX_ACCELERATION * h * h
-        lock_force = np.where(locked, level.ragdoll_mass * a_max_h2, np.inf)
-        lock_torque = np.where(locked, np.sqrt(level.ragdoll_mass * level.joint_inertia)
+        lock_force = where(locked, level.ragdoll_mass * a_max_h2, np.inf)
+        lock_torque = where(locked, np.sqrt(level.ragdoll_mass * level.joint_inertia)
                                * a_max_h2 * ROOT_LOCK_TORQUE_FACTOR, np.inf)
         self.root_lock_torque = lock_torque[level.root_index]
         # the motors of the articulated solve (articulated.py): α̃ per body, OFF where off
         on = driven & ~level.is_root & (strength > 0)
         self.any_motor = bool(on.any())
-        self.motor_alpha = np.where(on, alpha, OFF)
+        self.motor_alpha = where(on, alpha, OFF)
         self.motor_damp = motor_damp
         self.motor_pinned = self.kinematic | locked
         self.colours = []
@@ -217,7 +218,7 @@ class FrameCoefficients:
                 motor=(driven[a] & ~col.is_root & (strength[a] > 0)) | locked[a],
                 # the subtree motors leave the locked roots to solve_root_lock
                 subtree_motor=driven[a] & ~col.is_root & (strength[a] > 0),
-                alpha=np.where(locked[a], 0.0, alpha[a]),
+                alpha=where(locked[a], 0.0, alpha[a]),
                 joint_damp=joint_damp[a],
                 carry=level.subtree[a].T * ~self.kinematic[:, None],
                 # the parents that take the subtree motors' push (joints.subtree_recoil)
@@ -232,7 +233,7 @@ class FrameCoefficients:
         # simulated body (a FREE companion may keep its head near the target, seed 004's BD-1),
         # but not after the free-fall switch.
         simulated = ~self.kinematic & ~fallen
-        self.drive = np.where(simulated, drive_fraction(P["velocity_drive"][f, b], h), 0.0)
+        self.drive = where(simulated, drive_fraction(P["velocity_drive"][f, b], h), 0.0)
         self.any_drive = bool(np.any(self.drive > 0))
         self.linear_keep = transcendental.exp(-P["linear_damping"][f, b] * h)
         self.gravity = P["gravity"][f, level.ragdolls][r]
@@ -305,7 +306,7 @@ class Level:
         self.ragdoll_local = rag_local[model.ragdoll_of_body[b]]
         gp = model.parent[b]
         self.is_root = gp < 0
-        self.parent = np.where(self.is_root, n, local[np.maximum(gp, 0)])
+        self.parent = where(self.is_root, n, local[np.maximum(gp, 0)])
         self.root_index = np.flatnonzero(self.is_root)  # (the root lock's orientation)
         self.mass, self.inertia = model.mass[b], model.inertia[b]
         self.ragdoll_mass = np.bincount(self.ragdoll_local, weights=self.mass)[self.ragdoll_local]
@@ -320,12 +321,12 @@ class Level:
         self.quat = drive.quat[:, b]  # (F, n, 4)
         Rt = drive.target[:, b, :3, :3]
         self.centre = self.origin + Rt[..., :, 1] * self.half[:, None]
-        pp = np.where(self.is_root, 0, self.parent)
+        pp = where(self.is_root, 0, self.parent)
         offset = einsum("fnji,fnj->fni", Rt[:, pp], self.origin - self.origin[:, pp])
         offset[..., 1] -= self.half[pp]
-        self.anchor = np.where(self.is_root[:, None], self.origin, offset)  # (F, n, 3)
+        self.anchor = where(self.is_root[:, None], self.origin, offset)  # (F, n, 3)
         rel = quat_multiply(quat_conj(self.quat[:, pp]), self.quat)
-        rel = np.where(self.is_root[:, None], self.quat, rel)
+        rel = where(self.is_root[:, None], self.quat, rel)
         self.local_target = sign_continuous(rel)
         if F > 1:
             step = quat_multiply(self.local_target[1:], quat_conj(self.local_target[:-1]))
@@ -353,9 +354,9 @@ class Level:
         alive = np.ones(n, dtype=bool)
         while alive.any():  # loop over tree depth
             self.subtree[current[alive], np.flatnonzero(alive)] = 1.0
-            up = np.where(alive, self.parent[current], n)
+            up = where(alive, self.parent[current], n)
             alive = up < n
-            current = np.where(alive, up, 0)
+            current = where(alive, up, 0)
         self.anchor_a[:, 1] = -self.half
         self.rest_relative = rest_rel
         self.swing_limit, self.twist_limit = model.swing_limit[b], model.twist_limit[b]
@@ -711,7 +712,7 @@ class Level:
         ra = rotate(s.R[:n], self.anchor_a)
         gap = s.x[:n] + ra - origin_t
         dist = np.sqrt(einsum("nk,nk->n", gap, gap))
-        excess = np.where(c.limit_active, dist - c.limit, 0.0)
+        excess = where(c.limit_active, dist - c.limit, 0.0)
         over = excess > 0.0
         if over.any():
             delta = gap * (np.maximum(excess, 0.0) / np.maximum(dist, 1e-300))[:, None]

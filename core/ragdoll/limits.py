@@ -30,6 +30,7 @@ from .bodies import (
     quat_exp,
     quat_log,
     rotate,
+    where,
 )
 from .joints import JointColour
 
@@ -43,7 +44,7 @@ def joint_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.
                    ) -> np.ndarray:
     """d = rest⁻¹ ⊗ parent⁻¹ ⊗ child with w >= 0, (n, 4)."""
     d = qmul(quat_conj(rest_relative), qmul(quat_conj(q_parent), q_child))
-    return d * np.where(d[:, :1] < 0, -1.0, 1.0)
+    return d * where(d[:, :1] < 0, -1.0, 1.0)
 
 
 def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.ndarray,
@@ -68,7 +69,7 @@ def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.
     clamped = clamped_rotation(swing + swing_fix, twist + twist_fix)
     local = quat_log(qmul(clamped, quat_conj(d)))
     joint_frame = qmul(q_parent, rest_relative)
-    return np.where(over[:, None], rotate(q2m(joint_frame), local), 0.0)
+    return where(over[:, None], rotate(q2m(joint_frame), local), 0.0)
 
 
 def clamped_rotation(swing: np.ndarray, twist: np.ndarray) -> np.ndarray:
@@ -85,7 +86,7 @@ def swing_twist(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     tq = np.zeros(d.shape)
     tq[:, 0], tq[:, 2] = d[:, 0], d[:, 2]
     length = norm(tq)
-    tq = np.where(length[:, None] > 1e-12, tq / np.maximum(length, 1e-12)[:, None],
+    tq = where(length[:, None] > 1e-12, tq / np.maximum(length, 1e-12)[:, None],
                   [1.0, 0.0, 0.0, 0.0])
     swing = quat_log(qmul(d, quat_conj(tq)))
     swing[:, 1] = 0.0
@@ -190,7 +191,7 @@ def limit_directions(s: Bodies, col: JointColour) -> np.ndarray | None:
                             col.twist_limit, col.swing_center)
     if dtheta is None:
         return None
-    return np.where(col.has_limit[:, None], dtheta, 0.0)
+    return where(col.has_limit[:, None], dtheta, 0.0)
 
 
 def stop_at_limits(s: Bodies, col: JointColour, inward: np.ndarray,
@@ -226,7 +227,7 @@ def stop_at_limits(s: Bodies, col: JointColour, inward: np.ndarray,
     a, b = p.a[stop], p.b[stop]
     Ia, Ib = s.Iw_inv[a], s.Iw_inv[b]
     takes = np.ones(len(a), dtype=bool) if recoil is None else recoil[stop]
-    Ib = np.where(takes[:, None, None], Ib, 0.0)
+    Ib = where(takes[:, None, None], Ib, 0.0)
     uses = (np.bincount(a, minlength=len(s.w)) + np.bincount(b[takes], minlength=len(s.w)))
     P = block_impulse(Ia, Ib, uses[a], uses[b], along[stop, None] * unit[stop])
     np.add.at(s.w, a, -einsum("nij,nj->ni", Ia, P))
@@ -266,7 +267,7 @@ def stop_undone_turns(s: Bodies, col: JointColour, turned: np.ndarray, h: float,
     takes = np.ones(len(a), dtype=bool) if recoil is None else recoil[stop]
     uses = np.bincount(a, minlength=len(s.w)) + np.bincount(b[takes], minlength=len(s.w))
     Iau = einsum("nij,nj->ni", s.Iw_inv[a], u)
-    Ibu = np.where(takes[:, None], einsum("nij,nj->ni", s.Iw_inv[b], u), 0.0)
+    Ibu = where(takes[:, None], einsum("nij,nj->ni", s.Iw_inv[b], u), 0.0)
     k = uses[a] * einsum("nk,nk->n", u, Iau) + uses[b] * einsum("nk,nk->n", u, Ibu)
     change = np.minimum(-along[stop], size[stop] / h)
     lam = change / np.maximum(k, 1e-300)
@@ -324,8 +325,8 @@ def fit_limits(*, q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.n
     low = np.minimum(center - swing_limit, s.min(axis=0) - margin)
     high = np.maximum(center + swing_limit, s.max(axis=0) + margin)
     free = swing_limit >= np.pi
-    half = np.where(free, swing_limit, (high - low) / 2.0)
-    mid = np.where(free, 0.0, (high + low) / 2.0)
+    half = where(free, swing_limit, (high - low) / 2.0)
+    mid = where(free, 0.0, (high + low) / 2.0)
     # Every pose inside the ellipse whose half-axes are `margin` shorter (so inside the range
     # of each axis by the margin, and well inside on the diagonals); pushing a pose out by the
     # margin on both axes at once grew a hinge that was already fitted along its bend by a
@@ -335,9 +336,9 @@ def fit_limits(*, q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.n
     inner = np.maximum(half - margin, 0.0)
     e = ((np.abs(s - mid) / np.maximum(inner, _TINY_LIMIT)) ** 2).sum(axis=2)
     grow = np.sqrt(np.maximum(e.max(axis=0), 1.0))
-    grown = np.where(grow[:, None] > 1.0, margin + inner * grow[:, None], half)
-    fitted_swing = np.where(free, swing_limit, np.minimum(grown, np.pi))
-    fitted_center = np.where(free, center, mid)
+    grown = where(grow[:, None] > 1.0, margin + inner * grow[:, None], half)
+    fitted_swing = where(free, swing_limit, np.minimum(grown, np.pi))
+    fitted_center = where(free, center, mid)
     fitted_twist = np.stack((np.minimum(twist_limit[:, 0], twist.min(axis=0) - margin),
                              np.maximum(twist_limit[:, 1], twist.max(axis=0) + margin)), axis=1)
     return fitted_swing, np.clip(fitted_twist, -np.pi, np.pi), fitted_center

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bodies import Bodies, cross, einsum, inverse3, q2m, rotate, rotate_inv
+from .bodies import Bodies, cross, einsum, inverse3, q2m, rotate, rotate_inv, where
 
 
 @dataclass(frozen=True)
@@ -146,7 +146,7 @@ def _cap_internal_energy(s: Bodies, mass: np.ndarray, Iw: np.ndarray, body: np.n
     budget = np.maximum(start.internal[rows] - rotation, 0.0)
     over = passive[rows] & (deform > budget)
     if over.any():
-        scale = np.where(over, np.sqrt(budget / np.maximum(deform, 1e-300)), 1.0)
+        scale = where(over, np.sqrt(budget / np.maximum(deform, 1e-300)), 1.0)
         keep = body @ scale + (1.0 - body.sum(axis=1))  # 1 outside the restored rows
         s.v[:n] = v + (keep - 1.0)[:, None] * u
         s.w[:n] = w + (keep - 1.0)[:, None] * uw
@@ -177,7 +177,7 @@ def _spread_toward_budget(s: Bodies, mass: np.ndarray, Iw: np.ndarray, body: np.
     I_sys; writes s.x."""
     n = len(mass)
     omega = einsum("rij,rj->ri", inverse3(I_sys), angular)
-    wb = body @ np.where(which[:, None], omega, 0.0)  # each body's ragdoll's ω (0: not moved)
+    wb = body @ where(which[:, None], omega, 0.0)  # each body's ragdoll's ω (0: not moved)
     w2 = einsum("nk,nk->n", wb, wb)
     along = einsum("nk,nk->n", d, wb) / np.maximum(w2, 1e-300)
     radial = w2[:, None] * (d - along[:, None] * wb)  # |ω|² d⊥
@@ -196,17 +196,17 @@ def _spread_toward_budget(s: Bodies, mass: np.ndarray, Iw: np.ndarray, body: np.
         return dn, I_new, 0.5 * einsum("ri,rij,rj->r", angular, inverse3(I_new), angular)
 
     ok = which & (slope < 0.0) & (excess0 > 0.0)
-    lam = np.where(ok, np.minimum(excess0 / -np.minimum(slope, -1e-300), lam_max), 0.0)
+    lam = where(ok, np.minimum(excess0 / -np.minimum(slope, -1e-300), lam_max), 0.0)
     dn, I_new, f = spread(lam)
     for _ in range(2):  # secant steps through (0, f0) and (λ, f)
         fall = f0 - f
         step = ok & (fall > 0.0) & ((f > target) & (lam < lam_max) | (fall > excess0))
         if not step.any():
             break
-        lam = np.where(step, np.minimum(lam * excess0 / np.maximum(fall, 1e-300), lam_max), lam)
+        lam = where(step, np.minimum(lam * excess0 / np.maximum(fall, 1e-300), lam_max), lam)
         dn, I_new, f = spread(lam)
     s.x[:n] += dn - d
-    return dn, np.where(ok[:, None, None], I_new, I_sys)
+    return dn, where(ok[:, None, None], I_new, I_sys)
 
 
 def energies(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np.ndarray,
@@ -236,7 +236,7 @@ def cap_energy(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np.ndar
     if not over.any():
         return
     allowed = np.maximum(budget - potential, 0.0)
-    scale = np.where(over, np.sqrt(allowed / np.maximum(kinetic, 1e-300)), 1.0)
+    scale = where(over, np.sqrt(allowed / np.maximum(kinetic, 1e-300)), 1.0)
     keep = member.T @ scale  # every body belongs to exactly one ragdoll of the level
     s.v[:n] *= keep[:, None]
     s.w[:n] *= keep[:, None]
@@ -262,13 +262,13 @@ def _undo_lift(s: Bodies, member: np.ndarray, mass: np.ndarray, gravity: np.ndar
     n = len(mass)
     start = -(member @ (mass * einsum("nk,nk->n", gravity, s.x_prev[:n])))
     gain = potential - start
-    alpha = np.where(raised & (gain > 0.0),
+    alpha = where(raised & (gain > 0.0),
                      np.clip((budget - start) / np.maximum(gain, 1e-300), 0.0, 1.0), 1.0)
     a = (member.T @ alpha)[:, None]  # per body
     back = (member.T @ raised.astype(np.float64)) > 0.0
     x = s.x_prev[:n] + a * (s.x[:n] - s.x_prev[:n])
     q0, q1 = s.q_prev[:n], s.q[:n]
-    q1 = np.where(einsum("nk,nk->n", q0, q1)[:, None] < 0.0, -q1, q1)
+    q1 = where(einsum("nk,nk->n", q0, q1)[:, None] < 0.0, -q1, q1)
     q = q0 + a * (q1 - q0)
     q /= np.sqrt(einsum("nk,nk->n", q, q))[:, None]
     idx = np.flatnonzero(back)

@@ -32,6 +32,7 @@ from .bodies import (
     qmul,
     quat_conj,
     quat_log,
+    where,
     world_inv_inertia,
 )
 from .joints import JointColour, subtree_recoil
@@ -43,7 +44,7 @@ def motor_omega(strength: np.ndarray) -> np.ndarray:
     """Natural angular frequency (rad/s) of the motor spring; inf at strength 1, 0 at 0."""
     s = np.clip(strength, 0.0, 1.0)
     with np.errstate(divide="ignore"):
-        return np.where(s >= 1.0, np.inf, 2.0 * np.pi * MOTOR_FREQUENCY * s / np.maximum(1.0 - s,
+        return where(s >= 1.0, np.inf, 2.0 * np.pi * MOTOR_FREQUENCY * s / np.maximum(1.0 - s,
                                                                                      1e-300))
 
 
@@ -53,7 +54,7 @@ def motor_alpha_tilde(strength: np.ndarray, joint_inertia: np.ndarray, h: float)
     with np.errstate(divide="ignore", over="ignore"):
         stiffness = omega * omega * joint_inertia * h * h
         # A motor of strength 0 is switched off by the solver; cap α̃ so it stays finite.
-        return np.where(np.isinf(omega), 0.0, 1.0 / np.maximum(stiffness, 1e-12))
+        return where(np.isinf(omega), 0.0, 1.0 / np.maximum(stiffness, 1e-12))
 
 
 def solve_motor(s: Bodies, col: JointColour, local_target: np.ndarray, alpha_tilde: np.ndarray,
@@ -129,7 +130,7 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     if K_inv is None:
         K_inv = motor_subtree_inverse(Ib, p.split, alpha_tilde, joint_inertia)
     P = einsum("nij,nj->ni", K_inv, dtheta - alpha_tilde[:, None] * lam)
-    P = np.where(active[:, None], P, 0.0)
+    P = where(active[:, None], P, 0.0)
     if lam_max is not None:
         P = bounded_step(lam, P, lam_max)
     lam += P
@@ -171,6 +172,6 @@ def solve_root_lock(s: Bodies, roots: np.ndarray, target: np.ndarray, lam: np.nd
     if inertia is None:
         inertia = inverse3(Ia)
     P = einsum("nij,nj->ni", inertia, dtheta)
-    P = bounded_step(lam, np.where(active[:, None], P, 0.0), lam_max)
+    P = bounded_step(lam, where(active[:, None], P, 0.0), lam_max)
     lam += P
     s.turn(roots, einsum("nij,nj->ni", Ia, P))

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bodies import Bodies, cross, einsum
+from .bodies import Bodies, cross, einsum, where
 
 REST_MARGIN = 0.005  # m: pairs closer than this at bind pose never collide
 CONTACT_SLOP = 0.001  # m: a pair this far apart after the iterations still touches
@@ -51,11 +51,11 @@ def segment_pairs_closest(p1, q1, p2, q2) -> tuple[np.ndarray, np.ndarray]:
     t0, t1 = -c * inv_a, (b - c) * inv_a
     parallel_s = 0.5 * (_unit(np.minimum(t0, t1)) + _unit(np.maximum(t0, t1)))
     general = denom > 1e-9 * np.maximum(a * e, 1e-300)
-    s = np.where(general, _unit((b * f - c * e) / np.where(general, denom, 1.0)),
+    s = where(general, _unit((b * f - c * e) / where(general, denom, 1.0)),
                  parallel_s)
     t = (b * s + f) * inv_e
-    s = np.where(t < 0.0, _unit(-c * inv_a),
-                 np.where(t > 1.0, _unit((b - c) * inv_a), s))
+    s = where(t < 0.0, _unit(-c * inv_a),
+                 where(t > 1.0, _unit((b - c) * inv_a), s))
     t = _unit(t)
     return p1 + s[:, None] * d1, p2 + t[:, None] * d2
 
@@ -169,7 +169,7 @@ class SelfCollision:
         active, nrm, _, _, pen, ia, ib, denom = contact
         n = len(self.half)
         i, j, _, scatter_a, scatter_b = self.candidates
-        lam = np.where(active & (denom > 1e-12), pen / np.maximum(denom, 1e-12), 0.0)
+        lam = where(active & (denom > 1e-12), pen / np.maximum(denom, 1e-12), 0.0)
         self.normal_total += lam
         # impulse lam * nrm on a (pushed along +nrm, away from b), the opposite on b
         impulse = lam[:, None] * nrm
@@ -209,7 +209,7 @@ class SelfCollision:
         v, w = s.v[:n], s.w[:n]
         u = v[i] + cross(w[i], ra) - v[j] - cross(w[j], rb)
         apart = einsum("pk,pk->p", u, nrm)
-        lam = np.where(touching & (denom > 1e-12), apart / np.maximum(denom, 1e-12), 0.0)
+        lam = where(touching & (denom > 1e-12), apart / np.maximum(denom, 1e-12), 0.0)
         if lam.any():
             impulse = lam[:, None] * nrm  # taken from a along +nrm, given to b
             s.v[:n] -= (scatter_a @ (impulse * s.inv_mass[i, None])
@@ -247,7 +247,7 @@ class SelfCollision:
         ib = s.inv_inertia_times(j, cb)
         denom = ((s.inv_mass[i] + einsum("pk,pk->p", ca, ia)) * split_a
                  + (s.inv_mass[j] + einsum("pk,pk->p", cb, ib)) * split_b)
-        J = np.where((speed > 1e-12) & (denom > 1e-12),
+        J = where((speed > 1e-12) & (denom > 1e-12),
                      np.minimum(bound, speed / np.maximum(denom, 1e-12)), 0.0)
         if not J.any():
             return
