@@ -6,8 +6,7 @@ animation that ignores the world: its feet go through two steps and its hips thr
 As a ragdoll its hips are locked to the animation (all six degrees of freedom, still
 colliding) and every other body follows with strong motors: the feet land on the steps instead
 of passing through, and when the wall holds the hips back more than the fall threshold (0.2 m)
-from their target the lock releases for good and the body falls free to the ground, where
-it comes to rest (the shot runs on for 7.5 s after the keyed run and fall end).
+from their target the lock releases for good and the body falls free to the ground.
 """
 
 from __future__ import annotations
@@ -30,11 +29,10 @@ from _common import (
 NAME = "ragdoll_fall"
 DESCRIPTION = "Mannequin over steps into a wall: collides, then falls free past the threshold"
 FPS = 24
-ANIMATED_FRAMES = 84  # the keyed run and fall; the last key holds after it
-FRAMES = 264  # the shot: long enough to see the body come to rest on the ground (about frame 236)
+FRAMES = 84
 FALL_THRESHOLD = 0.2
 WALL_FRONT = -2.4  # world Y of the wall's face (the character runs toward -Y)
-SHEET_FRAMES = (1, 14, 26, 34, 40, 48, 120, 264)
+SHEET_FRAMES = (1, 14, 26, 34, 40, 48, 60, 84)
 # name, head, tail, parent, capsule radius (metres; Z up, facing -Y)
 BONES = (
     ("hips", (0.0, 0.0, 0.95), (0.0, 0.0, 1.05), None, 0.12),
@@ -86,7 +84,7 @@ def _animate(rig) -> None:
     """Run toward -Y (1.5 m/s) with swinging legs and arms, tipping forward from frame 30."""
     hips = rig.pose.bones["hips"]
     to_local = rig.data.bones["hips"].matrix_local.to_3x3().inverted()
-    for frame in range(1, ANIMATED_FRAMES + 1):
+    for frame in range(1, FRAMES + 1):
         t = (frame - 1) / FPS
         stride = math.sin(2.0 * math.pi * t / 0.7)
         tip = min(max((frame - 30) / 20.0, 0.0), 1.0) ** 2  # 0 → 1 over frames 30–50
@@ -161,11 +159,10 @@ def check(scene, report) -> None:
     if setup.fell_at is None:
         raise RuntimeError("the root lock never released: the wall did not stop the hips")
     rig = scene.objects["Mannequin"]
-    front, ends = [], []
+    front = []
     for frame in range(1, FRAMES + 1):
         scene.frame_set(frame)
         front.append(min((rig.matrix_world @ pb.head).y for pb in rig.pose.bones))
-        ends.append([rig.matrix_world @ p for pb in rig.pose.bones for p in (pb.head, pb.tail)])
     if min(front) < WALL_FRONT - 0.05:
         raise RuntimeError(f"a body went through the wall (y = {min(front):.3f})")
     scene.frame_set(FRAMES)
@@ -177,10 +174,3 @@ def check(scene, report) -> None:
     if hips.y - WALL_FRONT > 1.0 or abs(hips.x) > 1.0:
         raise RuntimeError(f"the body ended {hips.y - WALL_FRONT:.2f} m from the wall, "
                            f"{hips.x:.2f} m sideways")
-    # A thing dropped on the ground comes to rest: over the shot's last half second no bone
-    # end moves more than a millimetre (a body still crawling or rocking is visible).
-    tail = ends[-(FPS // 2 + 1):]
-    drift = max((a - b).length for frame in tail[1:] for a, b in zip(frame, tail[0], strict=True))
-    if drift > 1e-3:
-        raise RuntimeError(f"the body is not at rest at the end: a bone end moved "
-                           f"{1e3 * drift:.1f} mm over the last {FPS // 2} frames")
