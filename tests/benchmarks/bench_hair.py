@@ -7,7 +7,8 @@
    line adds local shape and shock propagation (the curly preset's extra cost).
 2. `render_strands`: 50,000 render strands x 16 points interpolated from the 1,000 guides plus
    the uniform cubic B-spline, per frame (H2's `core.hair`, kernel in `core/hair/_bench.py`;
-   target <= 20 ms).
+   target <= 20 ms); then `render_collision`: those strands pushed out of a head, neck and
+   shoulders (target <= 5 ms), against the same projection of every point on every collider.
 3. `seed000_python`: a direct per-particle Python transcription of seed 000's pseudo-code
    (Verlet with damping, per-strand relaxation iterations: sphere collision, length constraint,
    root fixing; restitution toward the groom decaying root to tip) on the same guides, timed on
@@ -181,13 +182,19 @@ def main(argv=None) -> int:
                          shock_propagation=0.3)
     print(json.dumps(curly), flush=True)
     try:
-        from waft.core.hair._bench import bench_render_frame
+        from waft.core.hair._bench import bench_render_collision, bench_render_frame
     except ImportError as exc:  # H2's render-strand kernel not in this checkout
         print(json.dumps({"bench": "render_strands", "skipped": str(exc)}), flush=True)
     else:
         render = bench_render_frame(strands=50_000, points=16, guides=GUIDES,
                                     guide_points=PARTICLES)
         print(json.dumps({"bench": "render_strands", "target_ms": 20.0, **render}), flush=True)
+        # The same strands pushed out of a head, neck and shoulders (issue 13's budget: a few
+        # ms); the peer is the same projection of every point on every collider.
+        collision = bench_render_collision(strands=50_000, points=16, guides=GUIDES,
+                                           guide_points=PARTICLES)
+        print(json.dumps({"bench": "render_collision", "target_ms": 5.0, **collision}),
+              flush=True)
     python = bench_seed000(rest, args.seed000_substeps)
     python["speedup_vs_core"] = round(python["ms_per_frame"] / guides["ms_per_frame"], 1)
     print(json.dumps(python), flush=True)
