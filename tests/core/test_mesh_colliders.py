@@ -13,6 +13,7 @@ from waft.core.mesh_colliders import (
     MeshField,
     build_grid,
     candidates,
+    cell_order,
 )
 from waft.core.triangles import REGION_FACE, closest_on_triangles
 
@@ -584,3 +585,12 @@ def test_clearance_bounds_the_distance_and_leaves_push_out_as_it_was():
             assert np.all(c.distance[bound[c.index] >= radius[c.index]] >= radius[0])
             assert np.isfinite(bound).mean() > 0.5  # most points are cleared
             x = pushed
+
+
+def test_cell_order_is_the_stable_sort_of_the_cells():
+    """Grid entries sorted by cell as uint16 (a radix sort) up to 2**16 cells, by comparison
+    beyond: either way np.argsort(key, kind="stable")."""
+    rng = np.random.default_rng(5)
+    for cells in (7, 1 << 16, (1 << 16) + 1, 1 << 20):
+        key = rng.integers(0, cells, size=20000)
+        np.testing.assert_array_equal(cell_order(key, cells), np.argsort(key, kind="stable"))

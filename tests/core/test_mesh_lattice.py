@@ -245,3 +245,35 @@ def test_a_coarse_faceted_head_is_read_to_its_own_tolerance(monkeypatch, lattice
     (smooth, _unresolved, _), = lattice_calls
     assert smooth > 20000
     _assert_as_exact(strands, out, exact, radius, meshes, tolerance=4e-4)
+
+
+def test_a_still_body_keeps_its_fields_and_a_moved_one_rebuilds_them():
+    """`NodeCache.fields` hands back the same fields while the sample's vertices are equal
+    (a still body: no triangle grid, normals or node grid built again), new ones once they
+    move, and copies what it keeps: a caller that writes the next frame into the same arrays
+    is not answered from the old frame."""
+    head = _head()
+    cache = mesh_lattice.NodeCache()
+    field, nodes = cache.fields(head, 0, 0.003)
+    assert cache.fields(head, 0, 0.003) == (field, nodes)
+    assert cache.fields(head, 0, 0.002)[0] is not field  # another radius: another reach
+    field, _ = cache.fields(head, 0, 0.003)
+    head.vertices[0][...] += np.float32(0.001)  # the same arrays, the next frame written in
+    moved, _ = cache.fields(head, 0, 0.003)
+    assert moved is not field
+    np.testing.assert_array_equal(moved.meshes.vertices[0], head.vertices[0])
+    assert moved.topology is field.topology  # the same triangles: their topology is kept
+
+
+def test_cells_and_nodes_are_numbered_alike_dense_or_sorted(monkeypatch):
+    """The dense box numbering of the points' cells and corner nodes gives what the two
+    np.unique calls give (the keys' order is the box's linear order)."""
+    rng = np.random.default_rng(3)
+    for spread in (4, 60):  # a compact cloud (dense) and a sparse one (sorted)
+        lattice = rng.integers(0, spread, size=(5000, 3)) + 1000
+        dense = mesh_lattice._cells_and_nodes(lattice)
+        monkeypatch.setattr(mesh_lattice, "DENSE_CELLS", -1)  # always sort
+        sorted_ = mesh_lattice._cells_and_nodes(lattice)
+        monkeypatch.undo()
+        for a, b in zip(dense, sorted_, strict=True):
+            np.testing.assert_array_equal(a, b)
