@@ -15,9 +15,10 @@ case "$VENV" in /*) ;; *) VENV="$REPO_ROOT/$VENV" ;; esac
 PYTHON="${WAFT_PYTHON:-python3.11}"
 # numpy<2: the 4.5/5.0 wheels pin numpy<2 and the solver supports numpy 1.26 (blender-api.md §8).
 # dask[distributed] + bokeh: batch baking (`python -m waft.batch`) and its dashboard; pillow:
-# the main job's animated previews.
-PACKAGES=("$BPY_SPEC" "numpy<2" "pytest" "hypothesis" "ruff" "dask[distributed]>=2024.12" "bokeh>=3.1"
-          "pillow")
+# the main job's animated previews; pytest-xdist: tools/test.sh runs the tests in one worker
+# per core.
+PACKAGES=("$BPY_SPEC" "numpy<2" "pytest" "pytest-xdist" "hypothesis" "ruff" "dask[distributed]>=2024.12"
+          "bokeh>=3.1" "pillow")
 STAMP="$VENV/.waft-bootstrap"
 WANT="${PACKAGES[*]}"
 

@@ -5,6 +5,11 @@
 # Blender tests are never skipped here: WAFT_REQUIRE_BPY=1 makes a missing bpy an error, and a
 # pytest run that collects no test (exit 5) fails the script.
 #
+# The main run spreads the test files over one pytest-xdist worker per core (at most 4;
+# WAFT_TEST_WORKERS overrides, 0 runs in one process). Each worker is its own Blender with its
+# own throwaway user dir; `--dist loadfile` keeps a file's tests (and its module fixtures) in one
+# worker. One process took 27-38 minutes on a 2-core machine, over CI's 20-minute aim.
+#
 #   bash tools/test.sh [extra pytest args for the main run]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,8 +22,15 @@ ZIP="$(.venv/bin/python tools/build_extension.py --output-dir dist | tail -n 1)"
 export WAFT_ZIP="$ZIP"
 echo "test: extension zip $WAFT_ZIP"
 
+CORES="$(nproc 2>/dev/null || echo 1)"
+WORKERS="${WAFT_TEST_WORKERS:-$(( CORES < 4 ? CORES : 4 ))}"
+PARALLEL=()
+if [[ "$WORKERS" -gt 1 ]]; then
+  PARALLEL=(-n "$WORKERS" --dist loadfile)
+fi
+
 status=0
-.venv/bin/python -m pytest "$@" || status=$?
+.venv/bin/python -m pytest "${PARALLEL[@]}" "$@" || status=$?
 if [[ $status -ne 0 ]]; then
   echo "test: pytest (bpy 5.0.1) failed with exit code $status" >&2
   exit "$status"
@@ -31,6 +43,8 @@ fi
 
 bash tools/bootstrap.sh .venv42 "bpy==4.2.*"
 status=0
+# One process: bpy 4.2 leaves through os._exit after its tests (tests/conftest.py), which an
+# xdist worker must not do before its controller has its results.
 .venv42/bin/python -m pytest -m compat tests || status=$?
 if [[ $status -ne 0 ]]; then
   echo "test: pytest -m compat (bpy 4.2) failed with exit code $status" >&2

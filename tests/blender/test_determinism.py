@@ -37,7 +37,9 @@ def _start_digests(zip_path: Path, seed: str, repeat: int) -> subprocess.Popen:
 def _digests(run: subprocess.Popen) -> list[dict]:
     """The digest lines of a started `_start_digests` process, once it has ended."""
     try:
-        out, err = run.communicate(timeout=900)
+        # a guard against a hung Blender, not a speed bound: the bakes share the cores with
+        # the other test workers (tools/test.sh) and took up to 15 minutes on a loaded machine
+        out, err = run.communicate(timeout=2400)
     except subprocess.TimeoutExpired:
         run.kill()
         out, err = run.communicate()
