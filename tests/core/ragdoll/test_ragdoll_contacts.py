@@ -407,3 +407,104 @@ def test_a_limp_humanoid_landing_on_its_feet_ends_every_substep_inside_its_limit
     assert max(gaps) < JOINT_TOLERANCE + 1e-6, max(gaps)
     assert max(depths) < 1e-6, max(depths)
     assert max(rises) < 1e-9, max(rises)
+
+
+def _shapes_and_segments(seed: int = 7):
+    """A rotated, non-uniformly scaled box, a sphere, a scaled ellipsoid, a tilted plane and a
+    capsule, and 4,000 random segments around them (centres, half axes, radii)."""
+    rng = np.random.default_rng(seed)
+    colliders = ColliderSet.create(names=["box", "sphere", "egg", "plane", "capsule"],
+                                   kind=[ColliderKind.BOX, ColliderKind.ELLIPSOID,
+                                         ColliderKind.ELLIPSOID, ColliderKind.PLANE,
+                                         ColliderKind.CAPSULE],
+                                   size=[0.5, 0.3, 0.3, 1.0, 0.2], radius_a=[0, 0, 0, 0, 0.1],
+                                   radius_b=[0, 0, 0, 0, 0.1])
+    M = np.tile(np.eye(4), (5, 1, 1))
+    q, _ = np.linalg.qr(rng.normal(size=(3, 3)))
+    q *= np.sign(np.linalg.det(q))
+    M[0, :3, :3] = q @ np.diag([0.1, 2.0, 1.3])  # a wall turned about every axis
+    M[0, :3, 3] = (0.4, -0.2, 1.0)
+    M[1, :3, :3] = 1.7 * q
+    M[1, :3, 3] = (-1.5, 0.5, 0.8)
+    M[2, :3, :3] = np.diag([1.0, 2.0, 0.5])
+    M[2, :3, 3] = (1.5, 1.5, 0.5)
+    M[3, :3, :3] = q
+    M[4, :3, 3] = (0.0, 2.0, 0.3)
+    x = rng.uniform(-3.0, 3.0, size=(4000, 3))
+    axis = rng.normal(size=(4000, 3)) * rng.uniform(0.0, 0.4, size=(4000, 1))
+    radius = rng.uniform(0.01, 0.1, size=4000)
+    return colliders, M, x, axis, radius
+
+
+def test_the_collider_bound_is_below_every_distance_the_contacts_compute():
+    """`ColliderFrame.lower_bound` lets the contact passes skip a collider's exact test: it
+    must never exceed the distance outside (0 inside) of the deepest point `Contacts.deepest`
+    gives (boxes, spheres, planes), and it bounds tightly enough that most far segments are
+    skipped."""
+    from waft.core.ragdoll.contacts import BOUND_TOLERANCE, ColliderFrame, Contacts
+
+    colliders, M, x, axis, radius = _shapes_and_segments()
+    frame = ColliderFrame(M, colliders)
+    contacts = Contacts.__new__(Contacts)
+    contacts.colliders, contacts.t = colliders, np.linspace(0.0, 1.0, 9)
+    lower = frame.lower_bound(x, axis)
+    for k in range(colliders.count):
+        _, _, sd = contacts.deepest(k, x - axis, x + axis, frame, radius, point=False)
+        if k in (2, 4):  # scaled ellipsoid, capsule: no bound
+            assert np.all(lower[k] == -np.inf)
+            continue
+        outside = np.maximum(sd, 0.0)
+        assert np.all(lower[k] <= outside + BOUND_TOLERANCE), (k, np.max(lower[k] - outside))
+        beyond = sd > radius + 0.2
+        assert np.mean(lower[k][beyond] > radius[beyond]) > 0.5, k
+
+
+def test_the_contact_passes_skip_the_colliders_beyond_reach_and_agree_with_the_full_test(
+        monkeypatch):
+    """Bodies near the box and the plane only: the projection and the depths do not test the
+    sphere far from them at all (no exact test for a collider the bound puts out of reach),
+    and give bit for bit what testing every collider gives."""
+    from waft.core.ragdoll import contacts as contacts_module
+    from waft.core.ragdoll.bodies import Bodies
+    from waft.core.ragdoll.contacts import ColliderFrame, Contacts
+    from waft.core.rotations import quat_from_matrix
+
+    colliders, M, _, _, _ = _shapes_and_segments()
+    rng = np.random.default_rng(3)
+    n = 12
+    heads = np.concatenate([rng.uniform(0.2, 0.6, size=(6, 3)) + (0.0, -0.2, 0.6),
+                            rng.uniform(-0.3, 0.3, size=(6, 3)) * (1, 1, 0)])
+    tails = heads + rng.normal(size=(n, 3)) * 0.15
+    rests = [chain_rest([h], [t], radius=0.06, setup=f"Rig{i}")
+             for i, (h, t) in enumerate(zip(heads, tails, strict=True))]
+    model = build_ragdoll_model(ragdolls=rests, colliders=colliders)
+    half = model.length / 2.0
+    frames = model.rest_matrix
+    centre = frames[:, :3, 3] + frames[:, :3, 1] * half[:, None]
+
+    def run(skip: bool):
+        if not skip:  # every collider in reach: the exact test everywhere
+            monkeypatch.setattr(ColliderFrame, "lower_bound",
+                                lambda self, x, axis: np.full((len(self.M), len(x)), -np.inf))
+        tested = []
+        deepest = Contacts.deepest
+        monkeypatch.setattr(Contacts, "deepest",
+                            lambda self, k, *a, **kw: tested.append(k) or deepest(self, k, *a,
+                                                                                    **kw))
+        s = Bodies.at(centre, quat_from_matrix(frames[:, :3, :3]))
+        contacts = Contacts(model, np.arange(n), half, model.radius)
+        frame = contacts.frame(M)
+        depth = contacts.depths(s, frame, np.arange(n))
+        contacts.project(s, frame, np.ones(n, dtype=bool), pivot=np.zeros(n, dtype=bool))
+        monkeypatch.undo()
+        return depth, s.x.copy(), s.q.copy(), tested
+
+    depth, x, q, tested = run(skip=True)
+    depth_all, x_all, q_all, tested_all = run(skip=False)
+    assert depth.tobytes() == depth_all.tobytes()
+    assert x.tobytes() == x_all.tobytes() and q.tobytes() == q_all.tobytes()
+    assert depth[0].max() > 0.0 and depth[3].max() > 0.0  # the box and the plane are touched
+    assert set(tested_all) == set(range(colliders.count))
+    # the far sphere is not tested; the scaled ellipsoid and the capsule have no bound
+    assert set(tested) == {0, 2, 3, 4}, tested
+    assert contacts_module.BOUND_TOLERANCE < 1e-5
