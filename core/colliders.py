@@ -24,6 +24,7 @@ import numpy as np
 
 from .affine import inverse_affine
 from .errors import SetupError
+from .numpy_calls import einsum, where
 
 _EPS = 1e-12
 # The shortest tangential slide `apply_friction` divides by (its Python-float twin in
@@ -159,14 +160,14 @@ def _safe_normalise(v: np.ndarray, length: np.ndarray) -> None:
     degenerate = length < _EPS
     np.maximum(length, _EPS, out=length)
     v /= length[..., None]
-    if np.any(degenerate):
+    if degenerate.any():
         v[degenerate] = (0.0, 0.0, 1.0)
 
 
 def sphere_normal(x: np.ndarray, center: np.ndarray, world_radius: float):
     """Uniformly scaled sphere: exact normal and signed distance."""
     n = x - center
-    length = np.sqrt(np.einsum("...k,...k->...", n, n))
+    length = np.sqrt(einsum("...k,...k->...", n, n))
     sd = length - world_radius
     _safe_normalise(n, length)
     return n, sd
@@ -180,12 +181,12 @@ def ellipsoid_normal(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, size: float
     """
     u = x @ Minv[:3, :3].T + Minv[:3, 3]
     u /= size
-    length = np.sqrt(np.einsum("...k,...k->...", u, u))
+    length = np.sqrt(einsum("...k,...k->...", u, u))
     _safe_normalise(u, length)  # u is now the unit-sphere point s
     p = (u * size) @ M[:3, :3].T + M[:3, 3]
     n = u @ Minv[:3, :3]  # (Minv^T s) as row vectors
-    _safe_normalise(n, np.sqrt(np.einsum("...k,...k->...", n, n)))
-    sd = np.einsum("...k,...k->...", x - p, n)
+    _safe_normalise(n, np.sqrt(einsum("...k,...k->...", n, n)))
+    sd = einsum("...k,...k->...", x - p, n)
     return n, sd
 
 
@@ -216,7 +217,7 @@ def capsule_normal(x: np.ndarray, M: np.ndarray, half_length: float, radius_a: f
     rel = x - A
     y = rel @ axis  # axial coordinate
     radial = rel - y[..., None] * axis
-    rho = np.sqrt(np.einsum("...k,...k->...", radial, radial))
+    rho = np.sqrt(einsum("...k,...k->...", radial, radial))
     _safe_normalise_perp(radial, rho, axis)
     # 2D problem in (rho, y): sides tangent to both circles, sin(phi) = (ra - rb) / L.
     b = (ra - rb) / L
@@ -259,7 +260,8 @@ def box_normal(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, half_extent: floa
     Inside: out through the face nearest in world units (face normal `Minv^T e`).
     Few NumPy calls, because a ragdoll meets its boxes tens of times per substep (a stumble
     over two steps into a wall spent a fifth of its bake here): no reduction along the short
-    last axis, and the inside branch only on the points inside.
+    last axis, the inside branch only on the points inside, and NumPy's C functions past
+    their Python wrappers (`numpy_calls`; `argmin`, `nonzero` as methods).
     """
     local = x @ Minv[:3, :3].T + Minv[:3, 3]
     absolute = np.abs(local)
@@ -267,25 +269,25 @@ def box_normal(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, half_extent: floa
     outside |= absolute[..., 1] > half_extent
     outside |= absolute[..., 2] > half_extent
     surface_local = np.minimum(np.maximum(local, -half_extent), half_extent)  # clamped
-    inside = np.flatnonzero(~outside)
+    inside = (~outside).ravel().nonzero()[0]  # (np.flatnonzero's own steps)
     if inside.size:
         A, B = M[:3, :3], Minv[:3, :3]
         scale = np.sqrt(np.add.reduce(A * A, axis=0))  # world length of each local axis
         point = local.reshape(-1, 3)[inside]
-        face_axis = np.argmin((half_extent - absolute.reshape(-1, 3)[inside]) * scale, axis=-1)
+        face_axis = ((half_extent - absolute.reshape(-1, 3)[inside]) * scale).argmin(axis=-1)
         rows = np.arange(inside.size)
         positive = point[rows, face_axis] >= 0
-        point[rows, face_axis] = np.where(positive, half_extent, -half_extent)
+        point[rows, face_axis] = where(positive, half_extent, -half_extent)
         surface_local.reshape(-1, 3)[inside] = point
         face_normals = B / np.sqrt(np.add.reduce(B * B, axis=1))[:, None]  # rows
         facing = face_normals[face_axis]
-        n_inside = np.where(positive[:, None], facing, -facing)
+        n_inside = where(positive[:, None], facing, -facing)
     offset = x - (surface_local @ M[:3, :3].T + M[:3, 3])
     n = offset.copy()
-    _safe_normalise(n, np.sqrt(np.einsum("...k,...k->...", n, n)))
+    _safe_normalise(n, np.sqrt(einsum("...k,...k->...", n, n)))
     if inside.size:
         n.reshape(-1, 3)[inside] = n_inside
-    sd = np.einsum("...k,...k->...", offset, n)
+    sd = einsum("...k,...k->...", offset, n)
     return n, sd
 
 

@@ -18,23 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import transcendental
+from ..numpy_calls import einsum, where  # (re-exported for the ragdoll's modules)
 from ..rotations import HAMILTON, bilinear, quat_product
-
-# NumPy's einsum without its Python wrapper. np.einsum with optimize=False (the default, and
-# every use here) only forwards its operands to this C function, after an __array_function__
-# dispatch and the wrapper's own frame: 7 profiled calls and about 1 µs per use, more than the
-# contraction of a ragdoll's 17 bodies itself. The same function: the same bits.
-# A private name: a NumPy that moves or drops it gets np.einsum itself (same bits, slower).
-try:
-    from numpy._core.multiarray import c_einsum as einsum  # NumPy 2 (and 1.26's alias)
-except ImportError:
-    try:  # NumPy < 1.26
-        from numpy.core.multiarray import c_einsum as einsum
-    except ImportError:
-        einsum = np.einsum
-# np.where's C implementation, likewise without the __array_function__ dispatch (NEP 18's
-# `_implementation`, the function np.where itself ends in): the same bits, one call not two.
-where = getattr(np.where, "_implementation", np.where)
 
 _EPS = 1e-12
 

@@ -90,8 +90,8 @@ def _centre_of_depth(points: np.ndarray, sd: np.ndarray, radius: np.ndarray) -> 
     lying flat is pushed, and rubbed, at its middle, without a torque that would tip or spin
     it), else the deepest."""
     depth = np.maximum(radius[None, :] + CONTACT_BAND - sd, 0.0)
-    total = depth.sum(axis=0)
-    deepest = points[np.argmin(sd, axis=0), np.arange(points.shape[1])]
+    total = np.add.reduce(depth, axis=0)  # (what depth.sum calls)
+    deepest = points[sd.argmin(axis=0), np.arange(points.shape[1])]
     mean = einsum("mn,mnk->nk", depth, points) / np.maximum(total, 1e-300)[:, None]
     return where((total > 0.0)[:, None], mean, deepest)
 
@@ -198,7 +198,7 @@ class Contacts:
         M = frame.M[k]
         if kind == ColliderKind.PLANE:
             nrm, offset = frame.plane[k]
-            sd = np.stack((a @ nrm, b @ nrm)) - offset
+            sd = np.array((a @ nrm, b @ nrm)) - offset
             return (_centre_of_depth(np.stack((a, b)), sd, radius) if point else None,
                     np.broadcast_to(nrm, a.shape), sd.min(0))
         if kind == ColliderKind.ELLIPSOID and frame.sphere[k]:
@@ -215,9 +215,9 @@ class Contacts:
             return p, nrm, sd
         pts = a[:, None] + self.t[None, :, None] * (b - a)[:, None]
         nrm, sd = shape_normal(kind, pts, M, frame.Minv[k], cs, k)
-        j = np.argmin(sd, axis=1)
+        j = sd.argmin(axis=1)
         rows = np.arange(len(a))
-        p = _centre_of_depth(np.swapaxes(pts, 0, 1), sd.T, radius) if point else None
+        p = _centre_of_depth(pts.swapaxes(0, 1), sd.T, radius) if point else None
         return p, nrm[rows, j], sd[rows, j]
 
     def near(self, s: Bodies, M: ColliderFrame, movable: np.ndarray, margin: float
