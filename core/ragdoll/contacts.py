@@ -439,7 +439,7 @@ class Contacts:
         by every pass, though a body touches one or two of them at a time."""
         if not len(x):
             return [False] * self.colliders.count
-        close = M.lower_bound(x, axis) <= threshold + BOUND_TOLERANCE
+        close = ~(M.lower_bound(x, axis) > threshold + BOUND_TOLERANCE)  # (NaN: tested)
         return np.logical_or.reduce(allowed & close, axis=1).tolist()
 
     def penetrating(self, s: Bodies, M: ColliderFrame, movable: np.ndarray) -> np.ndarray:

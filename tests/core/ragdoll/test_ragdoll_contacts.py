@@ -457,6 +457,10 @@ def test_the_collider_bound_is_below_every_distance_the_contacts_compute():
         assert np.all(lower[k] <= outside + BOUND_TOLERANCE), (k, np.max(lower[k] - outside))
         beyond = sd > radius + 0.2
         assert np.mean(lower[k][beyond] > radius[beyond]) > 0.5, k
+    # a body gone to NaN is tested as before (its NaN distances decide), not skipped
+    nan = np.full((1, 3), np.nan)
+    every = np.ones((colliders.count, 1), dtype=bool)
+    assert contacts._within(frame, nan, nan, every, np.array([0.05])) == [True] * 5
 
 
 def test_the_contact_passes_skip_the_colliders_beyond_reach_and_agree_with_the_full_test(
