@@ -34,6 +34,8 @@ segment into a pin stays with XPBD: between two pins a taut chain is collinear a
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 SHAKE_ITERATIONS = 1
@@ -166,9 +168,14 @@ def _dot(a: np.ndarray, b: np.ndarray, out: np.ndarray, tmp: np.ndarray) -> np.n
 
 
 def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
-                scratch: ShakeScratch, *, same_directions: bool = False) -> None:
+                scratch: ShakeScratch, *, same_directions: bool = False) -> float:
     """Project `x` (3, S, Ps) in place so that every active segment has its rest length, moving
     both ends by their inverse masses along the segment of `x_start` (the start of the substep).
+    Returns the last Newton step's largest multiplier step (|lambda| times the larger inverse
+    mass: a particle's move as a share of its segment), inf where a strand was rejected: the
+    length error it leaves is of the order of its square (Newton's quadratic convergence), so
+    a caller with no FTL sweep after it can tell whether the lengths are exact
+    (solver._contact_rounds).
 
     `same_directions`: the caller's promise that `x_start` holds what it held at the last call
     with this scratch (the solver's contact rounds: nothing writes `x_prev` between them), so
@@ -186,14 +193,16 @@ def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
     if not same_directions:
         scratch.directions = None  # whatever the scratch holds is not `x_start`'s
     if n == 0:
-        return
-    if x.shape[1] <= SCALAR_STRANDS and _solve_shake_scalar(x, x_start, c):
-        return
+        return 0.0
+    if x.shape[1] <= SCALAR_STRANDS:
+        largest = _solve_shake_scalar(x, x_start, c)
+        if largest is not None:
+            return largest
     if not (x.flags.c_contiguous and x_start.flags.c_contiguous):
         xc = np.ascontiguousarray(x)
-        solve_shake(xc, np.ascontiguousarray(x_start), c, scratch)
+        largest = solve_shake(xc, np.ascontiguousarray(x_start), c, scratch)
         x[...] = xc
-        return
+        return largest
     _, S, Ps = x.shape
     half_rest2, w_sum, inactive_one, w_lower, w_upper, w_lo, w_hi, w_max = c.padded(Ps)
     f = scratch.flat(Ps)
@@ -240,14 +249,17 @@ def solve_shake(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients,
             # The largest step first, one contiguous reduction (4 us against the per-strand
             # test's 50 at 1,000 x 34; a NaN makes it NaN, which fails the comparison too); the
             # strands only when one is over, which is rare.
-            if not step.max() <= MAX_STEP:
+            largest = float(step.max())
+            if not largest <= MAX_STEP:
                 bad = ~np.all(step <= MAX_STEP, axis=1)  # NaN fails the comparison too
                 lam[bad] = 0.0
+                largest = math.inf
             np.multiply(r, lam.reshape(-1), out=e)
             np.multiply(e, w_hi, out=tmp)
             xf[:, 1:] += tmp[:, :-1]
             np.multiply(e, w_lo, out=tmp)
             xf[:, :-1] -= tmp[:, :-1]
+    return largest
 
 
 def _eliminate(lower, diag, upper, rhs, pivot, factor, n: int) -> None:
@@ -295,31 +307,35 @@ def _thomas(lower: list, diag: list, upper: list, rhs: list) -> None:
         rhs[j] -= upper[j] * rhs[j + 1]
 
 
-def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray, c: ShakeCoefficients) -> bool:
-    """`solve_shake` on Python floats (`shake_floats`) for a C-contiguous `x`. False (nothing
-    written) where `shake_floats` declines, or for a strided `x`: the vectorised solve then
-    takes the call."""
+def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray,
+                        c: ShakeCoefficients) -> float | None:
+    """`solve_shake` on Python floats (`shake_floats`) for a C-contiguous `x`: its largest
+    step, or None (nothing written) where `shake_floats` declines, or for a strided `x`: the
+    vectorised solve then takes the call."""
     if not x.flags.c_contiguous:
-        return False
+        return None
     flat = x.reshape(3, -1)
     X, Y, Z = flat.tolist()
     X0, Y0, Z0 = x_start.reshape(3, -1).tolist()
-    if not shake_floats(X, Y, Z, X0, Y0, Z0, x.shape[2], c):
-        return False
+    largest = [0.0]
+    if not shake_floats(X, Y, Z, X0, Y0, Z0, x.shape[2], c, largest):
+        return None
     flat[...] = (X, Y, Z)
-    return True
+    return largest[0]
 
 
 def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: int,
-                 c: ShakeCoefficients) -> bool:
+                 c: ShakeCoefficients, largest: list | None = None) -> bool:
     """`solve_shake` on the flat Python-float rows of a (3, S, Ps) state (entry s * Ps + i is
     particle i of strand s), in place, strand by strand: every array operation of the
     vectorised solve, in its order, each segment's in one pass (a tail's substep paid for a
     dozen list comprehensions). `X0, Y0, Z0`: the start-of-substep state alike. False (nothing
-    written) when a pivot is zero, where Python raises instead of giving NumPy's inf or NaN."""
+    written) when a pivot is zero, where Python raises instead of giving NumPy's inf or NaN.
+    `largest`: a one-item list that gets `solve_shake`'s largest step (inf: a strand rejected)."""
     n = c.n
     if n == 0:
         return True
+    biggest = 0.0
     half_rest2, w_sum, inactive, w_lower, w_upper, w_lo, w_hi, w_max = c.lists()
     last = n - 1
     solved = []
@@ -350,10 +366,14 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
             except ZeroDivisionError:
                 return False
             lam = rhs
+            strand_step = 0.0
             for k in range(n):
-                if not abs(lam[k]) * top[k] <= MAX_STEP:
+                move = abs(lam[k]) * top[k]
+                if not move <= MAX_STEP:
                     lam = [0.0] * n
+                    strand_step = math.inf
                     break
+                strand_step = max(strand_step, move)
             # Particle k + 1 gets its lower segment's share before its upper one's, as the
             # vectorised += then -= give it.
             for k in range(n):
@@ -366,7 +386,10 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
                 px[k] -= sx * w
                 py[k] -= sy * w
                 pz[k] -= sz * w
+        biggest = max(biggest, strand_step)
         solved.append((o, px, py, pz))
     for o, px, py, pz in solved:
         X[o : o + n + 1], Y[o : o + n + 1], Z[o : o + n + 1] = px, py, pz
+    if largest is not None:
+        largest[0] = biggest
     return True

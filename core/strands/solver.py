@@ -745,6 +745,12 @@ LIMIT_CONTACT_ROUNDS = 12
 # 0.4 % worst at 3 / 5 / 6 times the time). With the contact rows 0.4 % worst, 0.00 % median,
 # one or two rounds a substep, and the 12 scenes solve in 9.6 s instead of 28 s.
 DIRECT_CONTACT_ROUNDS = 12
+# A round's SHAKE whose largest multiplier step (a particle's move as a share of its segment,
+# core/shake.py) is at most this leaves lengths exact to about 7 x its square (1 Newton step,
+# measured on strands on a head shaken at 3-5 g: at most 6e-5 of a segment at this step, 3e-3 at
+# 0.03): the rounds may then end on a round whose colliders moved nothing. Above it, or when
+# SHAKE rejected a strand, `_lengths_after_contact` restores the lengths after the rounds.
+SHAKE_EXACT_STEP = 3e-3
 
 
 def _contacts(before: np.ndarray, after: np.ndarray, P: int, held: dict) -> dict:
@@ -795,6 +801,7 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
     rounds = (DIRECT_CONTACT_ROUNDS if direct is not None
               else LIMIT_CONTACT_ROUNDS if c.max_distance is not None else CONTACT_ROUNDS)
     shaken = False  # whether a round's SHAKE took x_prev's directions yet
+    exact = True  # whether the last round's lengths were solved to SHAKE_EXACT_STEP
     for _ in range(rounds):
         # Along the current gradients: a collider's push may have turned a segment far from
         # where it started the substep.
@@ -805,13 +812,18 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
                 solve_bending(x, c.bend, ws.bend_scratch, first=False)
             # Nothing in the rounds writes x_prev (the colliders' friction and the limits
             # read it or leave it), so SHAKE's directions from it are the first round's.
-            solve_shake(x, x_prev, c.shake, ws.shake_scratch(c.shake.n), same_directions=shaken)
+            largest = solve_shake(x, x_prev, c.shake, ws.shake_scratch(c.shake.n),
+                                  same_directions=shaken)
             shaken = True
+            exact = largest <= SHAKE_EXACT_STEP
         elif direct.largest_move <= DIRECT_CONVERGED:
             # The last round's pushes already hold the chains' lengths and bending: nothing
             # would move again.
             moved = False
+            exact = True
             break
+        else:
+            exact = True  # the direct solve's step was accepted: its lengths are its own
         if limits:
             before = x.copy()
         if c.tether_limit is not None:
@@ -831,7 +843,10 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
             moved = True
         if not moved:
             break
-    return moved
+    # Lengths the last round's SHAKE did not make exact (a strand it rejected, or a step too
+    # large for one Newton step to converge) still need the positions-only passes, though no
+    # collider moved anything in that round.
+    return moved or not exact
 
 
 # FTL + collider passes after the contacts (_lengths_after_contact). Measured: 30 segments of
