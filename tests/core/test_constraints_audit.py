@@ -6,14 +6,10 @@ lengths, a violation of "all constraints at once" found with parameters the suit
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from waft import core
 
 
-@pytest.mark.xfail(strict=True, reason="audit s40: segments end substeps -66 % .. +155 % of "
-                   "their length (51 % at 24 fps frames) at 3 g; 7.2 % at 8 g; exact with the "
-                   "head collider moved away")
 def test_rigid_bending_strands_on_a_head_moving_at_3_g_keep_their_lengths():
     """Six strands (12 segments, 0.35 m) rooted on a head sphere of 0.1 m that moves with them
     on a 1.5 Hz figure-eight peaking at 3 g, rigid bending (bend compliance 0), no max
