@@ -1,17 +1,15 @@
 """Audit (session 40): firm bending at the default 240 Hz substep against a max distance, a
 violation of the energy law found with parameters the suite did not use (its firm-bending test
-takes 1e-5 m/N only at 480 Hz); repro: /work/tmp/s40/audit/st_probe2.py. Strict xfail until
-fixed."""
+takes 1e-5 m/N only at 480 Hz); repro: /work/tmp/s40/audit/st_probe2.py. Fixed: the direct
+solve's straight bending rows keep their vectors across the chord over the whole substep
+(`DirectCoefficients.across`), so their summed XPBD multipliers push along the rows they were
+summed on."""
 
 from __future__ import annotations
-
-import pytest
 
 from .test_energy import _bending_energy, _energy, _rise_and_release, _strand_on_a_head
 
 
-@pytest.mark.xfail(strict=True, reason="audit s40: rises 1.71 % of its fall at 1e-5, 240 Hz "
-                   "(2.59 % at 120 Hz; 1e-6: 1.81 %); 0.03 % at 1e-5, 480 Hz")
 def test_firm_bending_at_240_hz_rooted_on_a_head_gains_no_energy():
     """test_energy's strand on a head (8 segments, 0.25 m, max distance 8 cm), with bending
     compliance 1e-5 m/N at the default 240 Hz substep: its energy, bending spring counted as

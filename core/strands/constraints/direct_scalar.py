@@ -34,7 +34,7 @@ class ScalarStrand:
 
     __slots__ = ("kinds", "index", "rest", "straight", "alpha", "band",
                  "moves", "max_move2", "segments", "centres", "straight_centres", "lam",
-                 "coupling", "w", "moves_of", "pairs", "first")
+                 "across", "coupling", "w", "moves_of", "pairs", "first")
 
     def __init__(self, *, active: np.ndarray, K: np.ndarray, moves: np.ndarray, rest: np.ndarray,
                  bend_rest: np.ndarray, straight: np.ndarray, alpha: np.ndarray,
@@ -65,6 +65,7 @@ class ScalarStrand:
         self.straight_centres = {j for j, y in zip(self.index, self.straight, strict=True) if y}
         self.coupling = list(zip(r.tolist(), q.tolist(), Kc[r, q].tolist(), strict=True))
         self.lam = [0.0] * rows.size
+        self.across = None  # the straight rows' first vectors across, kept over a substep
         self.w = w.tolist()  # inverse masses of the particles (a contact row's own coupling)
         # The segments (j, j + 1) a step may turn only a little (`direct._too_far`) and
         # whether particle 0's own move counts (its segment to a pinned parent).
@@ -281,9 +282,10 @@ def solve_strands(x: np.ndarray, strands: list, P: int, x_start: np.ndarray | No
         if st is None:
             continue
         px, py, pz = X[0][s], X[1][s], X[2][s]
-        across = None
+        # The straight rows keep their identity over the substep's calls (`direct._rows`).
+        across = st.across
         if X0 is not None:
-            V0, _, across = _rows(X0[0][s], X0[1][s], X0[2][s], st, None)
+            V0, _, across = _rows(X0[0][s], X0[1][s], X0[2][s], st, across)
         held = [c for c in contacts.get(s, ()) if st.w[c[0]] > 0.0] if contacts else []
         M, lam = len(st.kinds), st.lam
         last2 = 0.0
@@ -306,6 +308,7 @@ def solve_strands(x: np.ndarray, strands: list, P: int, x_start: np.ndarray | No
                 changed = True
             if across is None and X0 is None:
                 across = across_now
+        st.across = across_now
         if contacts and s in contacts:
             contacts[s] = held
         largest2 = max(largest2, last2)
