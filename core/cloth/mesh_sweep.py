@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constraints import EPS, mesh_edge_samples, norm3, turn_vertices_out
+from .constraints import mesh_edge_samples, norm3, turn_about, turn_vertices_out
 
 # Metres: rounding allowance of the bound on a link's distance from the surface by its ends.
 BOUND_SLACK = 1e-6
@@ -184,9 +184,10 @@ class MeshSweepPush:
         if not nl:
             return moved
         # Links crossing between their ends (their child not just pushed): the deepest sample
-        # of each comes out by turning the link about its parent, the child moving
-        # penetration / s along the normal (`turn_links_out`). A parent inside its own radius
-        # is not the link's to fix: that part is left out (`turn_links_out`'s parent_depth).
+        # of each comes out by turning the link about its parent on its rest-length sphere,
+        # the child penetration / s higher along the normal (`turn_links_out`). A parent inside
+        # its own radius is not the link's to fix: that part is left out (`turn_links_out`'s
+        # parent_depth).
         pushed = np.zeros(child.size, dtype=bool)
         pushed[vertex[hit]] = True
         r_a = radius[a]
@@ -202,8 +203,7 @@ class MeshSweepPush:
         first[1:] = which[order][1:] != which[order][:-1]
         pick = order[first]  # each link's deepest sample
         j = which[pick]
-        length = np.maximum(norm3(xb[j] - xa[j]), EPS)
-        move = np.minimum(penetration[pick] / s[pick], length)
-        x[b[j]] = xb[j] + normal[nv + nl:][pick] * move[:, None]
+        x[b[j]] = turn_about(xa[j], xb[j], normal[nv + nl:][pick], penetration[pick] / s[pick],
+                             rest[link][j])
         touched[b[j]] = True
         return True

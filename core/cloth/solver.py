@@ -734,7 +734,8 @@ class _Bake:
                     scratch = self._hit
                     scratch[:] = False
                     depth = np.maximum(r_a[near][crossing] - sd_a[crossing], 0.0)
-                    turn_links_out(x, a[crossing], b[crossing], radius, depth, kind, M, Minv,
+                    turn_links_out(x, a[crossing], b[crossing], length[crossing], radius,
+                                   depth, kind, M, Minv,
                                    self.model.colliders, k, similar, scratch)
                     if scratch.any():
                         moved = True
