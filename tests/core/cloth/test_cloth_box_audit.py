@@ -1,9 +1,9 @@
 """Audit (session 40): a passive cage falling onto a static BOX collider, the scene of
 test_cloth_energy's ball with the ball replaced by a box. These tests record violations of the
 product's laws found with parameters the suite did not use (repro and figures:
-/work/tmp/s40/audit/repro_cloth_box.py). The links hold since session 40 (the contact sweep's
-turns keep them at rest); the energy is down from 47 / 66 % to 4.4 / 1.1 % and stays a strict
-xfail."""
+/work/tmp/s40/audit/repro_cloth_box.py). On the box the links hold since session 40 (the
+contact sweep settles them at rest between its pushes); the box's energy (47 / 66 % -> about
+4 / 1 %) and the moving capsule's links (6.8 % -> 2.2 %) stay strict xfails."""
 
 from __future__ import annotations
 
@@ -60,6 +60,10 @@ def test_hard_vertical_links_hold_on_a_box():
     assert np.abs(ratio - 1.0).max() <= 5e-3, np.abs(ratio - 1.0).max()
 
 
+@pytest.mark.xfail(strict=True, reason="audit s40: hard vertical links end substeps up to 6.8 % "
+                   "short (6.3 % at 24 fps frames; 9.0 % on a box, 7.7 % on a sphere at 8 g); "
+                   "exact with the collider moved away; 2.2 % after the session 40 fix (the "
+                   "contact sweep's last push may still shorten a link)")
 def test_hard_vertical_links_hold_on_a_capsule_moving_with_the_character():
     """A cape: an 8 x 8 cage, 0.6 m, its top row pinned to a character whose space moves on a
     1.5 Hz figure-eight peaking at 4 g (read at 240 Hz), a vertical capsule body collider
