@@ -231,24 +231,32 @@ def closed_parts(triangles: np.ndarray, topology: _Topology) -> tuple[np.ndarray
 
 
 def _parts(triangles: np.ndarray) -> np.ndarray:
-    """The connected part (0, 1, ...) of each triangle, joined through shared vertices: each
-    round hooks the root of every edge's larger end under the smaller one, then shortcuts every
-    vertex to its root (pointer jumping; Shiloach & Vishkin 1982), a few rounds for any mesh."""
-    parent = np.arange(int(triangles.max()) + 1)
+    """The connected part (0, 1, ...) of each triangle, joined through shared vertices
+    (`connected_roots` over the triangles' edges)."""
     u = triangles.reshape(-1)
     v = np.roll(triangles, -1, axis=1).reshape(-1)
+    parent = connected_roots(int(triangles.max()) + 1, u, v)
+    return np.unique(parent[triangles[:, 0]], return_inverse=True)[1].reshape(-1)
+
+
+def connected_roots(count: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """The root (smallest member) of each of `count` nodes' connected part, joined by the edges
+    (u, v): each round hooks the root of every edge's larger end under the smaller one, then
+    shortcuts every node to its root (pointer jumping; Shiloach & Vishkin 1982), a few rounds
+    for any graph."""
+    parent = np.arange(count)
     while True:
         pu, pv = parent[u], parent[v]
         joined = pu != pv
         if not joined.any():
             break
         np.minimum.at(parent, np.maximum(pu, pv)[joined], np.minimum(pu, pv)[joined])
-        while True:  # every vertex straight to its root
+        while True:  # every node straight to its root
             root = parent[parent]
             if np.array_equal(root, parent):
                 break
             parent = root
-    return np.unique(parent[triangles[:, 0]], return_inverse=True)[1].reshape(-1)
+    return parent
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from typing import Protocol
 import numpy as np
 
 from .. import transcendental
+from ..mesh_colliders import connected_roots
 from ..rotations import quat_from_matrix, quat_multiply
 from .articulated import (
     OFF,
@@ -59,7 +60,14 @@ from .limits import (
     swing_twist,
 )
 from .model import BodyMode, RagdollModel
-from .momentum import cap_energy, energies, momenta, restore_momenta
+from .momentum import (
+    Momenta,
+    cap_energy,
+    energies,
+    merge_momenta,
+    momenta,
+    restore_momenta,
+)
 from .motors import (
     motor_alpha_tilde,
     motor_omega,
@@ -545,11 +553,14 @@ class Level:
         self_near = (self.self_collision is not None
                      and self.self_collision.near(s, 2.0 * margin))
         disturbed = np.zeros(n, dtype=bool)  # near a moving collider or another ragdoll
+        links = None  # (ragdoll, ragdoll) of the pairs of two ragdolls that may touch
         if self_near:  # a pair of two ragdolls exchanges momentum between them
             pa, pb = self.self_collision.candidates[:2]
-            crossing = self.ragdoll_local[pa] != self.ragdoll_local[pb]
-            touched[pa[crossing]] = touched[pb[crossing]] = True
+            ra, rb = self.ragdoll_local[pa], self.ragdoll_local[pb]
+            crossing = ra != rb
             disturbed[pa[crossing]] = disturbed[pb[crossing]] = True
+            if crossing.any():
+                links = ra[crossing], rb[crossing]
         if energy is not None and len(near) and self.run.moving_colliders[near].any():
             disturbed[:] = True  # (which bodies it is near is not kept: all, to be safe)
         self.contacts.begin()
@@ -686,12 +697,14 @@ class Level:
             if inward is not None:
                 stop_at_limits(s, col, inward, recoil=cc["recoil"])
         alone = np.zeros(len(self.ragdolls), dtype=bool)
-        if start is not None:
+        if start is not None and links is None:
             alone = c.free_ragdoll & (self.member @ touched == 0)
             if alone.any():
                 impulse = h * (self.member @ (self.mass[:, None] * c.gravity))
                 restore_momenta(s, self.member, self.mass, self.inertia, start, impulse, h,
                                 alone, c.passive_ragdoll)
+        elif start is not None:
+            alone = self.restore_group_momenta(c, start, links, touched)
         if energy is not None:
             # A passive ragdoll on still colliders may only lose energy (momentum.py)
             still = (c.passive_ragdoll & c.free_ragdoll & (self.member @ disturbed == 0)
@@ -699,6 +712,35 @@ class Level:
             if still.any():
                 cap_energy(s, self.member, self.mass, self.inertia, c.gravity, energy, still,
                            lift=~self.started_inside)
+
+    def restore_group_momenta(self, c: FrameCoefficients, start: Momenta,
+                              links: tuple[np.ndarray, np.ndarray], touched: np.ndarray
+                              ) -> np.ndarray:
+        """Step 7 for ragdolls that may touch each other in the substep: the contacts between
+        two ragdolls are internal forces of the pair, so ragdolls linked by them (the
+        connected parts of the links) that touch nothing else are one system whose linear
+        momentum grows by M g h and whose angular momentum about its centre of mass stays.
+        The contact's positional impulses are equal and opposite along the line through the
+        two closest points, but the velocities taken from the positions keep x × v only to
+        first order in h (each body's lever is its path's start, the correction's is its
+        end), so two capsules thrown at each other off centre drifted by 2.2 % of their
+        angular momentum (31 % at 120 Hz, 1 iteration). The union is projected back onto
+        those invariants like a ragdoll alone (`restore_momenta`, Hairer, Lubich & Wanner
+        IV.4), and a union of passive ragdolls gains no energy relative to its centre.
+        Returns which ragdolls were restored."""
+        R = len(self.ragdolls)
+        root = connected_roots(R, *links)
+        groups = (root[None, :] == np.unique(root)[:, None]).astype(float)  # (G, R)
+        member = groups @ self.member
+        free = groups @ (~c.free_ragdoll) == 0
+        alone = free & (member @ touched == 0)
+        if not alone.any():
+            return np.zeros(R, dtype=bool)
+        impulse = self.h * (member @ (self.mass[:, None] * c.gravity))
+        passive = groups @ (~c.passive_ragdoll) == 0
+        restore_momenta(self.state, member, self.mass, self.inertia,
+                        merge_momenta(start, groups), impulse, self.h, alone, passive)
+        return groups.T @ alone > 0
 
     def solve_distance_limits(self, s: Bodies, c: FrameCoefficients, origin_t: np.ndarray
                               ) -> None:

@@ -67,6 +67,28 @@ def momenta(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np.ndarray
     return Momenta(mass=total, centre=centre, linear=linear, angular=angular, internal=internal)
 
 
+def merge_momenta(m: Momenta, groups: np.ndarray) -> Momenta:
+    """The momenta of groups of ragdolls taken as one system each; groups (G, R) is 1 where
+    ragdoll r belongs to group g. Mass and linear momentum add; the angular momenta about the
+    ragdolls' centres are carried to the group's centre (L = Σ (L_r + c_r × P_r) − c × P), and
+    the internal energy gains the ragdolls' motion relative to the group's centre."""
+    total = groups @ m.mass
+    centre = (groups @ (m.mass[:, None] * m.centre)) / total[:, None]
+    linear = groups @ m.linear
+    angular = groups @ (m.angular + cross(m.centre, m.linear)) - cross(centre, linear)
+    own = einsum("rk,rk->r", m.linear, m.linear) / m.mass
+    internal = groups @ (m.internal + 0.5 * own) - 0.5 * einsum("gk,gk->g", linear,
+                                                                  linear) / total
+    # A group of one is that ragdoll exactly (the sums above round)
+    single = groups.sum(axis=1) == 1.0
+    if single.any():
+        one = groups[single]
+        total[single], centre[single] = one @ m.mass, one @ m.centre
+        linear[single], angular[single] = one @ m.linear, one @ m.angular
+        internal[single] = one @ m.internal
+    return Momenta(mass=total, centre=centre, linear=linear, angular=angular, internal=internal)
+
+
 def restore_momenta(s: Bodies, member: np.ndarray, mass: np.ndarray, inertia: np.ndarray,
                     start: Momenta, impulse: np.ndarray, h: float, which: np.ndarray,
                     passive: np.ndarray) -> None:

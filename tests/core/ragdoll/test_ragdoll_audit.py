@@ -69,9 +69,6 @@ def test_legs_on_motors_keep_their_joints_when_fast_hips_press_them_into_the_gro
     assert max(gaps) < JOINT_TOLERANCE + 1e-6, max(gaps)
 
 
-@pytest.mark.xfail(strict=True, reason="audit s40: the pair's angular momentum drifts 2.2 % "
-                   "(240 Hz, 4 iterations; 31 % at 8 m/s, 120 Hz, 1 iteration); linear momentum "
-                   "stays to 1e-14")
 def test_two_ragdolls_colliding_in_zero_gravity_keep_their_angular_momentum(monkeypatch):
     """Two free capsules that collide with each other (collide_with_others), thrown at each
     other at 3 m/s, off centre, no gravity, nothing else: the contact between them is an
