@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import transcendental
 from ..mesh_colliders import connected_roots
-from ..rotations import quat_from_matrix, quat_multiply
+from ..rotations import quat_between, quat_from_matrix, quat_multiply
 from .articulated import (
     OFF,
     ArticulatedMotors,
@@ -53,6 +53,7 @@ from .limits import (
     joint_rotation,
     limit_correction,
     limit_directions,
+    limit_rotation,
     project_limits,
     solve_limits,
     stop_at_limits,
@@ -154,6 +155,9 @@ FOLLOW_PASSES = 8
 # the two clamps and the pelvis following one thigh at a time, and joints ended up to 15 mm
 # apart; with 1.5° they close within the passes.
 CONTACT_LIMIT_SLACK = np.radians(1.5)
+# Bisection steps of `Level.bend_below_fixed` on the share of a bend its joint limits allow
+# (the bend is then within 1/32 of the most they allow)
+BEND_BISECTIONS = 5
 _GAP_EPS = 1e-9
 # Every motor is torque-limited: it may give what its joint carries (joint_inertia) at most
 # this angular acceleration (about 300 g at a foot 1 m out; a walk's legs need ~100 rad/s², a
@@ -864,6 +868,7 @@ class Level:
                                                             self.anchor_a[attach[turn]]),
                                  s.x[par[turn]] + rotate(s.R[par[turn]], anchor[attach[turn]]),
                                  colliders, c.limited)
+                self.bend_below_fixed(attach, anchor, movable, colliders)
             top = self.lift_chain(c, d, anchor, movable)
             for e in range(top + 1, d + 1):  # what hangs from the moved bodies, top down
                 below = c.final[e][0]
@@ -966,6 +971,100 @@ class Level:
             s.x[bodies[back]] = kept[0][back]
             s.q[bodies[back]] = kept[1][back]
             s.R[bodies[back]] = kept[2][back]
+
+    def bend_below_fixed(self, attach: np.ndarray, anchor: np.ndarray, movable: np.ndarray,
+                         colliders) -> None:
+        """Close the joints of `attach` still open after `turn_toward` whose parent hangs from
+        a body that cannot move (a kinematic pelvis) by bending the pair at that joint, as
+        two-bone inverse kinematics does (law of cosines): the parent turns about its own
+        head, the child about its tail (its own child's joint stays where the contact
+        projection put it), until parent's anchor and child's head meet at the point of the
+        circle both reach, on the side the joint already bends to.
+
+        `lift_chain` would translate the parent instead, and nothing above it can follow: a
+        kinematic pelvis swung down at 5 g pressing straight legs into the ground had its
+        hips opened by up to 56 mm at substep ends, the contact projection having translated
+        the steep shins up (PIVOT_SLOPE) and the thighs after them. A turn cannot shorten
+        the leg (`turn_toward`), a bend does. Not where the pair cannot reach (stretched or
+        folded beyond its lengths, or straight: no side to bend to), nor where a turn would
+        push a body deeper into a collider: `lift_chain` then translates as before."""
+        opened = self.opened_joints(attach, anchor, movable)
+        if opened is None:
+            return
+        par, _, _, pick = opened
+        pick = pick[~self.is_root[par[pick]]]
+        pick = pick[~movable[self.parent[par[pick]]]]
+        if not len(pick):
+            return
+        s, child, p = self.state, attach[pick], par[pick]
+        head_p = s.x[p] - s.R[p, :, 1] * self.half[p, None]
+        knee_p = s.x[p] + rotate(s.R[p], anchor[child])  # the joint as the parent has it
+        head_c = s.x[child] - s.R[child, :, 1] * self.half[child, None]  # ... as the child
+        tail_c = s.x[child] + s.R[child, :, 1] * self.half[child, None]
+        upper, lower = norm(knee_p - head_p), norm(head_c - tail_c)
+        span = tail_c - head_p
+        reach = norm(span)
+        along = span / np.maximum(reach, 1e-300)[:, None]
+        side = 0.5 * (knee_p + head_c) - head_p
+        side -= along * einsum("nk,nk->n", side, along)[:, None]
+        off = norm(side)
+        ok = ((reach < upper + lower - 1e-9) & (reach > np.abs(upper - lower) + 1e-9)
+              & (off > 1e-6 * reach))
+        if not ok.any():
+            return
+        p, child = p[ok], child[ok]
+        head_p, knee_p, head_c, tail_c = head_p[ok], knee_p[ok], head_c[ok], tail_c[ok]
+        upper, lower, reach = upper[ok], lower[ok], reach[ok]
+        a = (upper * upper - lower * lower + reach * reach) / (2.0 * reach)
+        knee = (head_p + along[ok] * a[:, None] + side[ok] * (
+            np.sqrt(np.maximum(upper * upper - a * a, 0.0)) / off[ok])[:, None])
+        both = np.concatenate([p, child])
+        depth = self.contacts.depths(s, colliders, both).max(axis=0, initial=0.0)
+        kept = s.x[both].copy(), s.q[both].copy(), s.R[both].copy()
+        pivot = np.concatenate([head_p, tail_c])
+        lever = np.concatenate([knee_p, head_c]) - pivot
+        goal = np.concatenate([knee, knee]) - pivot
+        turn = quat_log(quat_between(lever / norm(lever, keepdims=True),
+                                     goal / norm(goal, keepdims=True)))
+        limited = np.flatnonzero(self.has_limit[both])
+
+        def bend(t: np.ndarray) -> np.ndarray:
+            """Both bodies of each pair turned by the fraction t (per pair) of their turns;
+            how far (rad) each pair's joints are then outside their limits."""
+            r = quat_exp(np.concatenate([t, t])[:, None] * turn)
+            s.q[both] = qmul(r, kept[1])
+            s.R[both] = q2m(s.q[both])
+            s.x[both] = pivot + rotate(q2m(r), kept[0] - pivot)
+            outside = np.zeros(len(both))
+            if len(limited):
+                b = both[limited]
+                fix = limit_rotation(s.q[b], s.q[self.parent[b]], self.rest_relative[b],
+                                     self.swing_limit[b], self.twist_limit[b],
+                                     self.swing_center[b])
+                if fix is not None:
+                    outside[limited] = norm(fix)
+            return np.maximum(outside[:len(p)], outside[len(p):])
+
+        # The bend goes no further than the joints' limits allow (CONTACT_LIMIT_SLACK, as the
+        # contact projection's turns; a deeper press is left to lift_chain's translation):
+        # bisection on the fraction of the bend
+        allowed = np.maximum(bend(np.zeros(len(p))), CONTACT_LIMIT_SLACK)
+        share = np.ones(len(p))
+        inside = bend(share) <= allowed
+        if not inside.all():
+            low, high = where(inside, 1.0, 0.0), share
+            for _ in range(BEND_BISECTIONS):
+                mid = 0.5 * (low + high)
+                good = bend(mid) <= allowed
+                low, high = where(good, mid, low), where(good, high, mid)
+            share = low
+            bend(share)
+        back = self.contacts.depths(s, colliders, both).max(axis=0, initial=0.0) > depth + 1e-6
+        back = back[:len(p)] | back[len(p):]  # (a pair is bent or left as it was)
+        if back.any():
+            bend(where(back, 0.0, share))
+            back = np.concatenate([back, back])
+            s.x[both[back]], s.q[both[back]], s.R[both[back]] = (k[back] for k in kept)
 
     def lift_chain(self, c: FrameCoefficients, d: int, anchor: np.ndarray,
                    movable: np.ndarray) -> int:

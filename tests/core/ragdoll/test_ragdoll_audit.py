@@ -7,7 +7,6 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
-import pytest
 
 import waft.core.ragdoll.level as level_module
 from waft.core.ragdoll import (
@@ -26,9 +25,6 @@ from .conftest import chain_rest
 from .test_ragdoll_angular_momentum import angular_momentum
 
 
-@pytest.mark.xfail(strict=True, reason="audit s40: joints open by up to 50 mm at substep ends "
-                   "(5 g, motors 0.8; 17 mm at motors 0.5, 45 mm at 8 g; within 5 mm without "
-                   "the ground or at 2 g)")
 def test_legs_on_motors_keep_their_joints_when_fast_hips_press_them_into_the_ground(
         monkeypatch):
     """A 17-body humanoid, its pelvis kinematic on a 1.5 Hz figure-eight peaking at 5 g (the
