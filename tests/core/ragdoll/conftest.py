@@ -25,6 +25,30 @@ FREE_SWING = np.inf
 FREE_TWIST = (-np.inf, np.inf)
 
 
+def record_gaps_and_depths(monkeypatch) -> tuple[list, list]:
+    """Two lists that fill, after every substep of every bake the test runs, with the widest
+    joint gap (m, parent anchor to child anchor) and the deepest body in a collider (m): the
+    state at the end of the substep, every constraint and collider active together."""
+    from waft.core.ragdoll import level as level_module
+    from waft.core.ragdoll.bodies import rotate
+
+    gaps, depths = [], []
+    original = level_module.Level.step
+
+    def step(level, sub, k):
+        original(level, sub, k)
+        s, child = level.state, np.flatnonzero(~level.is_root)
+        par = level.parent[child]
+        gap = (s.x[par] + rotate(s.R[par], level.anchor[0][child])
+               - s.x[child] - rotate(s.R[child], level.anchor_a[child]))
+        gaps.append(np.sqrt(np.einsum("nk,nk->n", gap, gap)).max())
+        depths.append(level.contacts.depths(s, level.run.colliders_at(sub),
+                                            np.arange(level.n)).max())
+
+    monkeypatch.setattr(level_module.Level, "step", step)
+    return gaps, depths
+
+
 def chain_rest(heads, tails, *, radius=0.05, mass=1.0, setup="Rig", swing=np.inf,
                twist=(-np.inf, np.inf), parent=None, carrier=None) -> RagdollRest:
     """A chain (or tree with `parent`) of capsules from head/tail points."""

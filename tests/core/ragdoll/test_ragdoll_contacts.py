@@ -12,7 +12,13 @@ from waft.core.ragdoll.contacts import closest_between_segments, closest_on_segm
 from waft.core.ragdoll.level import JOINT_TOLERANCE
 from waft.core.ragdoll.motors import motor_omega
 
-from .conftest import chain_rest, folding_humanoid, limp_drop, static_drive
+from .conftest import (
+    chain_rest,
+    folding_humanoid,
+    limp_drop,
+    record_gaps_and_depths,
+    static_drive,
+)
 
 FREE = BodyMode.FREE
 
@@ -346,24 +352,9 @@ def test_a_limp_humanoid_landing_on_straight_legs_keeps_every_joint_and_stays_ou
     of a substep (a limp Rigify human kneeling: 12 mm). The parents now follow (a turn at the
     hip, else the chain lifted by the excess): every joint within its tolerance and no body
     inside the ground when each substep ends."""
-    from waft.core.ragdoll import level as level_module
     from waft.core.ragdoll._bench_cases import humanoid_rest
-    from waft.core.ragdoll.bodies import rotate
 
-    gaps, depths = [], []
-    original = level_module.Level.step
-
-    def step(level, sub, k):
-        original(level, sub, k)
-        s, child = level.state, np.flatnonzero(~level.is_root)
-        par = level.parent[child]
-        gap = (s.x[par] + rotate(s.R[par], level.anchor[0][child])
-               - s.x[child] - rotate(s.R[child], level.anchor_a[child]))
-        gaps.append(np.sqrt(np.einsum("nk,nk->n", gap, gap)).max())
-        depths.append(level.contacts.depths(s, level.run.colliders_at(sub),
-                                            np.arange(level.n)).max())
-
-    monkeypatch.setattr(level_module.Level, "step", step)
+    gaps, depths = record_gaps_and_depths(monkeypatch)
     model, drive = limp_drop(humanoid_rest(17), frames=45, lift=0.02)
     bake_ragdoll(model, drive, RagdollSettings(iterations=4))
     assert max(gaps) < JOINT_TOLERANCE + 1e-6, max(gaps)
