@@ -78,6 +78,21 @@ def pytest_report_header(config: pytest.Config) -> str:
 _EXIT_STATUS: int | None = None
 
 
+# Files that run for minutes: started first, so that in pytest-xdist workers (tools/test.sh,
+# with --no-loadscope-reorder) the others fill the other cores meanwhile. Ordered by their
+# number of tests (xdist's default), the one-test determinism file came last and the run
+# waited five minutes for its bakes alone.
+SLOW_FIRST = ("tests/blender/test_determinism.py",)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = {(REPO_ROOT / name).resolve() for name in SLOW_FIRST}
+    first = [item for item in items if Path(item.path).resolve() in slow]
+    if first:
+        chosen = {id(item) for item in first}
+        items[:] = first + [item for item in items if id(item) not in chosen]
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     global _EXIT_STATUS
     _EXIT_STATUS = int(exitstatus)

@@ -8,7 +8,8 @@
 # The main run spreads the test files over one pytest-xdist worker per core (at most 4;
 # WAFT_TEST_WORKERS overrides, 0 runs in one process). Each worker is its own Blender with its
 # own throwaway user dir; `--dist loadfile` keeps a file's tests (and its module fixtures) in one
-# worker. One process took 27-38 minutes on a 2-core machine, over CI's 20-minute aim.
+# worker, in collection order (tests/conftest.py starts the longest file first). One process
+# took 27-38 minutes on a 2-core machine, over CI's 20-minute aim.
 #
 #   bash tools/test.sh [extra pytest args for the main run]
 set -euo pipefail
@@ -26,7 +27,7 @@ CORES="$(nproc 2>/dev/null || echo 1)"
 WORKERS="${WAFT_TEST_WORKERS:-$(( CORES < 4 ? CORES : 4 ))}"
 PARALLEL=()
 if [[ "$WORKERS" -gt 1 ]]; then
-  PARALLEL=(-n "$WORKERS" --dist loadfile)
+  PARALLEL=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder)
 fi
 
 status=0
