@@ -101,7 +101,7 @@ def _carried_colliders(parent: np.ndarray) -> dict:
             "collider_matrix": np.einsum("fij,kjl->fkil", parent[:, 0], offsets)}
 
 
-@pytest.mark.xfail(strict=True, reason="audit s41: tails ended frames up to 40.7 mm (hit radius "
+@pytest.mark.xfail(strict=True, reason="audit s41: tails ended frames up to 40.5 mm (hit radius "
                    "0) and 59.8 mm (2 cm) inside the 6 cm sphere: pushed out along the normal, "
                    "then put back on the bone length, a tail on the line from the head through "
                    "the centre returns to where it was (a fixed point); kept for runtime "
@@ -110,12 +110,12 @@ def _carried_colliders(parent: np.ndarray) -> dict:
                    "fixtures off the runtimes by 2.4 mm and 15 cm")
 @pytest.mark.parametrize("hit_radius", [0.0, 0.02])
 def test_tails_end_every_frame_outside_the_colliders(hit_radius):
-    """The 4-joint chain on figure-eights of 2, 5 and 8 g at 24, 30 and 60 fps, stiffness 1,
+    """The 4-joint chain on figure-eights of 5 and 8 g at 24 and 60 fps, stiffness 1,
     gravity 0.5, drag 0.3: no tail ends a frame (after frame 0, the rest state) closer to a
     sphere or capsule than its hit radius, past a micrometre."""
     worst = 0.0
-    for fps in (24, 30, 60):
-        for peak_g in (2.0, 5.0, 8.0):
+    for fps in (24, 60):
+        for peak_g in (5.0, 8.0):
             parent = _figure_eight(fps, 3.0, peak_g)
             setup = _carried_colliders(parent)
             result = simulate_vrm_springs(
