@@ -112,23 +112,36 @@ def _sphere_test(x: np.ndarray, centre: np.ndarray, limit2: np.floating, d2: np.
 BLOCK = 1 << 16
 
 
-def _inside_any(flat: np.ndarray, spheres: list) -> np.ndarray:
-    """(n,) bool: which points (n, 3) are inside any of the `spheres` (float32 centre (3,),
-    squared radius), by `_sphere_test`, a block of points at a time."""
+def _candidates(flat: np.ndarray, spheres: list, P: int, first: int
+                ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
+    """The points (n, 3) of strands of P points, but the first `first` of each (the roots),
+    inside any of the `spheres` (float32 centre (3,), squared radius) by `_sphere_test`, a
+    block of points at a time: (their flat indices, ascending; their coordinate rows (3, c),
+    gathered from the block's rows while they are in the cache; per sphere, which of them are
+    inside it (c,) bool, the very test the first pass would make of an unmoved point)."""
     n = len(flat)
-    inside = np.zeros(n, dtype=bool)
-    size = min(BLOCK, n)
+    # Whole strands per block, so one pattern of the roots serves every block.
+    size = min(max(BLOCK // P, 1) * P, n)
     rows = np.empty((3, size), dtype=flat.dtype)
     d2, other = np.empty(size, dtype=flat.dtype), np.empty(size, dtype=flat.dtype)
-    keep = np.empty(size, dtype=bool)
+    masks = [np.empty(n, dtype=bool) for _ in spheres]
+    block = np.empty(size, dtype=bool)
+    body = np.tile(np.arange(P) >= first, size // P)  # the roots stay
+    found, gathered = [], []
     for start in range(0, n, size):
         m = min(size, n - start)
         x = rows[:, :m]
         np.copyto(x, flat[start:start + m].T)
-        block = inside[start:start + m]
-        for centre, limit2 in spheres:
-            block |= _sphere_test(x, centre, limit2, d2[:m], other[:m], keep[:m])
-    return inside
+        inside = block[:m]
+        inside[:] = False
+        for (centre, limit2), mask in zip(spheres, masks, strict=True):
+            inside |= _sphere_test(x, centre, limit2, d2[:m], other[:m], mask[start:start + m])
+        inside &= body[:m]
+        hit = np.flatnonzero(inside)
+        found.append(hit + start)
+        gathered.append(np.take(x, hit, axis=1))
+    index = np.concatenate(found)
+    return index, np.concatenate(gathered, axis=1), [np.take(mask, index) for mask in masks]
 
 
 class Projections(NamedTuple):
@@ -164,36 +177,47 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     # stays where it is, outside all. Each collider then tests those points again where they
     # are when its turn comes (moved by an earlier one or not), so it sees the very points, in
     # the very order, that a test of every point would give it.
+    masks = None  # per collider, which candidates are inside its sphere where they stand
     if all(np.isfinite(shape[5]) for shape in shapes):
         spheres = [(shape[4].astype(np.float32), np.float32(shape[5] + reach) ** 2)
                    for shape in shapes]
-        inside_any = _inside_any(flat, spheres)
+        index, x, masks = _candidates(flat, spheres, P, first)
     else:  # a plane: every point
-        inside_any = np.ones(N * P, dtype=bool)
-    inside_any.reshape(N, P)[:, :first] = False  # the roots stay
-    index = np.flatnonzero(inside_any)
-    x = np.ascontiguousarray(np.take(flat, index, axis=0).T)
+        index = np.flatnonzero(np.tile(np.arange(P) >= first, N))
+        x = np.ascontiguousarray(np.take(flat, index, axis=0).T)
     moved = passes = 0
     for _ in range(MAX_PASSES):
         d2, other = np.empty_like(x[0]), np.empty_like(x[0])
         keep = np.empty(x.shape[1], dtype=bool)
         touched = np.zeros(N, dtype=bool)
         shifted = np.zeros(x.shape[1], dtype=bool)  # the points a collider moved in this pass
+        radius_of = np.take(r, index % P)  # each candidate's radius, once a pass
         for k, kind, M, Minv, centre, bound, similar in shapes:
             # The float32 bounding-sphere test (as stored) where the points are now, then the
-            # exact signed distance on the points inside alone.
+            # exact signed distance on the points inside alone. In the first pass the broad
+            # phase made that test of every point where it stood: only the points an earlier
+            # collider moved are tested again (the test is elementwise: the same bits).
             if np.isfinite(bound):
-                near = np.flatnonzero(_sphere_test(x, centre.astype(np.float32),
-                                                   np.float32(bound + reach) ** 2,
-                                                   d2, other, keep))
+                limit2 = np.float32(bound + reach) ** 2
+                if masks is not None:
+                    inside_sphere = masks[k]
+                    again = np.flatnonzero(shifted)
+                    if again.size:
+                        c = again.size
+                        inside_sphere[again] = _sphere_test(
+                            np.take(x, again, axis=1), centre.astype(np.float32), limit2,
+                            d2[:c], other[:c], keep[:c])
+                else:
+                    inside_sphere = _sphere_test(x, centre.astype(np.float32), limit2, d2,
+                                                 other, keep)
+                near = np.flatnonzero(inside_sphere)
             else:  # a plane: every point
                 near = np.arange(x.shape[1])
             if not near.size:
                 continue
             near_x = np.take(x, near, axis=1)
-            point = index[near]
             xs = near_x.astype(np.float64)
-            radii = r[point % P]
+            radii = np.take(radius_of, near)
             if kind == ColliderKind.CAPSULE:
                 # Only the points a lower bound of the distance leaves within their radius:
                 # the capsule's distances are elementwise, the same for them as in any batch.
@@ -204,7 +228,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
                     1.0 + float(np.abs(M[:3, 3]).max()) + bound))
                 if not may.size:
                     continue
-                near, point, radii = near[may], point[may], radii[may]
+                near, radii = near[may], radii[may]
                 xs = np.take(xs, may, axis=1)
             n, sd = shape_normal_rows(kind, xs, M, Minv, colliders, k, similarity=similar)
             depth = radii - sd
@@ -219,10 +243,13 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             shifted[hit] = True
             for axis in range(3):
                 np.put(x[axis], hit, out[axis])
-            _put_rows(flat, point[inside], out.T)
-            touched[point[inside][depth > SETTLED_DEPTH] // P] = True
+            touched[index[hit[depth > SETTLED_DEPTH]] // P] = True
             moved += int(inside.size)
+        # The points this pass moved, back to the strands: once, where the rows leave them.
+        shift = np.flatnonzero(shifted)
+        _put_rows(flat, index[shift], np.take(x, shift, axis=1).T)
         passes += 1
+        masks = None  # later passes test where the points are
         if not touched.any():
             break
         # The next pass: the points this one moved, of the strands it moved by more than
@@ -230,7 +257,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
         # outside every collider: each tested it there, at its turn, and the tests are
         # elementwise (the same bits in any batch), so the next pass would find it outside again
         # (measured on the benchmark: pass 2 tests 37k points, not the 75k of its strands).
-        kept = np.flatnonzero(shifted & np.take(touched, index // P))
+        kept = shift[np.take(touched, index[shift] // P)]
         index, x = index[kept], np.take(x, kept, axis=1)
     if not np.may_share_memory(flat, points):  # a copy was made: write it back
         points[...] = flat.reshape(points.shape)
