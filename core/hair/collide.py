@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..collider_rows import capsule_bound_rows, shape_normal_rows
+from ..collider_rows import capsule_bound_rows, ellipsoid_bound_rows, shape_normal_rows
 from ..colliders import ColliderKind, ColliderSet, is_similarity
 from ..mesh_colliders import MeshColliders, MeshField
 from ..mesh_inside import closed_shells, in_hull, nearest_contacts, ray_within
@@ -69,7 +69,8 @@ def bounding_sphere(kind: int, M: np.ndarray, size: float, radius_a: float, radi
 MAX_PASSES = 8
 SETTLED_DEPTH = 1e-4  # m
 # Relative rounding allowance of `capsule_bound_rows` against the capsule's own distance (both
-# float64; measured up to 6e-13 of the capsule's distance from the origin + size).
+# float64; measured up to 6e-13 of the capsule's distance from the origin + size), and of
+# `ellipsoid_bound_rows` against the ellipsoid's.
 CAPSULE_TOLERANCE = 1e-9
 
 
@@ -218,14 +219,22 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             near_x = np.take(x, near, axis=1)
             xs = near_x.astype(np.float64)
             radii = np.take(radius_of, near)
-            if kind == ColliderKind.CAPSULE:
+            if kind == ColliderKind.CAPSULE or (kind == ColliderKind.ELLIPSOID and not similar):
                 # Only the points a lower bound of the distance leaves within their radius:
-                # the capsule's distances are elementwise, the same for them as in any batch.
-                bound_sd = capsule_bound_rows(xs, M, float(colliders.size[k]),
-                                              float(colliders.radius_a[k]),
-                                              float(colliders.radius_b[k]))
-                may = np.flatnonzero(bound_sd < radii + CAPSULE_TOLERANCE * (
-                    1.0 + float(np.abs(M[:3, 3]).max()) + bound))
+                # the capsule's distances are elementwise, the same for them as in any batch;
+                # the ellipsoid's matrix products are columnwise (the same bits for a column
+                # in any batch: checked on 300 random batches and subsets, and by the tests'
+                # comparison with testing every point). Measured: the hair_head_turn torso's
+                # bounding sphere holds 86.5k points a frame, the bound keeps 8.7k (8.2k
+                # inside).
+                if kind == ColliderKind.CAPSULE:
+                    bound_sd = capsule_bound_rows(xs, M, float(colliders.size[k]),
+                                                  float(colliders.radius_a[k]),
+                                                  float(colliders.radius_b[k]))
+                else:
+                    bound_sd = ellipsoid_bound_rows(xs, M, Minv, float(colliders.size[k]))
+                may = np.flatnonzero(~(bound_sd >= radii + CAPSULE_TOLERANCE * (
+                    1.0 + float(np.abs(M[:3, 3]).max()) + bound)))
                 if not may.size:
                     continue
                 near, radii = near[may], radii[may]

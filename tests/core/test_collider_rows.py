@@ -7,7 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from waft.core.collider_rows import capsule_bound_rows, capsule_rows, shape_normal_rows
+from waft.core.collider_rows import (
+    capsule_bound_rows,
+    capsule_rows,
+    ellipsoid_bound_rows,
+    ellipsoid_rows,
+    shape_normal_rows,
+)
 from waft.core.colliders import ColliderKind, ColliderSet, is_similarity, shape_normal
 
 
@@ -65,3 +71,43 @@ def test_capsule_bound_is_below_the_capsules_distance_and_tight_on_a_round_one()
     points = M[:3, 3, None] + rng.normal(size=(3, 500)) * 0.5
     _, sd = capsule_rows(points.copy(), M, 0.2, 0.1, 0.1)
     np.testing.assert_allclose(capsule_bound_rows(points, M, 0.2, 0.1, 0.1), sd, atol=1e-12)
+
+
+def test_ellipsoid_bound_is_below_the_ellipsoids_distance_outside_and_prunes():
+    """`ellipsoid_bound_rows` never exceeds `ellipsoid_rows`' signed distance of a point outside
+    (beyond the rounding allowance, `collide.CAPSULE_TOLERANCE`), for flat, long and nearly
+    round ellipsoids, rotated and sheared, one 1 km from the origin, and points on the surface;
+    it is negative inside; on a sphere it is the distance itself; and on a flat ellipsoid it
+    leaves far fewer points within a radius than the bounding sphere does."""
+    from waft.core.hair.collide import CAPSULE_TOLERANCE
+
+    rng = np.random.default_rng(31)
+    for trial in range(400):
+        M = _matrix(rng, uniform=trial % 4 == 0)
+        if trial % 7 == 0:
+            M[:3, :3] = M[:3, :3] @ np.array([[1.0, 0.4, 0.0], [0.0, 1.0, 0.3], [0.0, 0.0, 1.0]])
+        if trial % 3 == 0:
+            M[:3, 3] += 1000.0
+        size = rng.uniform(0.02, 0.4)
+        Minv = np.linalg.inv(M)
+        points = M[:3, 3, None] + rng.normal(size=(3, 500)) * rng.uniform(0.02, 1.0)
+        unit = rng.normal(size=(3, 50))
+        unit /= np.linalg.norm(unit, axis=0)
+        points[:, :50] = M[:3, :3] @ (unit * size) + M[:3, 3, None]  # on the surface
+        _, sd = ellipsoid_rows(points.copy(), M, Minv, size)
+        bound = ellipsoid_bound_rows(points, M, Minv, size)
+        scale = 1.0 + np.abs(M[:3, 3]).max() + size * np.linalg.norm(M[:3, :3], axis=0).max()
+        outside = sd > 0.0
+        assert np.all(bound[outside] <= sd[outside] + CAPSULE_TOLERANCE * scale), trial
+        # A bound beyond a radius (all a caller skips on) only ever outside.
+        assert np.all(bound[sd < -CAPSULE_TOLERANCE * scale] < 0.0), trial
+    M = _matrix(rng, uniform=True)
+    points = M[:3, 3, None] + rng.normal(size=(3, 500)) * 0.5
+    np.testing.assert_allclose(ellipsoid_bound_rows(points, M, np.linalg.inv(M), 0.2),
+                               ellipsoid_rows(points.copy(), M, np.linalg.inv(M), 0.2)[1],
+                               atol=1e-12)
+    M = np.diag([1.0, 0.2, 1.0, 1.0])  # a disc of radius 0.3, 6 cm thick
+    points = rng.uniform(-0.3, 0.3, size=(3, 4000))
+    points = points[:, np.linalg.norm(points, axis=0) <= 0.3]  # in its bounding sphere
+    near = ellipsoid_bound_rows(points, M, np.linalg.inv(M), 0.3) < 0.002
+    assert near.mean() < 0.4
