@@ -10,13 +10,17 @@ guides carry the motion.
 
 Cost: 50,000 strands x 16 points is 800,000 points per frame. The broad phase tests every point
 against each collider's bounding sphere once, in float32 on coordinate rows, a block of points
-at a time (`_inside_any`); only the points inside one (113k on the benchmark) are looked at
-again, by every collider where they are at its turn, and the exact signed distance runs on the
-points inside its bounding sphere alone (`collider_rows`; a capsule's only where a bound of it
-is within reach); planes test every point. Measured on the benchmark's head, neck and
+at a time (`_candidates`); only the points inside one (113k on the benchmark) are looked at
+again, by every collider where they are at its turn (the first pass reuses the broad phase's
+test of the points no earlier collider moved), and the exact signed distance runs on the
+points inside its bounding sphere alone (`collider_rows`; a capsule's and a general
+ellipsoid's only where a bound of it is within reach); planes test every point. A later pass
+looks again only at the points the last one moved. Measured on the benchmark's head, neck and
 shoulders: 26.5 ms CPU per frame against 36.5 for one matrix product of every point and
-collider (|x|² − 2 x·c + |c|², and a (K, n) mask) in the same runs on a loaded machine; a box
-per strand (the strands all hang past the head) took 95 ms and no broad phase 290 ms
+collider (|x|² − 2 x·c + |c|², and a (K, n) mask) in the same runs on a loaded machine, then
+23.5 -> 22.9 ms with the first pass's reuse, the later passes' moved points and the
+ellipsoid's bound (hair_head_turn's frames 13.6 -> 10.8 ms); a box per strand (the strands
+all hang past the head) took 95 ms and no broad phase 290 ms
 (tests/benchmarks/bench_hair_render.py; docs/hair-render.md).
 
 Body-mesh colliders (`core/mesh_colliders.py`) come after the shapes, once per frame
