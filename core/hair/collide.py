@@ -72,10 +72,10 @@ def bounding_sphere(kind: int, M: np.ndarray, size: float, radius_a: float, radi
 # shapes: without the threshold every pass found sub-micron moves and all 8 ran).
 MAX_PASSES = 8
 SETTLED_DEPTH = 1e-4  # m
-# Relative rounding allowance of `capsule_bound_rows` against the capsule's own distance (both
-# float64; measured up to 6e-13 of the capsule's distance from the origin + size), and of
-# `ellipsoid_bound_rows` against the ellipsoid's.
-CAPSULE_TOLERANCE = 1e-9
+# Relative rounding allowance of the lower bounds `capsule_bound_rows` and
+# `ellipsoid_bound_rows` against their shape's own distance (both float64; measured up to
+# 6e-13 of the capsule's distance from the origin + size).
+BOUND_TOLERANCE = 1e-9
 
 
 def _boxes(points: np.ndarray, reach: float) -> tuple[np.ndarray, np.ndarray]:
@@ -237,7 +237,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
                                                   float(colliders.radius_b[k]))
                 else:
                     bound_sd = ellipsoid_bound_rows(xs, M, Minv, float(colliders.size[k]))
-                may = np.flatnonzero(~(bound_sd >= radii + CAPSULE_TOLERANCE * (
+                may = np.flatnonzero(~(bound_sd >= radii + BOUND_TOLERANCE * (
                     1.0 + float(np.abs(M[:3, 3]).max()) + bound)))
                 if not may.size:
                     continue

@@ -48,10 +48,10 @@ def test_rows_give_the_shapes_normals_and_distances(kind, uniform):
 
 def test_capsule_bound_is_below_the_capsules_distance_and_tight_on_a_round_one():
     """`capsule_bound_rows` never exceeds the tapered capsule's signed distance (beyond its
-    rounding allowance, `collide.CAPSULE_TOLERANCE`), inside or out, for tapers either way, a
+    rounding allowance, `collide.BOUND_TOLERANCE`), inside or out, for tapers either way, a
     sphere holding the other, a zero-length axis and a capsule 1 km from the origin; on a
     round capsule (equal radii) it is the distance itself, so it prunes the points it can."""
-    from waft.core.hair.collide import CAPSULE_TOLERANCE
+    from waft.core.hair.collide import BOUND_TOLERANCE
 
     rng = np.random.default_rng(29)
     for trial in range(400):
@@ -66,7 +66,7 @@ def test_capsule_bound_is_below_the_capsules_distance_and_tight_on_a_round_one()
         _, sd = capsule_rows(points.copy(), M, half, ra, rb)
         bound = capsule_bound_rows(points, M, half, ra, rb)
         scale = 1.0 + np.abs(M[:3, 3]).max() + half + max(ra, rb)
-        assert np.all(bound <= sd + CAPSULE_TOLERANCE * scale), trial
+        assert np.all(bound <= sd + BOUND_TOLERANCE * scale), trial
     M = _matrix(rng, uniform=True)
     points = M[:3, 3, None] + rng.normal(size=(3, 500)) * 0.5
     _, sd = capsule_rows(points.copy(), M, 0.2, 0.1, 0.1)
@@ -75,11 +75,11 @@ def test_capsule_bound_is_below_the_capsules_distance_and_tight_on_a_round_one()
 
 def test_ellipsoid_bound_is_below_the_ellipsoids_distance_outside_and_prunes():
     """`ellipsoid_bound_rows` never exceeds `ellipsoid_rows`' signed distance of a point outside
-    (beyond the rounding allowance, `collide.CAPSULE_TOLERANCE`), for flat, long and nearly
+    (beyond the rounding allowance, `collide.BOUND_TOLERANCE`), for flat, long and nearly
     round ellipsoids, rotated and sheared, one 1 km from the origin, and points on the surface;
     it is negative inside; on a sphere it is the distance itself; and on a flat ellipsoid it
     leaves far fewer points within a radius than the bounding sphere does."""
-    from waft.core.hair.collide import CAPSULE_TOLERANCE
+    from waft.core.hair.collide import BOUND_TOLERANCE
 
     rng = np.random.default_rng(31)
     for trial in range(400):
@@ -98,9 +98,9 @@ def test_ellipsoid_bound_is_below_the_ellipsoids_distance_outside_and_prunes():
         bound = ellipsoid_bound_rows(points, M, Minv, size)
         scale = 1.0 + np.abs(M[:3, 3]).max() + size * np.linalg.norm(M[:3, :3], axis=0).max()
         outside = sd > 0.0
-        assert np.all(bound[outside] <= sd[outside] + CAPSULE_TOLERANCE * scale), trial
+        assert np.all(bound[outside] <= sd[outside] + BOUND_TOLERANCE * scale), trial
         # A bound beyond a radius (all a caller skips on) only ever outside.
-        assert np.all(bound[sd < -CAPSULE_TOLERANCE * scale] < 0.0), trial
+        assert np.all(bound[sd < -BOUND_TOLERANCE * scale] < 0.0), trial
     M = _matrix(rng, uniform=True)
     points = M[:3, 3, None] + rng.normal(size=(3, 500)) * 0.5
     np.testing.assert_allclose(ellipsoid_bound_rows(points, M, np.linalg.inv(M), 0.2),
