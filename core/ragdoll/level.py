@@ -158,6 +158,7 @@ CONTACT_LIMIT_SLACK = np.radians(1.5)
 # Bisection steps of `Level.bend_below_fixed` on the share of a bend its joint limits allow
 # (the bend is then within 1/32 of the most they allow)
 BEND_BISECTIONS = 5
+SWING_BISECTIONS = 8  # swing_below_fixed: 90° / 2^8 = 0.35° on the limit and the clearance
 _GAP_EPS = 1e-9
 # Every motor is torque-limited: it may give what its joint carries (joint_inertia) at most
 # this angular acceleration (about 300 g at a foot 1 m out; a walk's legs need ~100 rad/s², a
@@ -832,7 +833,104 @@ class Level:
                 # pass's re-attachment put inside the ground was translated out, opening a limp
                 # Rigify shin by 5.5 cm (the contact is left to the next substep instead).
                 self.reattach(attach, anchor)
+        self.swing_below_fixed(c.attach_all, anchor, movable, colliders)
         return True
+
+    def swing_below_fixed(self, attach: np.ndarray, anchor: np.ndarray, movable: np.ndarray,
+                          colliders) -> None:
+        """Close the joints of `attach` still open to a parent that cannot move (a kinematic
+        pelvis) by swinging the child's whole subtree about the joint, along the collider,
+        instead of leaving it translated off the joint.
+
+        A joint is hard (bilateral); static friction is an inequality bounded by μ × the normal
+        force (Coulomb cone, Müller et al. 2020 §3.5). Where only a slide of the foot can keep
+        the joints (the pelvis is animated, the ground cannot be entered), friction gives,
+        not the joint. `bend_below_fixed` bends the leg no further than its limits; a pelvis
+        pressing deeper (8 g on a 1.5 Hz figure-eight, 6 g with the ground 5 cm higher or
+        10° limits) had `lift_chain` translate the leg up and open the hip by 16–109 mm at
+        substep ends. Here the subtree is put back on its joint (a rigid translation: every
+        joint and limit inside it stays as it was) and turned about the joint by the least
+        angle that takes its deepest point out (about r × n, r the lever from the joint to
+        the deepest point, n the collider's normal there: the point rises by |r⊥| per radian
+        and slides outward along the collider), no further than the child's own limit
+        allows (`CONTACT_LIMIT_SLACK`, bisection, as `bend_below_fixed`); what that turn
+        cannot clear is translated out along n, opening the joint by that much only."""
+        if not len(attach):
+            return
+        par = self.parent[attach]
+        gap, dist = self.joint_gaps(attach, anchor)
+        open_ = np.flatnonzero((dist > JOINT_TOLERANCE + _GAP_EPS) & ~movable[par]
+                               & movable[attach])
+        if not len(open_):
+            return
+        s, contacts = self.state, self.contacts
+        for i in open_.tolist():  # (rare: a kinematic body pressing a limb into a collider)
+            child, parent = int(attach[i]), int(par[i])
+            bodies = np.flatnonzero(self.subtree[child] > 0.0)
+            bodies = bodies[movable[bodies]]
+            kept = s.x[bodies].copy(), s.q[bodies].copy(), s.R[bodies].copy()
+            joint = (s.x[parent] + rotate(s.R[parent][None], anchor[child][None]))[0]
+            s.x[bodies] -= gap[i] * (1.0 - JOINT_TOLERANCE / dist[i])
+            placed = s.x[bodies].copy()
+            # the deepest point of the subtree, and the collider's normal there
+            axis = s.R[bodies, :, 1] * self.half[bodies, None]
+            best, lever, normal = 0.0, None, None
+            for k in range(contacts.colliders.count):
+                point, nrm, sd = contacts.deepest(k, s.x[bodies] - axis, s.x[bodies] + axis,
+                                                  colliders, self.radius[bodies])
+                pen = where(contacts.mask[bodies, k], self.radius[bodies] - sd, 0.0)
+                j = int(np.argmax(pen))
+                if pen[j] > best:
+                    best, lever, normal = float(pen[j]), point[j] - joint, nrm[j]
+            if lever is None:  # back on its joint and out: nothing to swing
+                continue
+            rot_axis = np.cross(lever, normal)
+            size = float(np.sqrt(rot_axis @ rot_axis))
+            if size <= 1e-6 * float(np.sqrt(lever @ lever)):  # straight along n: no side
+                s.x[bodies], s.q[bodies], s.R[bodies] = kept
+                continue
+            rot_axis /= size
+
+            def swing(angle: float, bodies=bodies, placed=placed, joint=joint,
+                      rot_axis=rot_axis, q0=kept[1], child=child) -> tuple[float, float]:
+                """The subtree turned by `angle` about the joint from where it was put back:
+                (the child's limit excess (rad), the subtree's deepest penetration (m))."""
+                r = quat_exp((angle * rot_axis)[None])
+                s.q[bodies] = qmul(np.broadcast_to(r, q0.shape), q0)
+                s.R[bodies] = q2m(s.q[bodies])
+                s.x[bodies] = joint + rotate(np.broadcast_to(q2m(r), (len(bodies), 3, 3)),
+                                             placed - joint)
+                outside = 0.0
+                if self.has_limit[child]:
+                    b = np.array([child])
+                    fix = limit_rotation(s.q[b], s.q[self.parent[b]], self.rest_relative[b],
+                                         self.swing_limit[b], self.twist_limit[b],
+                                         self.swing_center[b])
+                    outside = 0.0 if fix is None else float(norm(fix)[0])
+                return outside, float(contacts.depths(s, colliders, bodies).max(initial=0.0))
+
+            allowed = max(swing(0.0)[0], CONTACT_LIMIT_SLACK)
+            low, high = 0.0, 0.5 * np.pi  # the largest turn within the limit
+            if swing(high)[0] > allowed:
+                for _ in range(SWING_BISECTIONS):
+                    mid = 0.5 * (low + high)
+                    low, high = (mid, high) if swing(mid)[0] <= allowed else (low, mid)
+                high = low
+            if swing(high)[1] > 0.0:
+                angle = high
+            else:  # the least turn that clears the colliders
+                low = 0.0
+                for _ in range(SWING_BISECTIONS):
+                    mid = 0.5 * (low + high)
+                    low, high = (low, mid) if swing(mid)[1] <= 0.0 else (mid, high)
+                angle = high
+            rest = swing(angle)[1]
+            if rest > 0.0:  # what the turn cannot clear: translated out, the joint opened
+                s.x[bodies] += normal * rest
+            g, d = self.joint_gaps(np.array([child]), anchor)
+            if d[0] >= dist[i] or contacts.depths(s, colliders, bodies).max(
+                    initial=0.0) > 1e-9:
+                s.x[bodies], s.q[bodies], s.R[bodies] = kept  # no better than before
 
     def follow_translated(self, c: FrameCoefficients, d: int, anchor: np.ndarray,
                           movable: np.ndarray, colliders) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import pytest
 
 import waft.core.ragdoll.level as level_module
 from waft.core.ragdoll import (
@@ -25,18 +26,22 @@ from .conftest import chain_rest, record_gaps_and_depths
 from .test_ragdoll_angular_momentum import angular_momentum
 
 
-def test_legs_on_motors_keep_their_joints_when_fast_hips_press_them_into_the_ground(
-        monkeypatch):
-    """A 17-body humanoid, its pelvis kinematic on a 1.5 Hz figure-eight peaking at 5 g (the
-    frame-rate tests' motion; their humanoid has no legs), the rest on motors 0.8 (damping
-    1), a ground 15 cm below its feet, read at the add-on's 120 Hz. Every joint must stay within
-    its tolerance at the end of every substep, with the contacts held."""
+def _hips_pressing_legs(peak_g: float, *, ground_z: float = -0.15,
+                       limits_deg: float | None = None, friction: float = 0.5):
+    """(model, drive): a 17-body humanoid, its pelvis kinematic on a 1.5 Hz figure-eight
+    peaking at `peak_g` (the frame-rate tests' motion; their humanoid has no legs), the rest on
+    motors 0.8 (damping 1), a ground `ground_z` below its feet (15 cm), read at the add-on's
+    120 Hz for 1 s; `limits_deg`: every swing limit (twist ± half of it) instead of 60°."""
     rest = humanoid_rest(17)
-    colliders, M = ground(-0.15)
+    if limits_deg is not None:
+        limit = np.radians(limits_deg)
+        rest = dataclasses.replace(rest, swing_limit=np.full_like(rest.swing_limit, limit),
+                                   twist_limit=np.tile([-0.5 * limit, 0.5 * limit], (17, 1)))
+    colliders, M = ground(ground_z)
     model = build_ragdoll_model(ragdolls=[rest], colliders=colliders)
     rate, seconds, w = 120.0, 1.0, 2.0 * np.pi * 1.5
     t = np.arange(int(seconds * rate) + 1) / rate
-    amplitude = 5.0 * 9.81 / w**2
+    amplitude = peak_g * 9.81 / w**2
     target = np.repeat(rest.rest_matrix[None], len(t), axis=0)
     target[:, :, :3, 3] += np.stack([amplitude * np.sin(w * t), 0 * t,
                                      0.5 * amplitude * np.sin(2 * w * t)], -1)[:, None]
@@ -45,11 +50,59 @@ def test_legs_on_motors_keep_their_joints_when_fast_hips_press_them_into_the_gro
     drive = RagdollDrive(fps=rate, target=target,
                          collider_matrix=np.broadcast_to(M, (len(t), 1, 4, 4)),
                          params=RagdollParams.defaults(17, 1, mode=mode, root_lock=False,
-                                                       motor_strength=0.8, motor_damping=1.0))
+                                                       motor_strength=0.8, motor_damping=1.0,
+                                                       friction=friction))
+    return model, drive
+
+
+def test_legs_on_motors_keep_their_joints_when_fast_hips_press_them_into_the_ground(
+        monkeypatch):
+    """The pelvis on its figure-eight at 5 g: every joint must stay within its tolerance at
+    the end of every substep, with the contacts held."""
+    model, drive = _hips_pressing_legs(5.0)
     gaps, depths = record_gaps_and_depths(monkeypatch)
     bake_ragdoll(model, drive, RagdollSettings())
     assert max(depths) < 0.01
     assert max(gaps) < JOINT_TOLERANCE + 1e-6, max(gaps)
+
+
+@pytest.mark.parametrize(("peak_g", "ground_z", "friction", "limits_deg"), [
+    (8.0, -0.15, 0.5, None), (6.0, -0.10, 1.0, None),
+    # Known limit: with every limit at 10° no pose of the leg within its limits reaches over
+    # the ground (the swing about the hip stops at the hip's limit), and the hip opens
+    pytest.param(6.0, -0.15, 0.5, 10.0, marks=pytest.mark.xfail(
+        strict=True, reason="no pose within 10° limits: the joint or a limit must give"))],
+    ids=["8g", "6g-ground-5cm-up", "6g-limits10"])
+def test_hips_pressing_legs_deeper_than_they_bend_slide_the_feet_out(
+        monkeypatch, peak_g, ground_z, friction, limits_deg):
+    """Pressed further than the knee's and hip's limits let the leg bend (8 g; 6 g with the
+    ground 5 cm higher, friction 1), a leg under a kinematic pelvis can only keep its joints
+    if the foot slides out along the ground: the joints are hard, static friction gives
+    (Coulomb). Translated up instead, the legs opened their hips by 39–84 mm at substep
+    ends.
+    Every joint within its tolerance, no body inside the ground and every limit within 2°
+    when each substep ends."""
+    from waft.core.ragdoll.limits import limit_rotation
+
+    model, drive = _hips_pressing_legs(peak_g, ground_z=ground_z, friction=friction,
+                                       limits_deg=limits_deg)
+    gaps, depths = record_gaps_and_depths(monkeypatch)
+    over = []
+    recorded = level_module.Level.step
+
+    def step(level, sub, k):
+        recorded(level, sub, k)
+        s, lim = level.state, np.flatnonzero(level.has_limit)
+        d = limit_rotation(s.q[lim], s.q[level.parent[lim]], level.rest_relative[lim],
+                           level.swing_limit[lim], level.twist_limit[lim],
+                           level.swing_center[lim])
+        over.append(0.0 if d is None else np.degrees(np.linalg.norm(d, axis=1).max()))
+
+    monkeypatch.setattr(level_module.Level, "step", step)
+    bake_ragdoll(model, drive, RagdollSettings())
+    assert max(depths) < 1e-6, max(depths)
+    assert max(gaps) < JOINT_TOLERANCE + 1e-6, max(gaps)
+    assert max(over) < 2.0, max(over)
 
 
 def test_two_ragdolls_colliding_in_zero_gravity_keep_their_angular_momentum(monkeypatch):
