@@ -839,22 +839,21 @@ class Level:
     def swing_below_fixed(self, attach: np.ndarray, anchor: np.ndarray, movable: np.ndarray,
                           colliders) -> None:
         """Close the joints of `attach` still open to a parent that cannot move (a kinematic
-        pelvis) by swinging the child's whole subtree about the joint, along the collider,
-        instead of leaving it translated off the joint.
+        pelvis) by swinging the limb along the collider instead of leaving it translated off
+        the joint.
 
         A joint is hard (bilateral); static friction is an inequality bounded by μ × the normal
         force (Coulomb cone, Müller et al. 2020 §3.5). Where only a slide of the foot can keep
         the joints (the pelvis is animated, the ground cannot be entered), friction gives,
         not the joint. `bend_below_fixed` bends the leg no further than its limits; a pelvis
-        pressing deeper (8 g on a 1.5 Hz figure-eight, 6 g with the ground 5 cm higher or
-        10° limits) had `lift_chain` translate the leg up and open the hip by 16–109 mm at
-        substep ends. Here the subtree is put back on its joint (a rigid translation: every
-        joint and limit inside it stays as it was) and turned about the joint by the least
-        angle that takes its deepest point out (about r × n, r the lever from the joint to
-        the deepest point, n the collider's normal there: the point rises by |r⊥| per radian
-        and slides outward along the collider), no further than the child's own limit
-        allows (`CONTACT_LIMIT_SLACK`, bisection, as `bend_below_fixed`); what that turn
-        cannot clear is translated out along n, opening the joint by that much only."""
+        pressing deeper (8 g on a 1.5 Hz figure-eight, 6 g with the ground 5 cm higher) had
+        `lift_chain` translate the leg up and open the hip by 24–84 mm at substep ends. Here
+        the child's subtree is put back on its joint (a rigid translation: every joint and limit
+        inside it stays as it was) and swung out (`_swing_out`) joint by joint down the path
+        to its deepest point, as cyclic coordinate descent does in inverse kinematics (Wang &
+        Chen 1991): the hip within its limit, then the knee, then the ankle. What no swing
+        within the limits clears is translated out along the normal, opening the joint by
+        that much only; a limb no better off than before is left as it was."""
         if not len(attach):
             return
         par = self.parent[attach]
@@ -865,47 +864,69 @@ class Level:
             return
         s, contacts = self.state, self.contacts
         for i in open_.tolist():  # (rare: a kinematic body pressing a limb into a collider)
-            child, parent = int(attach[i]), int(par[i])
+            child = int(attach[i])
             bodies = np.flatnonzero(self.subtree[child] > 0.0)
             bodies = bodies[movable[bodies]]
             kept = s.x[bodies].copy(), s.q[bodies].copy(), s.R[bodies].copy()
-            joint = (s.x[parent] + rotate(s.R[parent][None], anchor[child][None]))[0]
             s.x[bodies] -= gap[i] * (1.0 - JOINT_TOLERANCE / dist[i])
-            placed = s.x[bodies].copy()
-            # the deepest point of the subtree, and the collider's normal there
-            axis = s.R[bodies, :, 1] * self.half[bodies, None]
-            best, lever, normal = 0.0, None, None
-            for k in range(contacts.colliders.count):
-                point, nrm, sd = contacts.deepest(k, s.x[bodies] - axis, s.x[bodies] + axis,
-                                                  colliders, self.radius[bodies])
-                pen = where(contacts.mask[bodies, k], self.radius[bodies] - sd, 0.0)
-                j = int(np.argmax(pen))
-                if pen[j] > best:
-                    best, lever, normal = float(pen[j]), point[j] - joint, nrm[j]
-            if lever is None:  # back on its joint and out: nothing to swing
-                continue
-            rot_axis = np.cross(lever, normal)
-            size = float(np.sqrt(rot_axis @ rot_axis))
-            if size <= 1e-6 * float(np.sqrt(lever @ lever)):  # straight along n: no side
-                s.x[bodies], s.q[bodies], s.R[bodies] = kept
-                continue
-            rot_axis /= size
+            joint = child
+            rest, normal = 0.0, None
+            while joint >= 0:
+                joint, rest, normal = self._swing_out(joint, anchor, movable, colliders)
+            if rest > 0.0:  # what no swing clears: translated out, the joint opened
+                s.x[bodies] += normal * rest
+            _, after = self.joint_gaps(np.array([child]), anchor)
+            if after[0] >= dist[i] or contacts.depths(s, colliders, bodies).max(
+                    initial=0.0) > 1e-9:
+                s.x[bodies], s.q[bodies], s.R[bodies] = kept  # no better than before
 
-            def swing(angle: float, bodies=bodies, placed=placed, joint=joint,
-                      rot_axis=rot_axis, q0=kept[1], child=child) -> tuple[float, float]:
-                """The subtree turned by `angle` about the joint from where it was put back:
-                (the child's limit excess (rad), the subtree's deepest penetration (m))."""
-                r = quat_exp((angle * rot_axis)[None])
+    def _swing_out(self, child: int, anchor: np.ndarray, movable: np.ndarray, colliders
+                   ) -> tuple[int, float, np.ndarray | None]:
+        """Turn the subtree of `child` about its joint (its parent's anchor) by the least angle
+        that takes the subtree's deepest point out of the colliders, about r × n (r from the
+        joint to that point, n the collider's normal there: the point rises by |r⊥| per radian
+        and slides outward along the collider), no further than the child's own limit allows
+        (`CONTACT_LIMIT_SLACK`, bisection, as `bend_below_fixed`). Returns (the body below
+        `child` on the path to the deepest point still inside, -1 when none is; the depth
+        left (m); the normal there)."""
+        s, contacts = self.state, self.contacts
+        bodies = np.flatnonzero(self.subtree[child] > 0.0)
+        bodies = bodies[movable[bodies]]
+        parent = int(self.parent[child])
+        joint = (s.x[parent] + rotate(s.R[parent][None], anchor[child][None]))[0]
+        axis = s.R[bodies, :, 1] * self.half[bodies, None]
+        best, deepest, lever, normal = 0.0, -1, None, None
+        for k in range(contacts.colliders.count):
+            point, nrm, sd = contacts.deepest(k, s.x[bodies] - axis, s.x[bodies] + axis,
+                                              colliders, self.radius[bodies])
+            pen = where(contacts.mask[bodies, k], self.radius[bodies] - sd, 0.0)
+            j = int(np.argmax(pen))
+            if pen[j] > best:
+                best, deepest, lever, normal = (float(pen[j]), int(bodies[j]),
+                                                point[j] - joint, nrm[j])
+        if lever is None:
+            return -1, 0.0, None
+        turn_axis = np.cross(lever, normal)
+        size = float(np.sqrt(turn_axis @ turn_axis))
+        if size > 1e-6 * float(np.sqrt(lever @ lever)):  # (straight along n: no side to turn)
+            turn_axis /= size
+            placed, q0 = s.x[bodies].copy(), s.q[bodies].copy()
+            limited = np.array([child]) if self.has_limit[child] else None
+
+            def swing(angle: float) -> tuple[float, float]:
+                """The subtree turned by `angle` about the joint: (the child's limit excess
+                (rad), the subtree's deepest penetration (m))."""
+                r = quat_exp((angle * turn_axis)[None])
                 s.q[bodies] = qmul(np.broadcast_to(r, q0.shape), q0)
                 s.R[bodies] = q2m(s.q[bodies])
                 s.x[bodies] = joint + rotate(np.broadcast_to(q2m(r), (len(bodies), 3, 3)),
                                              placed - joint)
                 outside = 0.0
-                if self.has_limit[child]:
-                    b = np.array([child])
-                    fix = limit_rotation(s.q[b], s.q[self.parent[b]], self.rest_relative[b],
-                                         self.swing_limit[b], self.twist_limit[b],
-                                         self.swing_center[b])
+                if limited is not None:
+                    fix = limit_rotation(s.q[limited], s.q[self.parent[limited]],
+                                         self.rest_relative[limited],
+                                         self.swing_limit[limited], self.twist_limit[limited],
+                                         self.swing_center[limited])
                     outside = 0.0 if fix is None else float(norm(fix)[0])
                 return outside, float(contacts.depths(s, colliders, bodies).max(initial=0.0))
 
@@ -916,21 +937,20 @@ class Level:
                     mid = 0.5 * (low + high)
                     low, high = (mid, high) if swing(mid)[0] <= allowed else (low, mid)
                 high = low
-            if swing(high)[1] > 0.0:
-                angle = high
-            else:  # the least turn that clears the colliders
+            if swing(high)[1] <= 0.0:  # the least turn that clears the colliders
                 low = 0.0
                 for _ in range(SWING_BISECTIONS):
                     mid = 0.5 * (low + high)
                     low, high = (low, mid) if swing(mid)[1] <= 0.0 else (mid, high)
-                angle = high
-            rest = swing(angle)[1]
-            if rest > 0.0:  # what the turn cannot clear: translated out, the joint opened
-                s.x[bodies] += normal * rest
-            g, d = self.joint_gaps(np.array([child]), anchor)
-            if d[0] >= dist[i] or contacts.depths(s, colliders, bodies).max(
-                    initial=0.0) > 1e-9:
-                s.x[bodies], s.q[bodies], s.R[bodies] = kept  # no better than before
+            swing(high)
+            depth = contacts.depths(s, colliders, bodies).max(axis=0, initial=0.0)
+            best, deepest = float(depth.max(initial=0.0)), int(bodies[np.argmax(depth)])
+        if best <= 0.0 or deepest == child:
+            return -1, best, normal
+        below = deepest  # the next joint down the path to the deepest body
+        while self.parent[below] != child:
+            below = int(self.parent[below])
+        return below, best, normal
 
     def follow_translated(self, c: FrameCoefficients, d: int, anchor: np.ndarray,
                           movable: np.ndarray, colliders) -> None:
