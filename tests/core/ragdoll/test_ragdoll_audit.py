@@ -69,7 +69,7 @@ def test_legs_on_motors_keep_their_joints_when_fast_hips_press_them_into_the_gro
 @pytest.mark.parametrize(("peak_g", "ground_z", "friction", "limits_deg"), [
     (8.0, -0.15, 0.5, None), (6.0, -0.10, 1.0, None),
     # Known limit: with every limit at 10° no pose of the leg within its limits reaches over
-    # the ground (the swing about the hip stops at the hip's limit), and the hip opens
+    # the ground (every swing, hip, knee and ankle, stops at its limit), and the hip opens
     pytest.param(6.0, -0.15, 0.5, 10.0, marks=pytest.mark.xfail(
         strict=True, reason="no pose within 10° limits: the joint or a limit must give"))],
     ids=["8g", "6g-ground-5cm-up", "6g-limits10"])
@@ -78,7 +78,7 @@ def test_hips_pressing_legs_deeper_than_they_bend_slide_the_feet_out(
     """Pressed further than the knee's and hip's limits let the leg bend (8 g; 6 g with the
     ground 5 cm higher, friction 1), a leg under a kinematic pelvis can only keep its joints
     if the foot slides out along the ground: the joints are hard, static friction gives
-    (Coulomb). Translated up instead, the legs opened their hips by 39–84 mm at substep
+    (Coulomb). Translated up instead, the legs opened their hips by 24–69 mm at substep
     ends.
     Every joint within its tolerance, no body inside the ground and every limit within 2°
     when each substep ends."""
