@@ -1,6 +1,6 @@
 """Audit (session 40): firm bending at the default 240 Hz substep against a max distance, a
 violation of the energy law found with parameters the suite did not use (its firm-bending test
-takes 1e-5 m/N only at 480 Hz); repro: /work/tmp/s40/audit/st_probe2.py. Fixed: the direct
+takes 1e-5 m/N only at 480 Hz). Fixed: the direct
 solve's straight bending rows keep their vectors across the chord over the whole substep
 (`DirectCoefficients.across`), so their summed XPBD multipliers push along the rows they were
 summed on."""

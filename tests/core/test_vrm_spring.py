@@ -29,11 +29,17 @@ def translation(x, y, z) -> np.ndarray:
     return m
 
 
-def rotation_z(angle: float) -> np.ndarray:
+def rotation(angle: float, axis: str = "z") -> np.ndarray:
+    """A 4 x 4 turn by `angle` about the world axis "x", "y" or "z"."""
+    i, j = {"x": (1, 2), "y": (2, 0), "z": (0, 1)}[axis]
     m = np.eye(4)
     c, s = math.cos(angle), math.sin(angle)
-    m[:2, :2] = ((c, -s), (s, c))
+    m[[i, i, j, j], [i, j, i, j]] = (c, -s, s, c)
     return m
+
+
+def rotation_z(angle: float) -> np.ndarray:
+    return rotation(angle, "z")
 
 
 def params(joints: int, frames: int = 1, *, stiffness=0.0, gravity_power=0.0,

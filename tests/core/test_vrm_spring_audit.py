@@ -1,9 +1,8 @@
 """Audit (session 41): the VRM Spring Bone solver (core/strands/vrm_spring.py) against the laws,
-with settings the VRM tests did not use. Repros: /work/tmp/s41/audit/a_vrm.py (frame rates,
-energy, determinism, colliders).
+with settings the VRM tests did not use (frame rates, energy, determinism, colliders).
 
 What holds: repeated runs give the same bits, in one process and across two (also through
-Blender, where the user's channels stay bitwise: /work/tmp/s41/audit/test_s41_audit_vrm.py).
+Blender, where the user's channels stay bitwise).
 What is by design: the motion depends on the frame rate (docs/vrm.md: the runtimes' per-frame
 displacements; a 4-joint, 40 cm chain on a 5 g figure-eight parts from its 24 fps bake by
 0.8-2 cm at 25 fps and 7-15 cm at 50 and 60 fps), so no frame-rate test here.
@@ -19,23 +18,12 @@ import pytest
 from waft.core.colliders import ColliderKind, ColliderSet, shape_normal
 from waft.core.strands.vrm_spring import VrmChains, VrmJointParams, simulate_vrm_springs
 
-
-def _translation(x, y, z) -> np.ndarray:
-    m = np.eye(4)
-    m[:3, 3] = (x, y, z)
-    return m
-
-
-def _rotation_x(angle: float) -> np.ndarray:
-    m = np.eye(4)
-    c, s = math.cos(angle), math.sin(angle)
-    m[1:3, 1:3] = ((c, -s), (s, c))
-    return m
+from .test_vrm_spring import rotation, translation
 
 
 def _chain(joints: int, *, length: float = 0.1, bend: float = 0.0) -> VrmChains:
     """One chain hanging along -Z from its parent, every joint bent by ``bend`` about X."""
-    local = [_rotation_x(bend)] + [_translation(0.0, 0.0, -length) @ _rotation_x(bend)
+    local = [rotation(bend, "x")] + [translation(0.0, 0.0, -length) @ rotation(bend, "x")
                                    for _ in range(joints - 1)]
     return VrmChains(local_matrix=np.array(local)[None],
                      child_position=np.array([(0.0, 0.0, -length)] * joints)[None],
@@ -95,8 +83,8 @@ def _carried_colliders(parent: np.ndarray) -> dict:
     colliders = ColliderSet.create(names=["sphere", "capsule"],
                                    kind=[ColliderKind.ELLIPSOID, ColliderKind.CAPSULE],
                                    size=[0.06, 0.08], radius_a=[0.0, 0.04], radius_b=[0.0, 0.04])
-    offsets = np.stack([_translation(0.09, 0.0, -0.2),
-                        _translation(-0.07, 0.0, -0.25) @ _rotation_x(math.pi / 2)])
+    offsets = np.stack([translation(0.09, 0.0, -0.2),
+                        translation(-0.07, 0.0, -0.25) @ rotation(math.pi / 2, "x")])
     return {"colliders": colliders,
             "collider_matrix": np.einsum("fij,kjl->fkil", parent[:, 0], offsets)}
 
@@ -105,7 +93,7 @@ def _carried_colliders(parent: np.ndarray) -> dict:
                    "0) and 59.8 mm (2 cm) inside the 6 cm sphere: pushed out along the normal, "
                    "then put back on the bone length, a tail on the line from the head through "
                    "the centre returns to where it was (a fixed point); kept for runtime "
-                   "equality (docs/vrm.md), the remedy /work/tmp/s41/audit/vrm_slide_out.patch "
+                   "equality (docs/vrm.md); the remedy "
                    "(turn the bone to the surface past 1 mm: 0.98 / 0.99 mm) moves the three-vrm "
                    "fixtures off the runtimes by 2.4 mm and 15 cm")
 @pytest.mark.parametrize("hit_radius", [0.0, 0.02])

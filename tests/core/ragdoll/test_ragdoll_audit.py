@@ -1,7 +1,7 @@
 """Audit (session 40): violations of the product's laws found with parameters the suite did not
-use (repro scripts and figures in /work/tmp/s40/audit: rd_joints.py, rd_joint_frames.py,
-rd_pair.py), fixed in the same session: the legs bend at the knee under a kinematic pelvis, and
-ragdolls that touch only each other share one momentum projection."""
+use (the scenes are the tests below), fixed in the same session: the legs bend at the knee
+under a kinematic pelvis, and ragdolls that touch only each other share one momentum
+projection."""
 
 from __future__ import annotations
 
