@@ -648,6 +648,52 @@ def collide_edges(x: np.ndarray, a: np.ndarray, b: np.ndarray, inv_mass: np.ndar
         _push_link_points(x, a[hit], b[hit], s[hit], n[hit], penetration[hit], inv_mass, contact)
 
 
+def _relative_normal(p: np.ndarray, p_prev: np.ndarray, n: np.ndarray,
+                     surface: np.ndarray | None) -> np.ndarray:
+    """Normal displacement (n,) over the substep of points now at `p` (n, 3), at `p_prev` at its
+    start, relative to the collider's surface (`surface`: `core.colliders.surface_motion`, the
+    map taking a point of the collider at the end back to its start; None: it did not move)."""
+    if surface is not None:
+        R, t = surface[:3, :3], surface[:3, 3]
+        p = p[:, 0:1] * R[:, 0] + p[:, 1:2] * R[:, 1] + p[:, 2:3] * R[:, 2] + t
+    return dot3(p - p_prev, n)
+
+
+def stop_normal_velocity(x: np.ndarray, x_prev: np.ndarray, index: np.ndarray, kind: int,
+                         M: np.ndarray, Minv: np.ndarray | None, colliders, k: int,
+                         similar: bool, surface: np.ndarray | None) -> None:
+    """The contacts' velocity pass for vertices `index` that touched collider `k` in the substep
+    (restitution 0, `solver._Bake._contact_velocity`): each ends with no velocity along the
+    collider's normal relative to its surface; `x_prev` moves, `x` stays. No distance gate: a
+    push averaged over several links, or a turn about a parent, leaves a vertex off the surface
+    by more than it moved, and gated at its move the capsule drop bounced again (2-5 %)."""
+    xs = x.take(index, axis=0)
+    n, _ = shape_normal(kind, xs, M, Minv, colliders, k, similarity=similar)
+    along = _relative_normal(xs, x_prev.take(index, axis=0), n, surface)
+    x_prev[index] += n * along[:, None]
+
+
+def stop_link_normal_velocity(x: np.ndarray, x_prev: np.ndarray, a: np.ndarray, b: np.ndarray,
+                              inv_mass: np.ndarray, radius: np.ndarray, kind: int, M: np.ndarray,
+                              Minv: np.ndarray | None, colliders, k: int, similar: bool,
+                              surface: np.ndarray | None) -> None:
+    """As `stop_normal_velocity` for links (a, b) crossing collider `k` between their ends: the
+    point of each at its contact parameter ends with no normal velocity relative to the
+    surface, its ends' velocities changed by their barycentric share and inverse mass (the
+    impulse of the PBD point-on-edge contact, `_push_link_points` on `x_prev`; several links
+    on one vertex averaged)."""
+    crossing = _crossing(x, a, b, radius, kind, M, Minv, colliders, k)
+    if crossing is None:
+        return
+    interior, s, xa, xb = crossing
+    a, b = a[interior], b[interior]
+    p = xa + s[:, None] * (xb - xa)
+    n, _ = shape_normal(kind, p, M, Minv, colliders, k, similarity=similar)
+    pa, pb = x_prev.take(a, axis=0), x_prev.take(b, axis=0)
+    along = _relative_normal(p, pa + s[:, None] * (pb - pa), n, surface)
+    _push_link_points(x_prev, a, b, s, n, along, inv_mass, np.zeros(x.shape[0], dtype=bool))
+
+
 def turn_vertices_out(x: np.ndarray, parent: np.ndarray, child: np.ndarray, n: np.ndarray,
                       penetration: np.ndarray, rest: np.ndarray, contact: np.ndarray) -> None:
     """Move children out of a collider they are inside by `penetration` (n,) along its normal
