@@ -4,7 +4,8 @@ a capsule body moving with the character. These tests record violations of the p
 found with parameters the suite did not use. On the box the links hold since the contact sweep
 settles them at rest between its pushes; the energy (box 47 / 66 % -> 4 / 1.3 % -> 0.14 /
 0.14 %, capsule 5.5 / 3.3 % -> 0.7 / 0.5 %) and the moving capsule's links (6.8 % -> 2.2 % ->
-within 0.5 %) hold since the contacts' velocity pass (`solver._Bake._contact_velocity`)."""
+within 0.5 %) hold since the contacts' velocity pass (`solver._Bake._contact_velocity`).
+Session 41 added the ground plane, which the velocity pass does not help (strict xfails)."""
 
 from __future__ import annotations
 
@@ -25,16 +26,20 @@ CAPSULE = np.array([0.0, 0.35, -0.25])  # centre: across the cage, under its mid
 
 
 def _fall_on_a_box(*, damping: float | None, seconds: float = 1.0, capsule: bool = False,
-                   substep: float = 1.0 / FPS):
+                   substep: float = 1.0 / FPS, ground_friction: float | None = None):
     """An 8 x 8 cage, 0.7 m square, laid flat, its first row pinned, falls onto the box (or a
-    capsule of radius 8 cm lying under it across its width): (model, positions at 240 fps, the
-    drive's params)."""
+    capsule of radius 8 cm lying under it across its width, or with `ground_friction` a ground
+    plane 0.3 m below it): (model, positions at 240 fps, the drive's params)."""
     rest = grid_rest(8, 8, width=0.7, height=0.7, origin=(-0.35, 0.0, 0.0))
     p = rest.rest_positions
     rest = replace(rest, rest_positions=np.stack([p[:, 0], -p[:, 2], np.zeros(len(p))], axis=1))
     frames = int(seconds * FPS)
     M = np.tile(np.eye(4), (frames, 1, 1, 1))
-    if capsule:  # 0.6 m long between its caps' centres, along world X (local Z)
+    if ground_friction is not None:
+        colliders = core.ColliderSet.create(names=["Ground"], kind=[core.ColliderKind.PLANE],
+                                            size=[1.0], friction=[ground_friction])
+        M[:, 0, 2, 3] = -0.3
+    elif capsule:  # 0.6 m long between its caps' centres, along world X (local Z)
         colliders = core.ColliderSet.create(names=["Capsule"], kind=[core.ColliderKind.CAPSULE],
                                             size=[0.3], radius_a=[0.08], radius_b=[0.08],
                                             friction=[0.0])
@@ -82,6 +87,26 @@ def test_a_cage_falling_onto_a_capsule_gains_no_energy(damping, hz):
     4.7 % / 6.7 % at 120 Hz. Now 0.71 % / 0.52 %, 0.95 % undamped at 120 Hz, 0.56 % with
     default damping at 480 Hz."""
     model, x, params = _fall_on_a_box(damping=damping, capsule=True, substep=1.0 / hz)
+    energy, drop = _energy(model, x, params, h=1.0 / hz), _drop(x, model)
+    assert drop > 50.0  # it fell
+    assert _rise(energy) <= 0.01 * drop, (_rise(energy), drop)
+
+
+@pytest.mark.parametrize(("friction", "damping", "hz"), [
+    (0.5, 0.0, 240), (0.5, None, 240), (0.5, None, 120),
+    pytest.param(0.0, 0.0, 240, marks=pytest.mark.xfail(strict=True, reason="s41: 5.2 % of "
+                 "the fall on a frictionless ground (5.3 % with default damping, 2.4 % at "
+                 "120 Hz): step 9's position fixes as the cage lands, with its parents held")),
+    pytest.param(0.5, 0.0, 480, marks=pytest.mark.xfail(strict=True, reason="s41: 1.45 % of "
+                 "the fall (0.78 % at 240 Hz)")),
+], ids=["undamped", "default-damping", "default-damping-120Hz", "frictionless-undamped",
+        "undamped-480Hz"])
+def test_a_cage_falling_onto_the_ground_gains_no_energy(friction, damping, hz):
+    """The cage swinging down onto a ground plane (it lands flat along its free rows and slides
+    on it). Measured on the contacts' velocity pass: with friction 0.5, 0.78 % / 0.04 % of the
+    fall at 240 Hz (undamped / default damping), 0.17 % with default damping at 120 Hz."""
+    model, x, params = _fall_on_a_box(damping=damping, ground_friction=friction,
+                                      substep=1.0 / hz)
     energy, drop = _energy(model, x, params, h=1.0 / hz), _drop(x, model)
     assert drop > 50.0  # it fell
     assert _rise(energy) <= 0.01 * drop, (_rise(energy), drop)
