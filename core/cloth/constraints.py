@@ -612,10 +612,11 @@ def narrowest_radius(kind: int, M: np.ndarray, colliders, k: int) -> float:
 
 
 def _crossing(x: np.ndarray, a: np.ndarray, b: np.ndarray, radius: np.ndarray, kind: int,
-              M: np.ndarray, Minv: np.ndarray | None, colliders, k: int):
+              M: np.ndarray, Minv: np.ndarray | None, colliders, k: int, similar: bool):
     """The links (a, b) whose closest approach to collider `k` lies between their ends and within
     the larger end radius: (their index into a, b; the link parameter s; the ends xa, xb of
-    those links), or None when no link crosses it."""
+    those links; the point p at s; the collider's normal n and signed distance sd at p), or
+    None when no link crosses it."""
     if a.size == 0:
         return None
     xa, xb = x.take(a, axis=0), x.take(b, axis=0)
@@ -627,7 +628,10 @@ def _crossing(x: np.ndarray, a: np.ndarray, b: np.ndarray, radius: np.ndarray, k
     interior = (s > EDGE_END) & (s < 1.0 - EDGE_END) & (clear < reach)
     if not interior.any():
         return None
-    return interior, s[interior], xa[interior], xb[interior]
+    s, xa, xb = s[interior], xa[interior], xb[interior]
+    p = xa + s[:, None] * (xb - xa)
+    n, sd = shape_normal(kind, p, M, Minv, colliders, k, similarity=similar)
+    return interior, s, xa, xb, p, n, sd
 
 
 def collide_edges(x: np.ndarray, a: np.ndarray, b: np.ndarray, inv_mass: np.ndarray,
@@ -635,13 +639,11 @@ def collide_edges(x: np.ndarray, a: np.ndarray, b: np.ndarray, inv_mass: np.ndar
                   colliders, k: int, similar: bool, contact: np.ndarray) -> None:
     """Push links (a, b) out of collider `k` where they cross it between their ends (see
     above); `radius` (N,) per vertex, interpolated along the link; flags `contact`."""
-    crossing = _crossing(x, a, b, radius, kind, M, Minv, colliders, k)
+    crossing = _crossing(x, a, b, radius, kind, M, Minv, colliders, k, similar)
     if crossing is None:
         return
-    interior, s, xa, xb = crossing
+    interior, s, _, _, _, n, sd = crossing
     a, b = a[interior], b[interior]
-    p = xa + s[:, None] * (xb - xa)
-    n, sd = shape_normal(kind, p, M, Minv, colliders, k, similarity=similar)
     penetration = (1.0 - s) * radius[a] + s * radius[b] - sd
     hit = penetration > 0.0
     if hit.any():
@@ -682,13 +684,11 @@ def stop_link_normal_velocity(x: np.ndarray, x_prev: np.ndarray, a: np.ndarray, 
     surface, its ends' velocities changed by their barycentric share and inverse mass (the
     impulse of the PBD point-on-edge contact, `_push_link_points` on `x_prev`; several links
     on one vertex averaged)."""
-    crossing = _crossing(x, a, b, radius, kind, M, Minv, colliders, k)
+    crossing = _crossing(x, a, b, radius, kind, M, Minv, colliders, k, similar)
     if crossing is None:
         return
-    interior, s, xa, xb = crossing
+    interior, s, _, _, p, n, _ = crossing
     a, b = a[interior], b[interior]
-    p = xa + s[:, None] * (xb - xa)
-    n, _ = shape_normal(kind, p, M, Minv, colliders, k, similarity=similar)
     pa, pb = x_prev.take(a, axis=0), x_prev.take(b, axis=0)
     along = _relative_normal(p, pa + s[:, None] * (pb - pa), n, surface)
     _push_link_points(x_prev, a, b, s, n, along, inv_mass, np.zeros(x.shape[0], dtype=bool))
@@ -749,14 +749,12 @@ def turn_links_out(x: np.ndarray, parent: np.ndarray, child: np.ndarray, rest: n
     its child flying (29 % horizontal stretch on a grid over a thin capsule); `parent_depth`
     (n,) is how far each parent is inside its radius (0 outside). At most the link turns to
     point along the normal. Flags `contact`."""
-    crossing = _crossing(x, parent, child, radius, kind, M, Minv, colliders, k)
+    crossing = _crossing(x, parent, child, radius, kind, M, Minv, colliders, k, similar)
     if crossing is None:
         return
-    interior, s, xa, xb = crossing
+    interior, s, xa, xb, _, n, sd = crossing
     child = child[interior]
     r_a, r_b = radius.take(parent[interior]), radius.take(child)
-    d = xb - xa
-    n, sd = shape_normal(kind, xa + s[:, None] * d, M, Minv, colliders, k, similarity=similar)
     penetration = (1.0 - s) * (r_a - parent_depth[interior]) + s * r_b - sd
     hit = penetration > 0.0
     if not hit.any():
