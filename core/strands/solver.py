@@ -235,6 +235,8 @@ class Workspace:
         self.acc = np.empty(shape)
         self.source = np.empty(shape)
         self.contact_before = np.empty(shape)  # x before `_lengths_after_contact`
+        self.collide_before = np.empty(shape)  # x before its positions-only collider pass
+        self.meshes_before = np.empty(shape)  # and before that pass's body meshes
         self.directions = np.empty(shape)  # SHAKE's segment directions after the local shape
         self.len = np.empty((S, Ps))
         self.pen = np.empty((S, Ps))
@@ -849,10 +851,39 @@ def _contact_rounds(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
             moved = True
         if not moved:
             break
+    if direct is not None and exact and not moved:
+        # Measured, not inferred from the step (see _direct_lengths_exact).
+        exact = _direct_lengths_exact(x, direct)
     # Lengths the last round's SHAKE did not make exact (a strand it rejected, or a step too
     # large for one Newton step to converge) still need the positions-only passes, though no
     # collider moved anything in that round.
     return moved or not exact
+
+
+# The direct solve's lengths count as exact within this share of their rest lengths
+# (`_direct_lengths_exact`): a tenth of the 0.5 % the suite holds every substep end to.
+DIRECT_LENGTH_TOLERANCE = 1e-3
+
+
+def _direct_lengths_exact(x: np.ndarray, direct: DirectCoefficients) -> bool:
+    """Whether every exact-length segment of the direct solve's strands is within
+    DIRECT_LENGTH_TOLERANCE of its rest length, measured on `x`.
+
+    A small last step does not show it: with the contact rows (the particles the colliders and
+    the limits moved, held along their push) the rigid chain's lengths, compliance-0 bending
+    and contacts can ask for more than the chain can give, and the regularised Newton steps
+    then converge on a compromise that leaves lengths off (a rigid-bending strand held by a
+    10 cm max distance on a head moving at 3 g ended two substeps 1.4 % and 0.6 % off with a
+    last step of 5e-10 m). Measured, such a substep goes on to the passes where the lengths
+    win and the bending yields (`_lengths_after_contact`)."""
+    P = direct.P
+    d = x[:, :, 1:P] - x[:, :, :P - 1]
+    square = d * d
+    length = np.sqrt(square[0] + square[1] + square[2])
+    rest = direct.rest
+    off = np.abs(length - rest) > DIRECT_LENGTH_TOLERANCE * rest
+    off &= rest > 0.0
+    return not bool(off[direct.rigid].any())
 
 
 # FTL + collider passes after the contacts (_lengths_after_contact). Measured: 30 segments of
@@ -915,11 +946,22 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
         clamped = False
         if c.max_distance is not None:
             clamped = solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
-        pushed = _collide(model, ws, x, x_prev, sd, c, particle_major)
-        if stepped and not pushed and (clamped or direct.largest_move > DIRECT_EXACT_MOVE):
-            # The direct step left the lengths inexact, or the max distance's clamp moved a
-            # particle after it (a rigid strand at 8 g ended a substep 2.3 % short): not
-            # agreed yet. (After the sweep within the limits the clamp finds nothing.)
+        if not stepped:
+            np.copyto(ws.collide_before, x)
+        pushed = _collide(model, ws, x, x_prev, sd, c, particle_major,
+                          meshes_from=None if stepped else ws.meshes_before)
+        if pushed and not stepped and _slide_to_length(x, ws, c.ftl, sd.meshes is not None) \
+                and k == passes:
+            # The colliders have the last word: the push's direction is the surface normal
+            # only to within the collider's friction (see _slide_to_length).
+            _collide(model, ws, x, x_prev, sd, c, None)
+        if stepped and not pushed and (clamped or direct.largest_move > DIRECT_EXACT_MOVE
+                                       or not _direct_lengths_exact(x, direct)):
+            # The direct step left the lengths inexact (a step too large to converge, or one
+            # that converged on a compromise, see _direct_lengths_exact), or the max
+            # distance's clamp moved a particle after it (a rigid strand at 8 g ended a
+            # substep 2.3 % short): not agreed yet. (After the sweep within the limits the
+            # clamp finds nothing.)
             pushed = True
         if not pushed:
             break  # the sweep's lengths and the contacts agree: another pass changes nothing
@@ -934,6 +976,77 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
             passes += CONTACT_LENGTH_PASSES
     np.subtract(x, before, out=before)
     x_prev += before
+
+
+# A segment a positions-only collider pass left further than this share of its rest length
+# from it has its pushed particle slid to length (`_slide_to_length`); the passes leave the
+# others within about a tenth of this (the hair benchmark's last frame: 0.06 %).
+SLIDE_TOLERANCE = 1e-3
+
+
+def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool) -> bool:
+    """Each swept particle the collider pass moved (from `ws.collide_before` to `x`) whose
+    segment from its parent it left more than SLIDE_TOLERANCE off its rest length L: put at
+    L from the parent on the collider's tangent plane where the push put it, the point of
+    that plane's circle at L from the parent nearest to the pushed position. Whether it moved
+    one.
+
+    The length and the contact solved together, as the follow-the-leader sweep solves the
+    length alone (the parent infinitely heavy, Mueller et al. 2012): the point the passes'
+    alternating projections (sweep to length, push out along the normal) converge to, reached
+    in one step. Those converge by about the squared cosine of the angle between the two
+    constraints' normals a pass (von Neumann's alternating projections), so not at all where
+    the segment points into the surface: a hair tip falling onto the chest head-on ended
+    substeps 10-11 % short (the hair benchmark's frames 8 and 10: 1.8 % and 8.4 %). Positions
+    only, as the passes: the caller moves x_prev along. The push's direction stands for the
+    surface normal; the collider's friction tilts it by up to atan(friction), so the slide may
+    end a little inside the surface (0.08 mm in the benchmark), and the caller's last pass
+    pushes again."""
+    before = ws.collide_before
+    moved = x[0] != before[0]
+    moved |= x[1] != before[1]
+    moved |= x[2] != before[2]
+    moved &= ftl.mask
+    if meshes:
+        # Not on body meshes: there the push's direction is a facet's, and sliding along
+        # facets lifted a strand draped over a mesh head by more than its fall allows
+        # (tests/core/test_mesh_colliders.py, frictionless: an energy rise of 2.4 % of the
+        # fall, the bound 1 %).
+        mesh = ws.meshes_before
+        moved &= (x[0] == mesh[0]) & (x[1] == mesh[1]) & (x[2] == mesh[2])
+    ids = moved.reshape(-1).nonzero()[0]
+    if not ids.size:
+        return False
+    xf = x.reshape(3, -1)
+    child = xf.take(ids, axis=1)
+    d = child - xf.take(ids - 1, axis=1)
+    square = d * d
+    length2 = square[0] + square[1]
+    length2 += square[2]
+    rest = ws.parent_rest.take(ids)
+    rest2 = rest * rest
+    far = (1.0 + SLIDE_TOLERANCE) ** 2
+    near = (1.0 - SLIDE_TOLERANCE) ** 2
+    off = ((length2 > far * rest2) | (length2 < near * rest2)).nonzero()[0]
+    if not off.size:
+        return False
+    ids, child, d, rest = ids[off], child[:, off], d[:, off], rest[off]
+    n = child - before.reshape(3, -1).take(ids, axis=1)
+    n /= np.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
+    a = d[0] * n[0] + d[1] * n[1] + d[2] * n[2]  # the parent's depth below the plane
+    t = d - a * n  # from the parent's foot on the plane to the pushed particle
+    tl = np.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+    # Where the plane is out of reach (the parent more than L off it) or the segment runs along
+    # its normal (no direction to slide in), the particle stays where the push put it.
+    ok = ((np.abs(a) < rest) & (tl > 1e-9 * rest)).nonzero()[0]
+    if not ok.size:
+        return False
+    ids, child, t, tl, a, rest = ids[ok], child[:, ok], t[:, ok], tl[ok], a[ok], rest[ok]
+    rho = np.sqrt(rest * rest - a * a)
+    slid = child + t * ((rho - tl) / tl)
+    for k in range(3):
+        xf[k][ids] = slid[k]
+    return True
 
 
 def _sweep_copy(ws: Workspace, c: FrameCoefficients) -> np.ndarray | None:
@@ -955,10 +1068,12 @@ def _particle_major(a: np.ndarray) -> np.ndarray:
 
 def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
              sd: SubstepDrive, c: FrameCoefficients,
-             particle_major: np.ndarray | None = None) -> bool:
+             particle_major: np.ndarray | None = None,
+             meshes_from: np.ndarray | None = None) -> bool:
     """Colliders in order; whether one moved a particle. `particle_major`: a (>= P, 3, S) copy
     of `x` when one is at hand (the FTL sweep's buffer), for the sphere broad phase's block
-    bounds."""
+    bounds. `meshes_from`: filled with `x` before the body meshes' pass, when given and there
+    is one."""
     colliders = model.colliders
     blocks = c.sphere_blocks
     if blocks is not None and not (x.flags.c_contiguous and x_prev.flags.c_contiguous):
@@ -1036,6 +1151,8 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             largest = float(radius_flat.max())
         moved |= resolve_creases(x, radius_flat, largest, applied, ws.parent_rest)
     if sd.meshes is not None:
+        if meshes_from is not None:
+            np.copyto(meshes_from, x)
         moved |= _collide_meshes(ws, x, x_prev, sd, c)
     return moved
 

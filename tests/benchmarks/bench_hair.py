@@ -93,16 +93,20 @@ def bench_solver(rest: np.ndarray, frames: int, label: str, **extra) -> dict:
     seconds = time.perf_counter() - t0
     cpu = time.process_time() - c0  # the machine is shared: CPU time is the steadier figure
     x = job.result.positions
-    # Over the last frame: the rest pose starts inside the chest/back spheres, whose first
-    # push-out (colliders win over lengths for one substep) is not a steady-state stretch.
-    stretch = np.abs(np.linalg.norm(np.diff(x[-1:], axis=2), axis=-1)
-                     / np.linalg.norm(np.diff(rest, axis=1), axis=-1)[None] - 1.0).max()
+    # Every frame's segments against their rest lengths: the last frame (the key the table
+    # has always quoted) and the worst one (tips falling head-on onto the chest and back
+    # spheres in frames 8-10 ended 8.4 % short before the positions-only passes slid them to
+    # length on the surface; solver._slide_to_length).
+    stretch_all = np.abs(np.linalg.norm(np.diff(x, axis=2), axis=-1)
+                         / np.linalg.norm(np.diff(rest, axis=1), axis=-1)[None] - 1.0)
+    stretch = stretch_all[-1].max()
     ms = 1e3 * seconds / (frames - 1)
     return {"bench": label, "guides": GUIDES, "particles": PARTICLES, "substep_hz": SUBSTEP_HZ,
             "fps": FPS, "colliders": len(SPHERES), "voxel": 32, "frames": frames - 1,
             "ms_per_frame": round(ms, 2), "cpu_ms_per_frame": round(1e3 * cpu / (frames - 1), 2),
             "target_ms": 10.0,
             "max_stretch_last_frame": float(stretch),
+            "max_stretch_any_frame": float(stretch_all.max()),
             **{k: v for k, v in extra.items()}}
 
 
