@@ -27,3 +27,41 @@ def hanging_from_roots(rest: np.ndarray, spheres, *, setup: str, frames: int,
     for k, (_, centre, _) in enumerate(spheres):
         M[:, k, :3, 3] = centre
     return model, kinematic, M
+
+
+# The hair benchmark's body (tests/benchmarks/bench_hair.py): the sphere colliders seed 000
+# used, head to arms, as (name, centre, radius).
+BODY_SPHERES = (
+    ("Head", (0.0, 0.0, 1.6), 0.1), ("Neck", (0.0, 0.0, 1.45), 0.06),
+    ("Shoulder.L", (0.17, 0.0, 1.38), 0.08), ("Shoulder.R", (-0.17, 0.0, 1.38), 0.08),
+    ("Chest", (0.0, 0.03, 1.25), 0.14), ("Back", (0.0, -0.05, 1.3), 0.13),
+    ("Arm.L", (0.25, 0.0, 1.2), 0.06), ("Arm.R", (-0.25, 0.0, 1.2), 0.06),
+)
+HEAD = np.array([0.0, 0.0, 1.6])
+
+
+def head_guides(guides: int, particles: int, *, length: float = 0.5,
+                seed: int = 0) -> np.ndarray:
+    """`guides` chains of `particles` (S, P, 3) rooted at random on the head's upper part,
+    groomed away from the scalp and falling: the rest pose clears the head, gravity drapes it
+    over the body."""
+    rng = np.random.default_rng(seed)
+    theta = rng.uniform(0.0, 2.0 * np.pi, guides)
+    phi = rng.uniform(0.3, 1.4, guides)
+    normal = np.stack([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)], -1)
+    roots = HEAD + 0.102 * normal
+    direction = normal + np.array([0.0, 0.0, -0.4])
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    steps = length / (particles - 1) * np.arange(particles)
+    return roots[:, None] + direction[:, None] * steps[None, :, None]
+
+
+def head_turning(rest: np.ndarray, frames: int, fps: float,
+                 degrees_per_second: float = 360.0) -> np.ndarray:
+    """The chains `rest` carried by the head turning about the vertical at a steady rate:
+    (frames, S, P, 3) at `fps`."""
+    angle = np.radians(degrees_per_second) * np.arange(frames) / fps
+    c, s = np.cos(angle), np.sin(angle)
+    R = np.zeros((frames, 3, 3))
+    R[:, 0, 0], R[:, 0, 1], R[:, 1, 0], R[:, 1, 1], R[:, 2, 2] = c, -s, s, c, 1.0
+    return np.einsum("fij,spj->fspi", R, rest - HEAD) + HEAD

@@ -37,45 +37,27 @@ def _import_core():
 
 
 core = _import_core()
-from waft.core.strands._bench_cases import hanging_from_roots  # noqa: E402
+from waft.core.strands._bench_cases import (  # noqa: E402
+    BODY_SPHERES,
+    hanging_from_roots,
+    head_guides,
+    head_turning,
+)
 
 GUIDES, PARTICLES, SUBSTEP_HZ, FPS = 1000, 32, 240, 24
 LENGTH = 0.5  # metres per guide
-HEAD = np.array([0.0, 0.0, 1.6])
-SPHERES = (  # name, centre, radius: the colliders seed 000 used (head to arms)
-    ("Head", (0.0, 0.0, 1.6), 0.1), ("Neck", (0.0, 0.0, 1.45), 0.06),
-    ("Shoulder.L", (0.17, 0.0, 1.38), 0.08), ("Shoulder.R", (-0.17, 0.0, 1.38), 0.08),
-    ("Chest", (0.0, 0.03, 1.25), 0.14), ("Back", (0.0, -0.05, 1.3), 0.13),
-    ("Arm.L", (0.25, 0.0, 1.2), 0.06), ("Arm.R", (-0.25, 0.0, 1.2), 0.06),
-)
+SPHERES = BODY_SPHERES  # the colliders seed 000 used (head to arms)
 
 
 def guides_rest(seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    theta = rng.uniform(0.0, 2.0 * np.pi, GUIDES)
-    phi = rng.uniform(0.3, 1.4, GUIDES)
-    normal = np.stack([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)], -1)
-    roots = HEAD + 0.102 * normal
-    # Groomed away from the scalp and falling: the rest pose clears the head, gravity drapes it.
-    direction = normal + np.array([0.0, 0.0, -0.4])
-    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-    steps = LENGTH / (PARTICLES - 1) * np.arange(PARTICLES)
-    return roots[:, None] + direction[:, None] * steps[None, :, None]
-
-
-def turning(rest: np.ndarray, frames: int, degrees_per_second: float = 360.0) -> np.ndarray:
-    angle = np.radians(degrees_per_second) * np.arange(frames) / FPS
-    c, s = np.cos(angle), np.sin(angle)
-    R = np.zeros((frames, 3, 3))
-    R[:, 0, 0], R[:, 0, 1], R[:, 1, 0], R[:, 1, 1], R[:, 2, 2] = c, -s, s, c, 1.0
-    return np.einsum("fij,spj->fspi", R, rest - HEAD) + HEAD
+    return head_guides(GUIDES, PARTICLES, length=LENGTH, seed=seed)
 
 
 def solver_case(rest: np.ndarray, frames: int, **extra):
     model, kinematic, M = hanging_from_roots(rest, SPHERES, setup="Guide", frames=frames)
     params = core.StrandParams.defaults(GUIDES, PARTICLES, shape_stiffness=0.05, radius=0.005,
                                         voxel_friction=0.2, voxel_resolution=32, **extra)
-    drive = core.Drive(fps=FPS, reference=turning(rest, frames),
+    drive = core.Drive(fps=FPS, reference=head_turning(rest, frames, FPS),
                        kinematic=np.broadcast_to(kinematic, (GUIDES, PARTICLES)).copy(),
                        space=np.broadcast_to(np.eye(4), (frames, GUIDES, 4, 4)),
                        collider_matrix=M, params=params)
