@@ -11,6 +11,7 @@ import pytest
 
 from waft import core
 from waft.core._bench_meshes import uv_sphere
+from waft.core.colliders import shape_normal
 from waft.core.mesh_colliders import MeshColliders
 from waft.core.strands._bench_cases import hanging_from_roots
 
@@ -79,4 +80,78 @@ def test_hair_benchmark_groom_keeps_its_lengths_at_every_substep_end(body):
     x = core.bake(model, drive, core.SolverSettings(substep=1.0 / hz)).positions
     L = np.linalg.norm(np.diff(rest, axis=1), axis=-1)
     stretch = np.abs(np.linalg.norm(np.diff(x, axis=2), axis=-1) / L - 1.0)
+    assert stretch.max() <= 5e-3, (stretch.max(), int((stretch.max(axis=(1, 2)) > 5e-3).sum()))
+
+
+def _clear(points: np.ndarray, margin: float) -> bool:
+    """Whether `points` keep `margin` off the torso of `_torso_strands`."""
+    if (np.linalg.norm(points - HEAD, axis=1) < 0.1 + margin).any():
+        return False
+    if (np.linalg.norm(points - (0.0, -0.04, 1.32), axis=1) < 0.13 + margin).any():
+        return False
+    q = points - (0.0, 0.02, 1.42)
+    along = np.clip(q[:, 0], -0.14, 0.14)
+    return bool((np.hypot(np.hypot(q[:, 0] - along, q[:, 1]), q[:, 2]) >= 0.06 + margin).all())
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "open (H2 audit): substep ends leave the 15 cm max distance by up to 2.05 mm (31 of 241) "
+    "and segments end 10.4 % off (5); with the slide to length switched off 0.34 mm (30) "
+    "and 3.2 % (3): the slide on the collider's tangent plane ignores the max distance, and "
+    "the colliders' pushes after the clamp leave the rest"))
+def test_strands_on_a_torso_keep_max_distance_and_lengths_at_every_substep_end():
+    """Eight 0.4 m strands of 31 segments combed down from a 0.1 m head over a chest sphere
+    and a shoulder capsule, all moving on a 1.5 Hz figure-eight at 2 g, max distance 15 cm,
+    default bending, frictionless, 480 Hz read at every substep end: every particle within
+    its max distance, every segment within 0.5 %, none inside a collider."""
+    P, S, hz, g, radius, length = 32, 8, 480.0, 2.0, 0.005, 0.4
+    rng = np.random.default_rng(0)
+    frames = int(0.5 * hz) + 1
+    t = np.arange(frames) / hz
+    rests = []
+    while len(rests) < S:
+        phi, theta = rng.uniform(0.2, 1.5), rng.uniform(0.0, 2.0 * np.pi)
+        n = np.array([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)])
+        out = 0.35 * n + np.array([0.0, 0.0, -1.0])
+        out /= np.linalg.norm(out)
+        points = HEAD + (0.1 + radius + 1e-3) * n + np.outer(np.arange(P) * length / (P - 1),
+                                                             out)
+        if _clear(points[1:], radius + 0.003):
+            kinematic = np.zeros(P, dtype=bool)
+            kinematic[0] = True
+            rests.append(core.ChainRest(setup="Hair", name=f"S{len(rests)}",
+                                        rest_positions=points, kinematic=kinematic))
+    colliders = core.ColliderSet.create(names=["Head", "Chest", "Shoulders"], kind=[0, 0, 1],
+                                        size=[0.1, 0.13, 0.14], radius_a=[0, 0, 0.06],
+                                        radius_b=[0, 0, 0.06], friction=[0.0] * 3)
+    local = np.tile(np.eye(4), (3, 1, 1))
+    local[0, :3, 3] = HEAD
+    local[1, :3, 3] = (0.0, -0.04, 1.32)
+    local[2, :3, :3] = [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]  # the capsule along x
+    local[2, :3, 3] = (0.0, 0.02, 1.42)
+    w = 2 * np.pi * 1.5
+    A = g * 9.81 / w**2
+    offset = np.stack([A * np.sin(w * t), 0.3 * A * np.sin(2 * w * t),
+                       0.5 * A * np.sin(2 * w * t)], -1)
+    M = np.tile(local, (frames, 1, 1, 1))
+    M[:, :, :3, 3] += offset[:, None]
+    model = core.build_strand_model(chains=rests, colliders=colliders)
+    params = core.StrandParams.defaults(S, P, radius=radius, max_distance=0.15,
+                                        wind_turbulence=0.0, wind_gust=0.0)
+    reference = np.stack([r.rest_positions for r in rests])[None] + offset[:, None, None]
+    drive = core.Drive(fps=hz, reference=reference,
+                       kinematic=np.stack([r.kinematic for r in rests]),
+                       space=np.broadcast_to(np.eye(4), (frames, S, 4, 4)), collider_matrix=M,
+                       params=params)
+    x = core.bake(model, drive, core.SolverSettings(substep=1.0 / hz)).positions
+    beyond = np.linalg.norm(x - reference, axis=-1) - 0.15
+    stretch = np.abs(np.linalg.norm(np.diff(x, axis=2), axis=-1) / (length / (P - 1)) - 1.0)
+    depth = np.inf
+    for k in range(3):
+        for f in range(frames):
+            _, sd = shape_normal(int(colliders.kind[k]), x[f, :, 1:].reshape(-1, 3), M[f, k],
+                                 np.linalg.inv(M[f, k]), colliders, k)
+            depth = min(depth, float(sd.min()) - radius)
+    assert depth >= -1e-4, depth
+    assert beyond.max() <= 1e-9, (beyond.max(), int((beyond.max(axis=(1, 2)) > 1e-9).sum()))
     assert stretch.max() <= 5e-3, (stretch.max(), int((stretch.max(axis=(1, 2)) > 5e-3).sum()))
