@@ -950,8 +950,10 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
             np.copyto(ws.collide_before, x)
         pushed = _collide(model, ws, x, x_prev, sd, c, particle_major,
                           meshes_from=None if stepped else ws.meshes_before)
-        if pushed and not stepped and _slide_to_length(x, ws, c.ftl, sd.meshes is not None) \
-                and k == passes:
+        if pushed and not stepped and _slide_to_length(
+                x, ws, c.ftl, sd.meshes is not None,
+                None if c.max_distance is None and c.tether_limit is None
+                else (reference, c.max_distance, c.tether_limit)) and k == passes:
             # The colliders have the last word: the push's direction is the surface normal
             # only to within the collider's friction (see _slide_to_length).
             _collide(model, ws, x, x_prev, sd, c, None)
@@ -984,7 +986,7 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
 SLIDE_TOLERANCE = 1e-3
 
 
-def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool) -> bool:
+def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=None) -> bool:
     """Each swept particle the collider pass moved (from `ws.collide_before` to `x`) whose
     segment from its parent it left more than SLIDE_TOLERANCE off its rest length L: put at
     L from the parent on the collider's tangent plane where the push put it, the point of
@@ -1001,7 +1003,8 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool) -> bool:
     only, as the passes: the caller moves x_prev along. The push's direction stands for the
     surface normal; the collider's friction tilts it by up to atan(friction), so the slide may
     end a little inside the surface (0.08 mm in the benchmark), and the caller's last pass
-    pushes again."""
+    pushes again. `limits`: (reference, max distance, tether limit) when either limit is on;
+    the slide then stays within them (`_slide_within_limits`)."""
     before = ws.collide_before
     moved = x[0] != before[0]
     moved |= x[1] != before[1]
@@ -1044,9 +1047,76 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool) -> bool:
     ids, child, t, tl, a, rest = ids[ok], child[:, ok], t[:, ok], tl[ok], a[ok], rest[ok]
     rho = np.sqrt(rest * rest - a * a)
     slid = child + t * ((rho - tl) / tl)
+    if limits is not None:
+        keep = _slide_within_limits(slid, child - t, rho, n, ids, x, *limits)
+        if not keep.all():
+            ids, slid = ids[keep], slid[:, keep]
+            if not ids.size:
+                return False
     for k in range(3):
         xf[k][ids] = slid[k]
     return True
+
+
+def _slide_within_limits(slid: np.ndarray, foot: np.ndarray, rho: np.ndarray, n: np.ndarray,
+                         ids: np.ndarray, x: np.ndarray, reference, max_distance,
+                         tether) -> np.ndarray:
+    """Keep the slide's points (`slid`, (3, m), in place) within the max distance and the
+    tether: each point lies on the circle of radius `rho` about `foot` in the tangent plane of
+    normal `n`; where it left a limit's ball, it moves along that circle to the nearest point
+    of the arc inside the ball (the circle meets the ball's disc on the plane in one arc: the
+    length, the contact and the limit solved together, as the sweep within the limits,
+    `core/sweep_limits.py`, solves length and limit). Whether each point may slide: not where
+    the arc is empty (the ball misses the circle) or a point still ends outside a limit after
+    both (the particle then stays where the push put it, as without the slide)."""
+    keep = np.ones(ids.size, dtype=bool)
+    balls = []
+    if max_distance is not None:
+        balls.append((reference.reshape(3, -1).take(ids, axis=1),
+                      max_distance.reshape(-1).take(ids)))
+    if tether is not None:
+        Ps = x.shape[2]
+        j = ids % Ps
+        balls.append((x.reshape(3, -1).take(ids - j, axis=1),
+                      tether.reshape(-1).take((ids - j) // Ps * (Ps - 1) + j - 1)))
+    for centre, limit in balls:
+        _onto_arc(slid, foot, rho, n, centre, limit, keep)
+    for centre, limit in balls:
+        d = slid - centre
+        keep &= d[0] * d[0] + d[1] * d[1] + d[2] * d[2] <= limit * limit * (1.0 + 1e-12)
+    return keep
+
+
+def _onto_arc(slid: np.ndarray, foot: np.ndarray, rho: np.ndarray, n: np.ndarray,
+              centre: np.ndarray, limit: np.ndarray, keep: np.ndarray) -> None:
+    """Move the points of `slid` outside the ball (`centre`, `limit`) to the nearest point
+    inside it on their circle (see `_slide_within_limits`); clear `keep` where none is."""
+    d = slid - centre
+    out = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2] > limit * limit).nonzero()[0]
+    if not out.size:
+        return
+    f, r, nn = foot[:, out], rho[out], n[:, out]
+    e = centre[:, out] - f
+    h = e[0] * nn[0] + e[1] * nn[1] + e[2] * nn[2]
+    e -= h * nn  # from the circle's centre to the ball's centre, in the plane
+    dist = np.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+    # |f + r u - centre|^2 = r^2 + dist^2 + h^2 - 2 r (u . e) <= limit^2: the arc where
+    # cos(u, e) >= c, the nearest point to the slide's direction at cos = c.
+    lim = limit[out]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cos = (r * r + dist * dist + h * h - lim * lim) / (2.0 * r * dist)
+    u = slid[:, out] - f
+    u /= r
+    eh = e / np.where(dist > 0.0, dist, 1.0)
+    along = u[0] * eh[0] + u[1] * eh[1] + u[2] * eh[2]
+    w = u - along * eh
+    wl = np.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2])
+    fine = (dist > r * 1e-12) & (cos <= 1.0) & (wl > 1e-12)
+    keep[out[~fine]] = False
+    cos = np.where(fine, np.maximum(cos, -1.0), 0.0)
+    w /= np.where(fine, wl, 1.0)
+    turned = f + r * (cos * eh + np.sqrt(1.0 - cos * cos) * w)
+    slid[:, out] = np.where(fine, turned, slid[:, out])
 
 
 def _sweep_copy(ws: Workspace, c: FrameCoefficients) -> np.ndarray | None:
