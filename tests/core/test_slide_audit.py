@@ -1,8 +1,7 @@
-"""Audit (session 41, H2) of the slide to length (`solver._slide_to_length`) against every
-constraint at every substep end. Repro scripts: /work/tmp/s41/h2/ (audit.py: strands on a head
-sphere, chest sphere, shoulder capsule and a body mesh, 2-8 g figure-eights and falls, max
-distance, tether, friction and bending sweeps; bench_md.py, bench_mesh.py: the hair
-benchmark's scene with a max distance, or with its chest and back spheres as body meshes)."""
+"""Audit (session 41) of the slide to length (`solver._slide_to_length`) against every
+constraint at every substep end: strands on a head sphere, chest sphere, shoulder capsule and a
+body mesh, 2-8 g figure-eights and falls, max distance, tether, friction and bending sweeps; the
+hair benchmark's scene with its chest and back spheres or with them as body meshes"""
 
 from __future__ import annotations
 
@@ -13,27 +12,18 @@ from waft import core
 from waft.core._bench_meshes import uv_sphere
 from waft.core.colliders import shape_normal
 from waft.core.mesh_colliders import MeshColliders
-from waft.core.strands._bench_cases import hanging_from_roots
-
-HEAD = np.array([0.0, 0.0, 1.6])
-SPHERES = (  # the hair benchmark's colliders (tests/benchmarks/bench_hair.py) but its torso
-    ("Head", (0.0, 0.0, 1.6), 0.1), ("Neck", (0.0, 0.0, 1.45), 0.06),
-    ("Shoulder.L", (0.17, 0.0, 1.38), 0.08), ("Shoulder.R", (-0.17, 0.0, 1.38), 0.08),
-    ("Arm.L", (0.25, 0.0, 1.2), 0.06), ("Arm.R", (-0.25, 0.0, 1.2), 0.06),
+from waft.core.strands._bench_cases import (
+    BODY_SPHERES,
+    HEAD,
+    hanging_from_roots,
+    head_guides,
+    head_turning,
 )
-BODY = (("Chest", (0.0, 0.03, 1.25), 0.14), ("Back", (0.0, -0.05, 1.3), 0.13))
 
-
-def _guides(n: int, particles: int, length: float, seed: int = 0) -> np.ndarray:
-    """The benchmark's groom: roots on the upper head, combed out and down."""
-    rng = np.random.default_rng(seed)
-    theta = rng.uniform(0.0, 2.0 * np.pi, n)
-    phi = rng.uniform(0.3, 1.4, n)
-    normal = np.stack([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)], -1)
-    direction = normal + np.array([0.0, 0.0, -0.4])
-    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-    steps = length / (particles - 1) * np.arange(particles)
-    return (HEAD + 0.102 * normal)[:, None] + direction[:, None] * steps[None, :, None]
+# The hair benchmark's colliders (tests/benchmarks/bench_hair.py) without its torso, and the
+# torso: its chest and back.
+BODY = tuple(b for b in BODY_SPHERES if b[0] in ("Chest", "Back"))
+SPHERES = tuple(b for b in BODY_SPHERES if b not in BODY)
 
 
 @pytest.mark.parametrize("body", [
@@ -53,14 +43,10 @@ def test_hair_benchmark_groom_keeps_its_lengths_at_every_substep_end(body):
     as spheres (friction 0.3) or as closed UV-sphere body meshes (frictionless): every segment
     within 0.5 % of its length at the end of every substep."""
     frames, fps, hz, S, P = 13, 24.0, 240.0, 100, 32
-    rest = _guides(S, P, 0.5)
+    rest = head_guides(S, P, length=0.5)
     spheres = SPHERES + BODY if body == "spheres" else SPHERES
     model, kinematic, M = hanging_from_roots(rest, spheres, setup="Guide", frames=frames)
-    angle = np.radians(360.0) * np.arange(frames) / fps
-    c, s = np.cos(angle), np.sin(angle)
-    R = np.zeros((frames, 3, 3))
-    R[:, 0, 0], R[:, 0, 1], R[:, 1, 0], R[:, 1, 1], R[:, 2, 2] = c, -s, s, c, 1.0
-    reference = np.einsum("fij,spj->fspi", R, rest - HEAD) + HEAD
+    reference = head_turning(rest, frames, fps)
     meshes = None
     if body == "meshes":
         triangles, vertices = [], []

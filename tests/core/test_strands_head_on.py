@@ -9,12 +9,12 @@ constraints a pass, so there they hardly converge at all, and segments ended sub
 4.7-11.3 % short (the benchmark's frames 8 and 10: 1.8 % and 8.4 %). The slide to length on
 the collider's tangent plane (`strands.solver._slide_to_length`) reaches their common point in
 one step: 0.17 % at the frames (0.45 % at the worst substep end).
-Read at every substep (the turn keyed at 240 fps) a tip segment still ends some 2.5 % off."""
+Read at every substep end, the strict xfails of tests/core/test_slide_audit.py say what is
+left."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from waft import core
 from waft.core.strands._bench_cases import (
@@ -27,16 +27,8 @@ from waft.core.strands._bench_cases import (
 HZ = 240.0
 
 
-@pytest.mark.parametrize("fps", [
-    24.0,
-    pytest.param(240.0, marks=pytest.mark.xfail(strict=True, reason="s41: with the head's turn "
-                 "keyed at every substep instead of every 24 fps frame, a tip segment ends two "
-                 "substeps 2.5 % off (120 Hz substeps 3.4 %, 480 Hz 4.6 %): the last collider "
-                 "pass pushes its parent out along the normal and nothing puts the tip back")),
-], ids=["keyed-24fps", "keyed-240fps"])
-def test_guides_draping_onto_the_body_keep_their_lengths_at_every_frame(fps):
-    """`fps`: the rate the head's turn is keyed at and the guides are read at (the benchmark's:
-    24; at 240 every substep end is read)."""
+def test_guides_draping_onto_the_body_keep_their_lengths_at_every_frame():
+    fps = 24.0  # the benchmark's frames
     guides, particles = 1000, 32
     rest = head_guides(guides, particles)
     frames = int(0.5 * fps) + 1  # half a second
