@@ -950,13 +950,14 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
             np.copyto(ws.collide_before, x)
         pushed = _collide(model, ws, x, x_prev, sd, c, particle_major,
                           meshes_from=None if stepped else ws.meshes_before)
-        if pushed and not stepped and _slide_to_length(
-                x, ws, c.ftl, sd.meshes is not None,
-                None if c.max_distance is None and c.tether_limit is None
-                else (reference, c.max_distance, c.tether_limit)) and k == passes:
-            # The colliders have the last word: the push's direction is the surface normal
-            # only to within the collider's friction (see _slide_to_length).
-            _collide(model, ws, x, x_prev, sd, c, None)
+        if pushed and not stepped:
+            limits = (None if c.max_distance is None and c.tether_limit is None
+                      else (reference, c.max_distance, c.tether_limit))
+            meshes = sd.meshes is not None
+            if k < passes:
+                _slide_to_length(x, ws, c.ftl, meshes, limits, spheres=_sphere_surfaces(ws, sd, c))
+            else:
+                _slide_and_push(model, ws, x, x_prev, sd, c, limits)
         if stepped and not pushed and (clamped or direct.largest_move > DIRECT_EXACT_MOVE
                                        or not _direct_lengths_exact(x, direct)):
             # The direct step left the lengths inexact (a step too large to converge, or one
@@ -980,13 +981,45 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
     x_prev += before
 
 
+# Slides and collider passes after the last positions-only pass (`_slide_and_push`).
+SLIDE_ROUNDS = 4
+
+
+def _slide_and_push(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
+                    sd: SubstepDrive, c: FrameCoefficients, limits) -> None:
+    """The last pass's slide to length, its followers and the colliders again, until the
+    colliders no longer leave a segment off (at most SLIDE_ROUNDS): the colliders have the last
+    word."""
+    spheres = _sphere_surfaces(ws, sd, c)
+    for _ in range(SLIDE_ROUNDS):
+        if not _slide_to_length(x, ws, c.ftl, sd.meshes is not None, limits, follow=True,
+                                spheres=spheres):
+            return
+        np.copyto(ws.collide_before, x)
+        if not _collide(model, ws, x, x_prev, sd, c, None, meshes_from=ws.meshes_before):
+            return
+
+
+def _sphere_surfaces(ws: Workspace, sd: SubstepDrive, c: FrameCoefficients) -> tuple | None:
+    """The fast-path spheres' centres (3, K), radii (K,) and the particles' collision radii
+    (flat), for the slide's normals (`_slide_wave`); None without such spheres."""
+    rows = [(sd.collider_matrix[k], size) for k, kind, _, size, everywhere in ws.colliders
+            if everywhere and kind == ColliderKind.ELLIPSOID and sd.collider_similarity[k]]
+    if not rows:
+        return None
+    centres = np.array([M[:3, 3] for M, _ in rows]).T
+    radii = np.array([size * math.sqrt(float(M[:3, 0].dot(M[:3, 0]))) for M, size in rows])
+    return centres, radii, c.collision_radius.reshape(-1)
+
+
 # A segment a positions-only collider pass left further than this share of its rest length
 # from it has its pushed particle slid to length (`_slide_to_length`); the passes leave the
 # others within about a tenth of this (the hair benchmark's last frame: 0.06 %).
 SLIDE_TOLERANCE = 1e-3
 
 
-def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=None) -> bool:
+def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=None, *,
+                     follow: bool = False, spheres: tuple | None = None) -> bool:
     """Each swept particle the collider pass moved (from `ws.collide_before` to `x`) whose
     segment from its parent it left more than SLIDE_TOLERANCE off its rest length L: put at
     L from the parent on the collider's tangent plane where the push put it, the point of
@@ -1001,61 +1034,148 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=Non
     the segment points into the surface: a hair tip falling onto the chest head-on ended
     substeps 10-11 % short (the hair benchmark's frames 8 and 10: 1.8 % and 8.4 %). Positions
     only, as the passes: the caller moves x_prev along. The push's direction stands for the
-    surface normal; the collider's friction tilts it by up to atan(friction), so the slide may
-    end a little inside the surface (0.08 mm in the benchmark), and the caller's last pass
-    pushes again. `limits`: (reference, max distance, tether limit) when either limit is on;
-    the slide then stays within them (`_slide_within_limits`)."""
+    surface normal, or on a sphere the sphere's own (the push's direction carries the
+    friction's tangential part); elsewhere the friction tilts it by up to atan(friction), so
+    the slide may end a little inside the surface, and the caller's last pass pushes again
+    (`_slide_and_push`). `limits`: (reference, max distance, tether limit)
+    when either limit is on; the slide then stays within them (`_slide_within_limits`).
+
+    In the FTL order, root to tip: each particle is measured from its parent's final place, in
+    waves (a particle whose parent slides in the same wave waits for the next one, and the
+    pushed children of the particles a wave moved are measured again after it). Slid at once,
+    both from where the push left them, a particle and its parent ended a hair benchmark
+    substep 9.2 % off. `follow` (the last pass, which no sweep follows): the children no
+    collider pushed follow the particles a wave moved (the FTL step), down to the tip or the
+    first segment still at its length; without, the slid particle left its child's segment
+    8.9 % off."""
     before = ws.collide_before
     moved = x[0] != before[0]
     moved |= x[1] != before[1]
     moved |= x[2] != before[2]
     moved &= ftl.mask
     if meshes:
-        # Not on body meshes: there the push's direction is a facet's, and sliding along
-        # facets lifted a strand draped over a mesh head by more than its fall allows
-        # (tests/core/test_mesh_colliders.py, frictionless: an energy rise of 2.4 % of the
-        # fall, the bound 1 %).
+        # Not on body meshes: there the push's direction is a facet's pseudo-normal, and
+        # sliding on its plane lifted a strand draped over a mesh head by more than its fall
+        # allows (tests/core/test_mesh_colliders.py, frictionless: an energy rise of 2.4 % of
+        # the fall, the bound 1 %; 1.1 % with the mesh's own push as the normal, in the FTL
+        # order, which took the audit's 100 guides on mesh bodies from 2.9 % to 0.8 %).
         mesh = ws.meshes_before
         moved &= (x[0] == mesh[0]) & (x[1] == mesh[1]) & (x[2] == mesh[2])
-    ids = moved.reshape(-1).nonzero()[0]
+    pushed = moved.reshape(-1)
+    ids = pushed.nonzero()[0]
     if not ids.size:
         return False
+    swept = ftl.mask.reshape(-1)
     xf = x.reshape(3, -1)
-    child = xf.take(ids, axis=1)
-    d = child - xf.take(ids - 1, axis=1)
+    slid_any = False
+    while ids.size:
+        ids = _off_length(xf, ids, ws.parent_rest)
+        if not ids.size:
+            break
+        waiting = _NONE
+        if ids.size > 1:
+            chained = np.zeros(ids.size, dtype=bool)
+            np.equal(ids[1:] - 1, ids[:-1], out=chained[1:])
+            if chained.any():
+                waiting = ids[chained]
+                ids = ids[~chained]
+        ids = _slide_wave(xf, ws, ids, before, x, limits, spheres)
+        slid_any |= bool(ids.size)
+        children = ids + 1
+        children = children[children < pushed.size]
+        if follow:
+            while children.size:
+                free = children[~pushed.take(children) & swept.take(children)]
+                if not free.size:
+                    break
+                free = _off_length(xf, free, ws.parent_rest)
+                if not free.size:
+                    break
+                _follow(xf, free, ws.parent_rest)
+                grand = free + 1
+                children = np.union1d(children[pushed.take(children)],
+                                      grand[grand < pushed.size])
+        children = children[pushed.take(children)]
+        ids = np.union1d(children, waiting) if waiting.size else children
+    return slid_any
+
+
+def _off_length(xf: np.ndarray, ids: np.ndarray, parent_rest: np.ndarray) -> np.ndarray:
+    """The flat particle ids among `ids` whose segment from their parent is more than
+    SLIDE_TOLERANCE off its rest length."""
+    d = xf.take(ids, axis=1) - xf.take(ids - 1, axis=1)
     square = d * d
     length2 = square[0] + square[1]
     length2 += square[2]
-    rest = ws.parent_rest.take(ids)
+    rest = parent_rest.take(ids)
     rest2 = rest * rest
     far = (1.0 + SLIDE_TOLERANCE) ** 2
     near = (1.0 - SLIDE_TOLERANCE) ** 2
-    off = ((length2 > far * rest2) | (length2 < near * rest2)).nonzero()[0]
-    if not off.size:
-        return False
-    ids, child, d, rest = ids[off], child[:, off], d[:, off], rest[off]
+    return ids[((length2 > far * rest2) | (length2 < near * rest2)).nonzero()[0]]
+
+
+def _follow(xf: np.ndarray, ids: np.ndarray, parent_rest: np.ndarray) -> None:
+    """Put the particles `ids` (flat, none the parent of another) at their rest length from
+    their parents along their segments (the FTL step, Mueller et al. 2012)."""
+    parent = xf.take(ids - 1, axis=1)
+    d = xf.take(ids, axis=1) - parent
+    # (A zero segment stays as it is, as the sweep keeps its undefined direction.)
+    length = np.maximum(np.sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]), 1e-300)
+    placed = parent + d * (parent_rest.take(ids) / length)
+    for k in range(3):
+        xf[k][ids] = placed[k]
+
+
+def _slide_wave(xf: np.ndarray, ws: Workspace, ids: np.ndarray, before: np.ndarray,
+                x: np.ndarray, limits, spheres: tuple | None) -> np.ndarray:
+    """Slide the particles `ids` (flat, none the parent of another) to length on their
+    collider's tangent plane (see `_slide_to_length`); the ids it moved. `before`: x before
+    the collider pass, whose push gives the normal where `spheres` (`_sphere_surfaces`) do not
+    have the particle on a sphere's surface."""
+    child = xf.take(ids, axis=1)
+    d = child - xf.take(ids - 1, axis=1)
+    rest = ws.parent_rest.take(ids)
     n = child - before.reshape(3, -1).take(ids, axis=1)
+    if spheres is not None:
+        # On a sphere's surface (offset by the particle's radius) its normal: the push's
+        # direction carries the friction's tangential part, up to atan(friction) off it, and
+        # a slide on that tilted plane ends inside the sphere by about that share of its
+        # length (the hair benchmark's 0.3: 3.7 % short after one push, 3.1 / 1.0 % after two
+        # / three rounds of slide and push).
+        centres, radii, radius = spheres
+        e = child[:, :, None] - centres[:, None, :]
+        dist = np.sqrt(e[0] * e[0] + e[1] * e[1] + e[2] * e[2])
+        gap = np.abs(dist - radii - radius.take(ids)[:, None])
+        k = gap.argmin(axis=1)
+        rows = np.arange(ids.size)
+        on = gap[rows, k] <= SLIDE_TOLERANCE * rest
+        n = np.where(on, e[:, rows, k], n)
     n /= np.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
     a = d[0] * n[0] + d[1] * n[1] + d[2] * n[2]  # the parent's depth below the plane
     t = d - a * n  # from the parent's foot on the plane to the pushed particle
     tl = np.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
-    # Where the plane is out of reach (the parent more than L off it) or the segment runs along
-    # its normal (no direction to slide in), the particle stays where the push put it.
+    # Where the parent stands L or more above the plane, the contact lets go: the particle
+    # follows its parent (FTL) and ends on or above the plane.
+    free = ids[a <= -rest]
+    if free.size:
+        _follow(xf, free, ws.parent_rest)
+    # Where the plane is out of reach (the parent more than L below it) or the segment runs
+    # along its normal (no direction to slide in), the particle stays where the push put it.
     ok = ((np.abs(a) < rest) & (tl > 1e-9 * rest)).nonzero()[0]
     if not ok.size:
-        return False
+        return free
     ids, child, t, tl, a, rest = ids[ok], child[:, ok], t[:, ok], tl[ok], a[ok], rest[ok]
     rho = np.sqrt(rest * rest - a * a)
     slid = child + t * ((rho - tl) / tl)
     if limits is not None:
-        keep = _slide_within_limits(slid, child - t, rho, n, ids, x, *limits)
+        # (The normals of the particles slid: before, those of every off particle were passed,
+        # misaligned with them wherever a plane was out of reach.)
+        keep = _slide_within_limits(slid, child - t, rho, n[:, ok], ids, x, *limits)
         if not keep.all():
             ids, slid = ids[keep], slid[:, keep]
-            if not ids.size:
-                return False
     for k in range(3):
         xf[k][ids] = slid[k]
-    return True
+    return np.union1d(ids, free) if free.size else ids
 
 
 def _slide_within_limits(slid: np.ndarray, foot: np.ndarray, rho: np.ndarray, n: np.ndarray,
