@@ -55,6 +55,7 @@ class JointColour:
     twist_limit: np.ndarray  # (n_c, 2)
     swing_center: np.ndarray  # (n_c, 2) centre of the swing ellipse (limits.py)
     has_limit: np.ndarray  # (n_c,) bool: any finite limit
+    inside: np.ndarray  # (n_c,) limits.inside_bound: joints clear of it skip the limit test
 
 
 def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndarray,
@@ -62,6 +63,8 @@ def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndar
                   swing_center: np.ndarray) -> tuple[JointColour, ...]:
     """A level's joints as one batch, or split into the two depth-parity colours with
     TWO_COLOURS (parent == n marks the world)."""
+    from .limits import inside_bound  # (limits.py builds on this module's JointColour)
+
     n = len(parent)
     colour = depth % 2 if TWO_COLOURS else np.zeros_like(depth)
     colours = []
@@ -76,10 +79,12 @@ def colour_joints(*, parent: np.ndarray, depth: np.ndarray, half_length: np.ndar
         has_limit = np.isfinite(swing).any(axis=1) | np.isfinite(twist).any(axis=1)
         anchor = np.zeros((len(a), 3))
         anchor[:, 1] = -half_length[a]
+        centre = where(is_root[:, None], 0.0, swing_center[a])
         colours.append(JointColour(
             pairs=Pairs.create(a, b), index=a, is_root=is_root, anchor_a=anchor,
             rest_relative=rest_relative[a], swing_limit=swing, twist_limit=twist,
-            swing_center=where(is_root[:, None], 0.0, swing_center[a]), has_limit=has_limit))
+            swing_center=centre, has_limit=has_limit,
+            inside=inside_bound(swing, twist, centre)))
     return tuple(colours)
 
 

@@ -50,6 +50,7 @@ from .drive import CheckedDrive, sign_continuous
 from .drives import drive_fraction, effective_limit, project_distance, velocity_drive
 from .joints import JointColour, colour_joints, damp_joints, damp_joints_subtree, solve_ball
 from .limits import (
+    inside_bound,
     joint_rotation,
     limit_correction,
     limit_directions,
@@ -376,6 +377,7 @@ class Level:
         self.swing_center = model.swing_center[b]
         self.has_limit = ~self.is_root & (np.isfinite(self.swing_limit).any(axis=1)
                                           | np.isfinite(self.twist_limit).any(axis=1))
+        self.inside = inside_bound(self.swing_limit, self.twist_limit, self.swing_center)
         self.colours: tuple[JointColour, ...] = colour_joints(
             parent=self.parent, depth=depth, half_length=self.half, rest_relative=rest_rel,
             swing_limit=model.swing_limit[b], twist_limit=model.twist_limit[b],
@@ -1233,12 +1235,13 @@ class Level:
         idx = c.limited_all
         if len(idx) and depth[idx].min() < start:
             d = joint_rotation(s.q[idx], s.q[self.parent[idx]], self.rest_relative[idx])
-            swing, twist = swing_twist(d)
-            fix, tfix = limit_correction(swing, twist, self.swing_limit[idx],
-                                         self.twist_limit[idx], self.swing_center[idx])
-            bad = (tfix != 0.0) | (fix != 0.0).any(axis=1)
-            if bad.any():
-                start = min(start, int(depth[idx[bad]].min()))
+            if not (d[:, 0] > self.inside[idx]).all():  # (all clear of their limits: none bad)
+                swing, twist = swing_twist(d)
+                fix, tfix = limit_correction(swing, twist, self.swing_limit[idx],
+                                             self.twist_limit[idx], self.swing_center[idx])
+                bad = (tfix != 0.0) | (fix != 0.0).any(axis=1)
+                if bad.any():
+                    start = min(start, int(depth[idx[bad]].min()))
         idx = c.distance_all
         if len(idx) and depth[idx].min() < start:
             head = s.x[idx] - s.R[idx, :, 1] * self.half[idx, None]

@@ -19,6 +19,7 @@ from waft.core.ragdoll import (
 from waft.core.ragdoll.bodies import qmul, quat_conj, quat_exp
 from waft.core.ragdoll.limits import (
     closest_on_ellipse,
+    inside_bound,
     joint_rotation,
     limit_correction,
     limit_rotation,
@@ -140,6 +141,34 @@ def test_a_few_outside_swings_on_floats_give_the_vectorised_bits():
             vectorised = closest_on_ellipse(np.tile(point, (copies, 1)), np.tile(a, copies),
                                             np.tile(b, copies))[:m]
             np.testing.assert_array_equal(floats, vectorised)
+
+
+def test_joints_within_the_inside_bound_are_inside_their_limits():
+    """`inside_bound` lets the limit test answer "all inside" without the swing-twist split:
+    wherever a joint rotation's w exceeds it, the full test must find no correction; and it
+    must not be so cautious that it never answers (a joint well inside passes)."""
+    rng = np.random.default_rng(7)
+    n = 20000
+    swing = np.column_stack([rng.uniform(0.05, 2.5, n), rng.uniform(0.05, 2.5, n)])
+    twist = np.column_stack([rng.uniform(-2.0, 0.3, n), rng.uniform(-0.3, 2.0, n)])
+    twist[::7] = (-np.inf, np.inf)
+    swing[::11] = np.inf
+    centre = rng.uniform(-0.4, 0.4, (n, 2)) * (rng.random(n) < 0.5)[:, None]
+    centre[::11] = 0.0
+    bound = inside_bound(swing, twist, centre)
+    # rotations of every size about every axis, many just inside the bound
+    axis = rng.normal(size=(n, 3))
+    axis /= np.linalg.norm(axis, axis=1, keepdims=True)
+    limit_angle = 2.0 * np.arccos(np.clip(bound, -1.0, 1.0))
+    angle = np.where(rng.random(n) < 0.5, limit_angle * rng.uniform(0.9, 1.0, n),
+                     rng.uniform(0.0, np.pi, n))
+    d = joint_rotation(quat_exp(axis * angle[:, None]), np.tile([1.0, 0, 0, 0], (n, 1)),
+                       np.tile([1.0, 0, 0, 0], (n, 1)))
+    clear = d[:, 0] > bound
+    assert clear.sum() > n // 3
+    s, t = swing_twist(d[clear])
+    fix, tfix = limit_correction(s, t, swing[clear], twist[clear], centre[clear])
+    assert not fix.any() and not tfix.any()
 
 
 def test_the_limit_rotation_lands_on_the_limit_at_a_deep_bend():
