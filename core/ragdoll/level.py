@@ -232,6 +232,7 @@ class FrameCoefficients:
                 motor=(driven[a] & ~col.is_root & (strength[a] > 0)) | locked[a],
                 # the subtree motors leave the locked roots to solve_root_lock
                 subtree_motor=driven[a] & ~col.is_root & (strength[a] > 0),
+                any_subtree_motor=bool(np.any(driven[a] & ~col.is_root & (strength[a] > 0))),
                 alpha=where(locked[a], 0.0, alpha[a]),
                 joint_damp=joint_damp[a],
                 carry=level.subtree[a].T * ~self.kinematic[:, None],
@@ -518,6 +519,7 @@ class Level:
         frozen = [FrozenPairs.of(s, col.pairs) for col in self.colours]
         motor_inv = [motor_subtree_inverse(fz.Ib, col.pairs.split, cc["alpha"],
                                            self.joint_inertia[col.index])
+                     if cc["any_subtree_motor"] else None
                      for fz, col, cc in zip(frozen, self.colours, c.colours, strict=True)
                      ] if not ARTICULATED_MOTORS else None
         arts = []  # (ArticulatedMotors, its children's local targets, summed impulses)
@@ -597,11 +599,17 @@ class Level:
                         solve_root_lock(s, self.root_index, root_target, root_lam,
                                         c.root_locked, c.root_lock_torque, root_Ia, root_inertia)
                 elif SUBTREE_MOTORS:
-                    solve_motor_subtree(s, col, locals_[j], cc["alpha"], lams[j],
-                                        cc["subtree_motor"], cc["carry"],
-                                        self.joint_inertia[col.index], col.anchor_a,
-                                        K_inv=motor_inv[j], Ib=frozen[j].Ib,
-                                        recoil=cc["recoil"], lam_max=cc["motor_torque"])
+                    if cc["any_subtree_motor"]:
+                        solve_motor_subtree(s, col, locals_[j], cc["alpha"], lams[j],
+                                            cc["subtree_motor"], cc["carry"],
+                                            self.joint_inertia[col.index], col.anchor_a,
+                                            K_inv=motor_inv[j], Ib=frozen[j].Ib,
+                                            recoil=cc["recoil"], lam_max=cc["motor_torque"])
+                    else:
+                        # No motor on (a limp ragdoll): the pass's corrections are all zero
+                        # and its `move` only normalises the orientations again; that alone
+                        # keeps the bits of the full pass (46 NumPy calls -> 4 a pass).
+                        s.normalise()
                     if j == 0 and c.any_locked:
                         solve_root_lock(s, self.root_index, root_target, root_lam,
                                         c.root_locked, c.root_lock_torque, root_Ia, root_inertia)
