@@ -328,12 +328,19 @@ def block_impulse(Ia: np.ndarray, Ib: np.ndarray, share_a: np.ndarray, share_b: 
     """Solve (share_a I_a⁻¹ + share_b I_b⁻¹ + α̃) P = rhs for the angular impulses P (n, 3):
     one 3-DOF orientation block, each side's inverse inertia scaled by how many constraints
     of the batch share the body (mass splitting, Tonge et al. 2012)."""
+    return einsum("nij,nj->ni", block_inverse(Ia, Ib, share_a, share_b, alpha_tilde), rhs)
+
+
+def block_inverse(Ia: np.ndarray, Ib: np.ndarray, share_a: np.ndarray, share_b: np.ndarray,
+                  alpha_tilde=0.0) -> np.ndarray:
+    """(share_a I_a⁻¹ + share_b I_b⁻¹ + α̃)⁻¹ (n, 3, 3), `block_impulse`'s matrix: with the
+    inertias frozen for the substep, the same for all its iterations."""
     K = Ia * share_a[:, None, None] + Ib * share_b[:, None, None]
     diag = np.asarray(alpha_tilde, dtype=np.float64) + 1e-12
     K[:, 0, 0] += diag
     K[:, 1, 1] += diag
     K[:, 2, 2] += diag
-    return einsum("nij,nj->ni", inverse3(K), rhs)
+    return inverse3(K)
 
 
 def world_inv_inertia(s: Bodies, idx: np.ndarray) -> np.ndarray:
@@ -355,15 +362,21 @@ def _relative_solve(s: Bodies, p: Pairs, rhs: np.ndarray, alpha_tilde) -> tuple:
 
 def angular(s: Bodies, p: Pairs, dtheta: np.ndarray, *, alpha_tilde: np.ndarray | None = None,
             lam_total: np.ndarray | None = None, active: np.ndarray | None = None,
-            lam_max: np.ndarray | None = None) -> None:
+            lam_max: np.ndarray | None = None,
+            frozen: tuple[FrozenPairs, np.ndarray] | None = None) -> None:
     """Rotate a relative to b by the world rotation vector `dtheta` (Müller 2020 §3.3.2, solved
     as a 3-DOF block, see `_relative_solve`).
 
     Hard without `alpha_tilde`. With it (α / h² per constraint) the constraint is an XPBD spring
     and `lam_total` (n, 3) (reset every substep) carries the multiplier between iterations:
     ΔP = (K + α̃)⁻¹ (θ - α̃ λ); `lam_max` (n,) bounds |λ| (a torque-limited spring).
+    `frozen`: (the pairs' `FrozenPairs`, their hard `block_inverse`) of this substep, if
+    known (hard constraints only).
     """
-    if alpha_tilde is None:
+    if frozen is not None and alpha_tilde is None:
+        fz, K_inv = frozen
+        P, Ia, Ib = einsum("nij,nj->ni", K_inv, dtheta), fz.Ia, fz.Ib
+    elif alpha_tilde is None:
         P, Ia, Ib = _relative_solve(s, p, dtheta, 0.0)
     else:
         rhs = dtheta - alpha_tilde[:, None] * lam_total

@@ -123,9 +123,18 @@ def damp_joints(s: Bodies, col: JointColour, damping_fraction: np.ndarray,
     angular_velocity_impulse(s, p, dw)
 
 
+def subtree_masses(inv_mass: np.ndarray, carry: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the bodies' masses (n,), 0 for kinematic ones; the mass each joint's subtree carries
+    (n_c,)) from their inverse masses (n,): what `subtree_recoil` reads of the bodies that
+    changes only with the frame's settings (computed once per substep, not per iteration)."""
+    mass = where(inv_mass > 0.0, 1.0 / np.maximum(inv_mass, 1e-300), 0.0)
+    return mass, carry.T @ mass
+
+
 def subtree_recoil(s: Bodies, p: Pairs, carry: np.ndarray, spin: np.ndarray,
-                   pivot: np.ndarray, Ib: np.ndarray, recoil: np.ndarray | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   pivot: np.ndarray, Ib: np.ndarray, recoil: np.ndarray | None = None,
+                   masses: tuple[np.ndarray, np.ndarray] | None = None,
+                   inv_mass_b: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The parents' share when each joint's subtree turns rigidly about its joint by `spin`
     (n_c, 3): (translation, rotation) of p.b_unique, as positions (a motor's correction) or as
     velocities (its damper) alike.
@@ -144,23 +153,27 @@ def subtree_recoil(s: Bodies, p: Pairs, carry: np.ndarray, spin: np.ndarray,
     `recoil` (n_c,) bool: the joints whose parent takes J. A locked root does not: it stands
     for the animation carrying the hips (a kinematic pelvis, as in UE's Physical Animation),
     its lock is force-limited, and the legs' strong motors pushing it back through a foot on a
-    step stopped the fall sample's runner 0.7 m short of the wall and threw it back 1.2 m."""
+    step stopped the fall sample's runner 0.7 m short of the wall and threw it back 1.2 m.
+
+    `masses`: `subtree_masses` of the bodies' inverse masses, `inv_mass_b` the parents'
+    inverse masses, if already known for the substep."""
     n = carry.shape[0]
-    inv = s.inv_mass[:n]
-    mass = where(inv > 0.0, 1.0 / np.maximum(inv, 1e-300), 0.0)
-    moment = carry.T @ (mass[:, None] * s.x[:n]) - (carry.T @ mass)[:, None] * pivot
+    mass, carried = subtree_masses(s.inv_mass[:n], carry) if masses is None else masses
+    moment = carry.T @ (mass[:, None] * s.x[:n]) - carried[:, None] * pivot
     J = -cross(spin, moment)
     if recoil is not None:
         J = where(recoil[:, None], J, 0.0)
     r = pivot - s.x[p.b]
-    return (p.scatter @ (s.inv_mass[p.b][:, None] * J),
+    inv_b = s.inv_mass[p.b] if inv_mass_b is None else inv_mass_b
+    return (p.scatter @ (inv_b[:, None] * J),
             p.scatter @ einsum("nij,nj->ni", Ib, cross(r, J)))
 
 
 def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarray,
                         target_velocity: np.ndarray, motor_fraction: np.ndarray,
                         carry: np.ndarray, joint_inertia: np.ndarray,
-                        recoil: np.ndarray | None = None) -> None:
+                        recoil: np.ndarray | None = None,
+                        masses: tuple[np.ndarray, np.ndarray] | None = None) -> None:
     """`damp_joints` with the child side being its whole subtree turned rigidly about the joint
     (as motors.solve_motor_subtree): the relative angular velocity w_child - w_parent is
     reduced by dw with an impulse P = (1 / I_joint + I_parent⁻¹)⁻¹ dw; the subtree's angular
@@ -186,7 +199,7 @@ def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarra
     pivot = s.x[p.a] + einsum("nij,nj->ni", s.R[p.a], col.anchor_a)
     n = carry.shape[0]
     rot = carry @ spin
-    dv, dw = subtree_recoil(s, p, carry, -spin, pivot, Ib, recoil)
+    dv, dw = subtree_recoil(s, p, carry, -spin, pivot, Ib, recoil, masses)
     s.w[:n] -= rot
     s.v[:n] -= cross(rot, s.x[:n]) - carry @ cross(spin, pivot)
     s.w[p.b_unique] += p.scatter @ einsum("nij,nj->ni", Ib, P) + dw

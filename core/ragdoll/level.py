@@ -48,8 +48,16 @@ from .bodies import (
 from .contacts import Contacts
 from .drive import CheckedDrive, sign_continuous
 from .drives import drive_fraction, effective_limit, project_distance, velocity_drive
-from .joints import JointColour, colour_joints, damp_joints, damp_joints_subtree, solve_ball
+from .joints import (
+    JointColour,
+    colour_joints,
+    damp_joints,
+    damp_joints_subtree,
+    solve_ball,
+    subtree_masses,
+)
 from .limits import (
+    LimitBlocks,
     inside_bound,
     joint_rotation,
     limit_correction,
@@ -223,6 +231,7 @@ class FrameCoefficients:
         self.colours = []
         for col in level.colours:
             a = col.index
+            carry = level.subtree[a].T * ~self.kinematic[:, None]
             self.colours.append(dict(
                 lock_force=lock_force[a],
                 ball=~col.is_root | locked[a],
@@ -235,7 +244,9 @@ class FrameCoefficients:
                 any_subtree_motor=bool(np.any(driven[a] & ~col.is_root & (strength[a] > 0))),
                 alpha=where(locked[a], 0.0, alpha[a]),
                 joint_damp=joint_damp[a],
-                carry=level.subtree[a].T * ~self.kinematic[:, None],
+                carry=carry,
+                # (joints.subtree_recoil's masses: the bodies' inverse masses are the frame's)
+                masses=subtree_masses(self.inv_mass, carry),
                 # the parents that take the subtree motors' push (joints.subtree_recoil)
                 recoil=~np.append(locked, False)[col.pairs.b],
                 motor_damp=motor_damp[a],
@@ -517,6 +528,8 @@ class Level:
         # Inverse masses, world inverse inertias and the motors' 3x3 blocks do not change
         # within the iterations: gathered / inverted once per substep.
         frozen = [FrozenPairs.of(s, col.pairs) for col in self.colours]
+        limit_blocks = [LimitBlocks(fz, col.pairs) for fz, col in zip(frozen, self.colours,
+                                                                      strict=True)]
         motor_inv = [motor_subtree_inverse(fz.Ib, col.pairs.split, cc["alpha"],
                                            self.joint_inertia[col.index])
                      if cc["any_subtree_motor"] else None
@@ -604,7 +617,9 @@ class Level:
                                             cc["subtree_motor"], cc["carry"],
                                             self.joint_inertia[col.index], col.anchor_a,
                                             K_inv=motor_inv[j], Ib=frozen[j].Ib,
-                                            recoil=cc["recoil"], lam_max=cc["motor_torque"])
+                                            recoil=cc["recoil"], lam_max=cc["motor_torque"],
+                                            masses=cc["masses"],
+                                            inv_mass_b=frozen[j].inv_mass_b)
                     else:
                         # No motor on (a limp ragdoll): the pass's corrections are all zero
                         # and its `move` only normalises the orientations again; that alone
@@ -618,7 +633,7 @@ class Level:
                                 lam_max=cc["motor_torque"])
                 # Limits inside every iteration, both bodies moving (Müller 2020 §3.4.2): the
                 # momentum they exchange is part of the solve, not added afterwards.
-                solve_limits(s, col)
+                solve_limits(s, col, limit_blocks[j])
                 if len(root_near) and col.is_root.any():
                     # A locked root is pushed back out of colliders before its children's
                     # joints see it: otherwise they are dragged into the wall with it and
@@ -693,7 +708,8 @@ class Level:
                 if cc["any_motor_damp"]:
                     damp_joints_subtree(s, col, np.zeros(len(col.index)), target_w,
                                         cc["motor_damp"], cc["carry"],
-                                        self.joint_inertia[col.index], recoil=cc["recoil"])
+                                        self.joint_inertia[col.index], recoil=cc["recoil"],
+                                        masses=cc["masses"])
             else:
                 damp_joints(s, col, cc["joint_damp"], target_w, cc["motor_damp"])
         for art, *_ in arts:

@@ -20,8 +20,11 @@ import numpy as np
 from .. import transcendental
 from .bodies import (
     Bodies,
+    FrozenPairs,
+    Pairs,
     angular,
     block_impulse,
+    block_inverse,
     einsum,
     norm,
     q2m,
@@ -207,11 +210,28 @@ def _closest_on_ellipse_scalar(point: np.ndarray, a: np.ndarray, b: np.ndarray) 
     return np.array(out, dtype=np.float64).reshape(-1, 2)
 
 
-def solve_limits(s: Bodies, col: JointColour) -> None:
-    """Project violated swing / twist limits (hard, both bodies move)."""
+class LimitBlocks:
+    """The limits' 3x3 blocks of one colour for one substep: the inverse masses and frozen
+    world inverse inertias do not change within its iterations, so the block is inverted at
+    the first iteration with a joint outside its limits and kept for the others."""
+
+    def __init__(self, frozen: FrozenPairs, pairs: Pairs):
+        self.frozen, self.pairs, self.K_inv = frozen, pairs, None
+
+    def get(self) -> tuple[FrozenPairs, np.ndarray]:
+        if self.K_inv is None:
+            fz, p = self.frozen, self.pairs
+            self.K_inv = block_inverse(fz.Ia, fz.Ib, p.split_a, p.split)
+        return self.frozen, self.K_inv
+
+
+def solve_limits(s: Bodies, col: JointColour, blocks: LimitBlocks | None = None) -> None:
+    """Project violated swing / twist limits (hard, both bodies move). `blocks`: this
+    substep's `LimitBlocks` of the colour, if kept."""
     dtheta = limit_directions(s, col)
     if dtheta is not None:  # (a zero rotation would only renormalise the quaternions)
-        angular(s, col.pairs, dtheta, active=col.has_limit)
+        angular(s, col.pairs, dtheta, active=col.has_limit,
+                frozen=None if blocks is None else blocks.get())
 
 
 def limit_directions(s: Bodies, col: JointColour) -> np.ndarray | None:

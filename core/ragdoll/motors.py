@@ -101,7 +101,9 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
                         carry: np.ndarray, joint_inertia: np.ndarray, anchor_a: np.ndarray,
                         K_inv: np.ndarray | None = None, Ib: np.ndarray | None = None,
                         recoil: np.ndarray | None = None,
-                        lam_max: np.ndarray | None = None) -> None:
+                        lam_max: np.ndarray | None = None,
+                        masses: tuple[np.ndarray, np.ndarray] | None = None,
+                        inv_mass_b: np.ndarray | None = None) -> None:
     """Motor correction applied to the child's whole subtree, rotated rigidly about the joint.
 
     A two-body angular correction turns the child about its own centre with its own (small)
@@ -119,7 +121,8 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     substep, if already computed. `lam_max` (n_c,): the bound of each motor's summed impulse
     in the substep, its maximum torque τ h² (`level.MOTOR_MAX_ACCELERATION`): an obstacle
     the animation drives a limb into wins against it. (A locked root is not a subtree motor:
-    `solve_root_lock`.)
+    `solve_root_lock`.) `masses`, `inv_mass_b`: `joints.subtree_recoil`'s per-substep
+    constants, if already computed.
     """
     p = col.pairs
     desired = qmul(s.q[p.b], local_target)
@@ -142,7 +145,8 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     dth = np.zeros(s.x.shape)
     dx[:n] = cross(rot, s.x[:n]) - carry @ cross(spin, pivot)
     dth[:n] = rot
-    recoil_x, recoil_th = subtree_recoil(s, p, carry, spin, pivot, Ib, recoil)
+    recoil_x, recoil_th = subtree_recoil(s, p, carry, spin, pivot, Ib, recoil, masses,
+                                         inv_mass_b)
     dx[p.b_unique] += recoil_x
     dth[p.b_unique] += recoil_th - p.scatter @ einsum("nij,nj->ni", Ib, P)
     s.move(dx, dth)
