@@ -172,3 +172,54 @@ def test_a_body_sliding_on_another_stops_as_coulomb_friction_says():
     assert abs(speed) < 0.02
     slid_free, speed_free = _bar_sliding_across_a_bar(0.0, v)
     assert slid_free > 0.8 * v * 0.3 and speed_free > 0.8 * v
+
+
+def test_pairs_judged_clear_without_their_closest_points_are_clear():
+    """`SelfCollision._clear` skips a pass from the broad phase's distances and how far each
+    body moved since: wherever it says no pair can touch, the full closest-point test must
+    find none within the reach. Two capsules (0.3 and 0.5 m) a few cm apart, half of them
+    nearly parallel (the closest points' weakest case), moved and turned by up to 2 cm at
+    their tips; and it must say clear often enough to matter."""
+    from waft.core.ragdoll.bodies import qmul, quat_exp
+
+    half, radius = np.array([0.15, 0.25]), np.array([0.04, 0.06])
+    far = np.tile(np.eye(4), (2, 1, 1))
+    far[1, 0, 3] = 5.0
+    sc = SelfCollision(ragdoll=np.zeros(2, dtype=int), parent=np.array([2, 2]),
+                       rest_matrix=far, half=half, radius=radius)
+    assert sc.count == 1
+    rng = np.random.default_rng(3)
+    movable = np.ones(2, dtype=bool)
+    said_clear = 0
+    for trial in range(3000):
+        q = quat_exp(rng.normal(size=(2, 3)) * 2.0)
+        if trial % 2:  # nearly parallel
+            q[1] = qmul(quat_exp(1e-6 * rng.normal(size=(1, 3))), q[:1])[0]
+        s = Bodies.at(np.zeros((2, 3)), q)
+        # body 1 placed along the normal of the closest points, its surface 0-3 cm away
+        p, r = segment_pairs_closest(*((s.x[k] + sign * s.R[k, :, 1] * half[k])[None]
+                                       for k in (0, 1) for sign in (-1.0, 1.0)))
+        away = p[0] - r[0] if np.linalg.norm(p[0] - r[0]) > 1e-9 else rng.normal(size=3)
+        clearance = rng.uniform(0.0, 0.03)
+        normal = away / np.linalg.norm(away)
+        s.x[1] += p[0] - r[0] - normal * (radius.sum() + clearance)
+        if not sc.near(s, 0.05):
+            continue
+        # moves about as large as the clearance, the tightest toward body 0: a translation
+        # along the normal, or a turn about the centre (then its end may swing closer)
+        size = clearance * rng.uniform(0.5, 1.5)
+        kind = trial % 3
+        if kind == 0:
+            s.x[1] += normal * size
+        elif kind == 1:
+            s.q[1] = qmul(quat_exp(rng.normal(size=(1, 3)) * size / half[1]), s.q[1:2])[0]
+        else:
+            s.x[:2] += rng.normal(size=(2, 3)) * size / np.sqrt(3.0)
+            s.q[:2] = qmul(quat_exp(rng.normal(size=(2, 3)) * size / half[:, None]), s.q[:2])
+        s.R[:2] = Bodies.at(s.x[:2], s.q[:2]).R[:2]
+        s.freeze_inertia()
+        for reach in (0.0, 0.001):
+            if sc._clear(s, reach):
+                said_clear += 1
+                assert sc._contact(s, movable, reach) is None
+    assert said_clear > 150
