@@ -175,8 +175,7 @@ class Bodies:
 
     def rotate_bodies(self, idx: np.ndarray, dtheta: np.ndarray) -> None:
         """Rotate bodies `idx` (unique) by world rotation vectors dtheta (exponential map)."""
-        q = qmul(quat_exp(dtheta), self.q[idx])
-        q /= np.sqrt(dot(q, q))[:, None]
+        q = _unit_rows(qmul(quat_exp(dtheta), self.q[idx]))
         self.q[idx] = q
         self.R[idx] = q2m(q)
 
@@ -191,7 +190,7 @@ class Bodies:
         """What `move` does with zero corrections: every orientation divided by its length
         again (as `_turned`), R from it. (q + 0 is q, bit for bit, but for the sign of a zero
         component: -0 + +0 is +0.)"""
-        q = self.q / np.sqrt(dot(self.q, self.q))[:, None]
+        q = _unit_rows(self.q.copy())
         self.q = q
         q2m(q, out=self.R)
 
@@ -207,6 +206,12 @@ def _turned(q: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
     """q += ½ [Δθ, 0] ⊗ q, then normalised (Müller 2020 eq. 8–9); [Δθ, 0] ⊗ q as one outer
     product and a (12, 4) matmul (_HALF_VQMUL)."""
     q = q + (dtheta[:, :, None] * q[:, None, :]).reshape(q.shape[0], 12) @ _HALF_VQMUL
+    return _unit_rows(q)
+
+
+def _unit_rows(q: np.ndarray) -> np.ndarray:
+    """The rows of q divided by their lengths, in place (the quaternions' normalisation of
+    every body update: the same operations, so the same bits, wherever it is done)."""
     q /= np.sqrt(dot(q, q))[:, None]
     return q
 
