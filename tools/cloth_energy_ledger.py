@@ -1,0 +1,158 @@
+"""Which pass of a cloth substep raises the OUTPUT's energy: a ledger for the energy audits.
+
+The energy tests (tests/core/cloth/test_cloth_energy.py, test_cloth_box_audit.py) count the
+output: positions at the 240 fps frames, velocities from their central differences, spring
+energy of the compliant links. At 240 Hz substeps frame i + 1 is the end of substep i + 1, so
+the energy at frame i, E_i = |x_{i+1} - x_{i-1}|^2 / (8 h^2) / 2 + g z_i + springs(x_i), changes
+within substep i + 1 only through x_{i+1}. This script records x before and after every pass
+of every substep (the XPBD colours, the spans, the hard vertical sweeps, layers, colliders, max
+distance, backstop, the contact sweep, the contacts' velocity pass) and splits each E_i - E_{i-1}
+into: "inertia" (E_i with x_{i+1} the Verlet prediction, minus E_{i-1}: what the velocity the
+solver carried, x - x_prev, does to the output) and each pass's change of E_i, summed over the
+frames of the largest rise (`_rise`). Then a table around the rise: the output's and the
+solver's kinetic energy (x_{i+1} - x_i against x - x_prev at the substep's end), the potential,
+and each pass's share.
+
+    .venv/bin/python tools/cloth_energy_ledger.py                # the frictionless ground
+    .venv/bin/python tools/cloth_energy_ledger.py --friction 0.5
+    .venv/bin/python tools/cloth_energy_ledger.py --scene capsule --damping default
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "benchmarks"))
+sys.path.insert(0, str(ROOT))
+import _waft  # noqa: E402
+
+_waft.use_checkout()
+
+from waft.core.cloth import solver  # noqa: E402
+
+PASSES = ("solve_colour", "solve_spans", "sweep_levels", "push_layers", "clamp_max_distance",
+          "push_backstop", "sweep_with_contacts")
+METHODS = ("_collide", "_contact_velocity")
+G = 9.81
+H = 1.0 / 240.0
+
+
+class Recorder:
+    """Wraps the solver's passes: per substep a list of (pass, x after it), opened by the
+    substep's start and the state before each pass (the gaps are the Verlet prediction, the
+    pins and other in-line moves)."""
+
+    def __init__(self):
+        self.substeps: list[list[tuple[str, np.ndarray]]] = []
+        self.current: list[tuple[str, np.ndarray]] = []
+
+    def wrap(self, name, fn, *, method: bool = False):
+        def run(*args, **kwargs):
+            x = args[1] if method else args[0]
+            self.current.append(("", x.copy()))
+            out = fn(*args, **kwargs)
+            self.current.append((name, x.copy()))
+            return out
+        return run
+
+    def install(self) -> None:
+        for name in PASSES:
+            setattr(solver, name, self.wrap(name, getattr(solver, name)))
+        for name in METHODS:
+            setattr(solver._Bake, name, self.wrap(name.strip("_"), getattr(solver._Bake, name),
+                                                  method=True))
+        step = solver._Bake.step
+
+        def recorded_step(bake, x, *args, **kwargs):
+            self.current = [("start", x.copy())]
+            step(bake, x, *args, **kwargs)
+            self.substeps.append(self.current)
+
+        solver._Bake.step = recorded_step
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scene", choices=("ground", "box", "capsule"), default="ground")
+    parser.add_argument("--friction", type=float, default=0.0, help="the ground's friction")
+    parser.add_argument("--damping", default="0", help="per second, or 'default'")
+    args = parser.parse_args()
+    recorder = Recorder()
+    recorder.install()
+    from tests.core.cloth.test_cloth_box_audit import _fall_on_a_box
+    from tests.core.cloth.test_cloth_energy import _drop, _energy, _rise
+
+    damping = None if args.damping == "default" else float(args.damping)
+    scene = {"ground": {"ground_friction": args.friction}, "box": {},
+             "capsule": {"capsule": True}}[args.scene]
+    model, x, params = _fall_on_a_box(damping=damping, **scene)
+    energy = _energy(model, x, params)
+    moving = _energy(model, x, params, elastic=False)
+    drop = _drop(x, model)
+    pre = len(recorder.substeps) - (len(x) - 1)  # pre-roll substeps
+    free = ~model.pinned
+    X = x[:, free]
+
+    def e_at(i: int, x_next: np.ndarray) -> float:
+        """Kinetic + potential energy of frame i with x_{i+1} = x_next (springs apart)."""
+        v = (x_next[free] - X[i - 1]) / (2.0 * H)
+        return 0.5 * float(np.square(v).sum()) + G * float(X[i][:, 2].sum())
+
+    def shares(i: int) -> tuple[float, list[tuple[str, float]]]:
+        """Inertia and each pass's change of E_i within the substep ending at frame i + 1."""
+        record = recorder.substeps[pre + i]
+        inertia = e_at(i, record[1][1]) - moving[i - 2]
+        out, last = [], e_at(i, record[1][1])
+        for name, state in record[1:]:
+            value = e_at(i, state)
+            if name:
+                out.append((name, value - last))
+            last = value
+        return inertia, out
+
+    rise = _rise(energy)
+    low = np.minimum.accumulate(energy)
+    top = int(np.argmax(energy - low))
+    bottom = int(np.argmin(energy[:top + 1]))
+    print(f"{args.scene}, friction {args.friction}, damping {args.damping}: rise "
+          f"{100 * rise / drop:.2f} % of the fall ({rise:.2f} of {drop:.1f} J), frames "
+          f"{bottom + 1} -> {top + 1}")
+    totals: dict[str, float] = {"inertia": 0.0}
+    for i in range(bottom + 2, top + 2):  # energy[k] is frame k + 1
+        inertia, passes = shares(i)
+        totals["inertia"] += inertia
+        seen: dict[str, int] = {}
+        for name, change in passes:
+            seen[name] = seen.get(name, 0) + 1
+            key = name if name == "solve_colour" else f"{name} #{seen[name]}"
+            totals[key] = totals.get(key, 0.0) + change
+    totals["springs"] = float((energy - moving)[top] - (energy - moving)[bottom])
+    for key, value in totals.items():
+        print(f"  {key:28s} {value:+8.3f} J  {100 * value / drop:+6.2f} %")
+    print("frame   E_i  kinetic: output solver  potential  passes (|change| > 0.05 J)")
+    for i in range(max(2, bottom - 6), min(len(x) - 2, top + 6)):
+        end = recorder.substeps[pre + i][-1][1]
+        # The output's velocity is x_{i+1} - x_i; the solver's, x - x_prev at the substep's
+        # end, is read from the next substep's prediction, x_pred - x = (x - x_prev) decay +
+        # g h^2 (decay 1 undamped; pinned vertices are left out).
+        if pre + i + 1 < len(recorder.substeps):
+            nxt = recorder.substeps[pre + i + 1][1][1]
+            carried = (nxt[free] - end[free]) / H
+            carried[:, 2] += G * H
+            solver_kinetic = 0.5 * float(np.square(carried).sum())
+        else:
+            solver_kinetic = float("nan")
+        output_kinetic = 0.5 * float(np.square((X[i + 1] - X[i]) / H).sum())
+        inertia, passes = shares(i)
+        text = " ".join(f"{name}{change:+.2f}" for name, change in passes if abs(change) > 0.05)
+        print(f"{i:4d} {energy[i - 1]:8.2f} {output_kinetic:8.2f} {solver_kinetic:7.2f} "
+              f"{G * float(X[i][:, 2].sum()):9.2f}  inertia{inertia:+.2f} {text}")
+
+
+if __name__ == "__main__":
+    main()
