@@ -631,7 +631,75 @@ def _crossing(x: np.ndarray, a: np.ndarray, b: np.ndarray, radius: np.ndarray, k
     s, xa, xb = s[interior], xa[interior], xb[interior]
     p = xa + s[:, None] * (xb - xa)
     n, sd = shape_normal(kind, p, M, Minv, colliders, k, similarity=similar)
+    if kind == ColliderKind.BOX:
+        edge, s_edge, n_edge, sd_edge = _box_edge_contacts(xa, xb, M, Minv,
+                                                           float(colliders.size[k]))
+        if edge.any():
+            s, n, sd = s.copy(), n.copy(), sd.copy()
+            s[edge], n[edge], sd[edge] = s_edge, n_edge, sd_edge
+            p[edge] = xa[edge] + s_edge[:, None] * (xb[edge] - xa[edge])
+            keep = (s > EDGE_END) & (s < 1.0 - EDGE_END)  # at an end: the vertex test's
+            if not keep.all():
+                interior = interior.copy()
+                interior[np.flatnonzero(interior)[~keep]] = False
+                if not interior.any():
+                    return None
+                s, xa, xb, p, n, sd = s[keep], xa[keep], xb[keep], p[keep], n[keep], sd[keep]
     return interior, s, xa, xb, p, n, sd
+
+
+def _box_edge_contacts(xa: np.ndarray, xb: np.ndarray, M: np.ndarray, Minv: np.ndarray | None,
+                       half: float) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Links (xa, xb) that cut into a box across one of its edges: (which (E,) bool; for those,
+    the link parameter s, the world normal n, the signed distance sd). A link cutting a corner
+    region was tested at its point closest to the box's centre, against the face nearest that
+    point: its normal jumped between the two faces of the edge it cut (+z one substep, -x the
+    next) and the point push threw the near end 11-13 mm a substep up, then sideways (the 8 x 8
+    cage on a box gained 3.2 % of its fall at 160 Hz substeps). The least translation taking a
+    segment out of a box is along one of the separating axes of the segment-box test (Ericson,
+    Real-Time Collision Detection §5.3.3 / §5.2.1: the 3 face normals and the 3 d x e_k): the
+    axis of least overlap. Where that is an edge axis d x e_k the contact is the link's point
+    closest to the box edge along e_k on that side (the closest point of a segment to the
+    edge's line, in the projection along e_k: Ericson §5.1.2), the normal d x e_k outward and
+    the depth that overlap: continuous with the closest-point contact of a link just outside
+    the edge (`_closest_on_edges_to_box`), whose normal is the same d x e_k. Where a face
+    axis wins (or the link is outside) the face contact stands."""
+    inverse = np.linalg.inv(M) if Minv is None else Minv
+    ua = np.einsum("jk,ek->ej", inverse[:3, :3], xa) + inverse[:3, 3]
+    d = np.einsum("jk,ek->ej", inverse[:3, :3], xb - xa)
+    E = ua.shape[0]
+    centre, half_d = ua + 0.5 * d, 0.5 * d
+    eye = np.eye(3)
+    axes = np.concatenate([np.broadcast_to(eye, (E, 3, 3)), np.cross(d[:, None, :], eye)], 1)
+    size = np.sqrt(np.einsum("eak,eak->ea", axes, axes))
+    # A link along a box axis has no edge axis for it (d x e_k = 0).
+    usable = size > 1e-9 * np.sqrt(np.einsum("ek,ek->e", d, d))[:, None]
+    axes = axes / np.where(usable, size, 1.0)[..., None]
+    along = np.einsum("eak,ek->ea", axes, centre)
+    overlap = (half * np.abs(axes).sum(axis=2)
+               + np.abs(np.einsum("eak,ek->ea", axes, half_d)) - np.abs(along))
+    overlap = np.where(usable, overlap, np.inf)
+    best = np.argmin(overlap, axis=1)
+    rows = np.arange(E)
+    depth = overlap[rows, best]
+    edge = (best >= 3) & (depth > 0.0)
+    if not edge.any():
+        return edge, depth[:0], xa[:0], depth[:0]
+    rows, best, depth = rows[edge], best[edge] - 3, depth[edge]
+    normal = axes[rows, best + 3] * np.where(along[rows, best + 3] < 0.0, -1.0, 1.0)[:, None]
+    # The box edge along e_k on the normal's side; in the projection along e_k it is a point.
+    corner = half * np.sign(normal)
+    offset = ua[rows] - corner
+    flat_d = d[rows].copy()
+    offset[np.arange(rows.size), best] = 0.0
+    flat_d[np.arange(rows.size), best] = 0.0
+    s = np.clip(-np.einsum("ek,ek->e", offset, flat_d)
+                / np.maximum(np.einsum("ek,ek->e", flat_d, flat_d), 1e-300), 0.0, 1.0)
+    # World normal: the plane's normal maps by the inverse transpose; a local distance
+    # becomes this much shorter (exact for a similarity).
+    world = np.einsum("jk,ej->ek", inverse[:3, :3], normal)
+    length = np.sqrt(np.einsum("ek,ek->e", world, world))
+    return edge, s, world / length[:, None], -depth / length
 
 
 def collide_edges(x: np.ndarray, a: np.ndarray, b: np.ndarray, inv_mass: np.ndarray,

@@ -9,7 +9,7 @@ import pytest
 from waft.core import ColliderKind, ColliderSet
 from waft.core.cloth import bake_cloth, build_cloth_model
 from waft.core.cloth._bench_cases import grid_rest
-from waft.core.cloth.constraints import _closest_on_edges_to_segment
+from waft.core.cloth.constraints import _closest_on_edges_to_segment, collide_edges
 
 from .conftest import still_drive
 
@@ -156,3 +156,38 @@ def test_a_thin_body_mesh_leg_cannot_pass_between_the_vertices():
     assert deepest <= 0.1
     assert result.positions[-1, ~model.pinned, 1].max() > 0.3  # pushed along with the leg
     assert result.contact.any()
+
+
+def _distance_to_box(xa, xb, half):
+    """Signed distance of segment xa xb to the box [-half, half]^3 (dense samples)."""
+    u = xa + np.linspace(0.0, 1.0, 20001)[:, None] * (xb - xa)
+    q = np.abs(u) - half
+    outside = np.linalg.norm(np.maximum(q, 0.0), axis=1)
+    return float(np.where(q.max(axis=1) > 0.0, outside, q.max(axis=1)).min())
+
+
+@pytest.mark.parametrize("shift", [-2.0e-3, -0.5e-3, 0.5e-3, 2.0e-3, 4.0e-3])
+def test_a_link_across_a_box_edge_is_pushed_out_along_the_edge_normal(shift):
+    """A diagonal link leaving the top of a box over its -x edge (the cage on a box at 160 Hz,
+    substeps 54-56: its near end 4 cm above the top, its far end hanging beside the -x face),
+    moved across the edge from cutting it by 2.8 mm to passing 2 mm outside. Tested at its
+    point closest to the box's centre against that point's nearest face, a link cutting the
+    edge was pushed along -x (or +z), 11-14 mm for its near end, and still cut the cloth's
+    1 cm radius by 3.3-4.4 mm after the push, while one just outside went along the edge's
+    normal: the next round pushed the other way. One push now takes every one of them to the
+    radius, along the same normal, perpendicular to the link and to the edge (the separating
+    axis d x e_y of least overlap, Ericson §5.3.3)."""
+    half, radius = 0.15, 0.01
+    box = ColliderSet.create(names=["Box"], kind=[ColliderKind.BOX], size=[half],
+                             friction=[0.0])
+    out = np.array([-1.0, 0.0, 1.0]) / np.sqrt(2.0)  # off the edge x = -half, z = half
+    x = np.array([[-0.1178, 0.1299, 0.1966], [-0.2082, 0.1777, 0.0557]]) + shift * out
+    before = x.copy()
+    collide_edges(x, np.array([0]), np.array([1]), np.ones(2), np.full(2, radius),
+                  ColliderKind.BOX, np.eye(4), np.eye(4), box, 0, True, np.zeros(2, dtype=bool))
+    assert _distance_to_box(x[0], x[1], half) >= radius - 1e-4
+    normal = np.cross(before[1] - before[0], [0.0, 1.0, 0.0])
+    normal *= -np.sign(normal[0]) / np.linalg.norm(normal)  # outward: toward -x
+    for move in x - before:
+        assert np.linalg.norm(move) > 0.0
+        np.testing.assert_allclose(move / np.linalg.norm(move), normal, atol=1e-9)
