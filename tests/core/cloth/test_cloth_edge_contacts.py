@@ -173,7 +173,7 @@ def test_a_link_across_a_box_edge_is_pushed_out_along_the_edge_normal(shift):
     moved across the edge from cutting it by 2.8 mm to passing 2 mm outside. Tested at its
     point closest to the box's centre against that point's nearest face, a link cutting the
     edge was pushed along -x (or +z), 11-14 mm for its near end, and still cut the cloth's
-    1 cm radius by 3.3-4.4 mm after the push, while one just outside went along the edge's
+    1 cm radius by 3.3-3.9 mm after the push, while one just outside went along the edge's
     normal: the next round pushed the other way. One push now takes every one of them to the
     radius, along the same normal, perpendicular to the link and to the edge (the separating
     axis d x e_y of least overlap, Ericson §5.3.3)."""
