@@ -513,9 +513,11 @@ class _RodBake:
         yield 1, F_out
         n = 0
         substeps = 0
+        # The state one substep before the last off-grid frame time crossed: it stays valid
+        # while no substep runs (a Substep Rate under the frame rate), see `solver._Bake.run`.
+        before = None
         for i in range(1, F_out):
             T = i / self.out_fps
-            before = None
             while n * h < T - _TIME_EPS:
                 t0, t1 = n * h, (n + 1) * h
                 if t1 > T + _TIME_EPS:

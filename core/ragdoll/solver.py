@@ -57,6 +57,10 @@ class _Run:
         for i, lv in enumerate(self.levels):
             self.level_of_body[lv.bodies] = i
         self.records: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in self.levels]
+        # Each level's pose one substep before the last off-grid frame time crossed: it stays
+        # valid while no substep runs, so a frame between the same two substeps as the one
+        # before it (a Substep Rate under the frame rate) blends them too (`chunk`).
+        self.before: list[tuple[np.ndarray, np.ndarray] | None] = [None for _ in self.levels]
         # The still planes (the ground): the blended output is lifted out of them
         # (`blend.lift_above_planes`).
         cm = drive.collider_matrix
@@ -110,15 +114,15 @@ class _Run:
         out = []
         for li, level in enumerate(self.levels):
             self.records[li] = []
-            before = None
+            before = self.before[li] if T is not None else None
             for k, sub in enumerate(subs):
                 n_end = n0 + k + 1
                 if T is not None and n_end * h > T + _TIME_EPS:
-                    before = level.pose()
+                    before = self.before[li] = level.pose()
                 level.step(sub, k)
                 self.records[li].append(level.pose())
             x, q = self.records[li][-1] if subs else level.pose()
-            if before is not None and T is not None:
+            if before is not None and T is not None and (n0 + len(subs)) * h > T + _TIME_EPS:
                 n_end = n0 + len(subs)
                 wgt = (T - (n_end - 1) * h) / h
                 if abs(wgt - 1.0) > 1e-12:

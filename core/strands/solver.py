@@ -2093,16 +2093,19 @@ class _Bake:
         self._output(positions, 0, state.x)
         yield 1, total
         n = 0
-        before = np.empty_like(state.x)  # state one substep before an off-grid frame time
+        # The state one substep before the last off-grid frame time crossed: it stays valid
+        # while no substep runs, so a frame between the same two substeps as the one before it
+        # (a Substep Rate under the frame rate) blends them too instead of taking the later one.
+        before = np.empty_like(state.x)
+        crossed = False
         for i in range(1, F):
             T = i / fps
-            crossed = False
             n_stop = n
             while n_stop * h < T - _TIME_EPS:
                 n_stop += 1
             on_floats = self._on_floats(n, n_stop)
             if on_floats is not None:
-                crossed = self._steps_on_floats(state, n, on_floats, T, before)
+                crossed = self._steps_on_floats(state, n, on_floats, T, before) or crossed
                 substeps += n_stop - n
                 n = n_stop
             for sd in () if on_floats is not None else self._drives(n, n_stop):

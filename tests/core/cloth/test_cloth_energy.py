@@ -195,3 +195,16 @@ def test_a_cage_falling_onto_a_body_mesh_gains_no_energy(name, max_distance):
     assert drop > 50.0  # it fell
     assert energy.max() <= energy[0] + 0.005 * drop
     assert _rise(energy) <= 0.01 * drop, (_rise(energy), drop)
+
+
+@pytest.mark.parametrize("substep_hz", [100.0, 80.0])
+def test_more_frames_than_substeps_gain_no_energy(substep_hz):
+    """Output frames (240 a second) denser than the substeps (a Substep Rate under the frame
+    rate): a frame between the same two substeps as the frame before it took the later state
+    instead of their blend, so two frames in a row were equal and the motion then jumped; the
+    undamped cage swinging free gained 75 % of its fall at 100 Hz in this count (227 % at 60 Hz,
+    where the blends' own straight chords between states 17 ms apart still count 1.6 %)."""
+    energy, drop = _fall(max_distance=np.inf, ball=False, damping=0.0,
+                         substep=1.0 / substep_hz)
+    assert drop > 50.0
+    assert _rise(energy) <= 0.01 * drop, (_rise(energy), drop)
