@@ -257,3 +257,31 @@ def test_the_rods_hamilton_product_is_the_quaternion_product():
                                rtol=0, atol=1e-14)
     np.testing.assert_allclose(qmul(b, a), quat_multiply(np.broadcast_to(b, a.shape), a),
                                rtol=0, atol=1e-14)
+
+
+def _level_rod_frames(out_fps: float, rate: float) -> np.ndarray:
+    """A rod laid level from a still root swings down: its particles at `out_fps` (inputs at
+    240 Hz, substeps at `rate`)."""
+    model = build_rod_model(rods=[straight_rod((1, 0, 0), bones=4, length=0.1)])
+    drive = drive_for(model, 241, fps=240.0)
+    drive = RodDrive(fps=240.0, reference=drive.reference,
+                     reference_orientation=drive.reference_orientation, space=drive.space,
+                     collider_matrix=drive.collider_matrix, params=drive.params,
+                     output_fps=out_fps, output_frames=int(round(out_fps)) + 1)
+    return bake_rods(model, drive, SolverSettings(substep=1.0 / rate)).positions[:, 0]
+
+
+def test_frames_between_the_same_two_substeps_blend_them():
+    """Three frames a substep (120 fps output on 40 Hz substeps, a Substep Rate under the frame
+    rate): every third frame is the 40 fps bake's, the two between lie near the segment between
+    its neighbours (the rod's bones are re-placed on the blend: a chord). The second of them
+    took the later substep's state before, a third of a step off."""
+    fine, coarse = _level_rod_frames(120.0, 40.0), _level_rod_frames(40.0, 40.0)
+    k = len(coarse) - 1
+    assert np.abs(fine[::3] - coarse).max() <= 1e-9
+    step = np.linalg.norm(coarse[1:] - coarse[:-1], axis=-1)
+    assert step.max() > 1e-2  # it swings
+    for j in (1, 2):
+        blend = coarse[:-1] + (j / 3.0) * (coarse[1:] - coarse[:-1])
+        off = np.linalg.norm(fine[j::3][:k] - blend, axis=-1)
+        assert (off <= 0.2 * step + 1e-6).all(), (j, float((off / (step + 1e-9)).max()))
