@@ -981,6 +981,12 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
     x_prev += before
 
 
+# Rounds of colliders and positions-only lengths that put a start pose out of the colliders
+# (`_Bake._start_outside`). Each round ends on the colliders: the head-turn sample's 48 guides,
+# several drawn 4-5 cm into the head, were out after one (the second found nothing to push).
+START_OUTSIDE_ROUNDS = 4
+
+
 # Slides and collider passes after the last positions-only pass (`_slide_and_push`).
 SLIDE_ROUNDS = 4
 
@@ -1976,6 +1982,41 @@ class _Bake:
             self.cuts[first:last] |= jump
             self.any_cut = True
 
+    def _start_outside(self, state: State) -> None:
+        """Put the start pose (at rest: `x_prev` equals `x`) out of the colliders as a pose,
+        not as motion: the colliders, then the lengths and contacts agreed positions only
+        (`_lengths_after_contact`), up to START_OUTSIDE_ROUNDS times, and `x_prev` = `x`.
+
+        Why: a groom or a modelled chain often passes through the body (a strand from the
+        crown drawn up and over the head crosses it). Pushed out in the first substep, the
+        push is taken as velocity ((x - x_prev) / h: 5 cm in a 240 Hz substep is 12 m/s) and
+        the strand is thrown: the contact rounds (`_contact_rounds`) passed that push on along
+        the chain, and a crown strand of the head-turn sample rose 60 cm above the head and
+        fell over the face. Overlap that exists before the motion starts is not an approach
+        the contact should stop, so it is removed with no velocity, as split-impulse and
+        depenetration-velocity caps do in game physics (Catto 2006; PhysX's max depenetration
+        velocity, here zero at the start). A start pose clear of the colliders is untouched
+        (the same bits)."""
+        h, model, ws = self.h, self.model, self.ws
+        sd = self.substep_drive(-h, 0.0, frozen=True)
+        if not (ws.colliders or sd.meshes is not None):
+            return
+        c = sd.coefficients
+        x, x_prev = state.x, state.x_prev
+        for _ in range(START_OUTSIDE_ROUNDS):
+            np.copyto(x_prev, x)  # no tangential motion for the friction to hold back
+            before = x.copy() if c.direct is not None else None
+            if not _collide(model, ws, x, x_prev, sd, c):
+                break
+            if c.ftl is None:
+                continue  # compliant lengths: their own passes restore them
+            contacts: dict = {}
+            if c.direct is not None:
+                c.direct.begin()
+                _contacts(before, x, c.direct.P, contacts)
+            _lengths_after_contact(model, ws, x, x_prev, sd, c, sd.reference, contacts)
+        np.copyto(x_prev, x)
+
     def _carry_over_cut(self, state: State, t0: float, t1: float) -> None:
         """Across an animation cut, move the chains that jump rigidly with their root segment
         (positions and previous positions: the shape and the velocity relative to the root are
@@ -2076,6 +2117,7 @@ class _Bake:
         state = State.at_rest(model, self.reference[0][:, :P])
         if self.settled is not None:
             self._restart_settled(state, 0.0, self.settled)
+        self._start_outside(state)
         # At rest at t = 0 under constant acceleration: x_prev = x + a h^2 / 2 makes position
         # Verlet reproduce x0 + a t^2 / 2 exactly (instead of a spurious initial velocity a h / 2).
         state.x_prev += 0.5 * self.coefficients(0).gravity_h2
