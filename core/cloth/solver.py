@@ -989,9 +989,11 @@ class _Bake:
                     cut_cloths[restart_cloths],
                     self.params["cut_blend_frames"][self.out_sample[i]][restart_cloths], 0)
                 restart = self.restart_positions(i)
-                # The blend runs from the old deformation to the restart's (a settled pose's).
-                blend_gap[restarting] -= (restart - self.ref_out[i])[restarting]
                 x[restarting] = restart[restarting]
+                # Out of the colliders as a pose, like the start (`_start_outside`).
+                self._start_outside(x, x_prev, restarting=restarting, i=i, n=n)
+                # The blend runs from the old deformation to the restart's (a settled pose's).
+                blend_gap[restarting] -= (x - self.ref_out[i])[restarting]
                 # A frame between the same two substeps blends from the restart too.
                 before[restarting] = x[restarting]
                 x_prev[restarting] = (x[restarting]
@@ -1005,7 +1007,8 @@ class _Bake:
         self.result = ClothResult(positions=positions, contact=contacts, cuts=self.cuts.copy(),
                                   substeps=substeps)
 
-    def _start_outside(self, x: np.ndarray, x_prev: np.ndarray) -> None:
+    def _start_outside(self, x: np.ndarray, x_prev: np.ndarray, *,
+                       restarting: np.ndarray | None = None, i: int = 0, n: int = 0) -> None:
         """Put the start pose (at rest: `x_prev` equals `x`) out of the colliders as a pose,
         not as motion: the colliders (then the max distance and back stop, which win over them
         as in step 8), the links relaxed and the hard vertical links swept positions only, the
@@ -1020,20 +1023,37 @@ class _Bake:
         and depenetration-velocity caps do in game physics (Catto 2006; PhysX's maximum
         depenetration velocity, here zero at the start), and as the strands' start does
         (`core/strands/solver.py`, `_Bake._start_outside`). A start clear of the colliders is
-        untouched (the same bits)."""
+        untouched (the same bits).
+
+        `restarting` (N,) bool: only those vertices, restarting at output frame `i` (a cut or a
+        reset; substep `n` next), against the colliders at that frame's time; the others and
+        the colliders' broad phase are left as they were."""
         if not (self.collider_index or self.meshes is not None):
             return
-        fr = self.frame(0)
-        ref = self.reference[0]
+        if restarting is None:
+            fr, ref, f, g, alpha = self.frame(0), self.reference[0], 0, 0, 0.0
+            normal = self.normals[0] if self.normals is not None else None
+        else:
+            fr, ref = self.frame(self.out_sample[i]), self.ref_out[i]
+            f, alpha = frame_interval(i / self.out_fps, self.fps, self.F)
+            g = min(f + 1, self.F - 1) if alpha else f
+            normal = None if self.normals is None else (
+                self.normals[f] + alpha * (self.normals[g] - self.normals[f]))
+            others = ~restarting
+            kept = (x[others].copy(), x_prev[others].copy(), self._near, self._near_frame,
+                    self._near_step)
+            self._near_frame = -1  # the broad phase of the restart pose, not of the old one
+        if fr.back_index.size:
+            normal = normal / np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
+        else:
+            normal = None
         N = self.model.n_vertices
         contact, contact_any = np.zeros(N, dtype=bool), np.zeros(N, dtype=bool)
-        normal = None
-        if fr.back_index.size:
-            normal = self.normals[0] / np.maximum(
-                np.linalg.norm(self.normals[0], axis=1, keepdims=True), 1e-12)
         for r in range(START_OUTSIDE_ROUNDS + 1):
             np.copyto(x_prev, x)  # no tangential motion for the friction to hold back
-            self._collide(x, x_prev, 0, fr, 0, 0, 0.0, True, contact, contact_any)
+            self._collide(x, x_prev, n, fr, f, g, alpha, True, contact, contact_any)
+            if restarting is not None:
+                contact &= restarting
             # The max distance and the back stop win over the colliders, as in step 8.
             if fr.max_index.size:
                 clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
@@ -1053,7 +1073,11 @@ class _Bake:
             elif fr.levels:
                 sweep_levels(x, fr.levels, None)
         np.copyto(x_prev, x)
-        self._near_frame, self._near_step = -1, 0  # the broad phase saw the start pose only
+        if restarting is None:
+            self._near_frame, self._near_step = -1, 0  # the broad phase saw the start pose only
+        else:
+            x[others], x_prev[others] = kept[0], kept[1]
+            self._near, self._near_frame, self._near_step = kept[2:]
 
     def _output(self, positions: np.ndarray, i: int, x: np.ndarray, blend_gap: np.ndarray,
                 blend_start: np.ndarray, blend_frames: np.ndarray) -> None:

@@ -86,3 +86,34 @@ def test_a_cage_clear_of_its_collider_bakes_the_same_bits_as_without_the_start_p
     monkeypatch.setattr(solver._Bake, "_start_outside", lambda self, x, x_prev: None)
     without, _ = _cage_drawn_into(core.ColliderKind.ELLIPSOID, inside=-0.05, frames=30)
     assert x.tobytes() == without.tobytes()
+
+
+def test_a_cage_restarting_inside_a_collider_at_a_cut_is_put_out_of_it_at_rest():
+    """A cut (the reference jumps 3 m at frame 12; no blend) restarts the cage from its
+    reference at rest, here 3 cm into a ball that waits there: the restart is put out of the
+    ball like the start. After the cut: clear of the ball by the radius on the cut frame,
+    and its mean speed over the next 1/24 s within free fall's g t (0.22 m/s; 0.98 m/s, 3 cm
+    inside on the cut frame, when the first substep pushed it out as velocity); before the cut
+    the cage hung untouched (the ball far away)."""
+    rest = grid_rest(8, 8, width=0.7, height=0.7, origin=(-0.35, 0.0, 0.0))
+    p = rest.rest_positions
+    rest = replace(rest, rest_positions=np.stack([p[:, 0], -p[:, 2], np.zeros(len(p))], axis=1))
+    colliders = core.ColliderSet.create(names=["Ball"], kind=[core.ColliderKind.ELLIPSOID],
+                                        size=[0.15], friction=[0.0])
+    model = build_cloth_model(cloths=[rest], colliders=colliders)
+    frames, cut, fps = 24, 12, 24.0
+    ref = np.repeat(rest.rest_positions[None], frames, axis=0)
+    ref[cut:, :, 0] += 3.0
+    space = np.repeat(np.eye(4)[None, None], frames, axis=0)
+    space[cut:, 0, 0, 3] = 3.0
+    M = np.tile(np.eye(4), (frames, 1, 1, 1))
+    centre = np.array([3.05, 0.3, 0.03 - 0.15])
+    M[:, 0, :3, 3] = centre
+    drive = still_drive(model, frames, fps=fps, reference=ref, space=space, collider_matrix=M,
+                        radius=RADIUS, cut_threshold=1.0, cut_blend_frames=0)
+    result = bake_cloth(model, drive, core.SolverSettings(substep=1.0 / HZ))
+    x = result.positions
+    assert result.cuts[:, 0].tolist() == [i == cut for i in range(frames)]
+    assert _clearance(core.ColliderKind.ELLIPSOID, x[cut] - centre).min() >= RADIUS - 1e-4
+    speed = np.linalg.norm(x[cut + 1] - x[cut], axis=-1) * fps  # mean speed over 1/24 s
+    assert speed.max() <= G / fps, speed.max()
