@@ -341,7 +341,8 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
     solved = []
     for s in range(len(half_rest2)):
         o = s * Ps
-        # (Plain loops: a comprehension is a function call of its own in Python 3.11.)
+        # (Plain loops: a comprehension is a function call of its own in Python 3.11; and
+        # comparisons, not `max`, a call per segment.)
         rx, ry, rz = [0.0] * n, [0.0] * n, [0.0] * n
         for k in range(n):
             j = o + k
@@ -373,11 +374,13 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
                     lam = [0.0] * n
                     strand_step = math.inf
                     break
-                strand_step = max(strand_step, move)
+                if move > strand_step:  # max(strand_step, move): move is not NaN here
+                    strand_step = move
             # Particle k + 1 gets its lower segment's share before its upper one's, as the
             # vectorised += then -= give it.
             for k in range(n):
-                sx, sy, sz = rx[k] * lam[k], ry[k] * lam[k], rz[k] * lam[k]
+                lk = lam[k]
+                sx, sy, sz = rx[k] * lk, ry[k] * lk, rz[k] * lk
                 w = hi_w[k]
                 px[k + 1] += sx * w
                 py[k + 1] += sy * w
@@ -386,7 +389,8 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
                 px[k] -= sx * w
                 py[k] -= sy * w
                 pz[k] -= sz * w
-        biggest = max(biggest, strand_step)
+        if strand_step > biggest:  # max(biggest, strand_step): neither is NaN
+            biggest = strand_step
         solved.append((o, px, py, pz))
     for o, px, py, pz in solved:
         X[o : o + n + 1], Y[o : o + n + 1], Z[o : o + n + 1] = px, py, pz
