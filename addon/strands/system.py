@@ -206,6 +206,9 @@ def sampled_input(scene, read: SceneRead, times, on_grid, at_frames, *, rate, ch
     sampler = Sampler(scene, read, times, held=held)
     builder = InputBuilder(read, samples=len(on_grid), frames=len(at_frames), rate=rate)
     grid = scene_frames = 0  # grid samples and scene frames converted
+    # A scene frame on the grid was checked with the grid rows of its block (at 24 fps on the
+    # 120 Hz grid, every frame): its matrices are not checked a second time.
+    on_grid_frame = np.isin(at_frames, on_grid)
     total = sampler.total
     with frame_kept(scene), waft_tracks_muted(s.object for s in read.setups):
         while sampler.done < total:
@@ -218,7 +221,8 @@ def sampled_input(scene, read: SceneRead, times, on_grid, at_frames, *, rate, ch
                 # samples, e.g. 24 fps at an 8,000 Hz Sample Rate, or none on the grid.)
                 builder.add(sampler.rows(on_grid[grid:grid_end]) if grid_end > grid else None,
                             None if rate is None or frames_end == scene_frames else
-                            sampler.rows(at_frames[scene_frames:frames_end], settings=False))
+                            sampler.rows(at_frames[scene_frames:frames_end], settings=False,
+                                         check=not on_grid_frame[scene_frames:frames_end].all()))
                 grid, scene_frames = grid_end, frames_end
                 sampler.release(done)
             yield Progress("sample", sampler.done, total, system=NAME)
