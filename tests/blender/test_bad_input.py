@@ -193,3 +193,20 @@ def test_operator_reports_the_error_and_cancels(scene, baked_rig):
     with pytest.raises(RuntimeError, match=r"Armature 'Rig': world scale is zero"):
         bpy.ops.waft.bake()
     assert rigs.fingerprint(scene) == before
+
+
+def test_pose_scale_zero_only_at_an_off_grid_scene_frame(scene, bake_api, baked_rig, waft):
+    """At 25 fps most scene frames fall between the 120 Hz samples, and the writer reads the
+    bones there: a bone collapsed at such a frame alone (keyed Constant from frame 7 to 7.03,
+    between the samples at 6.83 and 7.04) is caught by the check of the scene frames, which
+    is skipped only for frames on the grid (already checked with the samples)."""
+    scene.render.fps, scene.render.fps_base = 25, 1.0
+    scene.waft.sample_rate = 120.0
+    pose_bone = baked_rig.pose.bones["Hair.001"]
+    for frame, scale in ((1.0, 1.0), (7.0, 0.0), (7.03, 1.0)):
+        pose_bone.scale = (scale,) * 3
+        pose_bone.keyframe_insert("scale", frame=frame)
+    rigs.set_interpolation(baked_rig, 'CONSTANT')  # (the root's keys too: no matter here)
+    scene.frame_set(7)
+    _fails_cleanly(scene, bake_api, _setup_error(waft),
+                   r"'Rig', bone 'Hair\.001'.*zero length at frame 7\b")
