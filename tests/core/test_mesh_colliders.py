@@ -508,11 +508,15 @@ def test_a_passive_strand_falling_onto_a_head_never_gains_energy_and_comes_to_re
     second (frames: 10 %). Rest comes from the damping (1/s: the swing's energy falls by e^-1
     per second, as a free pendulum's does, about 1.2 with the head's contacts); the
     positions-only contact passes alone used to take 2.2-2.6 per second out, and a 10 s bake
-    was enough."""
+    was enough. Without damping nothing is asked to rest: 10 s, as when the test caught the
+    gain (cec28d5; it still fails within them with that fix taken out), the 15 s only where
+    the rest is checked."""
     from waft import core
 
     fps = 24.0
-    model, drive = _drape(rig, mesh=mesh, frames=360, friction=friction, damping=damping)
+    rests = friction > 0.0 and damping > 0.0
+    model, drive = _drape(rig, mesh=mesh, frames=360 if rests else 240, friction=friction,
+                          damping=damping)
     x = core.bake(model, drive).positions[:, 0]
     if mesh:
         assert _outside(drive, x, fps) >= -1e-9
@@ -524,7 +528,7 @@ def test_a_passive_strand_falling_onto_a_head_never_gains_energy_and_comes_to_re
     assert fall > 0.05  # it really fell over the head
     rise = np.max(energy - np.minimum.accumulate(energy))
     assert rise <= 0.01 * fall, (rise, fall)
-    if friction > 0.0 and damping > 0.0:
+    if rests:
         speed = np.linalg.norm(x[-1] - x[-2], axis=-1).max() * fps
         assert speed < 1e-3
 
