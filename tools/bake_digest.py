@@ -1,9 +1,12 @@
 """Bake sample scenes and print a digest of everything the bake wrote, one JSON line each.
 
-    python tools/bake_digest.py --zip dist/waft-0.1.0.zip [--repeat N] [SAMPLE ...]
+    python tools/bake_digest.py --zip dist/waft-0.1.0.zip [--repeat N] [SAMPLE[:FRAMES] ...]
 
 With no sample names every sample is baked; `--repeat N` bakes each one N times in this process
-(each time in a fresh empty file) and prints every digest, for in-process determinism.
+(each time in a fresh empty file) and prints every digest, for in-process determinism. A name
+may repeat (baked again, in a fresh empty file) and may end in `:FRAMES`: only the first FRAMES
+frames of the sample's range are baked and hashed (its scene end moved before the bake; the
+preroll stays), for the determinism test's shorter bakes.
 
 For every sample: build the scene in an empty file, bake it through the installed add-on
 (`bake_api.bake_scene`, as the main job does) and hash, bitwise,
@@ -69,7 +72,7 @@ def curves_digest(scene) -> tuple[str, int]:
     return h.hexdigest(), len(hair)
 
 
-def digest_sample(name: str, bake_api) -> dict:
+def digest_sample(name: str, bake_api, frames: int | None = None) -> dict:
     import run_all  # samples/run_all.py: load_sample
 
     module = run_all.load_sample(name)
@@ -78,11 +81,19 @@ def digest_sample(name: str, bake_api) -> dict:
         return {"sample": name, "skipped": str(missing)}
     blender_env.reset_to_empty_file()
     scene = module.build_scene()
+    if frames is not None:
+        scene.frame_end = min(scene.frame_end, scene.frame_start + frames - 1)
     bake_api.bake_scene(scene, preroll=getattr(module, "PREROLL", 0))
     keys, fcurves = keys_digest(COMPAT.action_fcurves)
     geometry, curves_objects = curves_digest(scene)
-    return {"sample": name, "keys": keys, "fcurves": fcurves, "curves": geometry,
-            "curves_objects": curves_objects}
+    return {"sample": name, "frames": [scene.frame_start, scene.frame_end], "keys": keys,
+            "fcurves": fcurves, "curves": geometry, "curves_objects": curves_objects}
+
+
+def parse_sample(arg: str) -> tuple[str, int | None]:
+    """`NAME` or `NAME:FRAMES` (the first FRAMES frames of the sample's range)."""
+    name, _, frames = arg.partition(":")
+    return name, (int(frames) if frames else None)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,14 +104,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import run_all  # samples/run_all.py: the sample names
 
-    names = args.samples or list(run_all.SAMPLES)
+    wanted = [parse_sample(arg) for arg in args.samples] or [(n, None) for n in run_all.SAMPLES]
     global COMPAT
     module_name, _ = blender_env.install_extension(args.zip)
     bake_api = blender_env.bake_api(module_name)
     COMPAT = importlib.import_module(module_name + ".addon.compat")  # legacy and slotted
-    for name in names:
+    for name, frames in wanted:
         for _ in range(args.repeat):
-            print(json.dumps(digest_sample(name, bake_api)), flush=True)
+            print(json.dumps(digest_sample(name, bake_api, frames)), flush=True)
     return 0
 
 
