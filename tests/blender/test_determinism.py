@@ -74,7 +74,7 @@ FRAMES = {
     # (the highest bone head 1.82 -> 0.53 m by frame 41) and lies on floor and box, friction
     # holding it; the 144 frames let it lie still for the sample's check (an arm and a leg
     # topple once more at frames 95-115: the same bodies against the same floor)
-    "ragdoll_rigify": 72,
+    "ragdoll_rigify": 48,
 }
 
 
