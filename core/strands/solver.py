@@ -1983,31 +1983,41 @@ class _Bake:
             self.any_cut = True
 
     def _start_outside(self, state: State) -> None:
-        """Put the start pose (at rest: `x_prev` equals `x`) out of the colliders as a pose,
-        not as motion: the colliders, then the lengths and contacts agreed positions only
-        (`_lengths_after_contact`), up to START_OUTSIDE_ROUNDS times, and `x_prev` = `x`.
+        """Put the start pose out of the colliders as a pose, not as motion (`_put_out`),
+        against the colliders at time 0.
 
         Why: a groom or a modelled chain often passes through the body (a strand from the
         crown drawn up and over the head crosses it). Pushed out in the first substep, the
         push is taken as velocity ((x - x_prev) / h: 5 cm in a 240 Hz substep is 12 m/s) and
         the strand is thrown: the contact rounds (`_contact_rounds`) passed that push on along
-        the chain, and a crown strand of the head-turn sample rose 60 cm above the head and
+        the chain, and a crown strand of the head-turn sample rose 58 cm above the head and
         fell over the face. Overlap that exists before the motion starts is not an approach
         the contact should stop, so it is removed with no velocity, as split-impulse and
         depenetration-velocity caps do in game physics (Catto 2006; PhysX's max depenetration
         velocity, here zero at the start). A start pose clear of the colliders is untouched
         (the same bits)."""
-        h, model, ws = self.h, self.model, self.ws
-        sd = self.substep_drive(-h, 0.0, frozen=True)
+        self._put_out(state, self.substep_drive(-self.h, 0.0, frozen=True))
+
+    def _put_out(self, state: State, sd: SubstepDrive, chains: np.ndarray | None = None) -> None:
+        """Move the particles (of `chains` (S,) bool, or all) out of the colliders of `sd`
+        positions only: the colliders, then the lengths and contacts agreed positions only
+        (`_lengths_after_contact`), up to START_OUTSIDE_ROUNDS times; every particle keeps its
+        motion over the substep (`x - x_prev`: none at rest, the settled pose's, or a chain's
+        carried over a cut), and the other chains are left as they were. Untouched, bit for
+        bit, when no collider pushes anything."""
+        model, ws = self.model, self.ws
         if not (ws.colliders or sd.meshes is not None):
             return
         c = sd.coefficients
         x, x_prev = state.x, state.x_prev
+        start_x, start_prev = x.copy(), x_prev.copy()
+        pushed = False
         for _ in range(START_OUTSIDE_ROUNDS):
             np.copyto(x_prev, x)  # no tangential motion for the friction to hold back
             before = x.copy() if c.direct is not None else None
             if not _collide(model, ws, x, x_prev, sd, c):
                 break
+            pushed = True
             if c.ftl is None:
                 continue  # compliant lengths: their own passes restore them
             contacts: dict = {}
@@ -2015,13 +2025,22 @@ class _Bake:
                 c.direct.begin()
                 _contacts(before, x, c.direct.P, contacts)
             _lengths_after_contact(model, ws, x, x_prev, sd, c, sd.reference, contacts)
-        np.copyto(x_prev, x)
+        if not pushed:
+            np.copyto(x_prev, start_prev)
+            return
+        np.subtract(x, start_x - start_prev, out=x_prev)
+        if chains is not None:
+            others = ~chains
+            x[:, others], x_prev[:, others] = start_x[:, others], start_prev[:, others]
 
-    def _carry_over_cut(self, state: State, t0: float, t1: float) -> None:
+    def _carry_over_cut(self, state: State, t0: float, t1: float,
+                        sd: SubstepDrive | None = None) -> None:
         """Across an animation cut, move the chains that jump rigidly with their root segment
         (positions and previous positions: the shape and the velocity relative to the root are
         kept), as the cloth restarts on a cut and StrayCloth carries a settled pose over it.
-        Without it a 2 m teleport left a 0.66 m whip, still 0.2 m off a second later."""
+        Without it a 2 m teleport left a 0.66 m whip, still 0.2 m off a second later. Where
+        they land inside a collider of the substep `sd`, they are put out of it as a pose, as
+        at the start (`_put_out`)."""
         cut = self.cuts[frame_interval(0.5 * (t0 + t1), self.fps, self.F)[0]]
         if not cut.any():
             return
@@ -2031,6 +2050,8 @@ class _Bake:
         apply_carry(state.x_prev, A, b, self.ws.tmp)
         if self.settled is not None and np.any(cut & self.settled):
             self._restart_settled(state, t1, cut & self.settled)
+        if sd is not None:
+            self._put_out(state, sd, cut)
 
     def _drives(self, n_first: int, n_stop: int) -> Iterator[SubstepDrive]:
         """`frame_drives` of substeps n_first..n_stop-1 in pieces of one sample interval each:
@@ -2155,7 +2176,7 @@ class _Bake:
                     np.copyto(before, state.x)
                     crossed = True
                 if self.any_cut:
-                    self._carry_over_cut(state, n * h, (n + 1) * h)
+                    self._carry_over_cut(state, n * h, (n + 1) * h, sd)
                 step(model, state, sd, h, workspace=self.ws)
                 n += 1
                 substeps += 1

@@ -136,3 +136,40 @@ def test_the_head_turn_groom_falls_into_place_without_throwing_its_crown_strands
     z = core.bake(model, drive, core.SolverSettings()).positions[..., 2]
     rise = (z - z[0]).max()
     assert rise <= 0.05, rise
+
+
+def test_a_chain_carried_over_a_cut_into_a_collider_is_put_out_of_it_as_a_pose():
+    """A chain hanging at rest is carried over an animation cut (its root jumps 3 m at 0.5 s,
+    read on the 240 Hz sample grid) to where a ball waits, 3 cm into it. It is put out of the
+    ball as a pose, keeping its motion (none), as at the start: over the frame after the cut
+    it moves no faster on average than free fall's g t (0.41 m/s; 3.7 m/s when the first
+    substep pushed it out). No bending, whose spring-back from the pushed shape is its own
+    motion (default bending: 0.64 m/s, 3.1 before). Before the cut nothing touched it."""
+    rate, fps, frames, P, segment, radius = 240.0, 24.0, 25, 9, 0.05, 0.005
+    samples = (frames - 1) * int(rate / fps) + 1
+    t = np.arange(samples) / rate
+    rest = np.array([[0.0, 0.0, 2.0 - k * segment] for k in range(P)])
+    jump = np.where(t >= 0.5 - 1e-9, 3.0, 0.0)
+    reference = np.repeat(rest[None, None], samples, axis=0)
+    reference[..., 0] += jump[:, None, None]
+    kinematic = np.zeros(P, dtype=bool)
+    kinematic[0] = True
+    colliders = core.ColliderSet.create(names=["Ball"], kind=[core.ColliderKind.ELLIPSOID],
+                                        size=[0.1])
+    centre = np.array([3.0 + 0.1 + radius - 0.03, 0.0, 1.8])
+    M = np.tile(np.eye(4), (samples, 1, 1, 1))
+    M[:, 0, :3, 3] = centre
+    model = core.build_strand_model(
+        chains=[core.ChainRest(setup="Tail", name="Tail", rest_positions=rest,
+                               kinematic=kinematic)], colliders=colliders)
+    params = core.StrandParams.defaults(1, P, radius=radius, bend_compliance=math.inf)
+    drive = core.Drive(fps=rate, reference=reference, kinematic=kinematic[None].copy(),
+                       space=np.broadcast_to(np.eye(4), (samples, 1, 4, 4)),
+                       collider_matrix=M, params=params, output_fps=fps, output_frames=frames)
+    x = core.bake(model, drive).positions[:, 0]
+    cut = 12  # 0.5 s at 24 fps
+    assert np.abs(x[:cut, :, 0]).max() < 1e-9  # hung still before the cut, nothing touched
+    clearance = np.linalg.norm(x[cut, 1:] - centre, axis=-1) - 0.1
+    assert clearance.min() >= radius - 1e-6, clearance.min()
+    speed = np.linalg.norm(x[cut + 1] - x[cut], axis=-1) * fps
+    assert speed.max() <= G / fps, speed.max()
