@@ -323,3 +323,32 @@ def test_collide_strands_moves_exactly_what_testing_every_point_moves():
         assert strands.tobytes() == expected.tobytes(), trial
         moved_any += reference[0]
     assert moved_any > 10_000  # the scenes do push many points
+
+
+def test_float32_bounds_keep_every_point_of_thin_ellipsoids_and_capsules_far_out():
+    """The broad phase bounds a capsule's and a general ellipsoid's distance in float32 on the
+    stored points, with an allowance for its rounding (scaled by the matrix's condition and the
+    distance from the origin): strands hugging a flat ellipsoid (axes 1 : 0.1) and a thin
+    capsule 300 m out move exactly as testing every point in every pass moves them."""
+    rng = np.random.default_rng(44)
+    colliders = ColliderSet.create(names=["Flat", "Thin"],
+                                   kind=[ColliderKind.ELLIPSOID, ColliderKind.CAPSULE],
+                                   size=[0.1, 0.08], radius_a=[0, 0.02], radius_b=[0, 0.012])
+    offset = np.array([300.0, -120.0, 40.0])
+    matrices = np.repeat(np.eye(4)[None], 2, axis=0)
+    c, s = np.cos(0.7), np.sin(0.7)
+    matrices[0, :3, :3] = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]]) @ np.diag([1.0, 0.1, 0.6])
+    matrices[0, :3, 3] = offset
+    matrices[1, :3, 3] = offset + (0.0, 0.0, -0.09)
+    n, points = 2000, 10
+    roots = offset + rng.normal(size=(n, 3)) * (0.1, 0.03, 0.06) + (0.0, 0.0, 0.08)
+    steps = rng.normal(size=(n, points, 3)) * 0.01 + (0.0, 0.0, -0.02)
+    steps[:, 0] = roots
+    strands = np.cumsum(steps, axis=1).astype(np.float32)
+    radius = np.linspace(0.003, 0.001, points)
+    expected = strands.copy()
+    reference = _reference_collide(expected, radius, colliders, matrices)
+    result = collide_strands(strands, radius, colliders, matrices)
+    assert reference[0] > 1000  # the shapes do push many points
+    assert (result.moved, result.passes) == reference
+    assert strands.tobytes() == expected.tobytes()
