@@ -592,7 +592,7 @@ class RodStream(FrameStream):
 
 
 # Rounds of colliders and lengths that put a start pose out of the colliders
-# (`_Bake._start_outside`), the colliders last.
+# (`_RodBake._start_outside`), the colliders last.
 START_OUTSIDE_ROUNDS = 8
 
 
