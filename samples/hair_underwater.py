@@ -17,7 +17,11 @@ NAME = "hair_underwater"
 DESCRIPTION = "buoyant hair drifting under water"
 FPS = base.FPS
 FRAME_START, FRAME_END = 1, 96
-PREROLL = 24
+# The groom hangs down and out; buoyancy (-0.3 g against drag 4) lifts it at well under 1 m/s, so
+# the strands need about two seconds to float up. With one second of pre-roll the shot opened on
+# strands still turning over, their tips kinked up to 111 degrees by the current until frame 16;
+# 2.5 s leave every joint past the scalp within 3 degrees of straight from frame 1.
+PREROLL = 60
 CHAINS, BONES, SEGMENT = 14, 8, 0.05
 
 
