@@ -655,6 +655,8 @@ class Level:
                 for _ in range(SELF_COLLISION_PASSES):  # Jacobi over the pairs
                     if not self.self_collision.solve(s, ~kin):
                         break  # nothing penetrated: another pass would change nothing
+                if STATIC_FRICTION:
+                    self.self_collision.hold(s, ~kin, c.friction)
         # Velocities from the iterations' position change (Müller 2020 Alg. 2), taken BEFORE
         # the final projections: those are exact clean-ups of what the iterations left (joint
         # drift, limits, rigid motors, distance limits, penetration) applied to positions only.

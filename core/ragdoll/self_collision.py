@@ -8,10 +8,12 @@ every pair's segments are found at once (Ericson 2005, 5.1.9, vectorised over pa
 penetration `r_a + r_b - distance` is removed by a positional correction at those points with
 both bodies' generalised inverse masses (Müller et al. 2020 §3.3). A body in several pairs gets
 its inverse mass multiplied by the count of pairs acting on it in that pass (mass splitting,
-Tonge et al. 2012), so the summed corrections of one Jacobi pass stay bounded. The velocity
-pass stops the pairs' normal motion and applies Coulomb friction (Müller 2020 §3.6) with the
-pair's summed normal impulse: a limb lying on another does not slide off it for as long as the
-friction holds.
+Tonge et al. 2012), so the summed corrections of one Jacobi pass stay bounded. Static friction
+holds the pair's contact point in the position solve (Müller 2020 §3.5, `SelfCollision.hold`)
+while the substep's summed tangential impulse stays within friction × the normal one; the
+velocity pass stops the pairs' normal motion and applies Coulomb friction (Müller 2020 §3.6)
+with what is left of that bound: a limb lying on another does not slide off it for as long as
+the friction holds.
 
 Bodies of two different ragdolls of one solve level collide when both ragdolls opt in
 (`RagdollRest.collide_with_others`): two characters falling onto each other. The same
@@ -23,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bodies import Bodies, cross, einsum, where
+from .bodies import Bodies, cross, einsum, rotate, rotate_inv, where
 
 REST_MARGIN = 0.005  # m: pairs closer than this at bind pose never collide
 CONTACT_SLOP = 0.001  # m: a pair this far apart after the iterations still touches
@@ -106,6 +108,10 @@ class SelfCollision:
         # positional normal impulse (kg m) of each candidate pair summed over the substep's
         # passes: the friction's bound in the velocity pass
         self.normal_total = np.zeros(len(i))
+        # static friction's summed tangential positional impulse (on a) of each candidate pair
+        # over the substep, and the holds that let go (`hold`)
+        self.tangent_total = np.zeros((len(i), 3))
+        self.released = np.zeros(len(i), dtype=bool)
 
     def _subset(self, k: np.ndarray) -> tuple[np.ndarray, ...]:
         """(a, b, sum of radii, scatter_a, scatter_b) of pairs k."""
@@ -135,6 +141,8 @@ class SelfCollision:
             self.candidate_index = close
             self.candidates = self._subset(close)
         self.normal_total = np.zeros(len(self.candidates[0]))
+        self.tangent_total = np.zeros((len(self.candidates[0]), 3))
+        self.released = np.zeros(len(self.candidates[0]), dtype=bool)
         self.reference = None
         if not len(close):
             return False
@@ -221,6 +229,68 @@ class SelfCollision:
         s.move(dx, dth)
         return True
 
+    def hold(self, s: Bodies, movable: np.ndarray, friction: np.ndarray) -> None:
+        """Static friction in the position solve (Müller et al. 2020 §3.5), as the colliders'
+        (`Contacts._hold`): the contact point of each touching pair (the middle of the two
+        surfaces, where the velocity pass rubs) is put back where it was on the other body
+        when the substep began, by equal and opposite positional impulses on the two bodies
+        there (so momentum and angular momentum are kept), while the tangential impulses
+        summed over the substep stay within friction × the summed normal one (`friction` (n,)
+        per body, a pair uses the mean of its two). Once a correction would leave that cone the
+        hold lets go for the rest of the substep (`released`) and the velocity pass rubs with
+        what is left of the bound.
+
+        With friction in the velocity pass alone a body resting on another slid by the
+        tangential part of g h² in every substep's positions before its velocity was stopped:
+        a bar lying along a bar on a 15° slope, friction 1 (tan 15° = 0.27), crept down it at
+        13 mm/s for ever while the bar under it stood still on the ground (held there)."""
+        if not self.count or self._clear(s, CONTACT_SLOP):
+            return
+        contact = self._contact(s, movable, CONTACT_SLOP)
+        if contact is None:
+            return
+        touching, nrm, _, rb, pen, _, _, _ = contact
+        touching = touching & (self.normal_total > 0.0) & ~self.released
+        if not touching.any():
+            return
+        n = len(self.half)
+        i, j, sum_radius, scatter_a, scatter_b = self.candidates
+        split_a, split_b = self.split  # those of this `_contact`
+        x, R = s.x[:n], s.R[:n]
+        # the contact point: halfway between a's surface and b's, as `_friction`
+        middle = x[j] + rb + nrm * (0.5 * (sum_radius - pen - self.radius[i]
+                                           + self.radius[j]))[:, None]
+        ra, rb = middle - x[i], middle - x[j]
+        # where each body's material point at `middle` was when the substep began
+        before_a = s.x_prev[i] + rotate(s.R_prev[i], rotate_inv(R[i], ra))
+        before_b = s.x_prev[j] + rotate(s.R_prev[j], rotate_inv(R[j], rb))
+        slip = before_b - before_a  # a's point's move less b's
+        slip -= nrm * einsum("pk,pk->p", slip, nrm)[:, None]
+        size = np.sqrt(einsum("pk,pk->p", slip, slip))
+        t = slip / np.maximum(size, 1e-300)[:, None]
+        ca, cb = cross(ra, t), cross(rb, t)
+        ia = s.inv_inertia_times(i, ca)
+        ib = s.inv_inertia_times(j, cb)
+        denom = ((s.inv_mass[i] + einsum("pk,pk->p", ca, ia)) * split_a
+                 + (s.inv_mass[j] + einsum("pk,pk->p", cb, ib)) * split_b)
+        lam = size / np.maximum(denom, 1e-300)  # the positional impulse removing the slip
+        total = self.tangent_total - lam[:, None] * t
+        bound = self.normal_total * (0.5 * (friction[i] + friction[j]))
+        within = einsum("pk,pk->p", total, total) <= bound * bound
+        self.released |= touching & ~within
+        held = touching & ~self.released & (size > 0.0) & (denom > 1e-12)
+        if not held.any():
+            return
+        lam = where(held, lam, 0.0)
+        impulse = lam[:, None] * t  # taken from a against its slip, given to b
+        dx = np.zeros(s.x.shape)
+        dth = np.zeros(s.x.shape)
+        dx[:n] = -(scatter_a @ (impulse * s.inv_mass[i, None])
+                   - scatter_b @ (impulse * s.inv_mass[j, None]))
+        dth[:n] = -(scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib))
+        s.move(dx, dth)
+        self.tangent_total = where(held[:, None], total, self.tangent_total)
+
     def stop_normal_motion(self, s: Bodies, movable: np.ndarray, *,
                            friction: np.ndarray | None = None, h: float = 0.0) -> None:
         """The velocity pass of the pairs (Müller et al. 2020 §3.5, restitution 0): a pair in
@@ -261,7 +331,10 @@ class SelfCollision:
         normal = (self.normal_total / h + np.maximum(-lam, 0.0)) * touching
         if not normal.any():
             return
-        self._friction(s, nrm, ra, rb, normal * (0.5 * (friction[i] + friction[j])))
+        # less what static friction's hold used of the cone in the positions (`hold`)
+        held = np.sqrt(einsum("pk,pk->p", self.tangent_total, self.tangent_total)) / h
+        self._friction(s, nrm, ra, rb, np.maximum(
+            normal * (0.5 * (friction[i] + friction[j])) - held, 0.0))
 
     def _friction(self, s: Bodies, nrm: np.ndarray, ra: np.ndarray, rb: np.ndarray,
                   bound: np.ndarray) -> None:
