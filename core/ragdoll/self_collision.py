@@ -244,7 +244,8 @@ class SelfCollision:
         tangential part of g h² in every substep's positions before its velocity was stopped:
         a bar lying along a bar on a 15° slope, friction 1 (tan 15° = 0.27), crept down it at
         13 mm/s for ever while the bar under it stood still on the ground (held there)."""
-        if not self.count or self._clear(s, CONTACT_SLOP):
+        # (no pair pushed yet this substep: nothing to hold, and no `_clear` to pay for)
+        if not self.count or not self.normal_total.any() or self._clear(s, CONTACT_SLOP):
             return
         contact = self._contact(s, movable, CONTACT_SLOP)
         if contact is None:
