@@ -508,6 +508,8 @@ class SubstepDrive:
     meshes: tuple[MeshField, np.ndarray] | None = None
     # Every collider's `surface_motion` over the substep, once computed (`surface`).
     _surfaces: list | None = field(default=None, init=False, repr=False, compare=False)
+    # `_collider_plan`'s answer for this substep: (workspace, plan).
+    _plan: tuple | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self):
         if self.source is None and self.source_terms is None:
@@ -948,16 +950,18 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
             clamped = solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
         if not stepped:
             np.copyto(ws.collide_before, x)
+        touched: list = []
         pushed = _collide(model, ws, x, x_prev, sd, c, particle_major,
-                          meshes_from=None if stepped else ws.meshes_before)
+                          meshes_from=None if stepped else ws.meshes_before, touched=touched)
         if pushed and not stepped:
             limits = (None if c.max_distance is None and c.tether_limit is None
                       else (reference, c.max_distance, c.tether_limit))
             meshes = sd.meshes is not None
             if k < passes:
-                _slide_to_length(x, ws, c.ftl, meshes, limits, spheres=_sphere_surfaces(ws, sd, c))
+                _slide_to_length(x, ws, c.ftl, meshes, limits, spheres=_sphere_surfaces(ws, sd, c),
+                                 candidates=touched[0])
             else:
-                _slide_and_push(model, ws, x, x_prev, sd, c, limits)
+                _slide_and_push(model, ws, x, x_prev, sd, c, limits, touched[0])
         if stepped and not pushed and (clamped or direct.largest_move > DIRECT_EXACT_MOVE
                                        or not _direct_lengths_exact(x, direct)):
             # The direct step left the lengths inexact (a step too large to converge, or one
@@ -992,30 +996,40 @@ SLIDE_ROUNDS = 4
 
 
 def _slide_and_push(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
-                    sd: SubstepDrive, c: FrameCoefficients, limits) -> None:
+                    sd: SubstepDrive, c: FrameCoefficients, limits,
+                    candidates: np.ndarray | None = None) -> None:
     """The last pass's slide to length, its followers and the colliders again, until the
     colliders no longer leave a segment off (at most SLIDE_ROUNDS): the colliders have the last
-    word."""
+    word. `candidates`: the last collider pass's `touched` (`_collide`)."""
     spheres = _sphere_surfaces(ws, sd, c)
     for _ in range(SLIDE_ROUNDS):
         if not _slide_to_length(x, ws, c.ftl, sd.meshes is not None, limits, follow=True,
-                                spheres=spheres):
+                                spheres=spheres, candidates=candidates):
             return
         np.copyto(ws.collide_before, x)
-        if not _collide(model, ws, x, x_prev, sd, c, None, meshes_from=ws.meshes_before):
+        touched: list = []
+        if not _collide(model, ws, x, x_prev, sd, c, None, meshes_from=ws.meshes_before,
+                        touched=touched):
             return
+        candidates = touched[0]
 
 
 def _sphere_surfaces(ws: Workspace, sd: SubstepDrive, c: FrameCoefficients) -> tuple | None:
     """The fast-path spheres' centres (3, K), radii (K,) and the particles' collision radii
-    (flat), for the slide's normals (`_slide_wave`); None without such spheres."""
-    rows = [(sd.collider_matrix[k], size) for k, kind, _, size, everywhere in ws.colliders
-            if everywhere and kind == ColliderKind.ELLIPSOID and sd.collider_similarity[k]]
-    if not rows:
-        return None
-    centres = np.array([M[:3, 3] for M, _ in rows]).T
-    radii = np.array([size * math.sqrt(float(M[:3, 0].dot(M[:3, 0]))) for M, size in rows])
-    return centres, radii, c.collision_radius.reshape(-1)
+    (flat), for the slide's normals (`_slide_wave`); None without such spheres. Once per
+    substep (`_collider_plan`)."""
+    plan = _collider_plan(ws, sd)
+    if plan.surfaces is _UNSET:
+        rows = [(sd.collider_matrix[k], size) for k, kind, _, size, everywhere in ws.colliders
+                if everywhere and kind == ColliderKind.ELLIPSOID and sd.collider_similarity[k]]
+        if not rows:
+            plan.surfaces = None
+        else:
+            centres = np.array([M[:3, 3] for M, _ in rows]).T
+            radii = np.array([size * math.sqrt(float(M[:3, 0].dot(M[:3, 0])))
+                              for M, size in rows])
+            plan.surfaces = (centres, radii, c.collision_radius.reshape(-1))
+    return plan.surfaces
 
 
 # A segment a positions-only collider pass left further than this share of its rest length
@@ -1025,7 +1039,8 @@ SLIDE_TOLERANCE = 1e-3
 
 
 def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=None, *,
-                     follow: bool = False, spheres: tuple | None = None) -> bool:
+                     follow: bool = False, spheres: tuple | None = None,
+                     candidates: np.ndarray | None = None) -> bool:
     """Each swept particle the collider pass moved (from `ws.collide_before` to `x`) whose
     segment from its parent it left more than SLIDE_TOLERANCE off its rest length L: put at
     L from the parent on the collider's tangent plane where the push put it, the point of
@@ -1053,8 +1068,22 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=Non
     substep 9.2 % off. `follow` (the last pass, which no sweep follows): the children no
     collider pushed follow the particles a wave moved (the FTL step), down to the tip or the
     first segment still at its length; without, the slid particle left its child's segment
-    8.9 % off."""
+    8.9 % off.
+
+    `candidates` (flat ids, `_collide`'s `touched`): every particle the collider pass may have
+    moved, when known; the moved ones are then found among them (the same ids) instead of by
+    comparing the whole state with `ws.collide_before` (seven passes over 32,000 particles in
+    the hair benchmark, where the spheres moved 700-8,000 of them)."""
     before = ws.collide_before
+    if candidates is not None and not meshes:
+        pushed = np.zeros(x[0].size, dtype=bool)
+        if candidates.size:
+            ids = np.unique(candidates)
+            changed = x.reshape(3, -1).take(ids, axis=1) != before.reshape(3, -1).take(ids, axis=1)
+            changed = changed[0] | changed[1] | changed[2]
+            changed &= ftl.mask.reshape(-1).take(ids)
+            pushed[ids[changed]] = True
+        return _slide_moved(x, ws, ftl, pushed, before, limits, follow, spheres)
     moved = x[0] != before[0]
     moved |= x[1] != before[1]
     moved |= x[2] != before[2]
@@ -1067,7 +1096,13 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=Non
         # order, which took the audit's 100 guides on mesh bodies from 2.9 % to 0.8 %).
         mesh = ws.meshes_before
         moved &= (x[0] == mesh[0]) & (x[1] == mesh[1]) & (x[2] == mesh[2])
-    pushed = moved.reshape(-1)
+    return _slide_moved(x, ws, ftl, moved.reshape(-1), before, limits, follow, spheres)
+
+
+def _slide_moved(x: np.ndarray, ws: Workspace, ftl, pushed: np.ndarray, before: np.ndarray,
+                 limits, follow: bool, spheres: tuple | None) -> bool:
+    """`_slide_to_length` of the particles `pushed` (flat bool mask of the swept particles
+    the collider pass moved)."""
     ids = pushed.nonzero()[0]
     if not ids.size:
         return False
@@ -1262,14 +1297,62 @@ def _particle_major(a: np.ndarray) -> np.ndarray:
     return a.transpose(1, 2, 0)
 
 
+class _ColliderPlan:
+    """What every collider pass of a substep reads of its colliders, made once per substep
+    (`_collider_plan`): the hair benchmark's substep runs about six passes (the first, three
+    contact rounds, two positions-only passes) over the same eight spheres, and each pass
+    rebuilt these rows, the broad phase's sphere list and centres, the spheres' groups and the
+    slide's sphere surfaces from the drive: ~25 small NumPy and ~60 Python-level calls a pass.
+    The same values, so the same bits."""
+
+    __slots__ = ("rows", "spheres", "centres", "groups", "surfaces")
+
+    def __init__(self, ws: Workspace, sd: SubstepDrive):
+        # Per collider of ws.colliders: (k, kind, friction, size, everywhere, M, fast,
+        # centre, radius, surface); fast: the sphere fast path (centre and radius set).
+        rows = []
+        for k, kind, friction, size, everywhere in ws.colliders:
+            M = sd.collider_matrix[k]
+            similar = bool(sd.collider_similarity[k])
+            # A moving collider: friction relative to its surface.
+            surface = sd.surface(k) if friction > 0.0 else None
+            fast = everywhere and kind == ColliderKind.ELLIPSOID and similar
+            centre = radius = None
+            if fast:
+                # sqrt(dot) is what np.linalg.norm computes for a vector, without its overhead.
+                axis = M[:3, 0]
+                radius = size * math.sqrt(float(axis.dot(axis)))
+                centre = M[:3, 3]
+            rows.append((k, kind, friction, size, everywhere, M, fast, centre, radius,
+                         surface, similar))
+        self.rows = rows
+        self.spheres = [row[0] for row in rows if row[6]]
+        self.centres = sd.collider_matrix[self.spheres, :3, 3]
+        self.groups: dict = {}  # `_sphere_run`'s groups per run of spheres
+        self.surfaces = _UNSET  # `_sphere_surfaces`' answer, once asked
+
+
+_UNSET = object()
+
+
+def _collider_plan(ws: Workspace, sd: SubstepDrive) -> _ColliderPlan:
+    """`sd`'s `_ColliderPlan` for the workspace `ws`, made on first use."""
+    cached = sd._plan
+    if cached is None or cached[0] is not ws:
+        cached = sd._plan = (ws, _ColliderPlan(ws, sd))
+    return cached[1]
+
+
 def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
              sd: SubstepDrive, c: FrameCoefficients,
              particle_major: np.ndarray | None = None,
-             meshes_from: np.ndarray | None = None) -> bool:
+             meshes_from: np.ndarray | None = None, touched: list | None = None) -> bool:
     """Colliders in order; whether one moved a particle. `particle_major`: a (>= P, 3, S) copy
     of `x` when one is at hand (the FTL sweep's buffer), for the sphere broad phase's block
     bounds. `meshes_from`: filled with `x` before the body meshes' pass, when given and there
-    is one."""
+    is one. `touched`: gets one item, the flat ids (unsorted, maybe repeated) of every particle
+    the pass may have moved when only the broad-phase spheres ran (their pushes and the
+    creases write no other particle), else None (see `_slide_to_length`)."""
     colliders = model.colliders
     blocks = c.sphere_blocks
     if blocks is not None and not (x.flags.c_contiguous and x_prev.flags.c_contiguous):
@@ -1282,33 +1365,28 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
     # Fast-path spheres in the order applied, with the particles each moved (resolve_creases).
     applied: list[tuple[np.ndarray, float, np.ndarray]] = []
     scalar = blocks is None and x[0].size <= SCALAR_TOUCH_PARTICLES
+    blocks_only = blocks is not None  # whether `applied` lists every particle moved
     floats: _Floats | None = None  # a small rig's positions on floats, between its spheres
     # Broad-phase spheres not applied yet (k, centre, radius, friction, surface), in order.
     run: list[tuple] = []
-    for k, kind, friction, size, everywhere in ws.colliders:
-        M = sd.collider_matrix[k]
-        similar = bool(sd.collider_similarity[k])
-        # A moving collider: friction relative to its surface.
-        surface = sd.surface(k) if friction > 0.0 else None
-        if everywhere and kind == ColliderKind.ELLIPSOID and similar:
-            # sqrt(dot) is what np.linalg.norm computes for a vector, without its overhead.
-            axis = M[:3, 0]
-            radius = size * math.sqrt(float(axis.dot(axis)))
+    plan = _collider_plan(ws, sd)
+    for k, kind, friction, _, everywhere, M, fast, centre, radius, surface, similar in plan.rows:
+        if fast:
             pushed: list[np.ndarray] = []
             if scalar:
                 if floats is None:
                     floats = _Floats(x, c.collision_radius)
-                moved |= _push_out_of_sphere_scalar(x, x_prev, M[:3, 3], radius,
+                moved |= _push_out_of_sphere_scalar(x, x_prev, centre, radius,
                                                     c.collision_radius, friction, surface,
                                                     pushed, floats)
-                applied.append((M[:3, 3], radius, pushed[0] if pushed else _NONE))
+                applied.append((centre, radius, pushed[0] if pushed else _NONE))
                 continue
             if blocks is None:
-                moved |= push_out_of_sphere(x, x_prev, M[:3, 3], radius, c.collision_radius,
+                moved |= push_out_of_sphere(x, x_prev, centre, radius, c.collision_radius,
                                             friction, ws, surface, pushed)
-                applied.append((M[:3, 3], radius, pushed[0] if pushed else _NONE))
+                applied.append((centre, radius, pushed[0] if pushed else _NONE))
                 continue
-            run.append((k, M[:3, 3], radius, friction, surface))
+            run.append((k, centre, radius, friction, surface))
             continue
         if run:
             near_d2, slack, hit = _sphere_run(ws, x, x_prev, sd, blocks, run, near_d2, slack,
@@ -1317,6 +1395,7 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             run = []
         near_d2 = None  # this shape moves particles by amounts we do not track
         particle_major = None
+        blocks_only = False
         if floats is not None:  # this shape reads the array: the spheres' moves first
             floats.write(x)
             floats = None
@@ -1350,6 +1429,10 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
         if meshes_from is not None:
             np.copyto(meshes_from, x)
         moved |= _collide_meshes(ws, x, x_prev, sd, c)
+        blocks_only = False
+    if touched is not None:
+        touched.append(None if not blocks_only else _NONE if not applied
+                       else np.concatenate([ids for _, _, ids in applied]))
     return moved
 
 
@@ -1367,10 +1450,17 @@ def _sphere_run(ws: Workspace, x: np.ndarray, x_prev: np.ndarray, sd: SubstepDri
         slack = None
     moved = False
     pushed: list[list] = [[] for _ in run]
-    groups = (sphere_groups([(centre, radius, friction, surface is None)
-                             for _, centre, radius, friction, surface in run],
-                            blocks.max_radius)
-              if len(run) > 1 else [[0]])
+    if len(run) > 1:
+        # The same run of spheres comes back in every pass of the substep: its groups once.
+        known = _collider_plan(ws, sd).groups
+        key = (tuple(row[0] for row in run), blocks.max_radius)
+        groups = known.get(key)
+        if groups is None:
+            groups = known[key] = sphere_groups(
+                [(centre, radius, friction, surface is None)
+                 for _, centre, radius, friction, surface in run], blocks.max_radius)
+    else:
+        groups = [[0]]
     for group in groups:
         parts, owners = [], []
         for i in group:
@@ -1443,10 +1533,9 @@ def _sphere_distances(ws: Workspace, x: np.ndarray, sd: SubstepDrive, blocks: Sp
         block_bounds(blocks, particle_major)
     else:
         transpose_bounds(blocks, x)
-    spheres = [k for k, kind, _, _, everywhere in ws.colliders
-               if everywhere and kind == ColliderKind.ELLIPSOID and sd.collider_similarity[k]]
-    d2 = box_distance2(blocks, sd.collider_matrix[spheres, :3, 3])
-    return dict(zip(spheres, d2, strict=True))
+    plan = _collider_plan(ws, sd)
+    d2 = box_distance2(blocks, plan.centres)
+    return dict(zip(plan.spheres, d2, strict=True))
 
 
 # Up to this many particles a sphere is pushed on Python floats (`_push_out_of_sphere_scalar`):
