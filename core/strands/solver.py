@@ -950,18 +950,16 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
             clamped = solve_max_distance(x, reference, c.max_distance, ws.tmp, ws.tmp_b, ws.len)
         if not stepped:
             np.copyto(ws.collide_before, x)
-        touched: list = []
         pushed = _collide(model, ws, x, x_prev, sd, c, particle_major,
-                          meshes_from=None if stepped else ws.meshes_before, touched=touched)
+                          meshes_from=None if stepped else ws.meshes_before)
         if pushed and not stepped:
             limits = (None if c.max_distance is None and c.tether_limit is None
                       else (reference, c.max_distance, c.tether_limit))
             meshes = sd.meshes is not None
             if k < passes:
-                _slide_to_length(x, ws, c.ftl, meshes, limits, spheres=_sphere_surfaces(ws, sd, c),
-                                 candidates=touched[0])
+                _slide_to_length(x, ws, c.ftl, meshes, limits, spheres=_sphere_surfaces(ws, sd, c))
             else:
-                _slide_and_push(model, ws, x, x_prev, sd, c, limits, touched[0])
+                _slide_and_push(model, ws, x, x_prev, sd, c, limits)
         if stepped and not pushed and (clamped or direct.largest_move > DIRECT_EXACT_MOVE
                                        or not _direct_lengths_exact(x, direct)):
             # The direct step left the lengths inexact (a step too large to converge, or one
@@ -996,22 +994,18 @@ SLIDE_ROUNDS = 4
 
 
 def _slide_and_push(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
-                    sd: SubstepDrive, c: FrameCoefficients, limits,
-                    candidates: np.ndarray | None = None) -> None:
+                    sd: SubstepDrive, c: FrameCoefficients, limits) -> None:
     """The last pass's slide to length, its followers and the colliders again, until the
     colliders no longer leave a segment off (at most SLIDE_ROUNDS): the colliders have the last
-    word. `candidates`: the last collider pass's `touched` (`_collide`)."""
+    word."""
     spheres = _sphere_surfaces(ws, sd, c)
     for _ in range(SLIDE_ROUNDS):
         if not _slide_to_length(x, ws, c.ftl, sd.meshes is not None, limits, follow=True,
-                                spheres=spheres, candidates=candidates):
+                                spheres=spheres):
             return
         np.copyto(ws.collide_before, x)
-        touched: list = []
-        if not _collide(model, ws, x, x_prev, sd, c, None, meshes_from=ws.meshes_before,
-                        touched=touched):
+        if not _collide(model, ws, x, x_prev, sd, c, None, meshes_from=ws.meshes_before):
             return
-        candidates = touched[0]
 
 
 def _sphere_surfaces(ws: Workspace, sd: SubstepDrive, c: FrameCoefficients) -> tuple | None:
@@ -1039,8 +1033,7 @@ SLIDE_TOLERANCE = 1e-3
 
 
 def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=None, *,
-                     follow: bool = False, spheres: tuple | None = None,
-                     candidates: np.ndarray | None = None) -> bool:
+                     follow: bool = False, spheres: tuple | None = None) -> bool:
     """Each swept particle the collider pass moved (from `ws.collide_before` to `x`) whose
     segment from its parent it left more than SLIDE_TOLERANCE off its rest length L: put at
     L from the parent on the collider's tangent plane where the push put it, the point of
@@ -1068,22 +1061,8 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=Non
     substep 9.2 % off. `follow` (the last pass, which no sweep follows): the children no
     collider pushed follow the particles a wave moved (the FTL step), down to the tip or the
     first segment still at its length; without, the slid particle left its child's segment
-    8.9 % off.
-
-    `candidates` (flat ids, `_collide`'s `touched`): every particle the collider pass may have
-    moved, when known; the moved ones are then found among them (the same ids) instead of by
-    comparing the whole state with `ws.collide_before` (seven passes over 32,000 particles in
-    the hair benchmark, where the spheres moved 700-8,000 of them)."""
+    8.9 % off."""
     before = ws.collide_before
-    if candidates is not None and not meshes:
-        pushed = np.zeros(x[0].size, dtype=bool)
-        if candidates.size:
-            ids = np.unique(candidates)
-            changed = x.reshape(3, -1).take(ids, axis=1) != before.reshape(3, -1).take(ids, axis=1)
-            changed = changed[0] | changed[1] | changed[2]
-            changed &= ftl.mask.reshape(-1).take(ids)
-            pushed[ids[changed]] = True
-        return _slide_moved(x, ws, ftl, pushed, before, limits, follow, spheres)
     moved = x[0] != before[0]
     moved |= x[1] != before[1]
     moved |= x[2] != before[2]
@@ -1096,13 +1075,7 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=Non
         # order, which took the audit's 100 guides on mesh bodies from 2.9 % to 0.8 %).
         mesh = ws.meshes_before
         moved &= (x[0] == mesh[0]) & (x[1] == mesh[1]) & (x[2] == mesh[2])
-    return _slide_moved(x, ws, ftl, moved.reshape(-1), before, limits, follow, spheres)
-
-
-def _slide_moved(x: np.ndarray, ws: Workspace, ftl, pushed: np.ndarray, before: np.ndarray,
-                 limits, follow: bool, spheres: tuple | None) -> bool:
-    """`_slide_to_length` of the particles `pushed` (flat bool mask of the swept particles
-    the collider pass moved)."""
+    pushed = moved.reshape(-1)
     ids = pushed.nonzero()[0]
     if not ids.size:
         return False
@@ -1346,13 +1319,11 @@ def _collider_plan(ws: Workspace, sd: SubstepDrive) -> _ColliderPlan:
 def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarray,
              sd: SubstepDrive, c: FrameCoefficients,
              particle_major: np.ndarray | None = None,
-             meshes_from: np.ndarray | None = None, touched: list | None = None) -> bool:
+             meshes_from: np.ndarray | None = None) -> bool:
     """Colliders in order; whether one moved a particle. `particle_major`: a (>= P, 3, S) copy
     of `x` when one is at hand (the FTL sweep's buffer), for the sphere broad phase's block
     bounds. `meshes_from`: filled with `x` before the body meshes' pass, when given and there
-    is one. `touched`: gets one item, the flat ids (unsorted, maybe repeated) of every particle
-    the pass may have moved when only the broad-phase spheres ran (their pushes and the
-    creases write no other particle), else None (see `_slide_to_length`)."""
+    is one."""
     colliders = model.colliders
     blocks = c.sphere_blocks
     if blocks is not None and not (x.flags.c_contiguous and x_prev.flags.c_contiguous):
@@ -1365,7 +1336,6 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
     # Fast-path spheres in the order applied, with the particles each moved (resolve_creases).
     applied: list[tuple[np.ndarray, float, np.ndarray]] = []
     scalar = blocks is None and x[0].size <= SCALAR_TOUCH_PARTICLES
-    blocks_only = blocks is not None  # whether `applied` lists every particle moved
     floats: _Floats | None = None  # a small rig's positions on floats, between its spheres
     # Broad-phase spheres not applied yet (k, centre, radius, friction, surface), in order.
     run: list[tuple] = []
@@ -1395,7 +1365,6 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
             run = []
         near_d2 = None  # this shape moves particles by amounts we do not track
         particle_major = None
-        blocks_only = False
         if floats is not None:  # this shape reads the array: the spheres' moves first
             floats.write(x)
             floats = None
@@ -1429,10 +1398,6 @@ def _collide(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np.ndarra
         if meshes_from is not None:
             np.copyto(meshes_from, x)
         moved |= _collide_meshes(ws, x, x_prev, sd, c)
-        blocks_only = False
-    if touched is not None:
-        touched.append(None if not blocks_only else _NONE if not applied
-                       else np.concatenate([ids for _, _, ids in applied]))
     return moved
 
 
