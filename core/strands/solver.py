@@ -1275,14 +1275,16 @@ class _ColliderPlan:
     (`_collider_plan`): the hair benchmark's substep runs about six passes (the first, three
     contact rounds, two positions-only passes) over the same eight spheres, and each pass
     rebuilt these rows, the broad phase's sphere list and centres, the spheres' groups and the
-    slide's sphere surfaces from the drive: ~25 small NumPy and ~60 Python-level calls a pass.
-    The same values, so the same bits."""
+    slide's sphere surfaces from the drive (measured on the benchmark: 2,216 -> 2,123
+    Python-level calls a substep, 144 -> 131 NumPy calls a collider pass, 1,023 -> 958 us a
+    deep-contact pass). The same values, so the same bits."""
 
     __slots__ = ("rows", "spheres", "centres", "groups", "surfaces")
 
     def __init__(self, ws: Workspace, sd: SubstepDrive):
         # Per collider of ws.colliders: (k, kind, friction, size, everywhere, M, fast,
-        # centre, radius, surface); fast: the sphere fast path (centre and radius set).
+        # centre, radius, surface, similar); fast: the sphere fast path (centre and radius
+        # set), surface: its motion over the substep where it has friction (`sd.surface`).
         rows = []
         for k, kind, friction, size, everywhere in ws.colliders:
             M = sd.collider_matrix[k]
