@@ -592,9 +592,9 @@ def test_clearance_bounds_the_distance_and_leaves_push_out_as_it_was():
 
 
 def test_cell_order_is_the_stable_sort_of_the_cells():
-    """Grid entries sorted by cell as uint16 (a radix sort) up to 2**16 cells, by comparison
-    beyond: either way np.argsort(key, kind="stable")."""
+    """Grid entries sorted by cell as uint16 (a radix sort) up to 2**16 cells, in two such
+    passes up to 2**32, by comparison beyond: each way np.argsort(key, kind="stable")."""
     rng = np.random.default_rng(5)
-    for cells in (7, 1 << 16, (1 << 16) + 1, 1 << 20):
+    for cells in (7, 1 << 16, (1 << 16) + 1, 1 << 20, 1 << 32, (1 << 32) + 1):
         key = rng.integers(0, cells, size=20000)
         np.testing.assert_array_equal(cell_order(key, cells), np.argsort(key, kind="stable"))
