@@ -470,8 +470,12 @@ class Contacts:
 class _KeptCandidates:
     """`MeshField._kept_contacts`' candidates, by point id: where each point was when they
     were found, the mesh's `_travel` then, whether they are kept (at most `KEPT_WIDTH`), where
-    it was and the `_travel` when their bounds were last set, the nearest distance then, and
-    per candidate slot its triangle and a lower bound on its distance (NaN: an empty slot)."""
+    it was and the `_travel` when their bounds were last set, the nearest distance then, the
+    point's odometer (a bound on its motion relative to the mesh, summed over its queries since
+    it was fresh), and per candidate slot its triangle and a lower bound on its distance plus
+    the odometer when that bound was set (NaN: an empty slot). Stored so, a bound set at
+    odometer O_j bounds the distance at odometer O by itself less O: a query rewrites only the
+    slots it tests, not the whole (KEPT_WIDTH) row."""
 
     at: np.ndarray  # (N, 3)
     travel: np.ndarray  # (N,)
@@ -480,13 +484,15 @@ class _KeptCandidates:
     valid: np.ndarray  # (N,) bool
     nearest: np.ndarray  # (N,)
     triangle: np.ndarray  # (N, KEPT_WIDTH) int32
-    lower: np.ndarray  # (N, KEPT_WIDTH)
+    lower: np.ndarray  # (N, KEPT_WIDTH) lower bound + odometer then
+    odometer: np.ndarray  # (N,)
 
     @classmethod
     def empty(cls, n: int) -> _KeptCandidates:
         return cls(np.zeros((n, 3)), np.zeros(n), np.zeros((n, 3)), np.zeros(n),
                    np.zeros(n, dtype=bool), np.zeros(n),
-                   np.zeros((n, KEPT_WIDTH), dtype=np.int32), np.full((n, KEPT_WIDTH), np.nan))
+                   np.zeros((n, KEPT_WIDTH), dtype=np.int32), np.full((n, KEPT_WIDTH), np.nan),
+                   np.zeros(n))
 
 
 class MeshField:
@@ -937,7 +943,8 @@ class MeshField:
         nearest now. Only the others are tested. The nearest (ties to the lowest index) is
         among them, and its closest point is the same arithmetic on the same numbers: the same
         contacts as a grid lookup, bit for bit. Then the tested ones' bounds become their
-        distances, the others' L - s, and d* the new nearest (within a substep a point moves
+        distances, the others' L - s (kept as L + O_j and read less
+        the odometer: `_KeptCandidates`), and d* the new nearest (within a substep a point moves
         a fraction of a millimetre between two queries: one or two candidates are tested).
 
         Returns (point, triangle, p, corners, closest, v, w, region, d2) grouped by point in
@@ -965,7 +972,11 @@ class MeshField:
         # Kept points: the candidates that may be the nearest.
         rows = ids[use]
         s = since[use]
-        bound = (kept.nearest[rows] + 2.0 * s) * (1.0 + 1e-9) + 1e-12
+        # A slot stored as L + O_j (its bound L set at odometer O_j) is at least L + O_j - O
+        # from the point now, O = O_seen + s: it may be the nearest (at most d* + s) while
+        # L + O_j <= d* + 2 s + O_seen.
+        seen_odometer = kept.odometer[rows]
+        bound = (kept.nearest[rows] + 2.0 * s + seen_odometer) * (1.0 + 1e-9) + 1e-12
         r, col = np.nonzero(kept.lower[rows] <= bound[:, None])  # NaN pads fail
         point = np.concatenate([fresh[f_point[f_keep]], use[r]])
         triangle = np.concatenate([f_triangle[f_keep], kept.triangle[rows[r], col]])
@@ -978,10 +989,9 @@ class MeshField:
         f_lower[f_keep] = exact
         # Kept points: the bounds from here (`exact` in the pairs' order, grouped by point).
         tested = np.sqrt(d2[~fresh_pair])
-        lower = kept.lower[rows]
-        lower -= s[:, None]
-        lower[r, col] = tested
-        kept.lower[rows] = lower
+        odometer = seen_odometer + s
+        kept.lower[rows[r], col] = tested + odometer[r]
+        kept.odometer[rows] = odometer
         if len(r):
             starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
             kept.nearest[rows[r[starts]]] = np.minimum.reduceat(tested, starts)
@@ -1003,6 +1013,7 @@ class MeshField:
         kept.seen_travel[owner] = travel
         kept.nearest[owner] = nearest[fits]
         kept.lower[owner] = np.nan
+        kept.odometer[owner] = 0.0
         pair_fits = fits[f_point]
         slot = np.arange(len(f_point)) - np.repeat(np.cumsum(count) - count, count)
         kept.lower[ids[fresh[f_point[pair_fits]]], slot[pair_fits]] = f_lower[pair_fits]
