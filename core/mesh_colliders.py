@@ -498,13 +498,14 @@ class Contacts:
 @dataclass
 class _KeptCandidates:
     """`MeshField._kept_contacts`' candidates, by point id: where each point was when they
-    were found, the mesh's `_travel` then, whether they are kept (at most `KEPT_WIDTH`), where
-    it was and the `_travel` when their bounds were last set, the nearest distance then, the
-    point's odometer (a bound on its motion relative to the mesh, summed over its queries since
-    it was fresh), and per candidate slot its triangle and a lower bound on its distance plus
-    the odometer when that bound was set (NaN: an empty slot). Stored so, a bound set at
-    odometer O_j bounds the distance at odometer O by itself less O: a query rewrites only the
-    slots it tests, not the whole (KEPT_WIDTH) row."""
+    were found (in the mesh's moving frame, `MeshField._origin`), the mesh's `_travel` then,
+    whether they are kept (at most `KEPT_WIDTH`), where it was and the `_travel` when their
+    bounds were last set, the nearest distance then, the point's odometer (a bound on its
+    motion relative to the mesh, summed over its queries since it was fresh), and per candidate
+    slot its triangle and a lower bound on its distance plus the odometer when that bound was
+    set (NaN: an empty slot). Stored so, a bound set at odometer O_j bounds the distance at
+    odometer O by itself less O: a query rewrites only the slots it tests, not the whole
+    (KEPT_WIDTH) row."""
 
     at: np.ndarray  # (N, 3)
     travel: np.ndarray  # (N,)
@@ -550,6 +551,10 @@ class MeshField:
         # it, and the mesh's motion (`_travel`) up to the query.
         self._corners: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._motion: list[np.ndarray | None] = [None] * meshes.count
+        # Per mesh, its vertices' mean at each sample (F, 3) and how far that mean moved over
+        # each interval (F - 1,), NaN until measured (`_origin`, `_carried`).
+        self._means: list[np.ndarray | None] = [None] * meshes.count
+        self._carry: list[np.ndarray | None] = [None] * meshes.count
         # `push_out`'s points at their last query, per mesh (`_unclear`, `_remember`).
         self._history: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
         self._centroid_rows: tuple[np.ndarray, np.ndarray] = (np.zeros((3, 0)), np.zeros(0))
@@ -564,9 +569,12 @@ class MeshField:
         self._stages = None
         self._centroid_key = None
         self._corners = {}
-        for steps in self._motion:
+        for steps in (*self._motion, *self._carry):
             if steps is not None:
                 steps[held:] = np.nan
+        for means in self._means:
+            if means is not None:
+                means[held:] = np.nan
         self._history = {}
         self._kept = {}
 
@@ -838,7 +846,9 @@ class MeshField:
         Returns (side, far_by): far_by (K,) is a lower bound on each corner's distance from
         the surface at `t_end` (its distance, or the corner reach when not found, less the
         mesh's motion since)."""
-        travel = self._travel(m, t_end)
+        # A corner stays put in the world: relative to the mesh's moving frame it moves as the
+        # frame does, so its bound is the mesh's relative travel plus the frame's path.
+        travel = self._travel(m, t_end) + self._carried(m, t_end)
         known = self._corners.get(m)
         side = np.zeros(len(keys), dtype=np.int8)
         far_by = np.zeros(len(keys))
@@ -877,11 +887,16 @@ class MeshField:
         return side, far_by
 
     def _travel(self, m: int, t: float) -> float:
-        """How far mesh `m`'s vertices can have moved from time 0 to `t`: the sum over the
-        sample intervals of each interval's largest vertex move (the part of it up to `t`).
-        The difference of two times bounds every vertex's move between them. Each interval's
-        move is measured once, when first needed (NaN until then; `update` forgets the ones
-        that held samples touched)."""
+        """How far mesh `m`'s vertices can have moved from time 0 to `t` relative to its moving
+        frame (`_origin`): the sum over the sample intervals of each interval's largest vertex
+        move less the move of the vertices' mean (the part of it up to `t`). The difference of
+        two times bounds every vertex's move in that frame between them; a point's distance
+        from the surface changes by at most that plus the point's own move in the frame (the
+        distance does not change when both are carried along together). A body carried
+        along (root motion) has little relative travel: what was learnt about a point riding
+        on it (its clearance, its kept candidates) stays valid. Each interval's move is
+        measured once, when first needed (NaN until then; `update` forgets the ones that held
+        samples touched)."""
         if self.F < 2:
             return 0.0
         f, alpha = frame_interval(t, self.fps, self.F)
@@ -890,11 +905,56 @@ class MeshField:
             steps = np.full(self.F - 1, np.nan)
             self._motion[m] = steps
         todo = np.flatnonzero(np.isnan(steps[:f + 1]))
+        if len(todo):
+            means = self._mean_rows(m, int(todo[-1]) + 1)
         V = self.meshes.vertices[m]
         for i in range(0, len(todo), TRAVEL_CHUNK):  # bounded memory: a few samples at a time
             chunk = todo[i:i + TRAVEL_CHUNK]
             d = (V[chunk + 1] - V[chunk]).astype(np.float64)  # (n, V, 3)
+            d -= (means[chunk + 1] - means[chunk])[:, None, :]
             steps[chunk] = np.sqrt(np.max(np.einsum("fij,fij->fi", d, d), axis=1, initial=0.0))
+        return float(steps[:f].sum() + alpha * steps[f])
+
+    def _mean_rows(self, m: int, last: int) -> np.ndarray:
+        """Mesh `m`'s vertices' mean (F, 3) at each sample, measured up to sample `last`."""
+        means = self._means[m]
+        if means is None:
+            means = np.full((self.F, 3), np.nan)
+            self._means[m] = means
+        todo = np.flatnonzero(np.isnan(means[:last + 1, 0]))
+        V = self.meshes.vertices[m]
+        for i in range(0, len(todo), TRAVEL_CHUNK):
+            chunk = todo[i:i + TRAVEL_CHUNK]
+            means[chunk] = V[chunk].mean(axis=1, dtype=np.float64)
+        return means
+
+    def _origin(self, m: int, t: float) -> np.ndarray:
+        """Mesh `m`'s moving frame at time `t` (3,): its vertices' mean, blended between the
+        samples as the vertices are (`_travel`)."""
+        if self.F < 2:
+            return np.zeros(3)
+        f, alpha = frame_interval(t, self.fps, self.F)
+        g = min(f + 1, self.F - 1)
+        means = self._mean_rows(m, g)
+        origin = means[f]
+        if alpha != 0.0:
+            origin = origin + alpha * (means[g] - origin)
+        return origin
+
+    def _carried(self, m: int, t: float) -> float:
+        """The length of the path of mesh `m`'s moving frame (`_origin`) from time 0 to `t`."""
+        if self.F < 2:
+            return 0.0
+        f, alpha = frame_interval(t, self.fps, self.F)
+        steps = self._carry[m]
+        if steps is None:
+            steps = np.full(self.F - 1, np.nan)
+            self._carry[m] = steps
+        todo = np.flatnonzero(np.isnan(steps[:f + 1]))
+        if len(todo):
+            means = self._mean_rows(m, int(todo[-1]) + 1)
+            d = means[todo + 1] - means[todo]
+            steps[todo] = np.sqrt(np.einsum("ij,ij->i", d, d))
         return float(steps[:f].sum() + alpha * steps[f])
 
     def _contacts(self, m: int, grid: TriangleGrid, points: np.ndarray, t_start: float,
@@ -1008,13 +1068,14 @@ class MeshField:
             kept = _KeptCandidates.empty(owners)
             self._kept[m] = kept
         travel = self._travel(m, t)
-        moved = points - kept.at[ids]
+        local = points - self._origin(m, t)  # in the mesh's moving frame (`_travel`)
+        moved = local - kept.at[ids]
         moved = np.sqrt(np.einsum("ij,ij->i", moved, moved))
         moved += np.abs(travel - kept.travel[ids])
         # Rounded up: a bound on the motion, never a hair short of it.
         moved = moved * (1.0 + 1e-9) + 1e-12
         reuse = kept.valid[ids] & (moved < margin)
-        since = points - kept.seen_at[ids]  # the motion since the bounds were set
+        since = local - kept.seen_at[ids]  # the motion since the bounds were set
         since = np.sqrt(np.einsum("ij,ij->i", since, since))
         since += np.abs(travel - kept.seen_travel[ids])
         since = since * (1.0 + 1e-9) + 1e-12
@@ -1049,7 +1110,7 @@ class MeshField:
         if len(r):
             starts = np.flatnonzero(np.r_[True, r[1:] != r[:-1]])
             kept.nearest[rows[r[starts]]] = np.minimum.reduceat(tested, starts)
-        kept.seen_at[rows] = points[use]
+        kept.seen_at[rows] = local[use]
         kept.seen_travel[rows] = travel
         count = np.bincount(f_point, minlength=len(fresh))
         nearest = np.full(len(fresh), np.inf)
@@ -1061,9 +1122,9 @@ class MeshField:
         owner = ids[fresh]
         kept.valid[owner] = fits
         owner = owner[fits]
-        kept.at[owner] = points[fresh[fits]]
+        kept.at[owner] = local[fresh[fits]]
         kept.travel[owner] = travel
-        kept.seen_at[owner] = points[fresh[fits]]
+        kept.seen_at[owner] = local[fresh[fits]]
         kept.seen_travel[owner] = travel
         kept.nearest[owner] = nearest[fits]
         kept.lower[owner] = np.nan
@@ -1174,9 +1235,11 @@ class MeshField:
 
     def _moved_since(self, m: int, history: tuple, points: np.ndarray, t: float) -> np.ndarray:
         """A bound (N,) on how far each of `points` has moved relative to mesh `m` since
-        `push_out` last queried it (its own move plus the mesh's `_travel`), rounded up."""
+        `push_out` last queried it (its own move in the mesh's moving frame, `_origin`, plus
+        the mesh's `_travel` in it), rounded up."""
         last, _, travel, _ = history
-        moved = points - last
+        moved = points - self._origin(m, t)  # in the mesh's moving frame (`_travel`)
+        moved -= last
         moved = np.sqrt(np.einsum("ij,ij->i", moved, moved))
         moved += np.abs(self._travel(m, t) - travel)
         # Rounded up: a bound on the motion, never a hair short of it.
@@ -1206,16 +1269,16 @@ class MeshField:
 
     def _remember(self, m: int, points: np.ndarray, ask: np.ndarray, clearance: np.ndarray,
                   outside: np.ndarray, t: float) -> None:
-        """Keep where the points `ask` were at this query, their clearance, how far outside
-        they surely were (-inf: maybe inside), and the mesh's `_travel` then (`_unclear`
-        reads them at the next push)."""
+        """Keep where the points `ask` were at this query (in the mesh's moving frame), their
+        clearance, how far outside they surely were (-inf: maybe inside), and the mesh's
+        `_travel` then (`_unclear` reads them at the next push)."""
         history = self._history.get(m)
         if history is None or history[0].shape != points.shape:
             history = (points.copy(), np.full(len(points), -np.inf),
                        np.zeros(len(points)), np.full(len(points), -np.inf))
             self._history[m] = history
         last, kept, travel, out = history
-        last[ask] = points[ask]
+        last[ask] = points[ask] - self._origin(m, t)
         kept[ask] = clearance
         travel[ask] = self._travel(m, t)
         out[ask] = outside

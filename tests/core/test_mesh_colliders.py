@@ -376,6 +376,88 @@ def test_points_far_from_the_mesh_are_not_queried_again_while_they_are_far(monke
     assert max(asked[1:]) <= 1000  # the near half only
 
 
+def test_a_point_that_moves_past_its_clearance_in_one_push_is_still_pushed():
+    """`push_out` skips a point while its clearance at its last query exceeds how far it and
+    the mesh have moved since (the mesh in its moving frame, plus the frame's path for the
+    lattice corners, which stay put in the world). A point that covers more than that in one
+    push must be asked again: fast points jumping from 3-6 cm outside to 5 mm inside, and still
+    points the surface sweeps over (a mesh carried 3 cm a frame, one growing 5 % a frame, one
+    both), are pushed out exactly as a full query of every point pushes them."""
+    vertices, tris = uv_sphere(0.3, 16, 32)
+    rng = np.random.default_rng(31)
+    N = 800
+    d = rng.normal(size=(N, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    out = rng.uniform(0.03, 0.06, size=(N, 1))
+    radius = np.full(N, 0.005)
+    fast = np.arange(N) < N // 2
+    cases = ([vertices] * 4, [vertices + (0.0, 0.0, 0.03 * k) for k in range(4)],
+             [vertices * (1.0 + 0.05 * k) for k in range(4)],
+             [vertices * (1.0 + 0.05 * k) + (0.0, 0.0, 0.03 * k) for k in range(4)])
+    for frames in cases:
+        f = field(frames, tris, depth=0.02, radius=0.005, fps=24.0)
+        x = d * (0.3 + out)
+        pushed = 0
+        for k in range(1, 4):  # one push a frame: the frame's motion in one step
+            t0, t1 = k / 24.0 - 1.0 / 240.0, k / 24.0
+            x_prev = x.copy()
+            if k == 2:  # the fast half jumps to 5 mm inside the sphere as it stands at t1
+                centre = frames[k].mean(axis=0)
+                size = np.linalg.norm(frames[k][0] - centre)
+                x[fast] = centre + d[fast] * (size - 0.005)
+            staged = x.copy()
+            f.push_out(staged, x_prev, radius, t0, t1)
+            full = _full_push(f, x, x_prev, radius, t0, t1, 0.0)
+            np.testing.assert_array_equal(staged, full)
+            pushed += int(np.any(staged != x, axis=1).sum())
+            if k == 2:  # every fast point was found and pushed out
+                assert np.all(np.any(staged[fast] != x[fast], axis=1))
+            x = staged
+        assert pushed >= N // 2
+
+
+def test_points_riding_on_a_carried_mesh_keep_their_candidates(monkeypatch):
+    """A body carried along (root motion: 1 cm a frame at 24 samples a second) is measured in
+    its moving frame (`MeshField._travel`, `span_shift`): the points riding on it keep their
+    candidate triangles from push to push as on a still body (a world-space bound expired
+    them once the body had moved a couple of millimetres: every point looked up in the grid
+    again at nearly every push). Every push is the full query's, bit for bit."""
+    vertices, tris = uv_sphere(0.3, 24, 48)
+    frames = [vertices + (0.01 * k, 0.0, 0.0) for k in range(4)]
+    rng = np.random.default_rng(32)
+    N = 2000
+    d = rng.normal(size=(N, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    start = d * rng.uniform(0.3, 0.306, size=(N, 1))  # touching: asked at every push
+    radius = np.full(N, 0.005)
+    looked_up = []
+    candidate_pairs = MeshField._candidate_pairs
+
+    def counting(self, m, grid, x, t):
+        looked_up.append(x.shape[1])
+        return candidate_pairs(self, m, grid, x, t)
+
+    monkeypatch.setattr(MeshField, "_candidate_pairs", counting)
+    f = field(frames, tris, friction=0.3, depth=0.02, radius=0.005, fps=24.0)
+    per_push = []
+    x = start
+    for n in range(30):  # 240 Hz substeps over three frames
+        t0, t1 = n / 240.0, (n + 1) / 240.0
+        carried = np.array([0.01 * 24.0 * t1, 0.0, 0.0])
+        x_prev = x
+        x = start + carried
+        looked_up.clear()
+        staged = x.copy()
+        f.push_out(staged, x_prev, radius, t0, t1)
+        per_push.append(sum(looked_up))
+        looked_up.clear()
+        np.testing.assert_array_equal(staged, _full_push(f, x, x_prev, radius, t0, t1, 0.3))
+        start = staged - carried
+        x = staged
+    assert per_push[0] >= N
+    assert sum(per_push[1:]) < 0.05 * N * (len(per_push) - 1)
+
+
 # --------------------------------------------------------------------------------------------
 # In the strand solver (bone chains and hair guides).
 
