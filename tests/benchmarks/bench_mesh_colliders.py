@@ -7,7 +7,9 @@ it approximates, measured in the same run.
 2. ``bake``: 100 guides x 16 points falling on a 0.1 m head for 24 frames at 240 Hz, core
    milliseconds per frame, with the head as a 5k-triangle mesh and as a sphere collider.
 3. ``bake body``: 1,000 guides x 32 points falling onto a 50k-triangle body (a 0.3 m sphere,
-   a full body's triangle size) for 3 frames at 240 Hz, the same way.
+   a full body's triangle size) for 3 frames at 240 Hz, the same way; and ``bake body
+   walking``, the same with the body, the guides' roots and the sphere carried along at a
+   walk (1.4 m/s, root motion).
 4. ``render strands``: one frame of 20,000 render strands x 12 points draped over a 0.1 m head
    (``hair.collide_strands_meshes``, Depth 2 cm), milliseconds, against the same head as an
    analytic sphere collider (``hair.collide_strands``); and the same with 1,000 of them cutting
@@ -85,9 +87,10 @@ def query_case(points: int, rings: int, segments: int, repeat: int) -> dict:
 
 
 def _falling_guides(R: float, rings: int, segments: int, guides: int, points: int,
-                    frames: int, repeat: int) -> tuple[float, float, int]:
+                    frames: int, repeat: int, walk: float = 0.0) -> tuple[float, float, int]:
     """Seconds per bake of `guides` x `points` chains falling onto a sphere of radius R, as a
-    UV-sphere mesh and as the sphere collider, and the mesh's triangle count."""
+    UV-sphere mesh and as the sphere collider, and the mesh's triangle count; everything
+    carried along +X at `walk` m/s."""
     fps = 24.0
     vertices, tris = uv_sphere(R, rings, segments)
     rng = np.random.default_rng(1)
@@ -102,8 +105,12 @@ def _falling_guides(R: float, rings: int, segments: int, guides: int, points: in
     colliders = core.ColliderSet.create(names=["Body"], kind=[0], size=[R], friction=[0.3])
     model_s, drive_s = _build(chains, frames, fps, colliders)
     model_m, drive_m = _build(chains, frames, fps, None)
+    carried = np.zeros((frames, 3))
+    carried[:, 0] = walk * np.arange(frames) / fps
+    if walk:
+        drive_s, drive_m = (_carry(d, carried) for d in (drive_s, drive_m))
     meshes = MeshColliders.create(names=["Body"], triangles=[tris],
-                                  vertices=[np.repeat(vertices[None], frames, 0)],
+                                  vertices=[vertices[None] + carried[:, None, :]],
                                   friction=[0.3])
     drive_m = replace(drive_m, meshes=meshes)
     settings = core.SolverSettings(substep=1 / 240)
@@ -121,14 +128,16 @@ def bake_case(repeat: int) -> dict:
             "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
 
 
-def body_bake_case(repeat: int) -> dict:
+def body_bake_case(repeat: int, walk: float = 0.0) -> dict:
     """Issue 13's figure: 1,000 guides x 32 falling onto a 50k-triangle body (a 0.3 m sphere:
     7 mm triangles, a full body's density), three frames at 240 Hz, core milliseconds per
-    frame, against the same body as a sphere collider."""
+    frame, against the same body as a sphere collider; carried along at `walk` m/s."""
     frames = 4
-    mesh_s, sphere_s, triangles = _falling_guides(0.3, 100, 250, 1000, 32, frames, repeat)
+    mesh_s, sphere_s, triangles = _falling_guides(0.3, 100, 250, 1000, 32, frames, repeat,
+                                                  walk)
     mesh_s, sphere_s = mesh_s / (frames - 1), sphere_s / (frames - 1)
-    return {"case": "bake body", "guides": 1000, "points": 32, "triangles": triangles,
+    return {"case": "bake body walking" if walk else "bake body", "guides": 1000,
+            "points": 32, "triangles": triangles,
             "mesh_ms_per_frame": round(mesh_s * 1e3, 1), "peer": "Waft sphere collider",
             "peer_ms_per_frame": round(sphere_s * 1e3, 2), "ratio": round(mesh_s / sphere_s, 1)}
 
@@ -159,6 +168,16 @@ def render_case(rings: int, segments: int, repeat: int, dipping: int = 0) -> dic
             "peer_ms_per_frame": round(sphere_s * 1e3, 1), "ratio": round(mesh_s / sphere_s, 1)}
 
 
+def _carry(drive, carried: np.ndarray):
+    """`drive` with its reference, chain spaces and colliders moved by `carried` (F, 3)."""
+    space = np.array(drive.space)
+    space[..., :3, 3] += carried[:, None, :]
+    matrix = np.array(drive.collider_matrix)
+    matrix[..., :3, 3] += carried[:, None, :]
+    return replace(drive, reference=drive.reference + carried[:, None, None, :], space=space,
+                   collider_matrix=matrix)
+
+
 def _build(chains, frames, fps, colliders):
     rests = [core.ChainRest(setup="Hair", name=f"Hair: {i}", rest_positions=c,
                             kinematic=np.r_[True, np.zeros(len(c) - 1, bool)])
@@ -184,6 +203,7 @@ def main() -> None:
         print(json.dumps(query_case(points, rings, segments, args.repeat)), flush=True)
     print(json.dumps(bake_case(args.repeat)), flush=True)
     print(json.dumps(body_bake_case(1)), flush=True)  # seconds per run: once
+    print(json.dumps(body_bake_case(1, walk=1.4)), flush=True)
     for rings, segments in ((12, 24), (40, 64)):
         print(json.dumps(render_case(rings, segments, args.repeat)), flush=True)
     print(json.dumps(render_case(40, 64, args.repeat, dipping=1000)), flush=True)
