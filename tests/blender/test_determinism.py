@@ -34,7 +34,8 @@ test run's CPU time when it baked all 13 samples three times, 39 full bakes):
   the earlier ones did: the hash seed and the module state act before the first frame (the
   order things are solved in), and what the allocator does reaches the keys once a chaotic
   phase (a fall, a crumple, a contact) has amplified one ulp past float32. Every ragdoll
-  shortened still goes through all its contacts (see FRAMES).
+  shortened still goes through all its contacts (see FRAMES); ragdoll_walk's walker is baked
+  over its whole range too, as ragdoll_companion's carrier.
 """
 
 from __future__ import annotations
@@ -75,6 +76,11 @@ FRAMES = {
     # holding it; the 144 frames let it lie still for the sample's check (an arm and a leg
     # topple once more at frames 95-115: the same bodies against the same floor)
     "ragdoll_rigify": 48,
+    # three cycles of the same walk (the object steps one cycle forward at frames 25 and 49):
+    # the first cycle and the first step run the ground, motors, arm blend and root lock the
+    # other two run again; and the whole 73 frames of this walker are baked again, with the same
+    # settings, as the carrier in ragdoll_companion (whole range, both processes)
+    "ragdoll_walk": 25,
 }
 
 
