@@ -78,18 +78,29 @@ def pytest_report_header(config: pytest.Config) -> str:
 _EXIT_STATUS: int | None = None
 
 
-# Files that run for minutes: started first, so that in pytest-xdist workers (tools/test.sh,
-# with --no-loadscope-reorder) the others fill the other cores meanwhile. Ordered by their
-# number of tests (xdist's default), the one-test determinism file came last and the run
-# waited five minutes for its bakes alone.
-SLOW_FIRST = ("tests/blender/test_determinism.py",)
+# Files that run for minutes, longest first: started first, so that in pytest-xdist workers
+# (tools/test.sh, with --no-loadscope-reorder) the others fill the other cores meanwhile and
+# the run ends on short files. Ordered by their number of tests (xdist's default), the one-test
+# determinism file came last and the run waited five minutes for its bakes alone. CPU seconds
+# per file, session 44 (tests/core/ragdoll and tests/core/cloth come after tests/blender in
+# collection order, so these would otherwise start in the second half of the run):
+SLOW_FIRST = (
+    "tests/blender/test_determinism.py",  # ~270 (two Blender processes side by side)
+    "tests/core/ragdoll/test_ragdoll_conservation.py",  # ~115
+    "tests/core/cloth/test_cloth_energy.py",  # ~86
+    "tests/blender/ragdoll/test_ragdoll_physics.py",  # ~53
+    "tests/blender/hair_render/test_hair_preview.py",  # ~44
+    "tests/blender/ragdoll/test_ragdoll_preview.py",  # ~40
+    "tests/core/cloth/test_cloth_presets_fuzz.py",  # ~35
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    slow = {(REPO_ROOT / name).resolve() for name in SLOW_FIRST}
-    first = [item for item in items if Path(item.path).resolve() in slow]
+    rank = {(REPO_ROOT / name).resolve(): i for i, name in enumerate(SLOW_FIRST)}
+    first = [item for item in items if Path(item.path).resolve() in rank]
     if first:
         chosen = {id(item) for item in first}
+        first.sort(key=lambda item: rank[Path(item.path).resolve()])  # stable: file order kept
         items[:] = first + [item for item in items if id(item) not in chosen]
 
 
