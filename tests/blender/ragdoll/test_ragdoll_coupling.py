@@ -25,8 +25,8 @@ FRAMES = range(1, 41)
 TAIL = ("Tail.000", "Tail.001", "Tail.002")
 
 
-def _character(scene):
-    scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]
+def _character(scene, frames: range = FRAMES):
+    scene.frame_start, scene.frame_end = frames[0], frames[-1]
     ob = rigs.humanoid(scene)
     ob.waft_ragdoll.root_lock = False
     for pb in ob.pose.bones:
@@ -45,7 +45,7 @@ def _character(scene):
         pb.rotation_mode = 'QUATERNION'
         pb.waft.simulate = True
     ob.waft.enabled = True
-    rigs.animate_wave(ob, FRAMES)
+    rigs.animate_wave(ob, frames)
     return ob
 
 
@@ -85,7 +85,10 @@ def test_a_chain_on_a_ragdoll_follows_its_new_result_in_one_bake(scene, bake_api
 
 def test_a_failing_second_stage_leaves_the_ragdoll_result_as_it_was(scene, bake_api,
                                                                       monkeypatch):
-    ob = _character(scene)
+    # Ten frames: what is checked (a chain stage failing after the ragdoll was solved leaves
+    # the file, the ragdoll's written result and the chain's keys as they were) does not depend
+    # on how far the ragdoll falls; the 40-frame bakes cost 10 CPU-s
+    ob = _character(scene, frames=range(1, 11))
     bake_api.bake_scene(scene, objects=[ob])
     before = waft_rigs.fingerprint(scene)
     keys = _tail_keys(ob)
