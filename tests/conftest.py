@@ -86,7 +86,8 @@ _EXIT_STATUS: int | None = None
 # collection order, so these would otherwise start in the second half of the run):
 SLOW_FIRST = (
     "tests/blender/test_determinism.py",  # ~270 (two Blender processes side by side)
-    "tests/core/ragdoll/test_ragdoll_conservation.py",  # ~115
+    "tests/core/ragdoll/test_ragdoll_conservation.py",  # ~225
+    "tests/blender/ragdoll/test_ragdoll_rigify.py",  # ~140 (a Rigify rig generated per test)
     "tests/core/cloth/test_cloth_energy.py",  # ~86
     "tests/blender/ragdoll/test_ragdoll_physics.py",  # ~53
     "tests/blender/hair_render/test_hair_preview.py",  # ~44
