@@ -596,7 +596,7 @@ class _Bake:
                 # running legs 1.4 % at the frames; now exact).
                 start = first_step(fr.levels, again)
                 if start is not None:
-                    push = self._contact_push(x, fr, start, n, f, g, alpha, swept)
+                    push = self._contact_push(x, fr, start, n, f, g, alpha, swept, frozen)
                     if fr.max_index.size:
                         sweep_with_contacts(x, fr.levels, start, push, reference=ref,
                                             limit=fr.max_full)
@@ -666,10 +666,24 @@ class _Bake:
                                           self.w, fr.radius, kind, M, Minv, colliders, k,
                                           similar, surface)
 
+    def _mesh_span(self, n: int, frozen: bool, at: float = 0.0) -> tuple[float, float]:
+        """The times (start, end) the body meshes are queried at in substep `n`. A frozen pass
+        (pre-roll, start pass) holds them at time `at` with no motion, as it holds the shape
+        colliders at their (f, alpha): frame 0 for the pre-roll and the start, the restart's
+        frame for a cut. The pre-roll took n h.. (n + 1) h, the mesh playing its first frames
+        while the drive stood at frame 0, and a stream (`ClothStream`) read samples it had not
+        read yet (held placeholders: a deforming body's streamed frames parted from the
+        bake's); the strands hold it at frame 0 (`_Bake.substep_drive(frozen=True)`)."""
+        if frozen:
+            return at, at
+        return n * self.h, (n + 1) * self.h
+
     def _collide(self, x: np.ndarray, x_prev: np.ndarray, n: int, fr: _Frame, f: int, g: int,
-                 alpha: float, frozen: bool, contact: np.ndarray, contact_any: np.ndarray) -> None:
+                 alpha: float, frozen: bool, contact: np.ndarray, contact_any: np.ndarray,
+                 at: float = 0.0) -> None:
         """Step 7's colliders: shapes (vertices and edges), then body meshes; `contact` is set
-        for what they touched this pass."""
+        for what they touched this pass. `at`: the meshes' time in a frozen pass
+        (`_mesh_span`)."""
         model = self.model
         drive = self.drive
         contact[:] = False
@@ -703,8 +717,9 @@ class _Bake:
         if self.meshes is not None:
             field, index, mask = self.meshes
             points = x[index]
-            pushed = field.push_out(points, x_prev[index], fr.radius.take(index), n * self.h,
-                                    (n + 1) * self.h, mask)
+            t_start, t_end = self._mesh_span(n, frozen, at)
+            pushed = field.push_out(points, x_prev[index], fr.radius.take(index), t_start,
+                                    t_end, mask)
             if len(pushed):
                 x[index] = points
                 contact[index[pushed]] = True
@@ -716,13 +731,13 @@ class _Bake:
                 link_mask = None if link_mask is None else link_mask[:, clear]
             edge_contact = np.zeros_like(contact)
             collide_mesh_edges(field, x, link_a, link_b, self.w, fr.radius, link_rest,
-                               n * self.h, (n + 1) * self.h, link_mask, edge_contact)
+                               t_start, t_end, link_mask, edge_contact)
             contact |= edge_contact
             contact_any |= edge_contact
 
     def _contact_push(self, x: np.ndarray, fr: _Frame, first: int, n: int, f: int, g: int,
-                      alpha: float,
-                      touched: np.ndarray) -> Callable[[np.ndarray, np.ndarray, np.ndarray], bool]:
+                      alpha: float, touched: np.ndarray, frozen: bool = False
+                      ) -> Callable[[np.ndarray, np.ndarray, np.ndarray], bool]:
         """The contact sweep's push (`contact_sweep.sweep_with_contacts`): one level's children
         out of the shape colliders near them, then out of the body meshes (`mesh_sweep`), with
         their parents held, positions only (no friction: this is a projection of the lengths,
@@ -770,8 +785,8 @@ class _Bake:
             levels = fr.levels.levels[first:]
             links = tuple(np.concatenate([getattr(lv, name).reshape(-1) for lv in levels])
                           for name in ("parent", "child", "rest"))
-            meshes = MeshSweepPush(field, index, mask, x, radius, links, n * self.h,
-                                   (n + 1) * self.h)
+            meshes = MeshSweepPush(field, index, mask, x, radius, links,
+                                   *self._mesh_span(n, frozen))
             if not meshes.parts:
                 meshes = None
 
@@ -1051,7 +1066,8 @@ class _Bake:
         contact, contact_any = np.zeros(N, dtype=bool), np.zeros(N, dtype=bool)
         for r in range(START_OUTSIDE_ROUNDS + 1):
             np.copyto(x_prev, x)  # no tangential motion for the friction to hold back
-            self._collide(x, x_prev, n, fr, f, g, alpha, True, contact, contact_any)
+            self._collide(x, x_prev, n, fr, f, g, alpha, True, contact, contact_any,
+                          at=0.0 if restarting is None else i / self.out_fps)
             if restarting is not None:
                 contact &= restarting
             # The max distance and the back stop win over the colliders, as in step 8.
