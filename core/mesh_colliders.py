@@ -569,6 +569,9 @@ class MeshField:
         self._stages = None
         self._centroid_key = None
         self._corners = {}
+        # Pseudo-normals of held samples (none is read: the solvers query only known samples,
+        # tests/core/test_stream.py and test_cloth_stream.py check it on a deforming body).
+        self._normals = {k: n for k, n in self._normals.items() if k[1] <= held}
         for steps in (*self._motion, *self._carry):
             if steps is not None:
                 steps[held:] = np.nan
