@@ -41,7 +41,7 @@ middle of a finger leaves on the other side.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -900,22 +900,34 @@ class MeshField:
         on it (its clearance, its kept candidates) stays valid. Each interval's move is
         measured once, when first needed (NaN until then; `update` forgets the ones that held
         samples touched)."""
+        def measure(steps: np.ndarray, todo: np.ndarray) -> None:
+            means = self._mean_rows(m, int(todo[-1]) + 1)
+            V = self.meshes.vertices[m]
+            for i in range(0, len(todo), TRAVEL_CHUNK):  # bounded memory: a few samples at once
+                chunk = todo[i:i + TRAVEL_CHUNK]
+                d = (V[chunk + 1] - V[chunk]).astype(np.float64)  # (n, V, 3)
+                d -= (means[chunk + 1] - means[chunk])[:, None, :]
+                steps[chunk] = np.sqrt(np.max(np.einsum("fij,fij->fi", d, d), axis=1,
+                                              initial=0.0))
+
+        return self._summed_steps(self._motion, m, t, measure)
+
+    def _summed_steps(self, store: list, m: int, t: float,
+                      measure: Callable[[np.ndarray, np.ndarray], None]) -> float:
+        """The sum from time 0 to `t` of mesh `m`'s per-interval amounts in `store[m]` (F - 1,),
+        the last interval's in part: each interval measured once, when first needed, by
+        `measure(steps, todo)` (NaN until then; `update` forgets the ones held samples
+        touched). `_travel` and `_carried`."""
         if self.F < 2:
             return 0.0
         f, alpha = frame_interval(t, self.fps, self.F)
-        steps = self._motion[m]
+        steps = store[m]
         if steps is None:
             steps = np.full(self.F - 1, np.nan)
-            self._motion[m] = steps
+            store[m] = steps
         todo = np.flatnonzero(np.isnan(steps[:f + 1]))
         if len(todo):
-            means = self._mean_rows(m, int(todo[-1]) + 1)
-        V = self.meshes.vertices[m]
-        for i in range(0, len(todo), TRAVEL_CHUNK):  # bounded memory: a few samples at a time
-            chunk = todo[i:i + TRAVEL_CHUNK]
-            d = (V[chunk + 1] - V[chunk]).astype(np.float64)  # (n, V, 3)
-            d -= (means[chunk + 1] - means[chunk])[:, None, :]
-            steps[chunk] = np.sqrt(np.max(np.einsum("fij,fij->fi", d, d), axis=1, initial=0.0))
+            measure(steps, todo)
         return float(steps[:f].sum() + alpha * steps[f])
 
     def _mean_rows(self, m: int, last: int) -> np.ndarray:
@@ -946,19 +958,12 @@ class MeshField:
 
     def _carried(self, m: int, t: float) -> float:
         """The length of the path of mesh `m`'s moving frame (`_origin`) from time 0 to `t`."""
-        if self.F < 2:
-            return 0.0
-        f, alpha = frame_interval(t, self.fps, self.F)
-        steps = self._carry[m]
-        if steps is None:
-            steps = np.full(self.F - 1, np.nan)
-            self._carry[m] = steps
-        todo = np.flatnonzero(np.isnan(steps[:f + 1]))
-        if len(todo):
+        def measure(steps: np.ndarray, todo: np.ndarray) -> None:
             means = self._mean_rows(m, int(todo[-1]) + 1)
             d = means[todo + 1] - means[todo]
             steps[todo] = np.sqrt(np.einsum("ij,ij->i", d, d))
-        return float(steps[:f].sum() + alpha * steps[f])
+
+        return self._summed_steps(self._carry, m, t, measure)
 
     def _contacts(self, m: int, grid: TriangleGrid, points: np.ndarray, t_start: float,
                   t_end: float, ids: np.ndarray | None = None, owners: int = 0,

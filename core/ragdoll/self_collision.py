@@ -229,6 +229,22 @@ class SelfCollision:
         s.move(dx, dth)
         return True
 
+    def _along(self, s: Bodies, vector: np.ndarray, ra: np.ndarray, rb: np.ndarray
+               ) -> tuple[np.ndarray, ...]:
+        """(size, unit direction, I_a⁻¹ (r_a × t), I_b⁻¹ (r_b × t), the pair's generalised inverse
+        mass along t with the mass splitting) of tangential vectors (P, 3) at levers `ra`, `rb`:
+        what the hold and the friction impulses need along a slip or a sliding velocity."""
+        i, j = self.candidates[:2]
+        split_a, split_b = self.split  # those of the last `_contact`
+        size = np.sqrt(einsum("pk,pk->p", vector, vector))
+        t = vector / np.maximum(size, 1e-300)[:, None]
+        ca, cb = cross(ra, t), cross(rb, t)
+        ia = s.inv_inertia_times(i, ca)
+        ib = s.inv_inertia_times(j, cb)
+        denom = ((s.inv_mass[i] + einsum("pk,pk->p", ca, ia)) * split_a
+                 + (s.inv_mass[j] + einsum("pk,pk->p", cb, ib)) * split_b)
+        return size, t, ia, ib, denom
+
     def hold(self, s: Bodies, movable: np.ndarray, friction: np.ndarray) -> None:
         """Static friction in the position solve (Müller et al. 2020 §3.5), as the colliders'
         (`Contacts._hold`): the contact point of each touching pair (the middle of the two
@@ -256,7 +272,6 @@ class SelfCollision:
             return
         n = len(self.half)
         i, j, sum_radius, scatter_a, scatter_b = self.candidates
-        split_a, split_b = self.split  # those of this `_contact`
         x, R = s.x[:n], s.R[:n]
         # the contact point: halfway between a's surface and b's, as `_friction`
         middle = x[j] + rb + nrm * (0.5 * (sum_radius - pen - self.radius[i]
@@ -267,13 +282,7 @@ class SelfCollision:
         before_b = s.x_prev[j] + rotate(s.R_prev[j], rotate_inv(R[j], rb))
         slip = before_b - before_a  # a's point's move less b's
         slip -= nrm * einsum("pk,pk->p", slip, nrm)[:, None]
-        size = np.sqrt(einsum("pk,pk->p", slip, slip))
-        t = slip / np.maximum(size, 1e-300)[:, None]
-        ca, cb = cross(ra, t), cross(rb, t)
-        ia = s.inv_inertia_times(i, ca)
-        ib = s.inv_inertia_times(j, cb)
-        denom = ((s.inv_mass[i] + einsum("pk,pk->p", ca, ia)) * split_a
-                 + (s.inv_mass[j] + einsum("pk,pk->p", cb, ib)) * split_b)
+        size, t, ia, ib, denom = self._along(s, slip, ra, rb)
         lam = size / np.maximum(denom, 1e-300)  # the positional impulse removing the slip
         total = self.tangent_total - lam[:, None] * t
         bound = self.normal_total * (0.5 * (friction[i] + friction[j]))
@@ -344,7 +353,6 @@ class SelfCollision:
         points of the segments)."""
         n = len(self.half)
         i, j, _, scatter_a, scatter_b = self.candidates
-        split_a, split_b = self.split  # those of the velocity pass's `_contact`
         x = s.x[:n]
         # the contact point: halfway between a's surface (p - r_a n) and b's (q + r_b n)
         p, q = x[i] + ra, x[j] + rb
@@ -354,13 +362,7 @@ class SelfCollision:
         v, w = s.v[:n], s.w[:n]
         u = v[i] + cross(w[i], ra) - v[j] - cross(w[j], rb)
         ut = u - nrm * einsum("pk,pk->p", u, nrm)[:, None]
-        speed = np.sqrt(einsum("pk,pk->p", ut, ut))
-        t = ut / np.maximum(speed, 1e-300)[:, None]
-        ca, cb = cross(ra, t), cross(rb, t)
-        ia = s.inv_inertia_times(i, ca)
-        ib = s.inv_inertia_times(j, cb)
-        denom = ((s.inv_mass[i] + einsum("pk,pk->p", ca, ia)) * split_a
-                 + (s.inv_mass[j] + einsum("pk,pk->p", cb, ib)) * split_b)
+        speed, t, ia, ib, denom = self._along(s, ut, ra, rb)
         J = where((speed > 1e-12) & (denom > 1e-12),
                      np.minimum(bound, speed / np.maximum(denom, 1e-12)), 0.0)
         if not J.any():
