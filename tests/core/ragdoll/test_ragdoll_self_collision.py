@@ -267,3 +267,34 @@ def test_a_body_on_a_slope_steeper_than_its_friction_slides_as_coulomb_says():
     seconds, mu, turn = 0.5, 0.1, np.radians(15.0)
     expected = -0.5 * 9.81 * (np.sin(turn) - mu * np.cos(turn)) * seconds**2
     assert _bar_on_a_sloping_bar(mu, seconds=seconds) == pytest.approx(expected, rel=0.05)
+
+
+@pytest.mark.parametrize("used", [0.0, 0.5, 1.0])
+def test_the_velocity_pass_rubs_with_what_the_hold_left_of_the_cone(used):
+    """One Coulomb cone per substep, shared by the position solve's static friction and the
+    velocity pass's kinetic friction (`SelfCollision.hold`, `stop_normal_motion`): after the
+    hold used a share `used` of friction × the summed normal impulse, a pair sliding fast
+    gets the rest of the bound as its tangential impulse, not the whole bound again."""
+    rest = chain_rest([(0, 0, 1.0), (0, 0, 0.5), (1, 0, 0.5)],
+                      [(0, 0, 0.5), (1, 0, 0.5), (1, 0, 1.0)], radius=0.1, mass=(1, 2, 3))
+    model = build_ragdoll_model(ragdolls=[rest])
+    half = model.length / 2
+    sc = SelfCollision(ragdoll=model.ragdoll_of_body, parent=model.parent,
+                       rest_matrix=model.rest_matrix, half=half, radius=model.radius)
+    centre = model.rest_matrix[:, :3, 3] + model.rest_matrix[:, :3, 1] * half[:, None]
+    centre[2] = centre[0] + (0.2, 0.0, 0.0)  # touching: radii 0.1 + 0.1
+    q = np.tile([1.0, 0, 0, 0], (3, 1))
+    q[0] = q[2] = (0.0, 1.0, 0.0, 0.0)
+    s = Bodies.at(centre, q)
+    s.inv_mass[:3] = 1 / model.mass
+    s.inv_inertia[:3] = 1 / model.inertia
+    s.freeze_inertia()
+    movable = np.ones(3, dtype=bool)
+    assert sc.near(s, 0.01)
+    h, mu, normal = 1.0 / 240.0, 0.5, 0.01  # normal: the substep's summed λ_n (kg m)
+    sc.normal_total[:] = normal
+    sc.tangent_total[:] = (0.0, used * mu * normal, 0.0)
+    s.v[2] = (0.0, 5.0, 0.0)  # sliding along the other, faster than friction can stop
+    sc.stop_normal_motion(s, movable, friction=np.full(3, mu), h=h)
+    impulse = model.mass[2] * np.linalg.norm(s.v[2] - (0.0, 5.0, 0.0))
+    assert impulse == pytest.approx((1.0 - used) * mu * normal / h, rel=1e-9)
