@@ -334,18 +334,12 @@ class TriangleGrid:
     first: int = 0
 
 
-def build_grid(corners: np.ndarray, reach: float) -> TriangleGrid:
-    """The grid of triangles whose corners (S, T, 3, 3) (every sample of the span) are given:
-    each triangle in every cell its bounding box grown by `reach` overlaps."""
-    return grid_of_boxes(corners.min(axis=(0, 2)), corners.max(axis=(0, 2)), reach)
-
-
 def span_boxes(vertices: np.ndarray, triangles: np.ndarray, shift: np.ndarray | None = None
                ) -> tuple[np.ndarray, np.ndarray]:
     """(low, high) (T, 3) float64: the box of each triangle (T, 3) over every sample of
     `vertices` (S, V, 3), less each sample's `shift` (S, 3) when given. Unshifted, the same
-    numbers as `build_grid`'s min and max over the gathered corners (S, T, 3, 3) (a minimum is
-    exact in any order), without them: each vertex's box over the samples first (whole (V, 3)
+    numbers as a min and max over the gathered corners (S, T, 3, 3) (a minimum is exact in any
+    order), without gathering them: each vertex's box over the samples first (whole (V, 3)
     arrays compared, not a reduction over two strided axes), then the three corners' boxes. On
     a 50k-triangle body over 4 samples the bounds took ~60 ms of gathering and ~90 of strided
     reduction."""
@@ -382,7 +376,8 @@ def span_shift(vertices: np.ndarray) -> np.ndarray | None:
 
 
 def grid_of_boxes(low: np.ndarray, high: np.ndarray, reach: float) -> TriangleGrid:
-    """`build_grid` from each triangle's box (low, high) (T, 3) over the span (not grown)."""
+    """The grid of triangles given each one's box (low, high) (T, 3) over the span (not grown,
+    `span_boxes`): each triangle in every cell its box grown by `reach` overlaps."""
     low, high = low.copy(), high.copy()
     bounds = np.stack([low.min(axis=0), high.max(axis=0)])
     low -= reach

@@ -11,9 +11,10 @@ from waft.core.errors import SetupError
 from waft.core.mesh_colliders import (
     MeshColliders,
     MeshField,
-    build_grid,
     candidates,
     cell_order,
+    grid_of_boxes,
+    span_boxes,
 )
 from waft.core.triangles import REGION_FACE, closest_on_triangles
 
@@ -72,8 +73,7 @@ def test_grid_finds_every_triangle_within_reach():
     rng = np.random.default_rng(1)
     vertices, tris = uv_sphere(0.3, 12, 24)
     reach = 0.04
-    corners = vertices[tris][None]
-    grid = build_grid(corners, reach)
+    grid = grid_of_boxes(*span_boxes(vertices[None], tris), reach)
     points = rng.uniform(-0.4, 0.4, size=(3000, 3))
     point, triangle = candidates(grid, points)
     found = set(zip(point.tolist(), triangle.tolist(), strict=True))
