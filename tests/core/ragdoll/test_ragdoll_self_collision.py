@@ -35,23 +35,30 @@ def test_pairs_skip_joint_neighbours_and_bind_pose_overlaps():
     assert sc.count > 80
 
 
-def test_one_pass_separates_a_pair_and_conserves_momentum():
+def _pair_beside(gap: float):
+    """Three capsules (radius 0.1 m, masses 1, 2, 3) whose only pair is bodies 0 and 2, with
+    body 2 (vertical) brought to `gap` beside body 0 (vertical): (model, half lengths, the
+    SelfCollision, the Bodies)."""
     rest = chain_rest([(0, 0, 1.0), (0, 0, 0.5), (1, 0, 0.5)],
                       [(0, 0, 0.5), (1, 0, 0.5), (1, 0, 1.0)], radius=0.1, mass=(1, 2, 3))
     model = build_ragdoll_model(ragdolls=[rest])
     half = model.length / 2
     sc = SelfCollision(ragdoll=model.ragdoll_of_body, parent=model.parent,
                        rest_matrix=model.rest_matrix, half=half, radius=model.radius)
-    assert list(zip(sc.a, sc.b, strict=True)) == [(0, 2)]
-    # Bring body 2 (vertical) to 0.15 m beside body 0 (vertical), overlapping by 0.05 m.
     centre = model.rest_matrix[:, :3, 3] + model.rest_matrix[:, :3, 1] * half[:, None]
-    centre[2] = centre[0] + (0.15, 0.0, 0.0)
+    centre[2] = centre[0] + (gap, 0.0, 0.0)
     q = np.tile([1.0, 0, 0, 0], (3, 1))
     q[0] = q[2] = (0.0, 1.0, 0.0, 0.0)  # both pointing down (+Y -> -Y about X: 180 deg)
     s = Bodies.at(centre, q)
     s.inv_mass[:3] = 1 / model.mass
     s.inv_inertia[:3] = 1 / model.inertia
     s.freeze_inertia()
+    return model, half, sc, s
+
+
+def test_one_pass_separates_a_pair_and_conserves_momentum():
+    model, half, sc, s = _pair_beside(0.15)  # overlapping by 0.05 m
+    assert list(zip(sc.a, sc.b, strict=True)) == [(0, 2)]
     before = s.x[:3].copy()
     sc.solve(s, np.ones(3, dtype=bool))
     a0, b0 = s.x[0] + s.R[0, :, 1] * half[0], s.x[0] - s.R[0, :, 1] * half[0]
@@ -275,20 +282,7 @@ def test_the_velocity_pass_rubs_with_what_the_hold_left_of_the_cone(used):
     velocity pass's kinetic friction (`SelfCollision.hold`, `stop_normal_motion`): after the
     hold used a share `used` of friction × the summed normal impulse, a pair sliding fast
     gets the rest of the bound as its tangential impulse, not the whole bound again."""
-    rest = chain_rest([(0, 0, 1.0), (0, 0, 0.5), (1, 0, 0.5)],
-                      [(0, 0, 0.5), (1, 0, 0.5), (1, 0, 1.0)], radius=0.1, mass=(1, 2, 3))
-    model = build_ragdoll_model(ragdolls=[rest])
-    half = model.length / 2
-    sc = SelfCollision(ragdoll=model.ragdoll_of_body, parent=model.parent,
-                       rest_matrix=model.rest_matrix, half=half, radius=model.radius)
-    centre = model.rest_matrix[:, :3, 3] + model.rest_matrix[:, :3, 1] * half[:, None]
-    centre[2] = centre[0] + (0.2, 0.0, 0.0)  # touching: radii 0.1 + 0.1
-    q = np.tile([1.0, 0, 0, 0], (3, 1))
-    q[0] = q[2] = (0.0, 1.0, 0.0, 0.0)
-    s = Bodies.at(centre, q)
-    s.inv_mass[:3] = 1 / model.mass
-    s.inv_inertia[:3] = 1 / model.inertia
-    s.freeze_inertia()
+    model, _, sc, s = _pair_beside(0.2)  # touching: radii 0.1 + 0.1
     movable = np.ones(3, dtype=bool)
     assert sc.near(s, 0.01)
     h, mu, normal = 1.0 / 240.0, 0.5, 0.01  # normal: the substep's summed λ_n (kg m)
