@@ -87,7 +87,7 @@ _EXIT_STATUS: int | None = None
 SLOW_FIRST = (
     "tests/blender/test_determinism.py",  # ~270 (two Blender processes side by side)
     "tests/core/ragdoll/test_ragdoll_conservation.py",  # ~225
-    "tests/blender/ragdoll/test_ragdoll_rigify.py",  # ~140 (a Rigify rig generated per test)
+    "tests/blender/ragdoll/test_ragdoll_rigify.py",  # ~87 (its Rigify rig generated once, s45)
     "tests/core/cloth/test_cloth_energy.py",  # ~86
     "tests/blender/ragdoll/test_ragdoll_physics.py",  # ~53
     "tests/blender/hair_render/test_hair_preview.py",  # ~44

@@ -5,6 +5,9 @@
 - ``waft_module_name`` (session): that module's name, for ``addon_utils`` checks.
 - ``bake_api`` (session): ``waft.addon.bake_api`` of the installed add-on.
 - ``scene`` (function): a fresh empty file's scene, with the add-on checked to be still enabled.
+- ``rigify_human`` (function): a freshly generated Rigify human (``real_rigs.rigify_human``) in
+  an otherwise empty file; the rig is generated once per session (``rigify_human_file``, about
+  10 CPU-s each time) and every test opens its own copy of the saved file.
 
 Every test in this folder is marked ``blender``. Without bpy the folder is skipped as a whole.
 """
@@ -63,3 +66,19 @@ def scene(waft_module_name: str):
     blender_env.reset_to_empty_file()
     assert blender_env.is_enabled(waft_module_name), "resetting the file disabled the add-on"
     return bpy.context.scene
+
+
+@pytest.fixture(scope="session")
+def rigify_human_file(waft_module_name: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import real_rigs
+
+    return real_rigs.save_rigify_human(tmp_path_factory.mktemp("rigify") / "rigify_human.blend")
+
+
+@pytest.fixture
+def rigify_human(waft_module_name: str, rigify_human_file: Path):
+    import real_rigs
+
+    rig = real_rigs.open_rigify_human(rigify_human_file)
+    assert blender_env.is_enabled(waft_module_name), "opening the file disabled the add-on"
+    return rig

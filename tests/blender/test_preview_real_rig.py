@@ -13,7 +13,6 @@ import bpy
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import real_rigs  # noqa: E402
 import waft_rigs as rigs  # noqa: E402
 
 TAIL = [f"Ponytail.{i:03d}" for i in range(5)]
@@ -91,10 +90,10 @@ def _tail_pose(scene, rig, frames) -> dict:
 
 
 def test_preview_on_a_rigify_human_is_the_bake_and_keeps_every_user_channel(
-        scene, bake_api, waft_module_name):
+        rigify_human, bake_api, waft_module_name):
+    scene, rig = bpy.context.scene, rigify_human
     scene.render.fps = 24
     scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]
-    rig = real_rigs.rigify_human(scene)
     _ponytail(rig)
     _animate(scene, rig)
     before = _user_channels(scene, rig)

@@ -10,23 +10,27 @@ for the result, reversibly).
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import bpy
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import real_rigs  # noqa: E402
-
 FRAMES = range(1, 121)  # 5 s at 24 fps: a limp tumble takes about 4 s to settle
 
 
 @pytest.fixture
-def rig(scene):
+def scene(rigify_human):
+    """The file holding the fresh Rigify human (conftest's ``rigify_human``: generated once per
+    session, opened anew for each test), in place of conftest's empty one."""
+    scene = bpy.context.scene
     scene.render.fps = 24
     scene.frame_start, scene.frame_end = FRAMES[0], FRAMES[-1]
-    return real_rigs.rigify_human(scene)
+    return scene
+
+
+@pytest.fixture
+def rig(scene, rigify_human):
+    return rigify_human
 
 
 def _create(rig):
