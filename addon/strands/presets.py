@@ -69,9 +69,14 @@ PRESETS.update({
     },
     # Underwater (Changyou's strand hair): reversed gravity (buoyancy), heavy drag, only the
     # scalp part of the shape kept, so the hair floats up and drifts with the root's motion.
+    # The scalp part holds the first segment in the groom's direction (hanging down, usually);
+    # bending carries the turn up along the strand, most at the root and less to the tip (a
+    # cantilever under a spread load). With bending off (compliance 0.5) the whole turn was
+    # one joint: a V of 137° (up to 178°) at each root of the sample; 1e-4 bends it 37, 24,
+    # 15, 9, 5° over its first joints (3e-4 still folded the first by 70°).
     "HAIR_UNDERWATER": {
         **_HAIR_BASE, "gravity_factor": -0.3, "shape_stiffness": 0.3, "shape_decay": 0.5,
-        "shape_range": 0.25, "damping": 0.5, "drag": 4.0, "bend_compliance": 0.5,
+        "shape_range": 0.25, "damping": 0.5, "drag": 4.0, "bend_compliance": 1e-4,
         "local_stiffness": 0.0, "voxel_friction": 0.3, "shock_propagation": 0.0,
         "wind_direction_variation": 0.6,
     },
