@@ -672,15 +672,20 @@ class MeshField:
         return x - shift[:, None]
 
     def contacts(self, m: int, points: np.ndarray, t_start: float, t_end: float, *,
-                 ids: np.ndarray | None = None, owners: int = 0) -> Contacts:
+                 ids: np.ndarray | None = None, owners: int = 0,
+                 margin: float | None = None) -> Contacts:
         """The contacts of `points` (N, 3) with mesh `m` at the end of the substep
         [t_start, t_end] (see `Contacts`); points farther than its reach are left out. Points
         are taken in chunks of at most `MAX_PAIRS` point-triangle pairs (bounded memory).
         `ids` (N,): the points' numbers among the caller's `owners` points, the same from one
         query to the next: each one's candidates are kept and reused (`_kept_contacts`; the
-        same contacts)."""
+        same contacts). `margin`: look the points up in the grid of the reach grown by it
+        (default: the kept margin with `ids`, else none), the grid a query with `ids` built:
+        a grid of a larger reach holds every triangle a smaller one does (the same contacts),
+        and only one grid per mesh is kept."""
         f, _ = frame_interval(t_end, self.fps, self.F)
-        margin = 0.0 if ids is None else self.kept_margin(m)
+        if margin is None:
+            margin = 0.0 if ids is None else self.kept_margin(m)
         grid = self._grid(m, f, margin)
         count = cell_counts(grid, self._in_grid(grid, points.T, t_end).T)
         ends = np.cumsum(count)
@@ -698,6 +703,14 @@ class MeshField:
             first = last
         return Contacts(*(np.concatenate([getattr(c, name) for c in parts])
                           for name in ("index", "normal", "distance", "surface_motion")))
+
+    def near_contacts(self, m: int, points: np.ndarray, t: float) -> Contacts:
+        """`contacts` of `points` (N, 3) with mesh `m` at time `t`, of those within the near
+        reach (radius + Depth/8, `staged_contacts`' first stage) of its surface: the surface
+        point nearest each, its normal and signed distance. Read only (no candidates kept,
+        no history); in the grid `push_out`'s near queries use, not built again."""
+        near = self._staged()[0]
+        return near.contacts(m, points, t, t, margin=near.kept_margin(m))
 
     def kept_margin(self, m: int) -> float:
         """How far past its reach `_kept_contacts` keeps a point's candidates (metres)."""

@@ -955,9 +955,9 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
         if pushed and not stepped:
             limits = (None if c.max_distance is None and c.tether_limit is None
                       else (reference, c.max_distance, c.tether_limit))
-            meshes = sd.meshes is not None
             if k < passes:
-                _slide_to_length(x, ws, c.ftl, meshes, limits, spheres=_sphere_surfaces(ws, sd, c))
+                _slide_to_length(x, ws, c.ftl, _mesh_surfaces(ws, sd, c), limits,
+                                 spheres=_sphere_surfaces(ws, sd, c))
             else:
                 _slide_and_push(model, ws, x, x_prev, sd, c, limits)
         if stepped and not pushed and (clamped or direct.largest_move > DIRECT_EXACT_MOVE
@@ -999,9 +999,9 @@ def _slide_and_push(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
     colliders no longer leave a segment off (at most SLIDE_ROUNDS): the colliders have the last
     word."""
     spheres = _sphere_surfaces(ws, sd, c)
+    meshes = _mesh_surfaces(ws, sd, c)
     for _ in range(SLIDE_ROUNDS):
-        if not _slide_to_length(x, ws, c.ftl, sd.meshes is not None, limits, follow=True,
-                                spheres=spheres):
+        if not _slide_to_length(x, ws, c.ftl, meshes, limits, follow=True, spheres=spheres):
             return
         np.copyto(ws.collide_before, x)
         if not _collide(model, ws, x, x_prev, sd, c, None, meshes_from=ws.meshes_before):
@@ -1026,13 +1026,23 @@ def _sphere_surfaces(ws: Workspace, sd: SubstepDrive, c: FrameCoefficients) -> t
     return plan.surfaces
 
 
+def _mesh_surfaces(ws: Workspace, sd: SubstepDrive, c: FrameCoefficients) -> tuple | None:
+    """The body meshes' field, their (M, S) strand mask, the substep's end time and the
+    particles' collision radii (flat), for the slide on their surfaces (`_slide_on_meshes`);
+    None without body meshes."""
+    if sd.meshes is None:
+        return None
+    field, mask = sd.meshes
+    return field, mask, sd.t, c.collision_radius.reshape(-1)
+
+
 # A segment a positions-only collider pass left further than this share of its rest length
 # from it has its pushed particle slid to length (`_slide_to_length`); the passes leave the
 # others within about a tenth of this (the hair benchmark's last frame: 0.06 %).
 SLIDE_TOLERANCE = 1e-3
 
 
-def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=None, *,
+def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: tuple | None, limits=None, *,
                      follow: bool = False, spheres: tuple | None = None) -> bool:
     """Each swept particle the collider pass moved (from `ws.collide_before` to `x`) whose
     segment from its parent it left more than SLIDE_TOLERANCE off its rest length L: put at
@@ -1049,10 +1059,13 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=Non
     substeps 10-11 % short (the hair benchmark's frames 8 and 10: 1.8 % and 8.4 %). Positions
     only, as the passes: the caller moves x_prev along. The push's direction stands for the
     surface normal, or on a sphere the sphere's own (the push's direction carries the
-    friction's tangential part); elsewhere the friction tilts it by up to atan(friction), so
+    friction's tangential part); a body mesh's push is slid on, then on the mesh's surface
+    (`_slide_on_meshes`: its contact surface curves away from the plane); elsewhere the
+    friction tilts it by up to atan(friction), so
     the slide may end a little inside the surface, and the caller's last pass pushes again
-    (`_slide_and_push`). `limits`: (reference, max distance, tether limit)
-    when either limit is on; the slide then stays within them (`_slide_within_limits`).
+    (`_slide_and_push`). `meshes`: `_mesh_surfaces` (None without body meshes). `limits`:
+    (reference, max distance, tether limit) when either limit is on; the slide then stays
+    within them (`_slide_within_limits`).
 
     In the FTL order, root to tip: each particle is measured from its parent's final place, in
     waves (a particle whose parent slides in the same wave waits for the next one, and the
@@ -1067,14 +1080,14 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=Non
     moved |= x[1] != before[1]
     moved |= x[2] != before[2]
     moved &= ftl.mask
-    if meshes:
-        # Not on body meshes: there the push's direction is a facet's pseudo-normal, and
-        # sliding on its plane lifted a strand draped over a mesh head by more than its fall
-        # allows (tests/core/test_mesh_colliders.py, frictionless: an energy rise of 2.4 % of
-        # the fall, the bound 1 %; 1.1 % with the mesh's own push as the normal, in the FTL
-        # order, which took the audit's 100 guides on mesh bodies from 2.9 % to 0.8 %).
+    on_mesh = None
+    if meshes is not None:
+        # The particles a body mesh pushed: slid on its surface (`_slide_on_meshes`).
         mesh = ws.meshes_before
-        moved &= (x[0] == mesh[0]) & (x[1] == mesh[1]) & (x[2] == mesh[2])
+        on_mesh = (x[0] != mesh[0]) | (x[1] != mesh[1])
+        on_mesh |= x[2] != mesh[2]
+        on_mesh &= moved
+        on_mesh = on_mesh.reshape(-1)
     pushed = moved.reshape(-1)
     ids = pushed.nonzero()[0]
     if not ids.size:
@@ -1093,25 +1106,46 @@ def _slide_to_length(x: np.ndarray, ws: Workspace, ftl, meshes: bool, limits=Non
             if chained.any():
                 waiting = ids[chained]
                 ids = ids[~chained]
-        ids = _slide_wave(xf, ws, ids, before, x, limits, spheres)
+        ids = _slide_wave(xf, ws, ids, before, x, limits, spheres, meshes, on_mesh)
         slid_any |= bool(ids.size)
         children = ids + 1
         children = children[children < pushed.size]
         if follow:
-            while children.size:
-                free = children[~pushed.take(children) & swept.take(children)]
-                if not free.size:
-                    break
-                free = _off_length(xf, free, ws.parent_rest)
-                if not free.size:
-                    break
-                _follow(xf, free, ws.parent_rest)
-                grand = free + 1
-                children = np.union1d(children[pushed.take(children)],
-                                      grand[grand < pushed.size])
+            children = _follow_down(xf, children, pushed, swept, ws.parent_rest)[0]
         children = children[pushed.take(children)]
         ids = np.union1d(children, waiting) if waiting.size else children
+    if follow and on_mesh is not None:
+        # The children no collider pushed of the particles a body mesh pushed and the waves
+        # did not slide (their own segment at length) follow them too: a particle wedged
+        # between a body mesh and a sphere, which have no common crease step (the spheres'
+        # `resolve_creases`), creeps out of the wedge by the alternating pushes of every
+        # round, stretching its child's segment (the slide audit's mesh bodies: a tip 0.71 %
+        # long at a substep end, its parent pushed 25 um further each round).
+        children = on_mesh.nonzero()[0] + 1
+        children = children[children < pushed.size]
+        slid_any |= _follow_down(xf, children, pushed, swept, ws.parent_rest)[1]
     return slid_any
+
+
+def _follow_down(xf: np.ndarray, children: np.ndarray, pushed: np.ndarray, swept: np.ndarray,
+                 parent_rest: np.ndarray) -> tuple[np.ndarray, bool]:
+    """The FTL step down from `children` (flat ids): those no collider pushed (`pushed`) and
+    swept, whose segment is off, follow their parents, their children after them, down to
+    the tip or the first segment still at its length. The pushed children met on the way
+    (`children`' own and their descendants'), and whether one followed."""
+    followed = False
+    while children.size:
+        free = children[~pushed.take(children) & swept.take(children)]
+        if not free.size:
+            break
+        free = _off_length(xf, free, parent_rest)
+        if not free.size:
+            break
+        _follow(xf, free, parent_rest)
+        followed = True
+        grand = free + 1
+        children = np.union1d(children[pushed.take(children)], grand[grand < pushed.size])
+    return children, followed
 
 
 def _off_length(xf: np.ndarray, ids: np.ndarray, parent_rest: np.ndarray) -> np.ndarray:
@@ -1141,7 +1175,8 @@ def _follow(xf: np.ndarray, ids: np.ndarray, parent_rest: np.ndarray) -> None:
 
 
 def _slide_wave(xf: np.ndarray, ws: Workspace, ids: np.ndarray, before: np.ndarray,
-                x: np.ndarray, limits, spheres: tuple | None) -> np.ndarray:
+                x: np.ndarray, limits, spheres: tuple | None, meshes: tuple | None = None,
+                on_mesh: np.ndarray | None = None) -> np.ndarray:
     """Slide the particles `ids` (flat, none the parent of another) to length on their
     collider's tangent plane (see `_slide_to_length`); the ids it moved. `before`: x before
     the collider pass, whose push gives the normal where `spheres` (`_sphere_surfaces`) do not
@@ -1164,6 +1199,12 @@ def _slide_wave(xf: np.ndarray, ws: Workspace, ids: np.ndarray, before: np.ndarr
         rows = np.arange(ids.size)
         on = gap[rows, k] <= SLIDE_TOLERANCE * rest
         n = np.where(on, e[:, rows, k], n)
+    mesh = _NONE
+    if on_mesh is not None:
+        # Pushed by a body mesh: the plane of the mesh's own push (after the spheres').
+        mesh = on_mesh.take(ids).nonzero()[0]
+        if mesh.size:
+            n[:, mesh] = child[:, mesh] - ws.meshes_before.reshape(3, -1).take(ids[mesh], axis=1)
     n /= np.sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2])
     a = d[0] * n[0] + d[1] * n[1] + d[2] * n[2]  # the parent's depth below the plane
     t = d - a * n  # from the parent's foot on the plane to the pushed particle
@@ -1181,15 +1222,91 @@ def _slide_wave(xf: np.ndarray, ws: Workspace, ids: np.ndarray, before: np.ndarr
     ids, child, t, tl, a, rest = ids[ok], child[:, ok], t[:, ok], tl[ok], a[ok], rest[ok]
     rho = np.sqrt(rest * rest - a * a)
     slid = child + t * ((rho - tl) / tl)
+    n = n[:, ok]
+    foot = child - t
+    if mesh.size:
+        on = on_mesh.take(ids).nonzero()[0]
+        if on.size:
+            _slide_on_meshes(slid, foot, rho, n, on, ids, xf, rest, meshes, ws.Ps)
     if limits is not None:
         # (The normals of the particles slid: before, those of every off particle were passed,
         # misaligned with them wherever a plane was out of reach.)
-        keep = _slide_within_limits(slid, child - t, rho, n[:, ok], ids, x, *limits)
+        keep = _slide_within_limits(slid, foot, rho, n, ids, x, *limits)
         if not keep.all():
             ids, slid = ids[keep], slid[:, keep]
     for k in range(3):
         xf[k][ids] = slid[k]
     return np.union1d(ids, free) if free.size else ids
+
+
+def _mesh_contacts(points: np.ndarray, ids: np.ndarray, meshes: tuple, Ps: int
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The body-mesh contact of each of `points` (3, n), particles `ids` (flat): whether one
+    was found (within the near reach, `MeshField.near_contacts`), its outward normal (3, n) and
+    signed distance (n,): of the meshes its strand collides with, the one whose surface it is
+    nearest to touching (distance nearest its collision radius)."""
+    field, mask, t, radius = meshes
+    strand = ids // Ps
+    r = radius.take(ids)
+    best = np.full(ids.size, np.inf)
+    normal = np.zeros((3, ids.size))
+    distance = np.zeros(ids.size)
+    rows = np.ascontiguousarray(points.T)
+    for m in range(mask.shape[0]):
+        sel = mask[m].take(strand).nonzero()[0]
+        if not sel.size:
+            continue
+        c = field.near_contacts(m, rows.take(sel, axis=0), t)
+        if not len(c.index):
+            continue
+        i = sel.take(c.index)
+        gap = np.abs(c.distance - r.take(i))
+        nearer = gap < best.take(i)
+        i = i[nearer]
+        best[i] = gap[nearer]
+        normal[:, i] = c.normal[nearer].T
+        distance[i] = c.distance[nearer]
+    return np.isfinite(best), normal, distance
+
+
+def _slide_on_meshes(slid: np.ndarray, foot: np.ndarray, rho: np.ndarray, n: np.ndarray,
+                     on: np.ndarray, ids: np.ndarray, xf: np.ndarray, rest: np.ndarray,
+                     meshes: tuple, Ps: int) -> None:
+    """Bring the columns `on` of the slide's points `slid` (3, m), slid on the tangent plane
+    of a body mesh's push, back onto the mesh's contact surface and to length: each is put at
+    its collision radius from the surface point nearest it (the closest-point query again)
+    and slid on that point's tangent plane to the circle at L from its parent (in place, with
+    the circle's `foot`, radius `rho` and normal `n` for the limits).
+
+    The contact surface (the mesh offset by the radius) is curved where the push's normal
+    turns: around an edge or a corner it is a cylinder or a sphere of the collision radius
+    itself. A slide of s on the plane of the push leaves the point up to sqrt(r^2 + s^2) - r
+    above it (the ball of radius r inside the offset body at the contact): measured on the
+    slide audit's body meshes (100 guides, 5 mm radius), up to 1.75 mm above, 312 of 11,727
+    slides more than 1 um, where a resting contact sits at r, a lift with nothing to pay for
+    it. After the projection the second slide is short (the circle moves by the lift), and
+    so is what it leaves: at most 0.3 um above the surface on the same audit."""
+    parent = xf.take(ids[on] - 1, axis=1)
+    q = slid[:, on]
+    L = rest[on]
+    found, normal, distance = _mesh_contacts(q, ids[on], meshes, Ps)
+    r = meshes[3].take(ids[on])
+    q = q + normal * (r - distance)  # onto the offset surface (a point not found stays)
+    d = q - parent
+    a = d[0] * normal[0] + d[1] * normal[1] + d[2] * normal[2]
+    t = d - a * normal
+    tl = np.sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2])
+    # As the plane slide: a circle out of reach or a segment along the normal keeps the first
+    # slide (the caller's last collider pass pushes it out where it ended inside).
+    ok = found & (np.abs(a) < L) & (tl > 1e-9 * L)
+    if not ok.any():
+        return
+    on, q, t, tl, a, L, normal = on[ok], q[:, ok], t[:, ok], tl[ok], a[ok], L[ok], normal[:, ok]
+    circle = np.sqrt(L * L - a * a)
+    slid[:, on] = q + t * ((circle - tl) / tl)
+    foot[:, on] = q - t
+    rho[on] = circle
+    n[:, on] = normal
 
 
 def _slide_within_limits(slid: np.ndarray, foot: np.ndarray, rho: np.ndarray, n: np.ndarray,

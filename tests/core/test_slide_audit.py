@@ -26,18 +26,15 @@ BODY = tuple(b for b in BODY_SPHERES if b[0] in ("Chest", "Back"))
 SPHERES = tuple(b for b in BODY_SPHERES if b not in BODY)
 
 
-@pytest.mark.parametrize("body", [
-    "spheres",
-    pytest.param("meshes", marks=pytest.mark.xfail(strict=True, reason=(
-        "open (H2 audit): the slide to length is off on body meshes, so head-on tips on a "
-        "mesh end substeps short: 100 guides, worst 2.9 % short, 43 of 120 substep ends over "
-        "0.5 %; the benchmark's 1,000 guides 12.2 % short (46 of 120)"))),
-])
+@pytest.mark.parametrize("body", ["spheres", "meshes"])
 def test_hair_benchmark_groom_keeps_its_lengths_at_every_substep_end(body):
     """The hair benchmark's scene at a tenth of its guides (100 x 32 particles, 0.5 m, a head
     turning at 360 deg/s, 240 Hz substeps, read at every substep end) with its chest and back
     as spheres (friction 0.3) or as closed UV-sphere body meshes (frictionless): every segment
-    within 0.5 % of its length at the end of every substep."""
+    within 0.5 % of its length at the end of every substep. On the meshes, without the slide
+    on them: 2.9 % short, 43 of 120 substep ends over 0.5 %; sliding on the planes of the
+    mesh's pushes 1.6 % (2); on the mesh's surface 0.71 % (1: a tip whose parent creeps out
+    of the crease of the chest mesh and a shoulder sphere); with the tip following 0.26 %."""
     frames, fps, hz, S, P = 13, 24.0, 240.0, 100, 32
     rest = head_guides(S, P, length=0.5)
     spheres = SPHERES + BODY if body == "spheres" else SPHERES
