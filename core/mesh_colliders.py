@@ -540,7 +540,8 @@ class MeshField:
         self._grids: dict[tuple[int, int, int], TriangleGrid] = {}
         self._normals: dict[tuple[int, int], tuple] = {}
         self._stages: tuple[MeshField, MeshField] | None = None  # `staged_contacts`' fields
-        self._centroid_key: tuple[int, float] | None = None
+        # `_centroids`' answer per mesh: (time, centroid rows, spread, corner rows).
+        self._centroid_cache: dict[int, tuple] = {}
         # `staged_contacts`' lattice corners already queried, per mesh: their keys (sorted),
         # each one's side (-1 inside, 1 outside, 0 not found), how far the surface is from
         # it, and the mesh's motion (`_travel`) up to the query.
@@ -552,8 +553,6 @@ class MeshField:
         self._carry: list[np.ndarray | None] = [None] * meshes.count
         # `push_out`'s points at their last query, per mesh (`_unclear`, `_remember`).
         self._history: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-        self._centroid_rows: tuple[np.ndarray, np.ndarray] = (np.zeros((3, 0)), np.zeros(0))
-        self._corner_rows: list[np.ndarray] = []
         # `_kept_contacts`' candidates per mesh, by the caller's point ids.
         self._kept: dict[int, _KeptCandidates] = {}
 
@@ -562,7 +561,7 @@ class MeshField:
         held = max(min(self.known, int(known)) - 1, 0)  # first interval a held sample touched
         self.meshes, self.known = meshes, int(known)
         self._stages = None
-        self._centroid_key = None
+        self._centroid_cache = {}
         self._corners = {}
         # Pseudo-normals of held samples (none is read: the solvers query only known samples,
         # tests/core/test_stream.py and test_cloth_stream.py check it on a deforming body).
@@ -1052,7 +1051,8 @@ class MeshField:
         answer and the squared distances (C,)."""
         p = np.take(x, point, axis=1)
         self._centroids(m, t)
-        corners = [np.take(c, triangle, axis=1) for c in self._corner_rows]  # 3 x (3, C)
+        corners = [np.take(c, triangle, axis=1)
+                   for c in self._centroid_cache[m][3]]  # 3 x (3, C)
         closest, v, w, region = closest_on_triangle_rows(p, *corners)
         offset = p - closest
         return p, corners, closest, v, w, region, row_dot(offset, offset)
@@ -1153,9 +1153,11 @@ class MeshField:
 
     def _centroids(self, m: int, t: float) -> tuple[np.ndarray, np.ndarray]:
         """Every triangle's centroid (3, T) at time `t` and the largest distance from it to
-        its corners (T,), kept for the latest time (a substep queries it several times)."""
-        key = (m, t)
-        if self._centroid_key != key:
+        its corners (T,), kept per mesh for its latest time (a substep queries it several
+        times; kept for one mesh only, two meshes queried in turn, as the pushes and the
+        slide on them do, had it computed again at every query)."""
+        cached = self._centroid_cache.get(m)
+        if cached is None or cached[0] != t:
             tri = self.topology[m].triangles
             corners = [self._position_rows(m, t, tri[:, k]) for k in range(3)]
             centroid = corners[0] + corners[1]
@@ -1165,13 +1167,12 @@ class MeshField:
             for c in corners:
                 c = c - centroid
                 np.maximum(spread, row_dot(c, c), out=spread)
-            # Rounded up a little: a bound, never a hair short of a corner.
-            self._centroid_rows = (centroid, np.sqrt(spread) * (1.0 + 1e-9) + 1e-12)
-            # The corners too (`_closest` gathers its pairs' from them: one gather per corner
-            # instead of a gather of vertex indices and two of positions, the same numbers).
-            self._corner_rows = corners
-            self._centroid_key = key
-        return self._centroid_rows
+            # Rounded up a little: a bound, never a hair short of a corner. The corners too
+            # (`_closest` gathers its pairs' from them: one gather per corner instead of a
+            # gather of vertex indices and two of positions, the same numbers).
+            cached = (t, centroid, np.sqrt(spread) * (1.0 + 1e-9) + 1e-12, corners)
+            self._centroid_cache[m] = cached
+        return cached[1], cached[2]
 
     def _feature_normal(self, normals: tuple, m: int, triangle: np.ndarray,
                         region: np.ndarray) -> np.ndarray:
