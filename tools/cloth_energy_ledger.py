@@ -16,6 +16,13 @@ and each pass's share.
     .venv/bin/python tools/cloth_energy_ledger.py                # the frictionless ground
     .venv/bin/python tools/cloth_energy_ledger.py --friction 0.5
     .venv/bin/python tools/cloth_energy_ledger.py --scene capsule --damping default
+
+`--matrix` skips the ledger and prints the rise of every drop of test_cloth_box_audit.py (box,
+capsule and ground, each substep rate and damping the tests use) and of the box at 120 and
+160 Hz with damping 0.05-0.5; `--box-shift` moves the box along x (metres) to see how fragile
+a figure is (the box at 120 Hz spreads 0.1-3 % over shifts of 1-3 mm):
+
+    .venv/bin/python tools/cloth_energy_ledger.py --matrix [--box-shift 0.001] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -76,12 +83,60 @@ class Recorder:
         solver._Bake.step = recorded_step
 
 
+def _drops() -> dict[str, dict]:
+    """The audit's drops by name: `_fall_on_a_box` keyword arguments."""
+    drops: dict[str, dict] = {}
+    named = {0.0: "undamped", None: "default"}
+    for hz in (240, 160, 120):
+        for damping in (0.0, None):
+            drops[f"box {hz} Hz {named[damping]}"] = {"damping": damping, "substep": 1 / hz}
+    for damping, hz in ((0.0, 240), (None, 240), (0.0, 120), (None, 120), (0.0, 480)):
+        drops[f"capsule {hz} Hz {named[damping]}"] = {"damping": damping, "capsule": True,
+                                                      "substep": 1 / hz}
+    for friction, damping, hz in ((0.5, 0.0, 240), (0.5, None, 240), (0.5, None, 120),
+                                  (0.0, 0.0, 240), (0.0, None, 240), (0.0, None, 120),
+                                  (0.5, 0.0, 480)):
+        drops[f"ground {friction} {hz} Hz {named[damping]}"] = {
+            "damping": damping, "ground_friction": friction, "substep": 1 / hz}
+    for hz in (120, 160):
+        for damping in (0.05, 0.1, 0.2, 0.5):
+            drops[f"box {hz} Hz damping {damping}"] = {"damping": damping, "substep": 1 / hz}
+    return drops
+
+
+def _rise_of(name: str, shift: float) -> tuple[str, float, float]:
+    """One drop's rise and fall (J); the box moved `shift` metres along x."""
+    import tests.core.cloth.test_cloth_box_audit as audit
+    from tests.core.cloth.test_cloth_energy import _drop, _energy, _rise
+
+    audit.BOX = np.array([0.05 + shift, 0.3, -0.3])
+    kwargs = _drops()[name]
+    model, x, params = audit._fall_on_a_box(**kwargs)
+    return name, _rise(_energy(model, x, params, h=kwargs["substep"])), _drop(x, model)
+
+
+def matrix(shift: float, jobs: int) -> None:
+    """Every drop's rise in % of its fall."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(jobs) as pool:
+        names = list(_drops())
+        for name, rise, drop in pool.map(_rise_of, names, [shift] * len(names)):
+            print(f"{name:32s} {100 * rise / drop:6.2f} %  (fall {drop:.1f} J)", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scene", choices=("ground", "box", "capsule"), default="ground")
     parser.add_argument("--friction", type=float, default=0.0, help="the ground's friction")
     parser.add_argument("--damping", default="0", help="per second, or 'default'")
+    parser.add_argument("--matrix", action="store_true", help="every audit drop's rise")
+    parser.add_argument("--box-shift", type=float, default=0.0, help="metres along x")
+    parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
+    if args.matrix:
+        matrix(args.box_shift, args.jobs)
+        return
     recorder = Recorder()
     recorder.install()
     from tests.core.cloth.test_cloth_box_audit import _fall_on_a_box
