@@ -81,6 +81,7 @@ class ShakeCoefficients:
         self.w_sum = self.w_lo + self.w_hi
         self.w_max = np.maximum(self.w_lo, self.w_hi)
         self._lists: tuple | None = None  # the factors as Python floats (`lists`)
+        self._rows: tuple | None = None  # the same per strand and segment (`rows`)
         self._padded: dict[int, tuple] = {}  # the factors over a padded flat layout (`padded`)
 
     def lists(self) -> tuple:
@@ -90,6 +91,19 @@ class ShakeCoefficients:
                 self.half_rest2, self.w_sum, self.inactive_one, self.w_lower, self.w_upper,
                 self.w_lo, self.w_hi, self.w_max))
         return self._lists
+
+    def rows(self) -> tuple:
+        """`lists` regrouped per strand and segment for `shake_floats`, made once: per strand,
+        (half_rest2, w_sum, inactive_one, w_lower, w_upper) and (w_lo, w_hi) per segment, and
+        w_max (one tuple unpacked per segment instead of five or two list reads)."""
+        if self._rows is None:
+            half, w_sum, off, w_lower, w_upper, w_lo, w_hi, w_max = self.lists()
+            self._rows = ([list(zip(*r, strict=True))
+                           for r in zip(half, w_sum, off, w_lower, w_upper, strict=True)],
+                          [list(zip(lo, hi, strict=True)) for lo, hi in zip(w_lo, w_hi,
+                                                                              strict=True)],
+                          w_max)
+        return self._rows
 
     def padded(self, Ps: int) -> tuple:
         """The per-frame factors over the flat layout of a (3, S, Ps) state (see `solve_shake`),
@@ -331,16 +345,24 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
     vectorised solve, in its order, each segment's in one pass (a tail's substep paid for a
     dozen list comprehensions). `X0, Y0, Z0`: the start-of-substep state alike. False (nothing
     written) when a pivot is zero, where Python raises instead of giving NumPy's inf or NaN.
-    `largest`: a one-item list that gets `solve_shake`'s largest step (inf: a strand rejected)."""
+    `largest`: a one-item list that gets `solve_shake`'s largest step (inf: a strand rejected).
+
+    Each value gets the vectorised solve's operations in their order, but the passes are fused
+    (a tail's substep spent as long walking lists as computing): the Thomas forward elimination
+    of segment k (`_thomas`) runs as soon as its row is assembled, the back substitution checks
+    each multiplier's step as it comes (the largest of the same steps, in another order), and
+    the neighbours' values ride along in locals instead of being read back from lists."""
     n = c.n
     if n == 0:
         return True
     biggest = 0.0
-    half_rest2, w_sum, inactive, w_lower, w_upper, w_lo, w_hi, w_max = c.lists()
+    rows, apply, top_rows = c.rows()
     last = n - 1
     solved = []
-    for s in range(len(half_rest2)):
+    upper, lam = [0.0] * n, [0.0] * n  # (every entry written before it is read)
+    for s in range(len(rows)):
         o = s * Ps
+        row, sides, top = rows[s], apply[s], top_rows[s]
         # (Plain loops: a comprehension is a function call of its own in Python 3.11; and
         # comparisons, not `max`, a call per segment.)
         rx, ry, rz = [0.0] * n, [0.0] * n, [0.0] * n
@@ -349,46 +371,70 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
             rx[k] = X0[j + 1] - X0[j]
             ry[k] = Y0[j + 1] - Y0[j]
             rz[k] = Z0[j + 1] - Z0[j]
-        half, wsum, off, wl, wu = half_rest2[s], w_sum[s], inactive[s], w_lower[s], w_upper[s]
-        lo_w, hi_w, top = w_lo[s], w_hi[s], w_max[s]
         px, py, pz = X[o : o + n + 1], Y[o : o + n + 1], Z[o : o + n + 1]  # (copies)
         for _ in range(SHAKE_ITERATIONS):
-            rhs, diag, lower, upper = [0.0] * n, [0.0] * n, [0.0] * n, [0.0] * n
-            for k in range(n):
-                ex, ey, ez = px[k + 1] - px[k], py[k + 1] - py[k], pz[k + 1] - pz[k]
-                rhs[k] = (ex * ex + ey * ey + ez * ez) * -0.5 + half[k]
-                diag[k] = (ex * rx[k] + ey * ry[k] + ez * rz[k]) * wsum[k] + off[k]
-                if k:
-                    lower[k] = (ex * rx[k - 1] + ey * ry[k - 1] + ez * rz[k - 1]) * wl[k]
-                if k < last:
-                    upper[k] = (ex * rx[k + 1] + ey * ry[k + 1] + ez * rz[k + 1]) * wu[k]
+            # Row k (rhs, diag, lower, upper as `_thomas` takes them), then its elimination:
+            # pivot = diag - lower upper'_{k-1}, upper'_k = upper / pivot,
+            # rhs'_k = (rhs - lower rhs'_{k-1}) / pivot (row 0: divided by its diagonal).
+            # upper'_{n-1} is never read, so it is not formed (its pivot divides rhs' anyway).
+            ax, ay, az = px[0], py[0], pz[0]
+            up = right = qx = qy = qz = 0.0
             try:
-                _thomas(lower, diag, upper, rhs)
+                for k in range(n):
+                    bx, by, bz = px[k + 1], py[k + 1], pz[k + 1]
+                    ex, ey, ez = bx - ax, by - ay, bz - az
+                    ax, ay, az = bx, by, bz
+                    half, wsum, off, wl, wu = row[k]
+                    mx, my, mz = qx, qy, qz  # r_{k-1}
+                    qx, qy, qz = rx[k], ry[k], rz[k]
+                    rhs = (ex * ex + ey * ey + ez * ez) * -0.5 + half
+                    pivot = (ex * qx + ey * qy + ez * qz) * wsum + off
+                    if k:
+                        lower = (ex * mx + ey * my + ez * mz) * wl
+                        pivot = pivot - lower * up
+                        right = (rhs - lower * right) / pivot
+                    else:
+                        right = rhs / pivot
+                    lam[k] = right
+                    if k < last:
+                        up = (ex * rx[k + 1] + ey * ry[k + 1] + ez * rz[k + 1]) * wu / pivot
+                        upper[k] = up
             except ZeroDivisionError:
                 return False
-            lam = rhs
-            strand_step = 0.0
-            for k in range(n):
-                move = abs(lam[k]) * top[k]
-                if not move <= MAX_STEP:
-                    lam = [0.0] * n
-                    strand_step = math.inf
-                    break
-                if move > strand_step:  # max(strand_step, move): move is not NaN here
-                    strand_step = move
+            # Back substitution, each multiplier's step checked as it comes (`not <=`: NaN too).
+            strand_step = abs(right) * top[last]
+            if strand_step <= MAX_STEP:
+                for k in range(last - 1, -1, -1):
+                    right = lam[k] - upper[k] * right
+                    lam[k] = right
+                    move = abs(right) * top[k]
+                    if not move <= MAX_STEP:
+                        strand_step = math.inf
+                        break
+                    if move > strand_step:  # max(strand_step, move): move is not NaN here
+                        strand_step = move
+            else:
+                strand_step = math.inf
+            if strand_step == math.inf:
+                multipliers = [0.0] * n
+            else:
+                multipliers = lam
+                if not strand_step > 0.0:  # a move of -0.0 leaves max's start, +0.0
+                    strand_step = 0.0
             # Particle k + 1 gets its lower segment's share before its upper one's, as the
             # vectorised += then -= give it.
+            cx, cy, cz = px[0], py[0], pz[0]
             for k in range(n):
-                lk = lam[k]
+                lk = multipliers[k]
                 sx, sy, sz = rx[k] * lk, ry[k] * lk, rz[k] * lk
-                w = hi_w[k]
-                px[k + 1] += sx * w
-                py[k + 1] += sy * w
-                pz[k + 1] += sz * w
-                w = lo_w[k]
-                px[k] -= sx * w
-                py[k] -= sy * w
-                pz[k] -= sz * w
+                lo, hi = sides[k]
+                px[k] = cx - sx * lo
+                py[k] = cy - sy * lo
+                pz[k] = cz - sz * lo
+                cx = px[k + 1] + sx * hi
+                cy = py[k + 1] + sy * hi
+                cz = pz[k + 1] + sz * hi
+            px[n], py[n], pz[n] = cx, cy, cz
         if strand_step > biggest:  # max(biggest, strand_step): neither is NaN
             biggest = strand_step
         solved.append((o, px, py, pz))
