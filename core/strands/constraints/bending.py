@@ -97,12 +97,16 @@ class BendCoefficients:
             factors = {k: np.ascontiguousarray(v[centres]) for k, v in terms.items()}
             if count and np.any(factors["inverse"]):
                 self.colours.append((c, count, factors))
-        # The factors as Python floats, for the scalar pass: (colour, count, rest, alpha,
-        # inverse, centre, left, right), a tuple rather than a dict (six lookups per colour
-        # and substep were about as many operations as a tail's one constraint per colour).
-        self.scalar = ([(c, n, *(f[k].tolist() for k in
-                                 ("rest", "alpha", "inverse", "centre", "left", "right")))
-                        for c, n, f in self.colours]
+        # The factors as Python floats, for the scalar pass: per colour, (colour, constraints),
+        # each constraint one tuple (k, left, centre, right flat indices, rest, alpha, inverse,
+        # centre, left, right weights) that the loop unpacks at once (six list reads and the
+        # index arithmetic per constraint cost about as much as its arithmetic).
+        self.scalar = ([(c, [(k, c + COLOURS * k, c + COLOURS * k + 1, c + COLOURS * k + 2,
+                              *row)
+                             for k, row in enumerate(zip(*(f[key].tolist() for key in (
+                                 "rest", "alpha", "inverse", "centre", "left", "right")),
+                                 strict=True))])
+                        for c, _, f in self.colours]
                        if self.total <= SCALAR_PARTICLES else None)
 
     def __bool__(self) -> bool:
@@ -188,35 +192,38 @@ def bend_floats(X: list, Y: list, Z: list, c: BendCoefficients, scratch: BendScr
     nothing)."""
     sqrt = math.sqrt
     multipliers = scratch.scalar_multipliers
-    for colour, n, rest, alpha, inverse, w_centre, w_left, w_right in c.scalar:
+    for colour, constraints in c.scalar:
         lam = multipliers[colour]
-        for k in range(n):
-            i = colour + COLOURS * k  # left neighbour; the centre is i + 1, the right i + 2
-            j, r = i + 1, i + 2
-            mx = (X[i] + X[r]) * -0.5 + X[j]
-            my = (Y[i] + Y[r]) * -0.5 + Y[j]
-            mz = (Z[i] + Z[r]) * -0.5 + Z[j]
+        # i: left neighbour, j: centre, r: right; three distinct particles, so each coordinate
+        # read once serves the offset and its own update.
+        for k, i, j, r, rest, alpha, inverse, w_centre, w_left, w_right in constraints:
+            xi, xj, xr = X[i], X[j], X[r]
+            yi, yj, yr = Y[i], Y[j], Y[r]
+            zi, zj, zr = Z[i], Z[j], Z[r]
+            mx = (xi + xr) * -0.5 + xj
+            my = (yi + yr) * -0.5 + yj
+            mz = (zi + zr) * -0.5 + zj
             length = sqrt(mx * mx + my * my + mz * mz)
             if length < EPS_LENGTH:  # np.maximum's floor (NaN kept), without max
                 length = EPS_LENGTH
-            dl = rest[k] - length
+            dl = rest - length
             if first:
                 multiplier = 0.0
             else:
                 multiplier = lam[k]
-                dl -= alpha[k] * multiplier
-            dl *= inverse[k]
+                dl -= alpha * multiplier
+            dl *= inverse
             lam[k] = multiplier + dl
             dl /= length
-            g = dl * w_centre[k]
-            X[j] += mx * g
-            Y[j] += my * g
-            Z[j] += mz * g
-            g = dl * w_left[k]
-            X[i] -= mx * g
-            Y[i] -= my * g
-            Z[i] -= mz * g
-            g = dl * w_right[k]
-            X[r] -= mx * g
-            Y[r] -= my * g
-            Z[r] -= mz * g
+            g = dl * w_centre
+            X[j] = xj + mx * g
+            Y[j] = yj + my * g
+            Z[j] = zj + mz * g
+            g = dl * w_left
+            X[i] = xi - mx * g
+            Y[i] = yi - my * g
+            Z[i] = zi - mz * g
+            g = dl * w_right
+            X[r] = xr - mx * g
+            Y[r] = yr - my * g
+            Z[r] = zr - mz * g
