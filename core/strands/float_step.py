@@ -104,4 +104,4 @@ def step_floats(fs: FloatState, fc: FloatCoefficients, c, ws, A: list, B: list, 
             fs.x[:] = state.x.reshape(3, -1).tolist()
             X, Y, Z = fs.x
         if c.ftl is not None:
-            ftl_floats(X, Y, Z, fs.x_prev if c.ftl.any_damping else None, c.ftl, Ps)
+            ftl_floats(X, Y, Z, fs.x_prev if c.ftl.any_damping else None, c.ftl)

@@ -68,10 +68,14 @@ class FtlCoefficients:
         self.damping_flat = np.ascontiguousarray(parent[:, 0, :].T).reshape(-1)[:-1].copy()
         self.last = max((i for i, _ in self.rows), default=0) + 1  # particles touched: 0..last-1
         self.plan: tuple | None = None  # see `_plan`
-        # Per swept row, (i, squared rest lengths, swept per strand) as Python values for the
-        # scalar sweep.
-        self.scalar = ([(i, rest_sq[i].tolist(), [full or bool(m) for m in self.mask_t[i]])
-                        for i, full in self.rows] if S <= SCALAR_STRANDS else None)
+        # The scalar sweep's particles in its order (row after row, strand after strand), each
+        # (flat index s * Ps + i, its parent's, squared rest length, swept) as Python values:
+        # one tuple unpacked per particle instead of the index arithmetic and three list reads.
+        self.scalar = ([(s * Ps + i, s * Ps + i - 1, rest2, full or bool(m))
+                        for i, full in self.rows
+                        for s, (rest2, m) in enumerate(zip(rest_sq[i].tolist(),
+                                                           self.mask_t[i].tolist(), strict=True))]
+                       if S <= SCALAR_STRANDS else None)
         self.scalar_damping = self.damping_flat.tolist() if self.scalar is not None else None
 
 
@@ -223,14 +227,13 @@ def _solve_ftl_scalar(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficien
     X, Y, Z = flat.tolist()
     previous = None if x_prev is None else x_prev.reshape(3, -1)
     rows = None if previous is None else previous.tolist()
-    ftl_floats(X, Y, Z, rows, c, x.shape[2])
+    ftl_floats(X, Y, Z, rows, c)
     flat[...] = (X, Y, Z)
     if previous is not None:
         previous[...] = rows
 
 
-def ftl_floats(X: list, Y: list, Z: list, previous: list | None, c: FtlCoefficients,
-               Ps: int) -> None:
+def ftl_floats(X: list, Y: list, Z: list, previous: list | None, c: FtlCoefficients) -> None:
     """`solve_ftl` on the flat Python-float rows of a (3, S, Ps) state, in place: the sweep row
     after row and strand after strand, then the flat DFTL correction of `previous` (the three
     rows of `x_prev` alike; None: none), the vectorised operations in their order. A particle
@@ -238,18 +241,16 @@ def ftl_floats(X: list, Y: list, Z: list, previous: list | None, c: FtlCoefficie
     rounded as there."""
     predicted = (X[:], Y[:], Z[:]) if previous is not None else None
     sqrt, tiny = math.sqrt, _TINY_SQUARED
-    for i, rest2, swept in c.scalar:
-        for s, rest in enumerate(rest2):
-            k = s * Ps + i
-            p = k - 1
-            dx, dy, dz = X[k] - X[p], Y[k] - Y[p], Z[k] - Z[p]
-            length2 = dx * dx + dy * dy + dz * dz
-            if length2 < tiny:  # np.maximum's floor (NaN kept), without a call to max
-                length2 = tiny
-            f = sqrt(rest / length2) if swept[s] else 1.0
-            X[k] = X[p] + dx * f
-            Y[k] = Y[p] + dy * f
-            Z[k] = Z[p] + dz * f
+    for k, p, rest, swept in c.scalar:
+        xp, yp, zp = X[p], Y[p], Z[p]
+        dx, dy, dz = X[k] - xp, Y[k] - yp, Z[k] - zp
+        length2 = dx * dx + dy * dy + dz * dz
+        if length2 < tiny:  # np.maximum's floor (NaN kept), without a call to max
+            length2 = tiny
+        f = sqrt(rest / length2) if swept else 1.0
+        X[k] = xp + dx * f
+        Y[k] = yp + dy * f
+        Z[k] = zp + dz * f
     if predicted is None:
         return
     # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1} (flat, as vectorised).
