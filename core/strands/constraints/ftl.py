@@ -69,14 +69,22 @@ class FtlCoefficients:
         self.last = max((i for i, _ in self.rows), default=0) + 1  # particles touched: 0..last-1
         self.plan: tuple | None = None  # see `_plan`
         # The scalar sweep's particles in its order (row after row, strand after strand), each
-        # (flat index s * Ps + i, its parent's, squared rest length, swept) as Python values:
-        # one tuple unpacked per particle instead of the index arithmetic and three list reads.
-        self.scalar = ([(s * Ps + i, s * Ps + i - 1, rest2, full or bool(m))
-                        for i, full in self.rows
-                        for s, (rest2, m) in enumerate(zip(rest_sq[i].tolist(),
-                                                           self.mask_t[i].tolist(), strict=True))]
-                       if S <= SCALAR_STRANDS else None)
-        self.scalar_damping = self.damping_flat.tolist() if self.scalar is not None else None
+        # (flat index s * Ps + i, its parent's, squared rest length, swept, the parent's DFTL
+        # factor) as Python values: one tuple unpacked per particle instead of the index
+        # arithmetic and list reads. `scalar_still`: (j, factor) of the other flat entries
+        # j < S Ps - 1, whose child j + 1 the sweep leaves as it is.
+        self.scalar = self.scalar_still = None
+        if S <= SCALAR_STRANDS:
+            damping_flat = self.damping_flat.tolist()
+            self.scalar = [(s * Ps + i, s * Ps + i - 1, rest2, full or bool(m),
+                            damping_flat[s * Ps + i - 1])
+                           for i, full in self.rows
+                           for s, (rest2, m) in enumerate(zip(rest_sq[i].tolist(),
+                                                              self.mask_t[i].tolist(),
+                                                              strict=True))]
+            swept = {k for k, *_ in self.scalar}
+            self.scalar_still = [(j, f) for j, f in enumerate(damping_flat)
+                                 if j + 1 not in swept]
 
 
 class FtlScratch:
@@ -235,26 +243,34 @@ def _solve_ftl_scalar(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficien
 
 def ftl_floats(X: list, Y: list, Z: list, previous: list | None, c: FtlCoefficients) -> None:
     """`solve_ftl` on the flat Python-float rows of a (3, S, Ps) state, in place: the sweep row
-    after row and strand after strand, then the flat DFTL correction of `previous` (the three
+    after row and strand after strand, with the flat DFTL correction of `previous` (the three
     rows of `x_prev` alike; None: none), the vectorised operations in their order. A particle
     that is not swept gets the factor 1, so it is put back at parent + (itself - parent),
     rounded as there."""
-    predicted = (X[:], Y[:], Z[:]) if previous is not None else None
+    # DFTL: x_prev_j += s_j (swept - predicted)_{j+1} over the flat rows, as vectorised; each
+    # swept child's difference is taken as it is placed (the sweep writes every child once and
+    # reads no x_prev), the children it leaves contribute their (x - x) * s after it.
     sqrt, tiny = math.sqrt, _TINY_SQUARED
-    for k, p, rest, swept in c.scalar:
+    damped = previous is not None
+    if damped:
+        PX, PY, PZ = previous
+    for k, p, rest, swept, s in c.scalar:
         xp, yp, zp = X[p], Y[p], Z[p]
-        dx, dy, dz = X[k] - xp, Y[k] - yp, Z[k] - zp
+        xk, yk, zk = X[k], Y[k], Z[k]
+        dx, dy, dz = xk - xp, yk - yp, zk - zp
         length2 = dx * dx + dy * dy + dz * dz
         if length2 < tiny:  # np.maximum's floor (NaN kept), without a call to max
             length2 = tiny
         f = sqrt(rest / length2) if swept else 1.0
-        X[k] = xp + dx * f
-        Y[k] = yp + dy * f
-        Z[k] = zp + dz * f
-    if predicted is None:
-        return
-    # d_i = swept minus predicted; parent i gets x_prev_i += s * d_{i+1} (flat, as vectorised).
-    damping = c.scalar_damping
-    for row, after, before in zip(previous, (X, Y, Z), predicted, strict=True):
-        for j, s in enumerate(damping):
-            row[j] += (after[j + 1] - before[j + 1]) * s
+        nx, ny, nz = xp + dx * f, yp + dy * f, zp + dz * f
+        X[k], Y[k], Z[k] = nx, ny, nz
+        if damped:
+            PX[p] += (nx - xk) * s
+            PY[p] += (ny - yk) * s
+            PZ[p] += (nz - zk) * s
+    if damped:
+        for j, s in c.scalar_still:
+            k = j + 1
+            PX[j] += (X[k] - X[k]) * s
+            PY[j] += (Y[k] - Y[k]) * s
+            PZ[j] += (Z[k] - Z[k]) * s
