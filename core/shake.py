@@ -365,12 +365,14 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
         row, sides, top = rows[s], apply[s], top_rows[s]
         # (Plain loops: a comprehension is a function call of its own in Python 3.11; and
         # comparisons, not `max`, a call per segment.)
-        rx, ry, rz = [0.0] * n, [0.0] * n, [0.0] * n
+        # r_k = x_{k+1} - x_k at the start of the substep, one tuple per segment.
+        r = [None] * n
+        ax, ay, az = X0[o], Y0[o], Z0[o]
         for k in range(n):
-            j = o + k
-            rx[k] = X0[j + 1] - X0[j]
-            ry[k] = Y0[j + 1] - Y0[j]
-            rz[k] = Z0[j + 1] - Z0[j]
+            j = o + k + 1
+            bx, by, bz = X0[j], Y0[j], Z0[j]
+            r[k] = (bx - ax, by - ay, bz - az)
+            ax, ay, az = bx, by, bz
         px, py, pz = X[o : o + n + 1], Y[o : o + n + 1], Z[o : o + n + 1]  # (copies)
         for _ in range(SHAKE_ITERATIONS):
             # Row k (rhs, diag, lower, upper as `_thomas` takes them), then its elimination:
@@ -386,7 +388,7 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
                     ax, ay, az = bx, by, bz
                     half, wsum, off, wl, wu = row[k]
                     mx, my, mz = qx, qy, qz  # r_{k-1}
-                    qx, qy, qz = rx[k], ry[k], rz[k]
+                    qx, qy, qz = r[k]
                     rhs = (ex * ex + ey * ey + ez * ez) * -0.5 + half
                     pivot = (ex * qx + ey * qy + ez * qz) * wsum + off
                     if k:
@@ -397,7 +399,8 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
                         right = rhs / pivot
                     lam[k] = right
                     if k < last:
-                        up = (ex * rx[k + 1] + ey * ry[k + 1] + ez * rz[k + 1]) * wu / pivot
+                        nx, ny, nz = r[k + 1]
+                        up = (ex * nx + ey * ny + ez * nz) * wu / pivot
                         upper[k] = up
             except ZeroDivisionError:
                 return False
@@ -426,7 +429,8 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
             cx, cy, cz = px[0], py[0], pz[0]
             for k in range(n):
                 lk = multipliers[k]
-                sx, sy, sz = rx[k] * lk, ry[k] * lk, rz[k] * lk
+                qx, qy, qz = r[k]
+                sx, sy, sz = qx * lk, qy * lk, qz * lk
                 lo, hi = sides[k]
                 px[k] = cx - sx * lo
                 py[k] = cy - sy * lo
