@@ -87,13 +87,14 @@ def step_floats(fs: FloatState, fc: FloatCoefficients, c, ws, A: list, B: list, 
     Ps = ws.Ps
     a, b = fc.verlet_a, fc.verlet_b
     # x_new = (x a - x_prev b) + (B alpha + A); x_prev = x: `step`'s ufuncs, element by element.
-    # (A plain loop: a comprehension is a function call of its own in Python 3.11.)
+    # x_new goes into the x_prev rows (each entry read before it is written) and the rows swap
+    # roles, so x is not copied into x_prev. (A plain loop: a comprehension is a function call
+    # of its own in Python 3.11.)
     count = len(a)
     for X, XP, Aq, Bq in zip(fs.x, fs.x_prev, A, B, strict=True):
         for k in range(count):
-            xk = X[k]
-            X[k] = (xk * a[k] - XP[k] * b[k]) + (Bq[k] * alpha + Aq[k])
-            XP[k] = xk
+            XP[k] = (X[k] * a[k] - XP[k] * b[k]) + (Bq[k] * alpha + Aq[k])
+    fs.x, fs.x_prev = fs.x_prev, fs.x
     X, Y, Z = fs.x
     for _ in range(ws.iterations):
         if c.bend is not None:
