@@ -307,20 +307,6 @@ def _eliminate_rows(lower: list, diag: list, upper: list, rhs: list, pivot: np.n
         subtract(rhs[j], factor, rhs[j])
 
 
-def _thomas(lower: list, diag: list, upper: list, rhs: list) -> None:
-    """`_eliminate` for one strand on Python floats, in place, the same operations in the same
-    order. Raises ZeroDivisionError on a zero pivot, where NumPy gives inf or NaN."""
-    n = len(rhs)
-    upper[0] /= diag[0]
-    rhs[0] /= diag[0]
-    for j in range(1, n):
-        pivot = diag[j] - lower[j] * upper[j - 1]
-        upper[j] /= pivot
-        rhs[j] = (rhs[j] - lower[j] * rhs[j - 1]) / pivot
-    for j in range(n - 2, -1, -1):
-        rhs[j] -= upper[j] * rhs[j + 1]
-
-
 def _solve_shake_scalar(x: np.ndarray, x_start: np.ndarray,
                         c: ShakeCoefficients) -> float | None:
     """`solve_shake` on Python floats (`shake_floats`) for a C-contiguous `x`: its largest
@@ -349,9 +335,10 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
 
     Each value gets the vectorised solve's operations in their order, but the passes are fused
     (a tail's substep spent as long walking lists as computing): the Thomas forward elimination
-    of segment k (`_thomas`) runs as soon as its row is assembled, the back substitution checks
-    each multiplier's step as it comes (the largest of the same steps, in another order), and
-    the neighbours' values ride along in locals instead of being read back from lists."""
+    of segment k (`_eliminate`'s, on one strand) runs as soon as its row is assembled, the back
+    substitution checks each multiplier's step as it comes (the largest of the same steps, in
+    another order), and the neighbours' values ride along in locals instead of being read back
+    from lists."""
     n = c.n
     if n == 0:
         return True
@@ -375,7 +362,7 @@ def shake_floats(X: list, Y: list, Z: list, X0: list, Y0: list, Z0: list, Ps: in
             ax, ay, az = bx, by, bz
         px, py, pz = X[o : o + n + 1], Y[o : o + n + 1], Z[o : o + n + 1]  # (copies)
         for _ in range(SHAKE_ITERATIONS):
-            # Row k (rhs, diag, lower, upper as `_thomas` takes them), then its elimination:
+            # Row k (rhs, diag, lower, upper as `_eliminate` takes them), then its elimination:
             # pivot = diag - lower upper'_{k-1}, upper'_k = upper / pivot,
             # rhs'_k = (rhs - lower rhs'_{k-1}) / pivot (row 0: divided by its diagonal).
             # upper'_{n-1} is never read, so it is not formed (its pivot divides rhs' anyway).
