@@ -142,14 +142,14 @@ def limit_correction(swing: np.ndarray, twist: np.ndarray, swing_limit: np.ndarr
     projection that threw a limp body curled over a box into the air."""
     ax = np.maximum(swing_limit[:, 0], _TINY_LIMIT)
     az = np.maximum(swing_limit[:, 1], _TINY_LIMIT)
-    rel = swing[:, [0, 2]] if swing_center is None else swing[:, [0, 2]] - swing_center
+    # (x and z of the swing as a strided view, not a gathered copy: the same numbers)
+    rel = swing[:, ::2] if swing_center is None else swing[:, ::2] - swing_center
     e = (rel[:, 0] / ax) ** 2 + (rel[:, 1] / az) ** 2
-    over = e > 1.0
+    over = np.flatnonzero(e > 1.0)
     swing_fix = np.zeros(swing.shape)
-    if over.any():
-        fix = closest_on_ellipse(rel[over], ax[over], az[over]) - rel[over]
-        swing_fix[over, 0] = fix[:, 0]
-        swing_fix[over, 2] = fix[:, 1]
+    if len(over):  # (one integer gather of the joints outside, not three boolean ones)
+        outside = rel[over]
+        swing_fix[over, ::2] = closest_on_ellipse(outside, ax[over], az[over]) - outside
     # (np.clip's own arithmetic, min(max(x, lo), hi), without its Python wrapper)
     twist_fix = np.minimum(np.maximum(twist, twist_limit[:, 0]), twist_limit[:, 1]) - twist
     return swing_fix, twist_fix
@@ -201,7 +201,13 @@ def _closest_on_ellipse_scalar(point: np.ndarray, a: np.ndarray, b: np.ndarray) 
             ra, rb = ak * x / (t + a2), bk * y / (t + b2)
             value = ra * ra + rb * rb - 1.0
             slope = -2.0 * (ra * ra / (t + a2) + rb * rb / (t + b2))
-            t = t - value / (-1e-300 if slope > -1e-300 else slope)
+            step = t - value / (-1e-300 if slope > -1e-300 else slope)
+            if step == t:
+                # A fixed point of the Newton map: every later step computes the same
+                # number from the same t, so stopping here keeps the fixed count's bits
+                # (Newton from below is quadratic: 4-6 of the 12 steps usually reach it).
+                break
+            t = step
         cx, cy = a2 * x / (t + a2), b2 * y / (t + b2)
         ex, ey = cx / ak, cy / bk
         e = ex * ex + ey * ey
