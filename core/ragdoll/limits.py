@@ -345,7 +345,7 @@ def project_limits(s: Bodies, idx: np.ndarray, parent: np.ndarray, rest_relative
     swing, twist = swing_twist(d)
     swing_fix, twist_fix = limit_correction(swing, twist, swing_limit, twist_limit,
                                             swing_center)
-    over = (np.abs(twist_fix) > 0.0) | np.any(swing_fix != 0.0, axis=1)
+    over = (np.abs(twist_fix) > 0.0) | (swing_fix != 0.0).any(axis=1)
     if not over.any():
         return
     idx, parent = idx[over], parent[over]

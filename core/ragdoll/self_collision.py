@@ -128,8 +128,11 @@ class SelfCollision:
         x, R = s.x[:n], s.R[:n]
         axis = R[:, :, 1] * self.half[:, None]
         i, j = self.a, self.b
-        p, q = segment_pairs_closest(x[i] - axis[i], x[i] + axis[i], x[j] - axis[j],
-                                     x[j] + axis[j])
+        # (each body's segment ends once, then gathered per pair: the same numbers as the
+        # ends of the gathered centres and axes, 2 array operations on the bodies instead of
+        # 4 and 4 gathers fewer on the pairs)
+        lo, hi = x - axis, x + axis
+        p, q = segment_pairs_closest(lo[i], hi[i], lo[j], hi[j])
         d = p - q
         reach = self.sum_radius + margin
         squared = einsum("pk,pk->p", d, d)
@@ -181,8 +184,8 @@ class SelfCollision:
         x, R = s.x[:n], s.R[:n]
         axis = R[:, :, 1] * self.half[:, None]
         i, j, sum_radius, scatter_a, scatter_b = self.candidates
-        p, q = segment_pairs_closest(x[i] - axis[i], x[i] + axis[i], x[j] - axis[j],
-                                     x[j] + axis[j])
+        lo, hi = x - axis, x + axis  # (as in `near`)
+        p, q = segment_pairs_closest(lo[i], hi[i], lo[j], hi[j])
         d = p - q
         dist = np.sqrt(einsum("pk,pk->p", d, d))
         pen = sum_radius - dist
