@@ -305,9 +305,9 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
     dx = np.zeros(s.x.shape)
     dth = np.zeros(s.x.shape)
     dx[p.a] = (lam * fz.inv_mass_a)[:, None] * n
-    dx[p.b_unique] -= p.scatter @ ((lam * fz.inv_mass_b)[:, None] * n)
+    dx[p.b_unique] -= np.dot(p.scatter, (lam * fz.inv_mass_b)[:, None] * n)
     dth[p.a] = lam[:, None] * ia
-    dth[p.b_unique] -= p.scatter @ (lam[:, None] * ib)
+    dth[p.b_unique] -= np.dot(p.scatter, lam[:, None] * ib)
     s.move(dx, dth)
     return -lam
 
@@ -321,9 +321,9 @@ def _positional_bounded(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, P: 
     dx = np.zeros(s.x.shape)
     dth = np.zeros(s.x.shape)
     dx[p.a] = fz.inv_mass_a[:, None] * P
-    dx[p.b_unique] -= p.scatter @ (fz.inv_mass_b[:, None] * P)
+    dx[p.b_unique] -= np.dot(p.scatter, fz.inv_mass_b[:, None] * P)
     dth[p.a] = einsum("nij,nj->ni", fz.Ia, cross(ra, P))
-    dth[p.b_unique] -= p.scatter @ einsum("nij,nj->ni", fz.Ib, cross(rb, P))
+    dth[p.b_unique] -= np.dot(p.scatter, einsum("nij,nj->ni", fz.Ib, cross(rb, P)))
     s.move(dx, dth)
     return np.sqrt(einsum("nk,nk->n", P, P))
 
@@ -403,7 +403,7 @@ def angular(s: Bodies, p: Pairs, dtheta: np.ndarray, *, alpha_tilde: np.ndarray 
         lam_total += P
     dth = np.zeros(s.x.shape)
     dth[p.a] = einsum("nij,nj->ni", Ia, P)
-    dth[p.b_unique] -= p.scatter @ einsum("nij,nj->ni", Ib, P)
+    dth[p.b_unique] -= np.dot(p.scatter, einsum("nij,nj->ni", Ib, P))
     s.move(0.0, dth)
 
 
@@ -412,4 +412,4 @@ def angular_velocity_impulse(s: Bodies, p: Pairs, dw: np.ndarray) -> None:
     as a 3-DOF block)."""
     P, Ia, Ib = _relative_solve(s, p, dw, 0.0)
     s.w[p.a] -= einsum("nij,nj->ni", Ia, P)
-    s.w[p.b_unique] += p.scatter @ einsum("nij,nj->ni", Ib, P)
+    s.w[p.b_unique] += np.dot(p.scatter, einsum("nij,nj->ni", Ib, P))

@@ -140,15 +140,15 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     spin = P * inv_joint[:, None]  # rotation of each child's subtree about its joint
     pivot = s.x[p.a] + einsum("nij,nj->ni", s.R[p.a], anchor_a)
     n = carry.shape[0]
-    rot = carry @ spin
+    rot = np.dot(carry, spin)
     dx = np.zeros(s.x.shape)
     dth = np.zeros(s.x.shape)
-    dx[:n] = cross(rot, s.x[:n]) - carry @ cross(spin, pivot)
+    dx[:n] = cross(rot, s.x[:n]) - np.dot(carry, cross(spin, pivot))
     dth[:n] = rot
     recoil_x, recoil_th = subtree_recoil(s, p, carry, spin, pivot, Ib, recoil, masses,
                                          inv_mass_b)
     dx[p.b_unique] += recoil_x
-    dth[p.b_unique] += recoil_th - p.scatter @ einsum("nij,nj->ni", Ib, P)
+    dth[p.b_unique] += recoil_th - np.dot(p.scatter, einsum("nij,nj->ni", Ib, P))
     s.move(dx, dth)
 
 

@@ -226,9 +226,9 @@ class SelfCollision:
         impulse = lam[:, None] * nrm
         dx = np.zeros(s.x.shape)
         dth = np.zeros(s.x.shape)
-        dx[:n] = (scatter_a @ (impulse * s.inv_mass[i, None])
-                  - scatter_b @ (impulse * s.inv_mass[j, None]))
-        dth[:n] = scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib)
+        dx[:n] = (np.dot(scatter_a, impulse * s.inv_mass[i, None])
+                  - np.dot(scatter_b, impulse * s.inv_mass[j, None]))
+        dth[:n] = np.dot(scatter_a, lam[:, None] * ia) - np.dot(scatter_b, lam[:, None] * ib)
         s.move(dx, dth)
         return True
 
@@ -298,9 +298,9 @@ class SelfCollision:
         impulse = lam[:, None] * t  # taken from a against its slip, given to b
         dx = np.zeros(s.x.shape)
         dth = np.zeros(s.x.shape)
-        dx[:n] = -(scatter_a @ (impulse * s.inv_mass[i, None])
-                   - scatter_b @ (impulse * s.inv_mass[j, None]))
-        dth[:n] = -(scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib))
+        dx[:n] = -(np.dot(scatter_a, impulse * s.inv_mass[i, None])
+                   - np.dot(scatter_b, impulse * s.inv_mass[j, None]))
+        dth[:n] = -(np.dot(scatter_a, lam[:, None] * ia) - np.dot(scatter_b, lam[:, None] * ib))
         s.move(dx, dth)
         self.tangent_total = where(held[:, None], total, self.tangent_total)
 
@@ -335,9 +335,9 @@ class SelfCollision:
         lam = where(touching & (denom > 1e-12), apart / np.maximum(denom, 1e-12), 0.0)
         if lam.any():
             impulse = lam[:, None] * nrm  # taken from a along +nrm, given to b
-            s.v[:n] -= (scatter_a @ (impulse * s.inv_mass[i, None])
-                        - scatter_b @ (impulse * s.inv_mass[j, None]))
-            s.w[:n] -= scatter_a @ (lam[:, None] * ia) - scatter_b @ (lam[:, None] * ib)
+            s.v[:n] -= (np.dot(scatter_a, impulse * s.inv_mass[i, None])
+                        - np.dot(scatter_b, impulse * s.inv_mass[j, None]))
+            s.w[:n] -= np.dot(scatter_a, lam[:, None] * ia) - np.dot(scatter_b, lam[:, None] * ib)
         if friction is None or h <= 0.0:
             return
         # the normal impulse of the substep: the passes' pushes and the approach stopped here
@@ -371,7 +371,7 @@ class SelfCollision:
         if not J.any():
             return
         impulse = J[:, None] * t  # taken from a along its sliding direction, given to b
-        s.v[:n] -= (scatter_a @ (impulse * s.inv_mass[i, None])
-                    - scatter_b @ (impulse * s.inv_mass[j, None]))
-        s.w[:n] -= scatter_a @ (J[:, None] * ia) - scatter_b @ (J[:, None] * ib)
+        s.v[:n] -= (np.dot(scatter_a, impulse * s.inv_mass[i, None])
+                    - np.dot(scatter_b, impulse * s.inv_mass[j, None]))
+        s.w[:n] -= np.dot(scatter_a, J[:, None] * ia) - np.dot(scatter_b, J[:, None] * ib)
 
