@@ -24,4 +24,12 @@ except ImportError:
 # `_implementation`, the function np.where itself ends in): the same bits, one call not two.
 where = getattr(np.where, "_implementation", np.where)
 
-__all__ = ["einsum", "where"]
+# np.dot's C function, likewise past its dispatcher (a Python-level call of its own). For two
+# 2-D float64 operands it hands them to BLAS's dgemm as the @ operator does: the same bits
+# (13,000 random products of the ragdoll's kernel and scatter shapes, C and Fortran order,
+# compared bytewise), without matmul's generalised-ufunc dispatch: 17 x 9 @ 9 x 3 2.8 us
+# with @, 1.9 with np.dot, 1.4 with this. 2-D operands only (np.dot of N-D arrays is not
+# matmul).
+dot_2d = getattr(np.dot, "_implementation", np.dot)
+
+__all__ = ["dot_2d", "einsum", "where"]

@@ -18,19 +18,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import transcendental
-from ..numpy_calls import einsum, where  # (re-exported for the ragdoll's modules)
+from ..numpy_calls import dot_2d, einsum, where  # (re-exported for the ragdoll's modules)
 from ..rotations import HAMILTON, bilinear, quat_product
 
 _EPS = 1e-12
 
 
 _CONJ = np.array([1.0, -1.0, -1.0, -1.0])
-
-# The kernels' (n, k) @ (k, m) products go through np.dot, not the @ operator: both hand
-# two 2-D float64 arrays to the same BLAS dgemm (the same bits: 7,110 random products of the
-# kernels' shapes, n = 1..79, C, Fortran and strided operands, compared bytewise), but matmul
-# is a generalised ufunc whose dispatch costs ~0.5 of its ~1.6 us on a ragdoll's 17 rows.
-_dot = np.dot
 
 
 # ½ [v, 0] ⊗ q for a 3-vector v: the rows of HAMILTON whose first factor is a vector part.
@@ -48,7 +42,7 @@ _Q2M = bilinear([(0, 0, 0, 1), (1, 1, 0, 1), (2, 2, 0, -1), (3, 3, 0, -1),
 
 def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cross products of (n, 3) stacks."""
-    return _dot((a[:, :, None] * b[:, None, :]).reshape(a.shape[0], 9), _CROSS)
+    return dot_2d((a[:, :, None] * b[:, None, :]).reshape(a.shape[0], 9), _CROSS)
 
 
 def dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -72,8 +66,9 @@ def qmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         a, b = np.broadcast_arrays(a, b)
     if a.ndim != 2:
         return quat_product(a, b)
-    # rotations.quat_product's outer product and (16, 4) matrix, through np.dot (see _dot)
-    return _dot((a[:, :, None] * b[:, None, :]).reshape(a.shape[0], 16), HAMILTON)
+    # rotations.quat_product's outer product and (16, 4) matrix, through dot_2d (not @:
+    # the same dgemm, less dispatch; numpy_calls)
+    return dot_2d((a[:, :, None] * b[:, None, :]).reshape(a.shape[0], 16), HAMILTON)
 
 
 def q2m(q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
@@ -82,11 +77,11 @@ def q2m(q: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     n = q.shape[0]
     qq = (q[:, :, None] * q[:, None, :]).reshape(n, 16)
     if out is None:
-        return _dot(qq, _Q2M).reshape(n, 3, 3)
+        return dot_2d(qq, _Q2M).reshape(n, 3, 3)
     if out.flags.c_contiguous:  # (its (n, 9) reshape is a view)
-        _dot(qq, _Q2M, out=out.reshape(n, 9))
+        dot_2d(qq, _Q2M, out=out.reshape(n, 9))
     else:
-        out[...] = _dot(qq, _Q2M).reshape(n, 3, 3)
+        out[...] = dot_2d(qq, _Q2M).reshape(n, 3, 3)
     return out
 
 
@@ -103,7 +98,8 @@ def inverse3(m: np.ndarray) -> np.ndarray:
     """Inverses of (n, 3, 3) matrices: rows of the adjugate are cross products of rows."""
     n = len(m)
     a, b = m[:, [1, 2, 0]], m[:, [2, 0, 1]]
-    adj = _dot((a[:, :, :, None] * b[:, :, None, :]).reshape(n * 3, 9), _CROSS).reshape(n, 3, 3)
+    adj = dot_2d((a[:, :, :, None] * b[:, :, None, :]).reshape(n * 3, 9),
+                 _CROSS).reshape(n, 3, 3)
     det = einsum("nk,nk->n", m[:, 0], adj[:, 0])
     return adj.swapaxes(1, 2) / det[:, None, None]
 
@@ -214,7 +210,7 @@ class Bodies:
 def _turned(q: np.ndarray, dtheta: np.ndarray) -> np.ndarray:
     """q += ½ [Δθ, 0] ⊗ q, then normalised (Müller 2020 eq. 8–9); [Δθ, 0] ⊗ q as one outer
     product and a (12, 4) matmul (_HALF_VQMUL)."""
-    q = q + _dot((dtheta[:, :, None] * q[:, None, :]).reshape(q.shape[0], 12), _HALF_VQMUL)
+    q = q + dot_2d((dtheta[:, :, None] * q[:, None, :]).reshape(q.shape[0], 12), _HALF_VQMUL)
     return _unit_rows(q)
 
 
@@ -305,9 +301,9 @@ def positional(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, delta: np.nd
     dx = np.zeros(s.x.shape)
     dth = np.zeros(s.x.shape)
     dx[p.a] = (lam * fz.inv_mass_a)[:, None] * n
-    dx[p.b_unique] -= np.dot(p.scatter, (lam * fz.inv_mass_b)[:, None] * n)
+    dx[p.b_unique] -= dot_2d(p.scatter, (lam * fz.inv_mass_b)[:, None] * n)
     dth[p.a] = lam[:, None] * ia
-    dth[p.b_unique] -= np.dot(p.scatter, lam[:, None] * ib)
+    dth[p.b_unique] -= dot_2d(p.scatter, lam[:, None] * ib)
     s.move(dx, dth)
     return -lam
 
@@ -321,9 +317,9 @@ def _positional_bounded(s: Bodies, p: Pairs, ra: np.ndarray, rb: np.ndarray, P: 
     dx = np.zeros(s.x.shape)
     dth = np.zeros(s.x.shape)
     dx[p.a] = fz.inv_mass_a[:, None] * P
-    dx[p.b_unique] -= np.dot(p.scatter, fz.inv_mass_b[:, None] * P)
+    dx[p.b_unique] -= dot_2d(p.scatter, fz.inv_mass_b[:, None] * P)
     dth[p.a] = einsum("nij,nj->ni", fz.Ia, cross(ra, P))
-    dth[p.b_unique] -= np.dot(p.scatter, einsum("nij,nj->ni", fz.Ib, cross(rb, P)))
+    dth[p.b_unique] -= dot_2d(p.scatter, einsum("nij,nj->ni", fz.Ib, cross(rb, P)))
     s.move(dx, dth)
     return np.sqrt(einsum("nk,nk->n", P, P))
 
@@ -403,7 +399,7 @@ def angular(s: Bodies, p: Pairs, dtheta: np.ndarray, *, alpha_tilde: np.ndarray 
         lam_total += P
     dth = np.zeros(s.x.shape)
     dth[p.a] = einsum("nij,nj->ni", Ia, P)
-    dth[p.b_unique] -= np.dot(p.scatter, einsum("nij,nj->ni", Ib, P))
+    dth[p.b_unique] -= dot_2d(p.scatter, einsum("nij,nj->ni", Ib, P))
     s.move(0.0, dth)
 
 
@@ -412,4 +408,4 @@ def angular_velocity_impulse(s: Bodies, p: Pairs, dw: np.ndarray) -> None:
     as a 3-DOF block)."""
     P, Ia, Ib = _relative_solve(s, p, dw, 0.0)
     s.w[p.a] -= einsum("nij,nj->ni", Ia, P)
-    s.w[p.b_unique] += np.dot(p.scatter, einsum("nij,nj->ni", Ib, P))
+    s.w[p.b_unique] += dot_2d(p.scatter, einsum("nij,nj->ni", Ib, P))

@@ -32,6 +32,7 @@ from .bodies import (
     Pairs,
     angular_velocity_impulse,
     cross,
+    dot_2d,
     einsum,
     inverse3,
     positional,
@@ -159,14 +160,14 @@ def subtree_recoil(s: Bodies, p: Pairs, carry: np.ndarray, spin: np.ndarray,
     inverse masses, if already known for the substep."""
     n = carry.shape[0]
     mass, carried = subtree_masses(s.inv_mass[:n], carry) if masses is None else masses
-    moment = np.dot(carry.T, mass[:, None] * s.x[:n]) - carried[:, None] * pivot
+    moment = dot_2d(carry.T, mass[:, None] * s.x[:n]) - carried[:, None] * pivot
     J = -cross(spin, moment)
     if recoil is not None:
         J = where(recoil[:, None], J, 0.0)
     r = pivot - s.x[p.b]
     inv_b = s.inv_mass[p.b] if inv_mass_b is None else inv_mass_b
-    return (np.dot(p.scatter, inv_b[:, None] * J),
-            np.dot(p.scatter, einsum("nij,nj->ni", Ib, cross(r, J))))
+    return (dot_2d(p.scatter, inv_b[:, None] * J),
+            dot_2d(p.scatter, einsum("nij,nj->ni", Ib, cross(r, J))))
 
 
 def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarray,
@@ -198,9 +199,9 @@ def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarra
     spin = P * inv_joint[:, None]
     pivot = s.x[p.a] + einsum("nij,nj->ni", s.R[p.a], col.anchor_a)
     n = carry.shape[0]
-    rot = np.dot(carry, spin)
+    rot = dot_2d(carry, spin)
     dv, dw = subtree_recoil(s, p, carry, -spin, pivot, Ib, recoil, masses)
     s.w[:n] -= rot
-    s.v[:n] -= cross(rot, s.x[:n]) - np.dot(carry, cross(spin, pivot))
-    s.w[p.b_unique] += np.dot(p.scatter, einsum("nij,nj->ni", Ib, P)) + dw
+    s.v[:n] -= cross(rot, s.x[:n]) - dot_2d(carry, cross(spin, pivot))
+    s.w[p.b_unique] += dot_2d(p.scatter, einsum("nij,nj->ni", Ib, P)) + dw
     s.v[p.b_unique] += dv

@@ -26,6 +26,7 @@ from .bodies import (
     angular,
     bounded_step,
     cross,
+    dot_2d,
     einsum,
     inverse3,
     q2m,
@@ -140,15 +141,15 @@ def solve_motor_subtree(s: Bodies, col: JointColour, local_target: np.ndarray,
     spin = P * inv_joint[:, None]  # rotation of each child's subtree about its joint
     pivot = s.x[p.a] + einsum("nij,nj->ni", s.R[p.a], anchor_a)
     n = carry.shape[0]
-    rot = np.dot(carry, spin)
+    rot = dot_2d(carry, spin)
     dx = np.zeros(s.x.shape)
     dth = np.zeros(s.x.shape)
-    dx[:n] = cross(rot, s.x[:n]) - np.dot(carry, cross(spin, pivot))
+    dx[:n] = cross(rot, s.x[:n]) - dot_2d(carry, cross(spin, pivot))
     dth[:n] = rot
     recoil_x, recoil_th = subtree_recoil(s, p, carry, spin, pivot, Ib, recoil, masses,
                                          inv_mass_b)
     dx[p.b_unique] += recoil_x
-    dth[p.b_unique] += recoil_th - np.dot(p.scatter, einsum("nij,nj->ni", Ib, P))
+    dth[p.b_unique] += recoil_th - dot_2d(p.scatter, einsum("nij,nj->ni", Ib, P))
     s.move(dx, dth)
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .bodies import Bodies, cross, einsum, rotate, rotate_inv, where
+from .bodies import Bodies, cross, dot_2d, einsum, rotate, rotate_inv, where
 
 REST_MARGIN = 0.005  # m: pairs closer than this at bind pose never collide
 CONTACT_SLOP = 0.001  # m: a pair this far apart after the iterations still touches
@@ -226,9 +226,9 @@ class SelfCollision:
         impulse = lam[:, None] * nrm
         dx = np.zeros(s.x.shape)
         dth = np.zeros(s.x.shape)
-        dx[:n] = (np.dot(scatter_a, impulse * s.inv_mass[i, None])
-                  - np.dot(scatter_b, impulse * s.inv_mass[j, None]))
-        dth[:n] = np.dot(scatter_a, lam[:, None] * ia) - np.dot(scatter_b, lam[:, None] * ib)
+        dx[:n] = (dot_2d(scatter_a, impulse * s.inv_mass[i, None])
+                  - dot_2d(scatter_b, impulse * s.inv_mass[j, None]))
+        dth[:n] = dot_2d(scatter_a, lam[:, None] * ia) - dot_2d(scatter_b, lam[:, None] * ib)
         s.move(dx, dth)
         return True
 
@@ -298,9 +298,9 @@ class SelfCollision:
         impulse = lam[:, None] * t  # taken from a against its slip, given to b
         dx = np.zeros(s.x.shape)
         dth = np.zeros(s.x.shape)
-        dx[:n] = -(np.dot(scatter_a, impulse * s.inv_mass[i, None])
-                   - np.dot(scatter_b, impulse * s.inv_mass[j, None]))
-        dth[:n] = -(np.dot(scatter_a, lam[:, None] * ia) - np.dot(scatter_b, lam[:, None] * ib))
+        dx[:n] = -(dot_2d(scatter_a, impulse * s.inv_mass[i, None])
+                   - dot_2d(scatter_b, impulse * s.inv_mass[j, None]))
+        dth[:n] = -(dot_2d(scatter_a, lam[:, None] * ia) - dot_2d(scatter_b, lam[:, None] * ib))
         s.move(dx, dth)
         self.tangent_total = where(held[:, None], total, self.tangent_total)
 
@@ -335,9 +335,9 @@ class SelfCollision:
         lam = where(touching & (denom > 1e-12), apart / np.maximum(denom, 1e-12), 0.0)
         if lam.any():
             impulse = lam[:, None] * nrm  # taken from a along +nrm, given to b
-            s.v[:n] -= (np.dot(scatter_a, impulse * s.inv_mass[i, None])
-                        - np.dot(scatter_b, impulse * s.inv_mass[j, None]))
-            s.w[:n] -= np.dot(scatter_a, lam[:, None] * ia) - np.dot(scatter_b, lam[:, None] * ib)
+            s.v[:n] -= (dot_2d(scatter_a, impulse * s.inv_mass[i, None])
+                        - dot_2d(scatter_b, impulse * s.inv_mass[j, None]))
+            s.w[:n] -= dot_2d(scatter_a, lam[:, None] * ia) - dot_2d(scatter_b, lam[:, None] * ib)
         if friction is None or h <= 0.0:
             return
         # the normal impulse of the substep: the passes' pushes and the approach stopped here
@@ -371,7 +371,7 @@ class SelfCollision:
         if not J.any():
             return
         impulse = J[:, None] * t  # taken from a along its sliding direction, given to b
-        s.v[:n] -= (np.dot(scatter_a, impulse * s.inv_mass[i, None])
-                    - np.dot(scatter_b, impulse * s.inv_mass[j, None]))
-        s.w[:n] -= np.dot(scatter_a, J[:, None] * ia) - np.dot(scatter_b, J[:, None] * ib)
+        s.v[:n] -= (dot_2d(scatter_a, impulse * s.inv_mass[i, None])
+                    - dot_2d(scatter_b, impulse * s.inv_mass[j, None]))
+        s.w[:n] -= dot_2d(scatter_a, J[:, None] * ia) - dot_2d(scatter_b, J[:, None] * ib)
 
