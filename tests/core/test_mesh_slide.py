@@ -5,13 +5,16 @@ body part with a sphere, max distance and tether, read at every substep end."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from waft import core
 from waft.core._bench_meshes import uv_sphere
+from waft.core.colliders import shape_normal
 from waft.core.mesh_colliders import MeshColliders
 from waft.core.strands import solver
 from waft.core.strands._bench_cases import (
     BODY_SPHERES,
+    HEAD,
     hanging_from_roots,
     head_guides,
     head_turning,
@@ -92,3 +95,123 @@ def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch
     depth = min(float((_surface_distance(x[f, :, 1:].reshape(-1, 3), corners) - radius).min())
                 for f in range(len(x)))
     assert depth >= -1e-6, depth
+
+
+CHEST = np.array([0.0, -0.04, 1.32])
+
+
+def _torso_on_a_mesh(shoulders: bool):
+    """test_slide_audit's torso scene with its chest sphere as a closed UV-sphere body mesh
+    (0.13 m, 24 x 48, frictionless, carried along): eight 0.4 m strands of 31 segments from
+    the 0.1 m head sphere, the shoulder capsule when `shoulders`, all on a 1.5 Hz figure-eight
+    at 2 g, max distance 15 cm, tether on, 480 Hz read at every substep end. Returns the max
+    distance excess (F, S, P), the segments' relative errors (F, S, P-1), the tether excess,
+    and the deepest point inside a collider (metres, negative inside)."""
+    P, S, hz, g, radius, length = 32, 8, 480.0, 2.0, 0.005, 0.4
+    rng = np.random.default_rng(0)
+    frames = int(0.5 * hz) + 1
+    t = np.arange(frames) / hz
+    rests = []
+    while len(rests) < S:
+        phi, theta = rng.uniform(0.2, 1.5), rng.uniform(0.0, 2.0 * np.pi)
+        n = np.array([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)])
+        out = 0.35 * n + np.array([0.0, 0.0, -1.0])
+        out /= np.linalg.norm(out)
+        points = HEAD + (0.1 + radius + 1e-3) * n + np.outer(np.arange(P) * length / (P - 1),
+                                                             out)
+        if _clear(points[1:], radius + 0.003, shoulders):
+            kinematic = np.zeros(P, dtype=bool)
+            kinematic[0] = True
+            rests.append(core.ChainRest(setup="Hair", name=f"S{len(rests)}",
+                                        rest_positions=points, kinematic=kinematic))
+    K = 2 if shoulders else 1
+    colliders = core.ColliderSet.create(names=["Head", "Shoulders"][:K], kind=[0, 1][:K],
+                                        size=[0.1, 0.14][:K], radius_a=[0, 0.06][:K],
+                                        radius_b=[0, 0.06][:K], friction=[0.0] * K)
+    local = np.tile(np.eye(4), (K, 1, 1))
+    local[0, :3, 3] = HEAD
+    if shoulders:
+        local[1, :3, :3] = [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]  # the capsule along x
+        local[1, :3, 3] = (0.0, 0.02, 1.42)
+    w = 2 * np.pi * 1.5
+    A = g * 9.81 / w**2
+    offset = np.stack([A * np.sin(w * t), 0.3 * A * np.sin(2 * w * t),
+                       0.5 * A * np.sin(2 * w * t)], -1)
+    M = np.tile(local, (frames, 1, 1, 1))
+    M[:, :, :3, 3] += offset[:, None]
+    v, tri = uv_sphere(0.13, 24, 48)
+    meshes = MeshColliders.create(names=["Chest"], triangles=[tri],
+                                  vertices=[v[None] + CHEST + offset[:, None]], friction=[0.0])
+    model = core.build_strand_model(chains=rests, colliders=colliders)
+    params = core.StrandParams.defaults(S, P, radius=radius, max_distance=0.15,
+                                        wind_turbulence=0.0, wind_gust=0.0)
+    assert params.use_tether.all()
+    reference = np.stack([r.rest_positions for r in rests])[None] + offset[:, None, None]
+    drive = core.Drive(fps=hz, reference=reference,
+                       kinematic=np.stack([r.kinematic for r in rests]),
+                       space=np.broadcast_to(np.eye(4), (frames, S, 4, 4)), collider_matrix=M,
+                       params=params, meshes=meshes)
+    x = core.bake(model, drive, core.SolverSettings(substep=1.0 / hz)).positions
+    beyond = np.linalg.norm(x - reference, axis=-1) - 0.15
+    stretch = np.abs(np.linalg.norm(np.diff(x, axis=2), axis=-1) / (length / (P - 1)) - 1.0)
+    tether = float((np.linalg.norm(x - x[:, :, :1], axis=-1) - model.tether_length[None]).max())
+    depth = np.inf
+    corners = [np.moveaxis(v[tri], 1, 0)]
+    a, b, c = corners[0]
+    normal = np.cross(b - a, c - a)
+    for f in range(frames):
+        points = x[f, :, 1:].reshape(-1, 3)
+        for k in range(K):
+            _, sd = shape_normal(int(colliders.kind[k]), points, M[f, k], np.linalg.inv(M[f, k]),
+                                 colliders, k)
+            depth = min(depth, float(sd.min()) - radius)
+        # The mesh is convex: a point is inside when behind every face's plane.
+        p = points - CHEST - offset[f]
+        p = p[np.linalg.norm(p, axis=1) < 0.13 + 0.02]
+        if len(p):
+            inside = (np.einsum("ntk,tk->nt", p[:, None] - a[None], normal) < 0.0).all(axis=1)
+            d = _surface_distance(p, corners)
+            depth = min(depth, float((np.where(inside, -d, d) - radius).min()))
+    return beyond, stretch, tether, depth
+
+
+def _clear(points: np.ndarray, margin: float, shoulders: bool) -> bool:
+    """Whether `points` keep `margin` off the head, the chest and (`shoulders`) the capsule
+    of `_torso_on_a_mesh`."""
+    if (np.linalg.norm(points - HEAD, axis=1) < 0.1 + margin).any():
+        return False
+    if (np.linalg.norm(points - CHEST, axis=1) < 0.13 + margin).any():
+        return False
+    if not shoulders:
+        return True
+    q = points - (0.0, 0.02, 1.42)
+    along = np.clip(q[:, 0], -0.14, 0.14)
+    return bool((np.hypot(np.hypot(q[:, 0] - along, q[:, 1]), q[:, 2]) >= 0.06 + margin).all())
+
+
+def test_strands_on_a_mesh_chest_and_a_head_sphere_keep_every_limit_at_every_substep_end():
+    """`_torso_on_a_mesh` without the shoulders: a body mesh and a sphere, max distance and
+    tether. Every particle within its max distance to 0.1 um (measured: 12 nm beyond at 2 of
+    241 substep ends, a particle resting on the chest mesh: the mesh's push after the clamp),
+    within its tether, every segment within 0.5 % (measured 0.0098 %), none inside a
+    collider by more than 1 um (the 1,432 particle-substeps within 0.5 mm of the mesh)."""
+    beyond, stretch, tether, depth = _torso_on_a_mesh(shoulders=False)
+    assert depth >= -1e-6, depth
+    assert beyond.max() <= 1e-7, (beyond.max(), int((beyond.max(axis=(1, 2)) > 1e-9).sum()))
+    assert tether <= 1e-9, tether
+    assert stretch.max() <= 5e-3, (stretch.max(), int((stretch.max(axis=(1, 2)) > 5e-3).sum()))
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "open (issue 13 audit): with the shoulder capsule as well, substep ends leave the 15 cm "
+    "max distance by up to 0.26 mm (26 of 241) and a segment ends 0.54 % off (1), both on "
+    "particles resting on the capsule 10 cm from the chest mesh: the spheres-only torso's "
+    "failure (test_slide_audit: 0.59 mm (29), 5.4 % (3)), the analytic colliders' pushes "
+    "after the clamp, not the mesh; no particle inside a collider"))
+def test_strands_on_a_mesh_chest_head_and_shoulders_keep_every_limit_at_every_substep_end():
+    """`_torso_on_a_mesh` with the shoulder capsule: as the test above."""
+    beyond, stretch, tether, depth = _torso_on_a_mesh(shoulders=True)
+    assert depth >= -1e-6, depth
+    assert beyond.max() <= 1e-7, (beyond.max(), int((beyond.max(axis=(1, 2)) > 1e-9).sum()))
+    assert tether <= 1e-9, tether
+    assert stretch.max() <= 5e-3, (stretch.max(), int((stretch.max(axis=(1, 2)) > 5e-3).sum()))
