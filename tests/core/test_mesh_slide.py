@@ -45,19 +45,21 @@ def _surface_distance(points: np.ndarray, corners: list) -> np.ndarray:
     return best
 
 
-def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch):
+@pytest.mark.parametrize("hz", [120.0, 240.0])
+def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch, hz):
     """40 guides of the hair benchmark (32 particles, 0.5 m, 5 mm radius) falling from a head
-    turning at 360 deg/s onto a low-poly chest and back (frictionless meshes), 240 Hz: every
-    point the slide put back on a mesh (`_slide_on_meshes`, read as it leaves) is at its
-    collision radius from the mesh's surface within 1 um (measured: 521 slides, at most
-    1.5 nm above, none below), as a resting contact is: the contact surface (the mesh offset
-    by the radius) is a cylinder or sphere of that radius round an edge or a corner, and a
-    point left on the push's tangent plane there sits above it, a lift with nothing to pay
-    for it (the plane-only slide, the back-to-surface step bypassed: up to 11 um above, 11 of
-    520 slides more than 1 um; 1.74 mm on the slide audit's 24 x 48 UV spheres at 100
-    guides). And at every substep end no particle is inside a mesh's contact surface by more
-    than 1 um."""
-    frames, fps, hz, S, P, radius = 13, 24.0, 240.0, 40, 32, 0.005
+    turning at 360 deg/s onto a low-poly chest and back (frictionless meshes), 120 and 240 Hz
+    substeps: every point the slide put back on a mesh (`_slide_on_meshes`, read as it
+    leaves) is at its collision radius from the mesh's surface within 1 um, as a resting
+    contact is (measured: 39 / 521 slides, at most 73 / 1.5 nm above, none below). The
+    contact surface (the mesh offset by the radius) is a cylinder or sphere of that radius
+    round an edge or a corner, and a point left on the push's tangent plane there sits
+    above it, a lift with nothing to pay for it: the plane-only slide (the back-to-surface
+    step bypassed) leaves points up to 83 / 11 um above (6 / 11 slides more than 1 um), and
+    1.74 mm on the slide audit's 24 x 48 UV spheres at 100 guides. (At 480 Hz the slides are
+    short and so is the lift, 0.73 um: not a case that can tell the two apart.) And at every
+    substep end no particle is inside a mesh's contact surface by more than 1 um."""
+    frames, fps, S, P, radius = 13, 24.0, 40, 32, 0.005
     rest = head_guides(S, P, length=0.5)
     model, kinematic, M = hanging_from_roots(rest, HEAD_SPHERE, setup="Guide", frames=frames)
     reference = head_turning(rest, frames, fps)
@@ -87,7 +89,7 @@ def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch
                        params=params, meshes=meshes, output_fps=hz, output_frames=substeps + 1)
     x = core.bake(model, drive, core.SolverSettings(substep=1.0 / hz)).positions
     gap = np.concatenate(gaps)
-    assert gap.size >= 100, gap.size  # the scene slides on the meshes
+    assert gap.size >= 20, gap.size  # the scene slides on the meshes
     assert gap.max() <= 1e-6, (gap.max(), int((gap > 1e-6).sum()), gap.size)
     assert gap.min() >= -1e-6, gap.min()
     # Outside at every substep end (the meshes are convex: a point inside is nearer the
