@@ -23,11 +23,13 @@ from waft.core.triangles import closest_on_triangles
 
 # The hair benchmark's head (a sphere: the roots sit on it) and its torso, chest and back, as
 # low-poly closed meshes (6 rings of 12 segments: flat faces, edges and corners a strand of
-# 5 mm radius wraps around). No other sphere: a point slid on a mesh that ends inside a
-# sphere goes onto the crease of the two (`_mesh_sphere_crease`), the mesh's tangent plane,
-# which this test does not ask about.
+# 5 mm radius wraps around). With the head alone no point slid on a mesh ends inside a
+# sphere; one that does goes onto the crease of the two (`_mesh_sphere_crease`), on the
+# mesh's tangent plane (the limbs' case, a strict xfail).
 HEAD_SPHERE = tuple(b for b in BODY_SPHERES if b[0] == "Head")
 TORSO = tuple(b for b in BODY_SPHERES if b[0] in ("Chest", "Back"))
+# The rest of the benchmark's body as spheres: head, neck, shoulders and arms.
+LIMBS = tuple(b for b in BODY_SPHERES if b not in TORSO)
 
 
 def _surface_distance(points: np.ndarray, corners: list) -> np.ndarray:
@@ -45,8 +47,18 @@ def _surface_distance(points: np.ndarray, corners: list) -> np.ndarray:
     return best
 
 
-@pytest.mark.parametrize("hz", [120.0, 240.0])
-def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch, hz):
+@pytest.mark.parametrize(("hz", "spheres"), [
+    (120.0, HEAD_SPHERE), (240.0, HEAD_SPHERE),
+    pytest.param(240.0, LIMBS, marks=pytest.mark.xfail(strict=True, reason=(
+        "open (issue 13 audit): with the neck, shoulder and arm spheres as well, points slid "
+        "on a mesh end up to 54 um above its contact surface (37 of 1,677 slides more than "
+        "1 um): those that ended inside a sphere and went onto the crease "
+        "(`_mesh_sphere_crease`), the line where the mesh's and the sphere's tangent planes "
+        "meet, which is above the curved contact surface as the push's plane was; without "
+        "the crease step 16 nm (0 of 3,762), but the tip wedged between the chest mesh and "
+        "a shoulder then stays inside the sphere and short (799d90f: 8.9 %)"))),
+], ids=["120Hz", "240Hz", "240Hz-limbs"])
+def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch, hz, spheres):
     """40 guides of the hair benchmark (32 particles, 0.5 m, 5 mm radius) falling from a head
     turning at 360 deg/s onto a low-poly chest and back (frictionless meshes), 120 and 240 Hz
     substeps: every point the slide put back on a mesh (`_slide_on_meshes`, read as it
@@ -61,7 +73,7 @@ def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch
     substep end no particle is inside a mesh's contact surface by more than 1 um."""
     frames, fps, S, P, radius = 13, 24.0, 40, 32, 0.005
     rest = head_guides(S, P, length=0.5)
-    model, kinematic, M = hanging_from_roots(rest, HEAD_SPHERE, setup="Guide", frames=frames)
+    model, kinematic, M = hanging_from_roots(rest, spheres, setup="Guide", frames=frames)
     reference = head_turning(rest, frames, fps)
     triangles, vertices, corners = [], [], []
     for _, centre, r in TORSO:
