@@ -65,3 +65,39 @@ def head_turning(rest: np.ndarray, frames: int, fps: float,
     R = np.zeros((frames, 3, 3))
     R[:, 0, 0], R[:, 0, 1], R[:, 1, 0], R[:, 1, 1], R[:, 2, 2] = c, -s, s, c, 1.0
     return np.einsum("fij,spj->fspi", R, rest - HEAD) + HEAD
+
+
+# The slide audits' torso (tests/core/test_slide_audit.py, test_mesh_slide.py): a chest below
+# the head and a shoulder capsule along x, on a figure-eight.
+TORSO_CHEST = np.array([0.0, -0.04, 1.32])  # centre of the 0.13 m chest
+TORSO_SHOULDERS = np.array([0.0, 0.02, 1.42])  # centre of the capsule (0.06 m, 0.28 m long)
+
+
+def combed_down(clear, *, strands: int = 8, particles: int = 32, radius: float = 0.005,
+                length: float = 0.4, seed: int = 0) -> list[ChainRest]:
+    """`strands` straight strands of `length` rooted on the 0.1 m head sphere at HEAD and
+    combed down and out, drawn at random (`seed`) until `clear(points, margin)` says their
+    points keep their radius + 3 mm off the body; pinned at the root."""
+    rng = np.random.default_rng(seed)
+    rests = []
+    while len(rests) < strands:
+        phi, theta = rng.uniform(0.2, 1.5), rng.uniform(0.0, 2.0 * np.pi)
+        n = np.array([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)])
+        out = 0.35 * n + np.array([0.0, 0.0, -1.0])
+        out /= np.linalg.norm(out)
+        points = HEAD + (0.1 + radius + 1e-3) * n + np.outer(
+            np.arange(particles) * length / (particles - 1), out)
+        if clear(points[1:], radius + 0.003):
+            kinematic = np.zeros(particles, dtype=bool)
+            kinematic[0] = True
+            rests.append(ChainRest(setup="Hair", name=f"S{len(rests)}", rest_positions=points,
+                                   kinematic=kinematic))
+    return rests
+
+
+def figure_eight(t: np.ndarray, *, g: float, hz: float = 1.5) -> np.ndarray:
+    """(len(t), 3) offsets of a `hz` figure-eight whose sideways swing peaks at `g` g."""
+    w = 2 * np.pi * hz
+    A = g * 9.81 / w**2
+    return np.stack([A * np.sin(w * t), 0.3 * A * np.sin(2 * w * t),
+                     0.5 * A * np.sin(2 * w * t)], -1)

@@ -15,6 +15,10 @@ from waft.core.strands import solver
 from waft.core.strands._bench_cases import (
     BODY_SPHERES,
     HEAD,
+    TORSO_CHEST,
+    TORSO_SHOULDERS,
+    combed_down,
+    figure_eight,
     hanging_from_roots,
     head_guides,
     head_turning,
@@ -111,7 +115,7 @@ def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch
     assert depth >= -1e-6, depth
 
 
-CHEST = np.array([0.0, -0.04, 1.32])
+CHEST = TORSO_CHEST
 
 
 def _torso_on_a_mesh(shoulders: bool):
@@ -122,22 +126,10 @@ def _torso_on_a_mesh(shoulders: bool):
     distance excess (F, S, P), the segments' relative errors (F, S, P-1), the tether excess,
     and the deepest point inside a collider (metres, negative inside)."""
     P, S, hz, g, radius, length = 32, 8, 480.0, 2.0, 0.005, 0.4
-    rng = np.random.default_rng(0)
     frames = int(0.5 * hz) + 1
     t = np.arange(frames) / hz
-    rests = []
-    while len(rests) < S:
-        phi, theta = rng.uniform(0.2, 1.5), rng.uniform(0.0, 2.0 * np.pi)
-        n = np.array([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)])
-        out = 0.35 * n + np.array([0.0, 0.0, -1.0])
-        out /= np.linalg.norm(out)
-        points = HEAD + (0.1 + radius + 1e-3) * n + np.outer(np.arange(P) * length / (P - 1),
-                                                             out)
-        if _clear(points[1:], radius + 0.003, shoulders):
-            kinematic = np.zeros(P, dtype=bool)
-            kinematic[0] = True
-            rests.append(core.ChainRest(setup="Hair", name=f"S{len(rests)}",
-                                        rest_positions=points, kinematic=kinematic))
+    rests = combed_down(lambda points, margin: _clear(points, margin, shoulders), strands=S,
+                        particles=P, radius=radius, length=length)
     K = 2 if shoulders else 1
     colliders = core.ColliderSet.create(names=["Head", "Shoulders"][:K], kind=[0, 1][:K],
                                         size=[0.1, 0.14][:K], radius_a=[0, 0.06][:K],
@@ -146,11 +138,8 @@ def _torso_on_a_mesh(shoulders: bool):
     local[0, :3, 3] = HEAD
     if shoulders:
         local[1, :3, :3] = [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]  # the capsule along x
-        local[1, :3, 3] = (0.0, 0.02, 1.42)
-    w = 2 * np.pi * 1.5
-    A = g * 9.81 / w**2
-    offset = np.stack([A * np.sin(w * t), 0.3 * A * np.sin(2 * w * t),
-                       0.5 * A * np.sin(2 * w * t)], -1)
+        local[1, :3, 3] = TORSO_SHOULDERS
+    offset = figure_eight(t, g=g)
     M = np.tile(local, (frames, 1, 1, 1))
     M[:, :, :3, 3] += offset[:, None]
     v, tri = uv_sphere(0.13, 24, 48)
@@ -198,7 +187,7 @@ def _clear(points: np.ndarray, margin: float, shoulders: bool) -> bool:
         return False
     if not shoulders:
         return True
-    q = points - (0.0, 0.02, 1.42)
+    q = points - TORSO_SHOULDERS
     along = np.clip(q[:, 0], -0.14, 0.14)
     return bool((np.hypot(np.hypot(q[:, 0] - along, q[:, 1]), q[:, 2]) >= 0.06 + margin).all())
 

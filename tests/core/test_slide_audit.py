@@ -15,6 +15,10 @@ from waft.core.mesh_colliders import MeshColliders
 from waft.core.strands._bench_cases import (
     BODY_SPHERES,
     HEAD,
+    TORSO_CHEST,
+    TORSO_SHOULDERS,
+    combed_down,
+    figure_eight,
     hanging_from_roots,
     head_guides,
     head_turning,
@@ -65,12 +69,12 @@ def test_hair_benchmark_groom_keeps_its_lengths_at_every_substep_end(body):
 
 
 def _clear(points: np.ndarray, margin: float) -> bool:
-    """Whether `points` keep `margin` off the torso of `_torso_strands`."""
+    """Whether `points` keep `margin` off the head, chest and shoulders of the torso test."""
     if (np.linalg.norm(points - HEAD, axis=1) < 0.1 + margin).any():
         return False
-    if (np.linalg.norm(points - (0.0, -0.04, 1.32), axis=1) < 0.13 + margin).any():
+    if (np.linalg.norm(points - TORSO_CHEST, axis=1) < 0.13 + margin).any():
         return False
-    q = points - (0.0, 0.02, 1.42)
+    q = points - TORSO_SHOULDERS
     along = np.clip(q[:, 0], -0.14, 0.14)
     return bool((np.hypot(np.hypot(q[:, 0] - along, q[:, 1]), q[:, 2]) >= 0.06 + margin).all())
 
@@ -88,34 +92,18 @@ def test_strands_on_a_torso_keep_max_distance_and_lengths_at_every_substep_end()
     default bending, frictionless, 480 Hz read at every substep end: every particle within
     its max distance, every segment within 0.5 %, none inside a collider."""
     P, S, hz, g, radius, length = 32, 8, 480.0, 2.0, 0.005, 0.4
-    rng = np.random.default_rng(0)
     frames = int(0.5 * hz) + 1
     t = np.arange(frames) / hz
-    rests = []
-    while len(rests) < S:
-        phi, theta = rng.uniform(0.2, 1.5), rng.uniform(0.0, 2.0 * np.pi)
-        n = np.array([np.sin(phi) * np.cos(theta), np.sin(phi) * np.sin(theta), np.cos(phi)])
-        out = 0.35 * n + np.array([0.0, 0.0, -1.0])
-        out /= np.linalg.norm(out)
-        points = HEAD + (0.1 + radius + 1e-3) * n + np.outer(np.arange(P) * length / (P - 1),
-                                                             out)
-        if _clear(points[1:], radius + 0.003):
-            kinematic = np.zeros(P, dtype=bool)
-            kinematic[0] = True
-            rests.append(core.ChainRest(setup="Hair", name=f"S{len(rests)}",
-                                        rest_positions=points, kinematic=kinematic))
+    rests = combed_down(_clear, strands=S, particles=P, radius=radius, length=length)
     colliders = core.ColliderSet.create(names=["Head", "Chest", "Shoulders"], kind=[0, 0, 1],
                                         size=[0.1, 0.13, 0.14], radius_a=[0, 0, 0.06],
                                         radius_b=[0, 0, 0.06], friction=[0.0] * 3)
     local = np.tile(np.eye(4), (3, 1, 1))
     local[0, :3, 3] = HEAD
-    local[1, :3, 3] = (0.0, -0.04, 1.32)
+    local[1, :3, 3] = TORSO_CHEST
     local[2, :3, :3] = [[0, 0, 1], [0, 1, 0], [-1, 0, 0]]  # the capsule along x
-    local[2, :3, 3] = (0.0, 0.02, 1.42)
-    w = 2 * np.pi * 1.5
-    A = g * 9.81 / w**2
-    offset = np.stack([A * np.sin(w * t), 0.3 * A * np.sin(2 * w * t),
-                       0.5 * A * np.sin(2 * w * t)], -1)
+    local[2, :3, 3] = TORSO_SHOULDERS
+    offset = figure_eight(t, g=g)
     M = np.tile(local, (frames, 1, 1, 1))
     M[:, :, :3, 3] += offset[:, None]
     model = core.build_strand_model(chains=rests, colliders=colliders)
