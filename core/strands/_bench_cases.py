@@ -38,6 +38,9 @@ BODY_SPHERES = (
     ("Arm.L", (0.25, 0.0, 1.2), 0.06), ("Arm.R", (-0.25, 0.0, 1.2), 0.06),
 )
 HEAD = np.array([0.0, 0.0, 1.6])
+# Its torso (chest and back) and the rest of it (head, neck, shoulders, arms).
+TORSO_SPHERES = tuple(b for b in BODY_SPHERES if b[0] in ("Chest", "Back"))
+LIMB_SPHERES = tuple(b for b in BODY_SPHERES if b not in TORSO_SPHERES)
 
 
 def head_guides(guides: int, particles: int, *, length: float = 0.5,
@@ -101,3 +104,40 @@ def figure_eight(t: np.ndarray, *, g: float, hz: float = 1.5) -> np.ndarray:
     A = g * 9.81 / w**2
     return np.stack([A * np.sin(w * t), 0.3 * A * np.sin(2 * w * t),
                      0.5 * A * np.sin(2 * w * t)], -1)
+
+
+def torso_meshes(frames: int, *, rings: int, segments: int):
+    """TORSO_SPHERES as still, closed, frictionless UV-sphere body meshes of `rings` x
+    `segments` over `frames` samples: (MeshColliders, per mesh its triangles' corner arrays
+    (a, b, c), each (T, 3))."""
+    from .._bench_meshes import uv_sphere
+    from ..mesh_colliders import MeshColliders
+
+    triangles, vertices, corners = [], [], []
+    for _, centre, radius in TORSO_SPHERES:
+        v, t = uv_sphere(radius, rings, segments)
+        v = v + centre
+        triangles.append(t)
+        vertices.append(np.repeat(v[None], frames, 0))
+        corners.append(np.moveaxis(v[t], 1, 0))
+    meshes = MeshColliders.create(names=[b[0] for b in TORSO_SPHERES], triangles=triangles,
+                                  vertices=vertices, friction=[0.0] * len(TORSO_SPHERES))
+    return meshes, corners
+
+
+def groom_every_substep(model, rest: np.ndarray, kinematic: np.ndarray, collider_matrix,
+                        params, *, frames: int, fps: float, hz: float, meshes=None) -> np.ndarray:
+    """The guides `rest` (S, P, 3) carried by the head turning (`head_turning`) over `frames`
+    at `fps`, baked at `hz` substeps and read at every substep end: positions
+    (substeps + 1, S, P, 3)."""
+    from .. import SolverSettings
+    from . import Drive, bake
+
+    S, P = rest.shape[:2]
+    substeps = int(round((frames - 1) / fps * hz))
+    drive = Drive(fps=fps, reference=head_turning(rest, frames, fps),
+                  kinematic=np.broadcast_to(kinematic, (S, P)).copy(),
+                  space=np.broadcast_to(np.eye(4), (frames, S, 4, 4)),
+                  collider_matrix=collider_matrix, params=params, meshes=meshes,
+                  output_fps=hz, output_frames=substeps + 1)
+    return bake(model, drive, SolverSettings(substep=1.0 / hz)).positions

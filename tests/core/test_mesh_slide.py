@@ -15,13 +15,16 @@ from waft.core.strands import solver
 from waft.core.strands._bench_cases import (
     BODY_SPHERES,
     HEAD,
+    LIMB_SPHERES,
     TORSO_CHEST,
     TORSO_SHOULDERS,
     combed_down,
     figure_eight,
+    groom_every_substep,
     hanging_from_roots,
     head_guides,
     head_turning,
+    torso_meshes,
 )
 from waft.core.triangles import closest_on_triangles
 
@@ -31,9 +34,6 @@ from waft.core.triangles import closest_on_triangles
 # sphere; one that does goes onto the crease of the two (`_mesh_sphere_crease`), on the
 # mesh's tangent plane (the limbs' case, a strict xfail).
 HEAD_SPHERE = tuple(b for b in BODY_SPHERES if b[0] == "Head")
-TORSO = tuple(b for b in BODY_SPHERES if b[0] in ("Chest", "Back"))
-# The rest of the benchmark's body as spheres: head, neck, shoulders and arms.
-LIMBS = tuple(b for b in BODY_SPHERES if b not in TORSO)
 
 
 def _surface_distance(points: np.ndarray, corners: list) -> np.ndarray:
@@ -53,7 +53,7 @@ def _surface_distance(points: np.ndarray, corners: list) -> np.ndarray:
 
 @pytest.mark.parametrize(("hz", "spheres"), [
     (120.0, HEAD_SPHERE), (240.0, HEAD_SPHERE),
-    pytest.param(240.0, LIMBS, marks=pytest.mark.xfail(strict=True, reason=(
+    pytest.param(240.0, LIMB_SPHERES, marks=pytest.mark.xfail(strict=True, reason=(
         "open (issue 13 audit): with the neck, shoulder and arm spheres as well, points slid "
         "on a mesh end up to 54 um above its contact surface (37 of 1,677 slides more than "
         "1 um): those that ended inside a sphere and went onto the crease "
@@ -78,16 +78,7 @@ def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch
     frames, fps, S, P, radius = 13, 24.0, 40, 32, 0.005
     rest = head_guides(S, P, length=0.5)
     model, kinematic, M = hanging_from_roots(rest, spheres, setup="Guide", frames=frames)
-    reference = head_turning(rest, frames, fps)
-    triangles, vertices, corners = [], [], []
-    for _, centre, r in TORSO:
-        v, t = uv_sphere(r, 6, 12)
-        v = v + centre
-        triangles.append(t)
-        vertices.append(np.repeat(v[None], frames, 0))
-        corners.append(np.moveaxis(v[t], 1, 0))
-    meshes = MeshColliders.create(names=[b[0] for b in TORSO], triangles=triangles,
-                                  vertices=vertices, friction=[0.0, 0.0])
+    meshes, corners = torso_meshes(frames, rings=6, segments=12)
     gaps = []
     slide_on_meshes = solver._slide_on_meshes
 
@@ -98,12 +89,8 @@ def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch
     monkeypatch.setattr(solver, "_slide_on_meshes", reading)
     params = core.StrandParams.defaults(S, P, shape_stiffness=0.05, radius=radius,
                                         voxel_friction=0.2, voxel_resolution=32)
-    substeps = int(round((frames - 1) / fps * hz))
-    drive = core.Drive(fps=fps, reference=reference,
-                       kinematic=np.broadcast_to(kinematic, (S, P)).copy(),
-                       space=np.broadcast_to(np.eye(4), (frames, S, 4, 4)), collider_matrix=M,
-                       params=params, meshes=meshes, output_fps=hz, output_frames=substeps + 1)
-    x = core.bake(model, drive, core.SolverSettings(substep=1.0 / hz)).positions
+    x = groom_every_substep(model, rest, kinematic, M, params, frames=frames, fps=fps, hz=hz,
+                            meshes=meshes)
     gap = np.concatenate(gaps)
     assert gap.size >= 20, gap.size  # the scene slides on the meshes
     assert gap.max() <= 1e-6, (gap.max(), int((gap > 1e-6).sum()), gap.size)
@@ -233,13 +220,7 @@ def test_a_drape_on_body_meshes_bakes_the_same_bits_at_24_30_and_60_fps():
     rest = head_guides(S, P, length=0.5)
     samples = int(round(seconds * hz)) + 1
     model, kinematic, M = hanging_from_roots(rest, HEAD_SPHERE, setup="Guide", frames=samples)
-    triangles, vertices = [], []
-    for _, centre, r in TORSO:
-        v, t = uv_sphere(r, 24, 48)
-        triangles.append(t)
-        vertices.append(np.repeat((v + centre)[None], samples, 0))
-    meshes = MeshColliders.create(names=[b[0] for b in TORSO], triangles=triangles,
-                                  vertices=vertices, friction=[0.0, 0.0])
+    meshes = torso_meshes(samples, rings=24, segments=48)[0]
     params = core.StrandParams.defaults(S, P, shape_stiffness=0.05, radius=0.005,
                                         voxel_friction=0.2, voxel_resolution=32)
     times = np.arange(0.0, seconds + 1e-9, 1.0 / 6.0)

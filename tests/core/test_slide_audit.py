@@ -9,25 +9,20 @@ import numpy as np
 import pytest
 
 from waft import core
-from waft.core._bench_meshes import uv_sphere
 from waft.core.colliders import shape_normal
-from waft.core.mesh_colliders import MeshColliders
 from waft.core.strands._bench_cases import (
-    BODY_SPHERES,
     HEAD,
+    LIMB_SPHERES,
     TORSO_CHEST,
     TORSO_SHOULDERS,
+    TORSO_SPHERES,
     combed_down,
     figure_eight,
+    groom_every_substep,
     hanging_from_roots,
     head_guides,
-    head_turning,
+    torso_meshes,
 )
-
-# The hair benchmark's colliders (tests/benchmarks/bench_hair.py) without its torso, and the
-# torso: its chest and back.
-BODY = tuple(b for b in BODY_SPHERES if b[0] in ("Chest", "Back"))
-SPHERES = tuple(b for b in BODY_SPHERES if b not in BODY)
 
 
 @pytest.mark.parametrize("body", ["spheres", "meshes"])
@@ -43,26 +38,13 @@ def test_hair_benchmark_groom_keeps_its_lengths_at_every_substep_end(body):
     without the crease, 0.27 %)."""
     frames, fps, hz, S, P = 13, 24.0, 240.0, 100, 32
     rest = head_guides(S, P, length=0.5)
-    spheres = SPHERES + BODY if body == "spheres" else SPHERES
+    spheres = LIMB_SPHERES + TORSO_SPHERES if body == "spheres" else LIMB_SPHERES
     model, kinematic, M = hanging_from_roots(rest, spheres, setup="Guide", frames=frames)
-    reference = head_turning(rest, frames, fps)
-    meshes = None
-    if body == "meshes":
-        triangles, vertices = [], []
-        for _, centre, radius in BODY:
-            v, t = uv_sphere(radius, 24, 48)
-            triangles.append(t)
-            vertices.append(np.repeat((v + centre)[None], frames, 0))
-        meshes = MeshColliders.create(names=[b[0] for b in BODY], triangles=triangles,
-                                      vertices=vertices, friction=[0.0, 0.0])
+    meshes = torso_meshes(frames, rings=24, segments=48)[0] if body == "meshes" else None
     params = core.StrandParams.defaults(S, P, shape_stiffness=0.05, radius=0.005,
                                         voxel_friction=0.2, voxel_resolution=32)
-    substeps = int(round((frames - 1) / fps * hz))
-    drive = core.Drive(fps=fps, reference=reference,
-                       kinematic=np.broadcast_to(kinematic, (S, P)).copy(),
-                       space=np.broadcast_to(np.eye(4), (frames, S, 4, 4)), collider_matrix=M,
-                       params=params, meshes=meshes, output_fps=hz, output_frames=substeps + 1)
-    x = core.bake(model, drive, core.SolverSettings(substep=1.0 / hz)).positions
+    x = groom_every_substep(model, rest, kinematic, M, params, frames=frames, fps=fps, hz=hz,
+                            meshes=meshes)
     L = np.linalg.norm(np.diff(rest, axis=1), axis=-1)
     stretch = np.abs(np.linalg.norm(np.diff(x, axis=2), axis=-1) / L - 1.0)
     assert stretch.max() <= 5e-3, (stretch.max(), int((stretch.max(axis=(1, 2)) > 5e-3).sum()))
