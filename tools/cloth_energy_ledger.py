@@ -25,7 +25,9 @@ a figure is (the box at 120 Hz spreads 0.1-3 % over shifts of 1-3 mm):
     .venv/bin/python tools/cloth_energy_ledger.py --matrix [--box-shift 0.001] [--jobs 2]
 
 `--spread` runs the box at 120 Hz (undamped, default, damping 0.05-0.5) with the box moved
--3..3 mm along x and counts the drops over the audits' 1 % bound (the spread one sample hides).
+-3..3 mm along x and counts the drops over the audits' 1 % bound (the spread one sample hides);
+`--cape-spread` moves the cape's body (the audit's hard-link test on a moving capsule) by
+-10..10 mm and prints its worst hard-link strain (bound 0.5 %).
 """
 
 from __future__ import annotations
@@ -112,9 +114,8 @@ def _rise_of(name: str, shift: float) -> tuple[str, float, float]:
     import tests.core.cloth.test_cloth_box_audit as audit
     from tests.core.cloth.test_cloth_energy import _drop, _energy, _rise
 
-    audit.BOX = np.array([0.05 + shift, 0.3, -0.3])
     kwargs = _drops()[name]
-    model, x, params = audit._fall_on_a_box(**kwargs)
+    model, x, params = audit._fall_on_a_box(**kwargs, box=audit.BOX + np.array([shift, 0, 0]))
     return name, _rise(_energy(model, x, params, h=kwargs["substep"])), _drop(x, model)
 
 
@@ -147,6 +148,27 @@ def spread(jobs: int) -> None:
     print(f"{over} of {len(pairs)} drops over 1 %, worst {worst:.2f} %")
 
 
+CAPE_OFFSETS = (-0.01, -0.005, -0.002, 0.0, 0.002, 0.005, 0.01)
+
+
+def _cape_strain(offset: float) -> float:
+    import tests.core.cloth.test_cloth_box_audit as audit
+
+    return audit._vertical_strain(*audit._cape_on_a_moving_body(offset))
+
+
+def cape_spread(jobs: int) -> None:
+    """The cape's worst hard-link strain (test_hard_vertical_links_hold_on_a_capsule_moving_with_
+    the_character, bound 0.5 %) with its body moved CAPE_OFFSETS along y."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(jobs) as pool:
+        for offset, strain in zip(CAPE_OFFSETS, pool.map(_cape_strain, CAPE_OFFSETS),
+                                  strict=True):
+            print(f"body {1000 * offset:+4.0f} mm: hard links {100 * strain:.3f} % off",
+                  flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scene", choices=("ground", "box", "capsule"), default="ground")
@@ -156,6 +178,8 @@ def main() -> None:
     parser.add_argument("--box-shift", type=float, default=0.0, help="metres along x")
     parser.add_argument("--spread", action="store_true",
                         help="the box at 120 Hz moved -3..3 mm: drops over 1 %%")
+    parser.add_argument("--cape-spread", action="store_true",
+                        help="the cape's hard-link strain with its body moved -10..10 mm")
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
     if args.matrix:
@@ -163,6 +187,9 @@ def main() -> None:
         return
     if args.spread:
         spread(args.jobs)
+        return
+    if args.cape_spread:
+        cape_spread(args.jobs)
         return
     recorder = Recorder()
     recorder.install()

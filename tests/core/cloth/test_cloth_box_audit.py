@@ -26,10 +26,12 @@ CAPSULE = np.array([0.0, 0.35, -0.25])  # centre: across the cage, under its mid
 
 
 def _fall_on_a_box(*, damping: float | None, seconds: float = 1.0, capsule: bool = False,
-                   substep: float = 1.0 / FPS, ground_friction: float | None = None):
-    """An 8 x 8 cage, 0.7 m square, laid flat, its first row pinned, falls onto the box (or a
-    capsule of radius 8 cm lying under it across its width, or with `ground_friction` a ground
-    plane 0.3 m below it): (model, positions at 240 fps, the drive's params)."""
+                   substep: float = 1.0 / FPS, ground_friction: float | None = None,
+                   box: np.ndarray = BOX):
+    """An 8 x 8 cage, 0.7 m square, laid flat, its first row pinned, falls onto the box centred
+    at `box` (or a capsule of radius 8 cm lying under it across its width, or with
+    `ground_friction` a ground plane 0.3 m below it): (model, positions at 240 fps, the drive's
+    params)."""
     rest = grid_rest(8, 8, width=0.7, height=0.7, origin=(-0.35, 0.0, 0.0))
     p = rest.rest_positions
     rest = replace(rest, rest_positions=np.stack([p[:, 0], -p[:, 2], np.zeros(len(p))], axis=1))
@@ -48,7 +50,7 @@ def _fall_on_a_box(*, damping: float | None, seconds: float = 1.0, capsule: bool
     else:
         colliders = core.ColliderSet.create(names=["Box"], kind=[core.ColliderKind.BOX],
                                             size=[0.15], friction=[0.0])
-        M[:, 0, :3, 3] = BOX
+        M[:, 0, :3, 3] = box
     model = build_cloth_model(cloths=[rest], colliders=colliders)
     settings = {"radius": 0.01} if damping is None else {"radius": 0.01, "damping": damping}
     drive = still_drive(model, frames, fps=FPS, collider_matrix=M, **settings)
@@ -71,6 +73,25 @@ def test_a_cage_falling_onto_a_box_gains_no_energy(damping, hz):
     0.14 / 0.14 % at 240 Hz, 0.48 / 0.36 % at 160 Hz, 0.58 / 0.10 % at 120 Hz."""
     model, x, params = _fall_on_a_box(damping=damping, substep=1.0 / hz)
     energy, drop = _energy(model, x, params, h=1.0 / hz), _drop(x, model)
+    assert drop > 50.0  # it fell
+    assert _rise(energy) <= 0.01 * drop, (_rise(energy), drop)
+
+
+@pytest.mark.parametrize(("damping", "shift"), [
+    pytest.param(0.05, -0.001, marks=pytest.mark.xfail(strict=True, reason="s46: 2.41 % of "
+                 "the fall")),
+    pytest.param(0.5, 0.003, marks=pytest.mark.xfail(strict=True, reason="s46: 3.04 % of "
+                 "the fall")),
+], ids=["damping-0.05-box-1mm-left", "damping-0.5-box-3mm-right"])
+def test_a_cage_falling_onto_a_box_moved_by_millimetres_gains_no_energy(damping, shift):
+    """The box drop at 120 Hz substeps with the box moved along x by millimetres: the 0.10-0.68
+    % above (undamped, default, damping 0.05-0.5) are one sample of a spread; moved by ±1, 2 or
+    3 mm 12 of those 36 drops gain over 1 % (`tools/cloth_energy_ledger.py --spread`). A
+    diagonal link over the box's top corner is pushed along one edge's axis one substep and the
+    other's the next (docs/cloth-solver.md, the ledger under "Known limits")."""
+    box = BOX + np.array([shift, 0.0, 0.0])
+    model, x, params = _fall_on_a_box(damping=damping, substep=1.0 / 120, box=box)
+    energy, drop = _energy(model, x, params, h=1.0 / 120), _drop(x, model)
     assert drop > 50.0  # it fell
     assert _rise(energy) <= 0.01 * drop, (_rise(energy), drop)
 
@@ -119,21 +140,22 @@ def test_a_cage_falling_onto_the_ground_gains_no_energy(friction, damping, hz):
 
 def test_hard_vertical_links_hold_on_a_box():
     model, x, _ = _fall_on_a_box(damping=None)
+    assert _vertical_strain(model, x) <= 5e-3, _vertical_strain(model, x)
+
+
+def _vertical_strain(model, x: np.ndarray) -> float:
+    """The largest relative length error of a hard vertical link over the frames `x`."""
     v = model.vertical
     a, b = model.stretch.a[v], model.stretch.b[v]
     ratio = np.linalg.norm(x[:, b] - x[:, a], axis=-1) / model.stretch.rest[v]
-    assert np.abs(ratio - 1.0).max() <= 5e-3, np.abs(ratio - 1.0).max()
+    return float(np.abs(ratio - 1.0).max())
 
 
-def test_hard_vertical_links_hold_on_a_capsule_moving_with_the_character():
+def _cape_on_a_moving_body(body_offset: float = 0.0):
     """A cape: an 8 x 8 cage, 0.6 m, its top row pinned to a character whose space moves on a
     1.5 Hz figure-eight peaking at 4 g (read at 240 Hz), a vertical capsule body collider
-    (radius 0.12 m) moving with it behind the cape, max distance 0.15 m, default settings.
-    Every hard vertical link within 0.5 % of its length at the end of every substep. Links
-    ended substeps up to 6.8 % short (9.0 % on a box, 7.7 % on a sphere at 8 g), 2.2 % once the
-    contact sweep settled them between its pushes (its last push may still shorten one): the
-    velocity a vertex kept into the capsule carried it deep inside again every substep. Within
-    0.5 % since the contacts' velocity pass."""
+    (radius 0.12 m) moving with it `0.15 + body_offset` m behind the cape, max distance 0.15 m,
+    default settings: (model, positions at 240 fps)."""
     from waft.core.cloth import ClothDrive, ClothParams
 
     rest = grid_rest(8, 8, width=0.6, height=0.6, origin=(-0.3, 0.0, 1.5), max_distance=0.15)
@@ -150,11 +172,25 @@ def test_hard_vertical_links_hold_on_a_capsule_moving_with_the_character():
     space = np.repeat(np.eye(4)[None, None], frames, axis=0)
     space[:, 0, :3, 3] = offset
     M = np.repeat(np.eye(4)[None, None], frames, axis=0)
-    M[:, 0, :3, 3] = np.array([0.0, 0.15, 1.2]) + offset
+    M[:, 0, :3, 3] = np.array([0.0, 0.15 + body_offset, 1.2]) + offset
     drive = ClothDrive(fps=FPS, reference=rest.rest_positions[None] + offset[:, None],
                        space=space, collider_matrix=M, params=ClothParams.defaults(1))
-    x = bake_cloth(model, drive, core.SolverSettings(substep=1.0 / FPS)).positions
-    v = model.vertical
-    a, b = model.stretch.a[v], model.stretch.b[v]
-    ratio = np.linalg.norm(x[:, b] - x[:, a], axis=-1) / model.stretch.rest[v]
-    assert np.abs(ratio - 1.0).max() <= 5e-3, np.abs(ratio - 1.0).max()
+    return model, bake_cloth(model, drive, core.SolverSettings(substep=1.0 / FPS)).positions
+
+
+@pytest.mark.parametrize("body_offset", [
+    0.0,
+    pytest.param(0.002, marks=pytest.mark.xfail(strict=True, reason="s46: 1.92 % short with "
+                 "the body 2 mm further back (0.3-1.9 % over offsets of 2-10 mm, 5 of 6 over "
+                 "0.5 %): the 0.38 % of the offset the test first used is one sample")),
+], ids=["as-built", "body-2mm-back"])
+def test_hard_vertical_links_hold_on_a_capsule_moving_with_the_character(body_offset):
+    """The cape (`_cape_on_a_moving_body`): every hard vertical link within 0.5 % of its length
+    at the end of every substep. Links ended substeps up to 6.8 % short (9.0 % on a box, 7.7 %
+    on a sphere at 8 g), 2.2 % once the contact sweep settled them between its pushes (its last
+    push may still shorten one): the velocity a vertex kept into the capsule carried it deep
+    inside again every substep. 0.38 % since the contacts' velocity pass, but with the body
+    moved 2-10 mm 0.3-1.9 % (`tools/cloth_energy_ledger.py --cape-spread`): a hem link short
+    on the 1-3 frames (of 481) where its child touches the body."""
+    model, x = _cape_on_a_moving_body(body_offset)
+    assert _vertical_strain(model, x) <= 5e-3, _vertical_strain(model, x)
