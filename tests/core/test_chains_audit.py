@@ -1,0 +1,110 @@
+"""Audit (session 46): bone chains dragged fast past colliders, with shapes, sizes and frame
+rates the suite did not use (its collider tests keep the chain on a head sphere, its frame-rate
+tests have no collider).
+
+Fixed: frames off the substep grid (25 and 50 fps at 240 Hz) are a blend of two substep states
+with the lengths re-placed, and no collider ran on them: they ended up to 20.5 mm inside a
+capsule and 12.2 mm inside a box (0.6-1.1 mm inside 6-10 cm spheres) where every frame on the
+grid (24, 30, 60 fps) was outside. Now `_Bake._blend_outside` puts such a frame out of the
+colliders at its time, as a pose.
+
+Open (strict xfail below): where a particle has slipped past a box's edge or between the
+particles of a sphere smaller than a segment, the positions-only passes that end a substep
+reach a fixed point (the sweep puts the child back on its length through the collider, the
+collider pushes it out the nearest face, back where it was) and the colliders win: the
+segment ends one or two substeps up to 32 % long.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from waft import core
+from waft.core.colliders import ColliderKind, shape_normal
+
+RATE = 240.0  # samples and substeps a second
+BONES, LENGTH, RADIUS = 8, 0.05, 0.005
+OMEGA = 2 * np.pi * 1.5
+
+
+def _dragged_past(rig, kind: ColliderKind, size: float, centre, *, fps: float,
+                  peak_g: float = 5.0, radius_ab: float = 0.0, rotation=None):
+    """An 8-bone, 40 cm chain hanging from a root on a 1.5 Hz figure-eight (x peaks at
+    ``peak_g``, z at twice that) past a fixed collider its root never enters, default bending,
+    damping 1/s, 5 mm particles, baked at 240 Hz and written at ``fps``. Returns (positions
+    (F, P, 3) at the frames, the largest depth inside the collider per frame (m, particle radius
+    counted), the largest length error per frame (share of the segment))."""
+    chain = rig.vertical_chain(bones=BONES, length=LENGTH)
+    amplitude = peak_g * 9.81 / OMEGA**2
+    samples = int(2.0 * RATE) + 1
+    frames = int(round(2.0 * fps)) + 1
+    colliders = core.ColliderSet.create(names=["C"], kind=[kind], size=[size],
+                                        radius_a=[radius_ab], radius_b=[radius_ab],
+                                        friction=[0.3])
+    M = np.tile(np.eye(4), (samples, 1, 1, 1))
+    M[:, 0, :3, 3] = centre
+    if rotation is not None:
+        M[:, 0, :3, :3] = rotation
+    model, drive = rig.build(
+        [chain], frames=samples, fps=RATE, colliders=colliders, collider_matrix=M,
+        root_motion=lambda t: np.stack([amplitude * np.sin(OMEGA * t), 0.0 * t,
+                                        0.5 * amplitude * np.sin(2 * OMEGA * t)], -1),
+        damping=1.0, radius=RADIUS, bend_compliance=5e-5)
+    _, root_clearance = shape_normal(int(kind), drive.reference[:, 0, 0], M[0, 0],
+                                     np.linalg.inv(M[0, 0]), colliders, 0)
+    assert root_clearance.min() > 0.04  # the root passes the collider 4 cm or more away
+    drive = core.Drive(fps=RATE, reference=drive.reference, kinematic=drive.kinematic,
+                       space=drive.space, collider_matrix=drive.collider_matrix,
+                       params=drive.params, output_fps=fps, output_frames=frames)
+    x = core.bake(model, drive).positions[:, 0]
+    _, distance = shape_normal(int(kind), x[:, 1:].reshape(-1, 3), M[0, 0],
+                               np.linalg.inv(M[0, 0]), colliders, 0)
+    depth = (RADIUS - distance).reshape(frames, BONES).max(axis=1)
+    stretch = np.abs(np.linalg.norm(np.diff(x, axis=1), axis=-1) / LENGTH - 1.0).max(axis=1)
+    return x, depth, stretch
+
+
+_ACROSS_Y = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # capsule axis along Y
+CASES = {
+    # kind, size, centre, keywords; depth of the worst frame at 25 / 50 fps before the fix
+    "capsule 3 cm": (ColliderKind.CAPSULE, 0.1, (0.04, 0.0, 0.75),
+                     dict(radius_ab=0.03, rotation=_ACROSS_Y)),  # 20.5 / 20.5 mm
+    "box 10 cm": (ColliderKind.BOX, 0.05, (0.07, 0.0, 0.7), {}),  # 4.9 / 12.2 mm
+    "sphere 6 cm": (ColliderKind.ELLIPSOID, 0.06, (0.07, 0.0, 0.75), {}),  # 0.6 / 1.1 mm
+    "sphere 10 cm": (ColliderKind.ELLIPSOID, 0.10, (0.11, 0.0, 0.7), {}),  # 0.4 / 0.9 mm
+}
+
+
+@pytest.mark.parametrize("fps", [25, 50])
+@pytest.mark.parametrize("case", list(CASES))
+def test_frames_between_substeps_end_outside_the_colliders(rig, case, fps):
+    """Every written frame, on the substep grid or between two substeps, ends with no particle
+    inside the collider (past a micrometre); on the smooth spheres the lengths hold as well
+    (within 0.5 %, what the suite holds every substep end to)."""
+    kind, size, centre, keywords = CASES[case]
+    x, depth, stretch = _dragged_past(rig, kind, size, centre, fps=fps, **keywords)
+    assert np.isfinite(x).all()
+    assert np.ptp(x[:, -1, 0]) > 0.3  # the tip swings
+    assert depth.max() <= 1e-6, (float(depth.max()), int(np.argmax(depth)))
+    if kind == ColliderKind.ELLIPSOID:
+        assert stretch.max() <= 5e-3, float(stretch.max())
+
+
+@pytest.mark.xfail(strict=True, reason="audit s46: where a particle has slipped under a box's "
+                   "edge (10 cm box) or between the particles of a sphere smaller than a segment "
+                   "(3 cm sphere, 5 cm segments), the positions-only passes that end the substep "
+                   "reach a fixed point (the sweep puts the child on its length through the "
+                   "collider, the push puts it back out of the nearest face) and the colliders "
+                   "win: at 24 fps the frames at 1/3 s end with a segment 27.8 % (box) and 32.3 % "
+                   "(sphere) long, one or two substeps, no particle inside (a box on the other "
+                   "side at 1 g: 8 %). A remedy would move the child around the edge (toward "
+                   "its parent along the surface), as `_slide_to_length` does for spheres and "
+                   "meshes")
+@pytest.mark.parametrize("case", ["box", "small sphere"])
+def test_chain_dragged_under_an_edge_keeps_its_lengths_at_every_frame(rig, case):
+    kind, size, centre = {"box": (ColliderKind.BOX, 0.05, (-0.07, 0.0, 0.7)),
+                          "small sphere": (ColliderKind.ELLIPSOID, 0.03, (0.03, 0.0, 0.8))}[case]
+    _, depth, stretch = _dragged_past(rig, kind, size, centre, fps=24)
+    assert depth.max() <= 1e-6
+    assert stretch.max() <= 5e-3, (float(stretch.max()), int(np.argmax(stretch)))
