@@ -12,7 +12,8 @@ projection along the start-of-substep directions, then the FTL sweep for roundin
 distance and colliders, and voxel friction last. With damping 0 nothing in this loop damps: SHAKE
 makes Verlet with rigid segments symplectic (RATTLE in position form). The substep `h` is fixed
 whatever the scene frame rate; frame `i` is output at time `i / fps` by linear interpolation between
-the two bracketing substep states (exact when fps divides 1/h). Everything is float64 NumPy with no
+the two bracketing substep states (exact when fps divides 1/h), its lengths re-placed and put out
+of the colliders at `i / fps` (`_Bake._blend_outside`). Everything is float64 NumPy with no
 threading and no global random state, so the same input gives bit-identical output.
 
 Performance: every per-frame quantity (parameter broadcasting, step factors, rate-normalised
