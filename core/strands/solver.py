@@ -2072,10 +2072,11 @@ class _Bake:
             fs, a_s = frame_interval(t_start, self.fps, self.F)
             space = self.drive.space
             gs = min(fs + 1, self.F - 1)
-            start = space[fs] + a_s * (space[gs] - space[fs])
-            end = space[f] + alpha * (space[g] - space[f])
-            if not np.array_equal(start, end):
-                carry = carry_operators(start, end, coeffs.world_motion_fraction)
+            # (Its own names: `start` is the colliders' start, SubstepDrive.collider_start.)
+            space_start = space[fs] + a_s * (space[gs] - space[fs])
+            space_end = space[f] + alpha * (space[g] - space[f])
+            if not np.array_equal(space_start, space_end):
+                carry = carry_operators(space_start, space_end, coeffs.world_motion_fraction)
         return SubstepDrive(t=t_end, reference=ref, collider_matrix=M, collider_inverse=Minv,
                             collider_similarity=similar, carry=carry, coefficients=coeffs,
                             collider_start=start, meshes=self.meshes)
