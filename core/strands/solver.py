@@ -30,7 +30,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .. import transcendental
-from ..affine import inverse_affine
+from ..affine import inverse_affine, lerp_affine
 from ..colliders import (
     SLIDE_EPS,
     ColliderKind,
@@ -2058,7 +2058,7 @@ class _Bake:
         ref += self.reference_soa[f]
         g = min(f + 1, self.F - 1)
         cm = self.drive.collider_matrix
-        M = cm[f] + alpha * (cm[g] - cm[f]) if cm.shape[1] else cm[f]
+        M = lerp_affine(cm[f], cm[g], alpha) if cm.shape[1] else cm[f]
         similar = self.similar[f] & self.similar[g]
         Minv = inverse_affine(M) if self._needs_inverse(similar) else None
         coeffs = self.coefficients(f)
@@ -2066,7 +2066,7 @@ class _Bake:
         if cm.shape[1] and self.moving_colliders and not frozen:
             fs, a_s = frame_interval(t_start, self.fps, self.F)
             gs = min(fs + 1, self.F - 1)
-            start = cm[fs] + a_s * (cm[gs] - cm[fs])
+            start = lerp_affine(cm[fs], cm[gs], a_s)
         carry = None
         if coeffs.needs_carry and not frozen:
             fs, a_s = frame_interval(t_start, self.fps, self.F)
@@ -2128,7 +2128,7 @@ class _Bake:
                 ref += self.reference_soa[f]
             cm = self.drive.collider_matrix
             if cm.shape[1]:
-                M = cm[f][None] + alphas[:, None, None, None] * (cm[g] - cm[f])[None]
+                M = lerp_affine(cm[f][None], cm[g][None], alphas[:, None, None, None])
             else:  # no collider: (k - j, 0, 4, 4), sliced from one empty array
                 if self._no_colliders.shape[0] < k - j:
                     self._no_colliders = np.empty((k - j, 0, 4, 4))
@@ -2137,7 +2137,7 @@ class _Bake:
             if cm.shape[1] and self.moving_colliders:
                 fs, a_s = frame_interval((n_first + j) * h, fps, F)
                 gs = min(fs + 1, F - 1)
-                collider_starts = np.concatenate([(cm[fs] + a_s * (cm[gs] - cm[fs]))[None],
+                collider_starts = np.concatenate([lerp_affine(cm[fs], cm[gs], a_s)[None],
                                                   M[:-1]])
             similar = self.similar[f] & self.similar[g]
             Minv = inverse_affine(M) if self._needs_inverse(similar) else None
