@@ -7,23 +7,25 @@ at a pushed vertex stretched. Run in turn they fight: a grid dropped over a thin
 (radius 6-8 cm against 9 cm spacing) ended substeps 4 % (120 Hz) / 1.7 % (240 Hz) long after
 one round, and alternating 16 rounds still left 2 % / 0.5 %: the sets meet at a shallow angle.
 
-Top-down, a child's parent is final when its level comes, so each level is solved here with
-its parents held (the Follow-The-Leader sweep of Mueller et al. 2012 with the contact
-projections of PBD, Mueller et al. 2007, inside it): the child goes along the line from its
-parent to rest from it and inside its max distance, then `push` moves it out of the
-colliders (a vertex to the nearest point outside within rest of its parent; a link
-crossing a collider between its ends turned about its parent until its contact point is out),
-and it is settled again. A settle moves the child along its link's own line, so a link's
-contact stays out. Between pushes the settle puts the link at exactly rest, as the plain
-sweep does (a link crossing a collider turns its child on the rest-length sphere,
-`constraints.turn_about`); only after the last push is a link left shorter than rest (settled
-at rest after it, a child whose link points into the collider went back inside by up to
-31 um). Kept short after every push (a link pointing into a box, or crossing its edge at a
-slant and moved straight along the normal), the links ended substeps up to 12.5 % short, and
-the next substep's sweep, which puts every link at rest with a mass-weighted impulse, turned
-the shortfall into velocity: an 8 x 8 cage falling onto a box gained 66 % of its fall in 1 s
-(a cape on a moving capsule body 6.8 % short; 2.2 % now). Levels above the first touched one
-are left as they are.
+Top-down, a child's parent is final when its level comes, so each level is solved here with its
+parents held (the Follow-The-Leader sweep of Mueller et al. 2012 with the contact projections of
+PBD, Mueller et al. 2007, inside it): the child goes along the line from its parent to rest from
+it and inside its max distance, then `push` moves it out of the colliders (a vertex to the
+nearest point of its rest-length sphere about its parent outside the contact's tangent plane,
+`constraints.turn_vertices_out`; a link crossing a collider between its ends turned about its
+parent until its contact point is out), and it is settled again. A settle moves the child along
+its link's own line, so a link's contact stays out. Between pushes the settle puts the link at
+exactly rest, as the plain sweep does (a link crossing a collider turns its child on the
+rest-length sphere, `constraints.turn_about`); only after the last push is a link left shorter
+than rest (settled at rest after it, a child whose link points into the collider went back
+inside by up to 31 um; the pushes now put the child at rest outside the plane, so that is left
+to a body mesh's curvature). Kept short after every push (a link pointing into a box, or
+crossing its edge at a slant and moved straight along the normal), the links ended substeps up
+to 12.5 % short, and the next substep's sweep, which puts every link at rest with a
+mass-weighted impulse, turned the shortfall into velocity: an 8 x 8 cage falling onto a box
+gained 66 % of its fall in 1 s (a cape on a moving capsule body 6.8 % short; 2.2 % with a link
+pointing into the body left short by its push, 1e-14 since the push places the child at rest).
+Levels above the first touched one are left as they are.
 """
 
 from __future__ import annotations
