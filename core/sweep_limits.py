@@ -47,13 +47,14 @@ def clamp_into_ball(point: np.ndarray, centre: np.ndarray, limit: np.ndarray) ->
     return centre + d * np.minimum(limit / np.maximum(_norm(d), EPS), 1.0)
 
 
-def pull_parent(parent: np.ndarray, child: np.ndarray, rest: np.ndarray) -> np.ndarray:
+def pull_parent(parent: np.ndarray, child: np.ndarray, rest: np.ndarray, *,
+                over_relaxation: float = SWEEP_OVER_RELAXATION) -> np.ndarray:
     """The bottom-up move: a parent further than `rest` from its child goes toward it, past rest
-    by (SWEEP_OVER_RELAXATION - 1) of its excess (never closer than half rest); the next
+    by (`over_relaxation` - 1) of its excess (never closer than half rest); the next
     top-down sweep puts the link back at rest."""
     e = parent - child
     length = _norm(e)
-    target = rest - (SWEEP_OVER_RELAXATION - 1.0) * (length - rest)
+    target = rest - (over_relaxation - 1.0) * (length - rest)
     np.maximum(target, 0.5 * rest, out=target)
     e *= np.minimum(target / np.maximum(length, EPS), 1.0)
     e += child
@@ -100,3 +101,107 @@ def outside_by(point: np.ndarray, reference: np.ndarray, limit: np.ndarray,
     e = np.square(point - reference)
     reach = limit + SWEEP_TOLERANCE * rest
     return bool(np.any(e[0] + e[1] + e[2] > reach * reach))
+
+
+def into_ball_and_half_space(point: np.ndarray, centre: np.ndarray, limit: np.ndarray,
+                             normal: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """`point` (3, n) projected onto the intersection of its max-distance ball (`centre`,
+    `limit`) and the half-space `normal . x >= offset` (a contact's tangent plane, unit
+    `normal`; `offset` -inf: none): the projection onto one set when it lies in the other (the
+    nearest point of that set is then the nearest of the intersection, both being convex),
+    else the nearest point of the circle where the plane cuts the ball's sphere. Where the
+    plane misses the ball the ball wins (the colliders after the sweep push again)."""
+    below = np.minimum(normal[0] * point[0] + normal[1] * point[1] + normal[2] * point[2]
+                       - offset, 0.0)
+    onto_plane = point - below * normal
+    d = onto_plane - centre
+    e = np.square(d)
+    if not np.any(e[0] + e[1] + e[2] > np.square(limit)):
+        return onto_plane
+    into_ball = clamp_into_ball(point, centre, limit)
+    e = np.square(onto_plane - centre)
+    plane_in_ball = e[0] + e[1] + e[2] <= np.square(limit)
+    ball_above = (normal[0] * into_ball[0] + normal[1] * into_ball[1]
+                  + normal[2] * into_ball[2]) >= offset
+    # The circle: centre's foot on the plane, radius sqrt(limit^2 - h^2).
+    h = normal[0] * centre[0] + normal[1] * centre[1] + normal[2] * centre[2] - offset
+    np.minimum(h, 2.0 * limit, out=h)  # (no contact: offset -inf, normal 0)
+    foot = centre - h * normal
+    radius = np.sqrt(np.maximum(np.square(limit) - np.square(h), 0.0))
+    t = onto_plane - foot
+    tl = np.maximum(_norm(t), EPS)
+    circle = foot + t * (radius / tl)
+    meets = np.abs(h) <= limit
+    return np.where(plane_in_ball, onto_plane,
+                    np.where(ball_above | ~meets, into_ball, circle))
+
+
+def _rim(u: np.ndarray, axis: np.ndarray, cos: np.ndarray) -> np.ndarray:
+    """Unit directions `u` (3, n) turned along their great circle through `axis` (unit) to the
+    rim of the cap `u . axis >= cos` (`cos` in [-1, 1])."""
+    along = u[0] * axis[0] + u[1] * axis[1] + u[2] * axis[2]
+    tangent = u - along * axis
+    length = _norm(tangent)
+    return cos * axis + tangent * (np.sqrt(1.0 - np.square(cos)) / np.maximum(length, EPS))
+
+
+def clamp_in_sweep_on_contacts(child: np.ndarray, parent: np.ndarray, reference: np.ndarray,
+                               limit: np.ndarray, rest: np.ndarray, normal: np.ndarray,
+                               offset: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`clamp_in_sweep` with a contact as well: children (3, n) at rest length from their
+    parents moved to the closest point of that sphere inside their max-distance balls and on
+    the outer side of their contact's tangent plane (`normal . x >= offset`; `offset` -inf:
+    none). On the unit sphere of directions from the parent both are caps, `u . c >= cos_ball`
+    about the direction to the reference and `u . normal >= cos_plane`; the closest direction
+    of their intersection is the child's own, or its turn onto one cap's rim when that lies in
+    the other cap, or the nearer of the two points where the rims cross. Returns (placed,
+    met): where the caps do not meet the child goes onto the ball's cap as `clamp_in_sweep`
+    puts it (the colliders after the sweep push it out) and `met` is False, for the caller's
+    bottom-up rounds to move the parent."""
+    u = (child - parent) / rest
+    c = reference - parent
+    distance = np.maximum(_norm(c), EPS)
+    c /= distance
+    cos_ball = (np.square(rest) + np.square(distance) - np.square(limit)) / (2.0 * rest * distance)
+    cos_plane = (offset - (normal[0] * parent[0] + normal[1] * parent[1]
+                           + normal[2] * parent[2])) / rest
+    empty = (cos_ball > 1.0) | (cos_plane > 1.0)
+    np.clip(cos_ball, -1.0, 1.0, out=cos_ball)
+    np.clip(cos_plane, -1.0, 1.0, out=cos_plane)
+    slack = 1e-12
+
+    def in_ball(v):
+        return v[0] * c[0] + v[1] * c[1] + v[2] * c[2] >= cos_ball - slack
+
+    def in_plane(v):
+        return v[0] * normal[0] + v[1] * normal[1] + v[2] * normal[2] >= cos_plane - slack
+
+    ball_ok, plane_ok = in_ball(u), in_plane(u)
+    both = ball_ok & plane_ok
+    if both.all():
+        return child, ~empty
+    on_ball = _rim(u, c, cos_ball)
+    on_plane = _rim(u, normal, cos_plane)
+    # The rims' crossings u = a c + b normal +- g (c x normal).
+    cn = c[0] * normal[0] + c[1] * normal[1] + c[2] * normal[2]
+    det = np.maximum(1.0 - np.square(cn), EPS)
+    a = (cos_ball - cos_plane * cn) / det
+    b = (cos_plane - cos_ball * cn) / det
+    cross = np.cross(c, normal, axis=0)
+    g2 = (1.0 - (np.square(a) + np.square(b) + 2.0 * a * b * cn)) / det
+    crosses = (g2 >= 0.0) & (1.0 - np.square(cn) > EPS)
+    side = np.where(u[0] * cross[0] + u[1] * cross[1] + u[2] * cross[2] >= 0.0, 1.0, -1.0)
+    crossing = a * c + b * normal + (side * np.sqrt(np.maximum(g2, 0.0))) * cross
+    # The nearest valid candidate: the largest u . v among them.
+    best = np.where(both, u, on_ball)
+    score = np.where(both, 2.0, np.where(
+        ~ball_ok & in_plane(on_ball), on_ball[0] * u[0] + on_ball[1] * u[1] + on_ball[2] * u[2],
+        -3.0))
+    for v, ok in ((on_plane, ~both & ~plane_ok & in_ball(on_plane)), (crossing, ~both & crosses)):
+        s = np.where(ok, v[0] * u[0] + v[1] * u[1] + v[2] * u[2], -3.0)
+        better = s > score
+        best = np.where(better, v, best)
+        score = np.where(better, s, score)
+    met = (score > -3.0) & ~empty
+    return np.where(met, parent + rest * best, clamp_in_sweep(child, parent, reference, limit,
+                                                                rest)), met

@@ -47,6 +47,7 @@ from ..mesh_colliders import MeshField
 from ..shake import ShakeCoefficients, ShakeScratch, solve_shake
 from ..space import apply_carry, carry_operators
 from ..streaming import FedBake, owned, write_rows
+from ..sweep_limits import into_ball_and_half_space
 from ..timestep import SolverSettings, frame_interval, interpolate
 from .constraints import (
     FtlCoefficients,
@@ -923,6 +924,8 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
     np.copyto(before, x)
     direct = c.direct
     passes = CONTACT_LENGTH_PASSES
+    # The colliders' pushes as half-spaces for the next sweep within the max distances.
+    planes = None
     k = 0
     while k < passes:
         k += 1
@@ -935,7 +938,7 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
             if c.max_distance is not None:
                 # Lengths and max distances together (core/sweep_limits.py): the clamp after
                 # the sweep would stretch the segments it pulls.
-                solve_ftl_within(x, c.ftl, reference, c.max_distance, c.kinematic)
+                solve_ftl_within(x, c.ftl, reference, c.max_distance, c.kinematic, planes)
             else:
                 solve_ftl(x, None, c.ftl, ws.ftl_scratch)
                 if c.roots_only and c.tether_limit is None:
@@ -954,6 +957,10 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
         pushed = _collide(model, ws, x, x_prev, sd, c, particle_major,
                           meshes_from=None if stepped else ws.meshes_before)
         if pushed and not stepped:
+            if c.max_distance is not None:
+                if k < passes:
+                    planes = _push_planes(ws, x, planes)
+                _onto_limit_crease(ws, x, reference, c.max_distance)
             limits = (None if c.max_distance is None and c.tether_limit is None
                       else (reference, c.max_distance, c.tether_limit))
             if k < passes:
@@ -984,6 +991,47 @@ def _lengths_after_contact(model: StrandModel, ws: Workspace, x: np.ndarray, x_p
     x_prev += before
 
 
+def _push_planes(ws: Workspace, x: np.ndarray, planes: tuple | None) -> tuple:
+    """The tangent planes of the positions-only collider pass's pushes (from
+    `ws.collide_before` to `x`) as half-spaces (normal (3, S, Ps), offset (S, Ps); offset -inf
+    where none), added to `planes` (a particle pushed again takes its latest)."""
+    if planes is None:
+        planes = (np.zeros_like(x), np.full(x.shape[1:], -np.inf))
+    normal, offset = planes
+    push = x - ws.collide_before
+    size = np.sqrt(np.einsum("ksp,ksp->sp", push, push))
+    pushed = size > 0.0
+    n = push[:, pushed] / size[pushed]
+    normal[:, pushed] = n
+    offset[pushed] = np.einsum("kn,kn->n", n, x[:, pushed])
+    return planes
+
+
+def _onto_limit_crease(ws: Workspace, x: np.ndarray, reference: np.ndarray,
+                       max_distance: np.ndarray) -> None:
+    """The particles the positions-only collider pass pushed (from `ws.collide_before` to `x`)
+    out of their max-distance balls, put on the nearest point inside the ball on the outer
+    side of the push's tangent plane (`sweep_limits.into_ball_and_half_space`: where the plane
+    cuts the ball's sphere, the circle's point nearest): the contact and the limit solved as
+    one projection onto their intersection, as `spheres.resolve_creases` does for two spheres.
+    The plane stands for the surface to second order (a capsule of radius R: a move of d
+    along it ends d^2 / 2R inside), so the colliders after it find almost nothing to push.
+    Clamped into the ball instead, the particle went back into the collider; pushed last, it
+    stayed outside its ball (a strand resting on a shoulder capsule at its 15 cm max distance:
+    11 um beyond at a substep end, tests/core/test_slide_audit.py)."""
+    push = x - ws.collide_before
+    size = np.sqrt(np.einsum("ksp,ksp->sp", push, push))
+    d = x - reference
+    out = np.einsum("ksp,ksp->sp", d, d) > np.square(max_distance)
+    out &= size > 0.0
+    if not out.any():
+        return
+    n = push[:, out] / size[out]
+    point = x[:, out]
+    x[:, out] = into_ball_and_half_space(point, reference[:, out], max_distance[out], n,
+                                         np.einsum("kn,kn->n", n, point))
+
+
 # Rounds of colliders and positions-only lengths that put a start pose out of the colliders
 # (`_Bake._start_outside`). Each round ends on the colliders: the head-turn sample's 48 guides,
 # several drawn 4-5 cm into the head, were out after one (the second found nothing to push).
@@ -1007,6 +1055,8 @@ def _slide_and_push(model: StrandModel, ws: Workspace, x: np.ndarray, x_prev: np
         np.copyto(ws.collide_before, x)
         if not _collide(model, ws, x, x_prev, sd, c, None, meshes_from=ws.meshes_before):
             return
+        if c.max_distance is not None:
+            _onto_limit_crease(ws, x, limits[0], c.max_distance)
 
 
 def _sphere_surfaces(ws: Workspace, sd: SubstepDrive, c: FrameCoefficients) -> tuple | None:

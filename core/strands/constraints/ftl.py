@@ -26,7 +26,9 @@ import numpy as np
 from ...sweep_limits import (
     SWEEP_ROUNDS,
     clamp_in_sweep,
+    clamp_in_sweep_on_contacts,
     clamp_into_ball,
+    into_ball_and_half_space,
     outside_by,
     pull_parent,
 )
@@ -175,13 +177,22 @@ def solve_ftl(x: np.ndarray, x_prev: np.ndarray | None, c: FtlCoefficients,
 
 
 def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
-                     limit: np.ndarray, fixed: np.ndarray) -> None:
+                     limit: np.ndarray, fixed: np.ndarray, contacts=None) -> None:
     """A positions-only FTL sweep of `x` (3, S, Ps) in place that keeps every swept particle
     within its max distance `limit` (S, Ps, inf = none) of `reference` (3, S, Ps) too, with
     rounds (`core.sweep_limits`) where the two conflict; `fixed` (S, Ps) particles (pins) do
     not move. The sweep then the max-distance clamp left the clamp's pull in the segments: a
     strand whose max distance holds it while gravity or a shaken head pulls it away stretched
-    by 5-25 % at the end of every frame."""
+    by 5-25 % at the end of every frame.
+
+    `contacts`: (normal (3, S, Ps), offset (S, Ps)) or None, the colliders' last pushes as
+    half-spaces `normal . x >= offset` (their tangent planes where they put the particle;
+    offset -inf where none): a particle the sweep places is kept on their outer side as well
+    (`clamp_in_sweep_on_contacts`), and the bottom-up rounds move the parents where its
+    rest-length sphere, ball and half-space do not meet. Without, a strand pressed against a
+    shoulder capsule by its max distance was swept along its balls' rims into the capsule,
+    and the capsule's push after the sweep left its balls or its lengths: 0.59 mm beyond the
+    max distance and a segment 5.4 % long at a substep end (tests/core/test_slide_audit.py)."""
     n = c.last
     xb = np.ascontiguousarray(x.transpose(2, 0, 1)[:n])  # (n, 3, S): one row per particle
     ref = np.ascontiguousarray(reference.transpose(2, 0, 1)[:n])
@@ -193,6 +204,11 @@ def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
     rest[rest == 0.0] = 1.0  # (rows not swept; masked out below)
     stays = np.ascontiguousarray(fixed.T[:n])
     limit2 = np.square(limit_swept)
+    touching = None
+    if contacts is not None:
+        normal = np.ascontiguousarray(contacts[0].transpose(2, 0, 1)[:n])
+        offset = np.ascontiguousarray(contacts[1].T[:n])
+        touching = np.isfinite(offset).any(axis=1).tolist()
     rows = [(i, None if full else c.mask_t[i], bool(np.isfinite(limit_swept[i]).any()))
             for i, full in c.rows]
 
@@ -205,7 +221,12 @@ def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
             length2 = np.maximum(square[0] + square[1] + square[2], _TINY_SQUARED)
             f = np.sqrt(c.rest_squared[i] / length2)
             placed = parent + d * (f if mask is None else np.where(mask, f, 1.0))
-            if limited:
+            if limited and touching is not None and touching[i]:
+                placed, met = clamp_in_sweep_on_contacts(placed, parent, ref[i], limit_swept[i],
+                                                         rest[i], normal[i], offset[i])
+                conflict = conflict or not met.all() or outside_by(
+                    placed, ref[i], limit_swept[i], rest[i])
+            elif limited:
                 e = np.square(placed - ref[i])
                 if np.any(e[0] + e[1] + e[2] > limit2[i]):  # (most rows: none outside)
                     placed = clamp_in_sweep(placed, parent, ref[i], limit_swept[i], rest[i])
@@ -217,11 +238,19 @@ def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
     rounds = 1
     while conflict and rounds < SWEEP_ROUNDS:
         for i, mask, _ in reversed(rows):
-            child = clamp_into_ball(xb[i], ref[i], limit_swept[i])
+            if touching is not None and touching[i]:
+                child = into_ball_and_half_space(xb[i], ref[i], limit_swept[i], normal[i],
+                                                 offset[i])
+            else:
+                child = clamp_into_ball(xb[i], ref[i], limit_swept[i])
             xb[i] = child
             parent = xb[i - 1]
-            moved = clamp_into_ball(pull_parent(parent, child, rest[i]), ref[i - 1],
-                                    limit_t[i - 1])
+            moved = pull_parent(parent, child, rest[i], over_relaxation=1.0)
+            if touching is not None and touching[i - 1]:
+                moved = into_ball_and_half_space(moved, ref[i - 1], limit_t[i - 1],
+                                                 normal[i - 1], offset[i - 1])
+            else:
+                moved = clamp_into_ball(moved, ref[i - 1], limit_t[i - 1])
             keep = stays[i - 1] if mask is None else stays[i - 1] | ~mask
             xb[i - 1] = np.where(keep, parent, moved)
         conflict = down()
