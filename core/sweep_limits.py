@@ -136,13 +136,21 @@ def into_ball_and_half_space(point: np.ndarray, centre: np.ndarray, limit: np.nd
                     np.where(ball_above | ~meets, into_ball, circle))
 
 
-def _rim(u: np.ndarray, axis: np.ndarray, cos: np.ndarray) -> np.ndarray:
-    """Unit directions `u` (3, n) turned along their great circle through `axis` (unit) to the
-    rim of the cap `u . axis >= cos` (`cos` in [-1, 1])."""
-    along = u[0] * axis[0] + u[1] * axis[1] + u[2] * axis[2]
+def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Column-wise dot products of (3, n) rows."""
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+def _rim(u: np.ndarray, along: np.ndarray, axis: np.ndarray, cos: np.ndarray) -> np.ndarray:
+    """Unit directions `u` (3, n), `along` = u . axis, turned along their great circle through
+    `axis` (unit) to the rim of the cap `u . axis >= cos` (`cos` in [-1, 1])."""
     tangent = u - along * axis
     length = _norm(tangent)
     return cos * axis + tangent * (np.sqrt(1.0 - np.square(cos)) / np.maximum(length, EPS))
+
+
+# Directions within this of a cap's bound count as inside it (the rims' rounding).
+_CAP_SLACK = 1e-12
 
 
 def clamp_in_sweep_on_contacts(child: np.ndarray, parent: np.ndarray, reference: np.ndarray,
@@ -152,7 +160,7 @@ def clamp_in_sweep_on_contacts(child: np.ndarray, parent: np.ndarray, reference:
     parents moved to the closest point of that sphere inside their max-distance balls and on
     the outer side of their contact's tangent plane (`normal . x >= offset`; `offset` -inf:
     none). On the unit sphere of directions from the parent both are caps, `u . c >= cos_ball`
-    about the direction to the reference and `u . normal >= cos_plane`; the closest direction
+    about the direction c to the reference and `u . normal >= cos_plane`; the closest direction
     of their intersection is the child's own, or its turn onto one cap's rim when that lies in
     the other cap, or the nearer of the two points where the rims cross. Returns (placed,
     met): where the caps do not meet the child goes onto the ball's cap as `clamp_in_sweep`
@@ -163,45 +171,43 @@ def clamp_in_sweep_on_contacts(child: np.ndarray, parent: np.ndarray, reference:
     distance = np.maximum(_norm(c), EPS)
     c /= distance
     cos_ball = (np.square(rest) + np.square(distance) - np.square(limit)) / (2.0 * rest * distance)
-    cos_plane = (offset - (normal[0] * parent[0] + normal[1] * parent[1]
-                           + normal[2] * parent[2])) / rest
+    cos_plane = (offset - _dot(normal, parent)) / rest
     empty = (cos_ball > 1.0) | (cos_plane > 1.0)
     np.clip(cos_ball, -1.0, 1.0, out=cos_ball)
     np.clip(cos_plane, -1.0, 1.0, out=cos_plane)
-    slack = 1e-12
-
-    def in_ball(v):
-        return v[0] * c[0] + v[1] * c[1] + v[2] * c[2] >= cos_ball - slack
-
-    def in_plane(v):
-        return v[0] * normal[0] + v[1] * normal[1] + v[2] * normal[2] >= cos_plane - slack
-
-    ball_ok, plane_ok = in_ball(u), in_plane(u)
-    both = ball_ok & plane_ok
-    if both.all():
-        return child, ~empty
-    on_ball = _rim(u, c, cos_ball)
-    on_plane = _rim(u, normal, cos_plane)
-    # The rims' crossings u = a c + b normal +- g (c x normal).
-    cn = c[0] * normal[0] + c[1] * normal[1] + c[2] * normal[2]
-    det = np.maximum(1.0 - np.square(cn), EPS)
-    a = (cos_ball - cos_plane * cn) / det
-    b = (cos_plane - cos_ball * cn) / det
-    cross = np.cross(c, normal, axis=0)
-    g2 = (1.0 - (np.square(a) + np.square(b) + 2.0 * a * b * cn)) / det
-    crosses = (g2 >= 0.0) & (1.0 - np.square(cn) > EPS)
-    side = np.where(u[0] * cross[0] + u[1] * cross[1] + u[2] * cross[2] >= 0.0, 1.0, -1.0)
-    crossing = a * c + b * normal + (side * np.sqrt(np.maximum(g2, 0.0))) * cross
-    # The nearest valid candidate: the largest u . v among them.
-    best = np.where(both, u, on_ball)
-    score = np.where(both, 2.0, np.where(
-        ~ball_ok & in_plane(on_ball), on_ball[0] * u[0] + on_ball[1] * u[1] + on_ball[2] * u[2],
-        -3.0))
-    for v, ok in ((on_plane, ~both & ~plane_ok & in_ball(on_plane)), (crossing, ~both & crosses)):
-        s = np.where(ok, v[0] * u[0] + v[1] * u[1] + v[2] * u[2], -3.0)
-        better = s > score
-        best = np.where(better, v, best)
-        score = np.where(better, s, score)
-    met = (score > -3.0) & ~empty
+    uc, un = _dot(u, c), _dot(u, normal)
+    ball_ok = uc >= cos_ball - _CAP_SLACK
+    plane_ok = un >= cos_plane - _CAP_SLACK
+    best = u
+    score = np.where(ball_ok & plane_ok, 2.0, -3.0)  # u . candidate; -3: none yet
+    # The turn onto one cap's rim, where it lies in the other cap.
+    for fix, along, axis, cos, other, other_cos in (
+            (~ball_ok, uc, c, cos_ball, normal, cos_plane),
+            (~plane_ok, un, normal, cos_plane, c, cos_ball)):
+        if fix.any():
+            v = _rim(u, along, axis, cos)
+            ok = fix & (_dot(v, other) >= other_cos - _CAP_SLACK)
+            s = np.where(ok, _dot(v, u), -3.0)
+            better = s > score
+            best = np.where(better, v, best)
+            score = np.where(better, s, score)
+    open_ = score < -2.0
+    if open_.any():
+        # The rims' crossings u = a c + b normal +- g (c x normal), the one on u's side.
+        cn = _dot(c, normal)
+        det = np.maximum(1.0 - np.square(cn), EPS)
+        a = (cos_ball - cos_plane * cn) / det
+        b = (cos_plane - cos_ball * cn) / det
+        cross = np.stack([c[1] * normal[2] - c[2] * normal[1], c[2] * normal[0] - c[0] * normal[2],
+                          c[0] * normal[1] - c[1] * normal[0]])
+        g2 = (1.0 - (np.square(a) + np.square(b) + 2.0 * a * b * cn)) / det
+        g = np.copysign(np.sqrt(np.maximum(g2, 0.0)), _dot(u, cross))
+        crossing = a * c + b * normal + g * cross
+        ok = open_ & (g2 >= 0.0) & (1.0 - np.square(cn) > EPS)
+        best = np.where(ok, crossing, best)
+        score = np.where(ok, 0.0, score)
+    met = (score > -2.0) & ~empty
+    if met.all():
+        return parent + rest * best, met
     return np.where(met, parent + rest * best, clamp_in_sweep(child, parent, reference, limit,
                                                                 rest)), met

@@ -61,25 +61,30 @@ def _clear(points: np.ndarray, margin: float) -> bool:
     return bool((np.hypot(np.hypot(q[:, 0] - along, q[:, 1]), q[:, 2]) >= 0.06 + margin).all())
 
 
-def test_strands_on_a_torso_keep_max_distance_and_lengths_at_every_substep_end():
+@pytest.mark.parametrize(("g", "friction"), [(2.0, 0.0), (4.0, 0.0), (2.0, 0.3)],
+                         ids=["2g", "4g", "2g-friction"])
+def test_strands_on_a_torso_keep_max_distance_and_lengths_at_every_substep_end(g, friction):
     """Eight 0.4 m strands of 31 segments combed down from a 0.1 m head over a chest sphere
-    and a shoulder capsule, all moving on a 1.5 Hz figure-eight at 2 g, max distance 15 cm,
-    default bending, frictionless, 480 Hz read at every substep end: every particle within
-    its max distance, every segment within 0.5 %, none inside a collider. Measured: 3e-16 m
-    beyond, segments within 0.11 %. Before, particles wedged between the shoulder capsule,
-    their ball and their parent (the sweep within the max distances laid the strand along its
-    balls' rims into the capsule, whose push then left the balls or the lengths, with no point
-    of the slide's arc inside the ball) ended substeps 0.59 mm beyond (29 of 241) and a
-    segment 5.4 % long (3); the sweep now keeps the colliders' pushes as half-spaces and the
-    last pushes are put where contact and ball meet (solver `_push_planes`,
-    `_onto_limit_crease`)."""
-    P, S, hz, g, radius, length = 32, 8, 480.0, 2.0, 0.005, 0.4
+    and a shoulder capsule, all moving on a 1.5 Hz figure-eight at 2 g (4 g), max distance
+    15 cm, default bending, frictionless (friction 0.3), 480 Hz read at every substep end:
+    every particle within its max distance, every segment within 0.5 %, none inside a
+    collider. Measured: 3e-16 m beyond, segments within 0.11 % (4 g: 0.10 %; friction:
+    0.25 %, 0.07 um deep). Before (2 g / 4 g / friction): 0.59 / 6.9 / 0.50 mm beyond at
+    29 / 25 / 32 of 241 substep ends, segments 5.4 / 29 / 2.8 % off: particles wedged
+    between the shoulder capsule, their ball and their parent (the sweep within the max
+    distances laid the strand along its balls' rims into the capsule, whose push then left
+    the balls or the lengths, with no point of the slide's arc inside the ball). The sweep now
+    keeps the colliders' pushes as half-spaces and the last pushes are put where contact and
+    ball meet (solver `_push_planes`, `_onto_limit_crease`). Open: with friction 0.3 at 4 g,
+    0.18 mm beyond at 4 substep ends (12 mm before; a push's direction carries the friction's
+    tangential part and tilts the plane it stands for)."""
+    P, S, hz, radius, length = 32, 8, 480.0, 0.005, 0.4
     frames = int(0.5 * hz) + 1
     t = np.arange(frames) / hz
     rests = combed_down(_clear, strands=S, particles=P, radius=radius, length=length)
     colliders = core.ColliderSet.create(names=["Head", "Chest", "Shoulders"], kind=[0, 0, 1],
                                         size=[0.1, 0.13, 0.14], radius_a=[0, 0, 0.06],
-                                        radius_b=[0, 0, 0.06], friction=[0.0] * 3)
+                                        radius_b=[0, 0, 0.06], friction=[friction] * 3)
     local = np.tile(np.eye(4), (3, 1, 1))
     local[0, :3, 3] = HEAD
     local[1, :3, 3] = TORSO_CHEST

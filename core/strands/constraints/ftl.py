@@ -222,10 +222,15 @@ def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
             f = np.sqrt(c.rest_squared[i] / length2)
             placed = parent + d * (f if mask is None else np.where(mask, f, 1.0))
             if limited and touching is not None and touching[i]:
-                placed, met = clamp_in_sweep_on_contacts(placed, parent, ref[i], limit_swept[i],
-                                                         rest[i], normal[i], offset[i])
-                conflict = conflict or not met.all() or outside_by(
-                    placed, ref[i], limit_swept[i], rest[i])
+                e = np.square(placed - ref[i])
+                a = normal[i]
+                below = a[0] * placed[0] + a[1] * placed[1] + a[2] * placed[2] < offset[i]
+                if below.any() or np.any(e[0] + e[1] + e[2] > limit2[i]):
+                    placed, met = clamp_in_sweep_on_contacts(placed, parent, ref[i],
+                                                             limit_swept[i], rest[i], a,
+                                                             offset[i])
+                    conflict = conflict or not met.all() or outside_by(
+                        placed, ref[i], limit_swept[i], rest[i])
             elif limited:
                 e = np.square(placed - ref[i])
                 if np.any(e[0] + e[1] + e[2] > limit2[i]):  # (most rows: none outside)
