@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .triangles import row_dot
+
 EPS = 1e-12
 
 # Most top-down / bottom-up rounds of the sweep when max distances and links conflict, and the
@@ -111,8 +113,7 @@ def into_ball_and_half_space(point: np.ndarray, centre: np.ndarray, limit: np.nd
     nearest point of that set is then the nearest of the intersection, both being convex),
     else the nearest point of the circle where the plane cuts the ball's sphere. Where the
     plane misses the ball the ball wins (the colliders after the sweep push again)."""
-    below = np.minimum(normal[0] * point[0] + normal[1] * point[1] + normal[2] * point[2]
-                       - offset, 0.0)
+    below = np.minimum(row_dot(normal, point) - offset, 0.0)
     onto_plane = point - below * normal
     d = onto_plane - centre
     e = np.square(d)
@@ -121,10 +122,9 @@ def into_ball_and_half_space(point: np.ndarray, centre: np.ndarray, limit: np.nd
     into_ball = clamp_into_ball(point, centre, limit)
     e = np.square(onto_plane - centre)
     plane_in_ball = e[0] + e[1] + e[2] <= np.square(limit)
-    ball_above = (normal[0] * into_ball[0] + normal[1] * into_ball[1]
-                  + normal[2] * into_ball[2]) >= offset
+    ball_above = row_dot(normal, into_ball) >= offset
     # The circle: centre's foot on the plane, radius sqrt(limit^2 - h^2).
-    h = normal[0] * centre[0] + normal[1] * centre[1] + normal[2] * centre[2] - offset
+    h = row_dot(normal, centre) - offset
     np.minimum(h, 2.0 * limit, out=h)  # (no contact: offset -inf, normal 0)
     foot = centre - h * normal
     radius = np.sqrt(np.maximum(np.square(limit) - np.square(h), 0.0))
@@ -134,11 +134,6 @@ def into_ball_and_half_space(point: np.ndarray, centre: np.ndarray, limit: np.nd
     meets = np.abs(h) <= limit
     return np.where(plane_in_ball, onto_plane,
                     np.where(ball_above | ~meets, into_ball, circle))
-
-
-def _dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Column-wise dot products of (3, n) rows."""
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 
 
 def _rim(u: np.ndarray, along: np.ndarray, axis: np.ndarray, cos: np.ndarray) -> np.ndarray:
@@ -171,11 +166,11 @@ def clamp_in_sweep_on_contacts(child: np.ndarray, parent: np.ndarray, reference:
     distance = np.maximum(_norm(c), EPS)
     c /= distance
     cos_ball = (np.square(rest) + np.square(distance) - np.square(limit)) / (2.0 * rest * distance)
-    cos_plane = (offset - _dot(normal, parent)) / rest
+    cos_plane = (offset - row_dot(normal, parent)) / rest
     empty = (cos_ball > 1.0) | (cos_plane > 1.0)
     np.clip(cos_ball, -1.0, 1.0, out=cos_ball)
     np.clip(cos_plane, -1.0, 1.0, out=cos_plane)
-    uc, un = _dot(u, c), _dot(u, normal)
+    uc, un = row_dot(u, c), row_dot(u, normal)
     ball_ok = uc >= cos_ball - _CAP_SLACK
     plane_ok = un >= cos_plane - _CAP_SLACK
     best = u
@@ -186,22 +181,22 @@ def clamp_in_sweep_on_contacts(child: np.ndarray, parent: np.ndarray, reference:
             (~plane_ok, un, normal, cos_plane, c, cos_ball)):
         if fix.any():
             v = _rim(u, along, axis, cos)
-            ok = fix & (_dot(v, other) >= other_cos - _CAP_SLACK)
-            s = np.where(ok, _dot(v, u), -3.0)
+            ok = fix & (row_dot(v, other) >= other_cos - _CAP_SLACK)
+            s = np.where(ok, row_dot(v, u), -3.0)
             better = s > score
             best = np.where(better, v, best)
             score = np.where(better, s, score)
     open_ = score < -2.0
     if open_.any():
         # The rims' crossings u = a c + b normal +- g (c x normal), the one on u's side.
-        cn = _dot(c, normal)
+        cn = row_dot(c, normal)
         det = np.maximum(1.0 - np.square(cn), EPS)
         a = (cos_ball - cos_plane * cn) / det
         b = (cos_plane - cos_ball * cn) / det
         cross = np.stack([c[1] * normal[2] - c[2] * normal[1], c[2] * normal[0] - c[0] * normal[2],
                           c[0] * normal[1] - c[1] * normal[0]])
         g2 = (1.0 - (np.square(a) + np.square(b) + 2.0 * a * b * cn)) / det
-        g = np.copysign(np.sqrt(np.maximum(g2, 0.0)), _dot(u, cross))
+        g = np.copysign(np.sqrt(np.maximum(g2, 0.0)), row_dot(u, cross))
         crossing = a * c + b * normal + g * cross
         ok = open_ & (g2 >= 0.0) & (1.0 - np.square(cn) > EPS)
         best = np.where(ok, crossing, best)

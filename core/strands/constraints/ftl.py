@@ -32,6 +32,7 @@ from ...sweep_limits import (
     outside_by,
     pull_parent,
 )
+from ...triangles import row_dot
 
 # Squared-length floor: a zero segment keeps its (undefined) direction instead of making NaN.
 _TINY_SQUARED = 1e-300
@@ -224,7 +225,7 @@ def solve_ftl_within(x: np.ndarray, c: FtlCoefficients, reference: np.ndarray,
             if limited and touching is not None and touching[i]:
                 e = np.square(placed - ref[i])
                 a = normal[i]
-                below = a[0] * placed[0] + a[1] * placed[1] + a[2] * placed[2] < offset[i]
+                below = row_dot(a, placed) < offset[i]
                 if below.any() or np.any(e[0] + e[1] + e[2] > limit2[i]):
                     placed, met = clamp_in_sweep_on_contacts(placed, parent, ref[i],
                                                              limit_swept[i], rest[i], a,
