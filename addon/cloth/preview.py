@@ -12,6 +12,8 @@ is drawn by the overlay (``ShownCage``), the vertices the bake's *Cage Output* m
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ...core.cloth import ClothStream
@@ -94,8 +96,10 @@ class ClothPreviewRun:
 
     def _drive(self):
         samples = self._samples()
-        return assemble.cloth_drive(self.read, samples.take(self.on_grid) if self.sub_frame
-                                    else samples, rate=self.rate)[0]
+        if not self.sub_frame:
+            return assemble.cloth_drive(self.read, samples)[0]
+        return assemble.cloth_drive(self.read, samples.take(self.on_grid), rate=self.rate,
+                                    frames=samples.take(self.at_frames))[0]
 
     def step(self) -> list:
         """Simulate the next frame; what it shows ``[(object, bone, property, values), …]``."""
@@ -113,8 +117,14 @@ class ClothPreviewRun:
             # not grow with the range.
             first, known = self.stream.known, self._known()
             index = self.on_grid[first:known] if self.sub_frame else np.arange(first, known)
-            self.stream.feed_rows(assemble.cloth_drive(self.read, self.sampler.rows(index),
-                                                       rate=self.rate)[0])
+            rows = assemble.cloth_drive(self.read, self.sampler.rows(index), rate=self.rate)[0]
+            if self.sub_frame:  # the scene frames read with them: the output reference
+                done = int(np.searchsorted(self.at_frames, self.sampler.done))
+                new = self.at_frames[self.stream.output_known:done]
+                rows = replace(rows, output_reference=(
+                    assemble.output_reference(self.read, self.sampler.rows(new)) if len(new)
+                    else np.zeros((0, self.model.n_vertices, 3))))
+            self.stream.feed_rows(rows)
         return self._pose(i, self.stream.step())
 
     def result_for(self, model, drive, settings):

@@ -79,10 +79,12 @@ def simulate(read: reading.ClothRead, scene, *, settings, sample_chunk: int = SA
     samples = yield from sampling.sample_cloth(scene, read, times=times, chunk=sample_chunk,
                                                system=NAME)
     sub_frame = rate > read.fps  # else the samples are the scene frames
-    inputs = assemble.cloth_input(read, samples.take(on_grid) if sub_frame else samples,
-                                  rate=rate if sub_frame else None)
-    if sub_frame:  # the scene frames, for the bone keys
+    if sub_frame:  # the scene frames, for the solver's output reference and the bone keys
+        inputs = assemble.cloth_input(read, samples.take(on_grid), rate=rate,
+                                      frames=samples.take(at_frames))
         samples = samples.take(at_frames)
+    else:
+        inputs = assemble.cloth_input(read, samples)
     t1 = time.perf_counter()
     # The live preview played this very input through: its result is the bake's, bit for bit.
     result = preview.solved_cloth(scene, inputs.model, inputs.drive, settings)

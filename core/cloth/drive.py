@@ -6,7 +6,10 @@ instead of jumping), except across an animation cut or a reset, where it does no
 The result is at `output_fps` (default: the samples' rate), `output_frames` frames from t = 0:
 the add-on samples on a fixed grid in seconds (`addon.sampling.sample_times`, several samples
 per scene frame) and asks for the scene's frames, so fast motion bakes alike at every frame
-rate (as for strands, `core.strands.drive`).
+rate (as for strands, `core.strands.drive`). `output_reference` is the reference at those frames,
+sampled there (as `core.ragdoll.drive.RagdollDrive.output_target`): the result's pinned vertices
+copy it and its max distance is measured against it, so a frame between two samples (25 and 50
+fps on the 120 Hz grid) shows the skinned cage the user sees, not the samples' chord.
 """
 
 from __future__ import annotations
@@ -35,6 +38,9 @@ class ClothDrive:
     reset_frames: tuple[int, ...] = ()  # 0-based output frames where the cloth restarts
     output_fps: float | None = None  # frames per second of the result (None: fps)
     output_frames: int | None = None  # result frames from t = 0 (None: as many as fit)
+    # (output frames, N, 3) the reference at the output frames, sampled there (None: the
+    # samples interpolated); a frame on a sample (`between_samples`) reads that sample instead.
+    output_reference: np.ndarray | None = None
     # (N, 3) settled pose (seed 003 Pose Track, `settled.py`): each vertex's offset from its
     # reference in its cloth's space axes; a cloth restarts from it (at frame 0, cuts and
     # resets) instead of from its reference. NaN rows: that cloth has none. None: no cloth has.
@@ -63,6 +69,7 @@ class CheckedClothDrive:
     settled: np.ndarray  # (C,) bool: the cloth restarts from its settled pose
     meshes: MeshColliders | None = None  # None when there is none
     mesh_mask: np.ndarray | None = None  # (M, C) bool
+    output_reference: np.ndarray | None = None  # (output frames, N, 3) float64, or None
 
     @property
     def frames(self) -> int:
@@ -99,6 +106,7 @@ def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDr
     colliders = check_collider_matrix(drive.collider_matrix, F, model.colliders.names)
     output_fps, output_frames = check_output(samples=F, fps=fps, output_fps=drive.output_fps,
                                              output_frames=drive.output_frames)
+    output_reference = _check_output_reference(model, drive.output_reference, output_frames)
     resets = set()
     for r in drive.reset_frames:
         if int(r) != r or not 0 <= int(r) < output_frames:
@@ -112,7 +120,37 @@ def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDr
                              collider_matrix=colliders, params=params,
                              reset_frames=frozenset(resets), output_fps=output_fps,
                              output_frames=output_frames, settled_offset=settled_offset,
-                             settled=settled, meshes=meshes, mesh_mask=mesh_mask)
+                             settled=settled, meshes=meshes, mesh_mask=mesh_mask,
+                             output_reference=output_reference)
+
+
+# Seconds within which an output frame is a sample (the solver's own time tolerance): there the
+# frame reads the samples as it always did, bit for bit (the add-on's frame sample is that grid
+# sample: `addon.sampling.sample_times` snaps them together), and `output_reference` is unused.
+ON_SAMPLE = 1e-9
+
+
+def between_samples(alpha: float, fps: float) -> bool:
+    """Whether a time at blend `alpha` of a sample interval (`timestep.frame_interval`, samples
+    at `fps`) falls between the two samples, not on one."""
+    return min(alpha, 1.0 - alpha) > ON_SAMPLE * fps
+
+
+def _check_output_reference(model: ClothModel, reference, frames: int) -> np.ndarray | None:
+    if reference is None:
+        return None
+    reference = np.asarray(reference, dtype=np.float64)
+    N = model.n_vertices
+    if reference.shape != (frames, N, 3):
+        raise SetupError(f"output_reference has shape {reference.shape}, expected "
+                         f"({frames}, {N}, 3): one row per output frame")
+    finite = np.all(np.isfinite(reference), axis=-1)
+    if not finite.all():
+        i, v = (int(k) for k in np.argwhere(~finite)[0])
+        setup, local = model.locate(v)
+        raise SetupError(f"cloth '{setup}': reference position of vertex {local} at output "
+                         f"frame {i} is not finite")
+    return reference
 
 
 def _check_settled(model: ClothModel, offset) -> tuple[np.ndarray, np.ndarray]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..settled import drive_at_output_frame, offsets_in_space
-from .drive import ClothDrive
+from ..timestep import frame_interval
+from .drive import ClothDrive, between_samples
 from .model import ClothModel
 
 
@@ -22,4 +23,10 @@ def capture_settled_offsets(model: ClothModel, drive: ClothDrive, positions: np.
     reference, space = drive_at_output_frame(drive.reference, drive.space, fps=drive.fps,
                                              output_fps=drive.output_fps, frame=frame,
                                              output_frames=positions.shape[0])
+    if drive.output_reference is not None:  # the reference at the frame, as the solver's
+        samples = np.shape(drive.reference)[0]
+        rate = drive.fps if drive.output_fps is None else drive.output_fps
+        _, alpha = frame_interval(frame / rate, drive.fps, samples)
+        if between_samples(alpha, drive.fps):
+            reference = np.asarray(drive.output_reference[frame], dtype=np.float64)
     return offsets_in_space(positions[frame], reference, space[model.cloth_of_vertex])

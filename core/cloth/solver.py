@@ -78,7 +78,7 @@ from .constraints import (
     turn_vertices_out,
 )
 from .contact_sweep import first_step, sweep_with_contacts
-from .drive import CheckedClothDrive, ClothDrive, validate_cloth_drive
+from .drive import CheckedClothDrive, ClothDrive, between_samples, validate_cloth_drive
 from .mesh_sweep import MeshSweepPush
 from .model import ClothModel, DistanceGroup
 
@@ -259,6 +259,14 @@ class _Bake:
                                     for f, a in self.out_interval], dtype=np.int64)
         self.ref_out = np.zeros((self.F_out, N, 3))
         self._ref_out_done = 0
+        # Output frames whose `drive.output_reference` row is real (a stream fed rows raises
+        # it, `ClothStream.feed_rows`); a whole drive's rows are real as its samples are.
+        self.out_known = self.F_out
+        # Frames between two samples whose reference is sampled at the frame, not interpolated:
+        # their output is held to it (pins, sweep, max distance) also on a substep.
+        self._off_sample = np.array([drive.output_reference is not None
+                                     and between_samples(a, self.fps)
+                                     for _, a in self.out_interval], dtype=bool)
         self._owner = np.ceil(np.arange(self.F) / self.fps * self.out_fps - 1e-9
                               ).astype(np.int64)
         self.cuts = np.zeros((self.F_out, C), dtype=bool)
@@ -282,6 +290,7 @@ class _Bake:
         if known > first:
             self._derive(first, known)
         self.known = known
+        self._derive_frames()
         if self.meshes is not None:
             self.meshes[0].update(drive.meshes, known)
 
@@ -305,9 +314,18 @@ class _Bake:
             on = owner < self.F_out
             np.logical_or.at(self.cuts, owner[on], cut[on])
             np.logical_or.at(self.restart, owner[on], cut[on])
+
+    def _derive_frames(self) -> None:
+        """The reference (and cut) of every output frame whose samples are read: sampled at
+        the frame when the drive has it (`output_reference`), else the samples interpolated
+        (at 25 and 50 fps most frames fall between two 120 Hz samples, and the interpolated
+        cage was up to 1.5 mm off the skinned cage a 4 g figure-eight showed there)."""
+        exact = self.drive.output_reference
         i = self._ref_out_done
-        while i < self.F_out and self._out_reads[i] < known:
-            self.ref_out[i] = interpolate(self.reference, *self.out_interval[i])
+        while (i < self.F_out and self._out_reads[i] < self.known
+               and (exact is None or i < self.out_known)):
+            self.ref_out[i] = (exact[i] if self._off_sample[i]
+                               else interpolate(self.reference, *self.out_interval[i]))
             if i > 0:
                 self._frame_cut(i)
             i += 1
@@ -984,6 +1002,13 @@ class _Bake:
             if crossed and abs(n * h - T) > _TIME_EPS:
                 w = (T - (n - 1) * h) / h
                 out = before + w * (x - before)
+            elif self._off_sample[i]:
+                # On a substep but between two samples: the substep held the cloth to the
+                # samples interpolated, the frame is held to its own reference.
+                out = x.copy()
+            else:
+                out = x
+            if out is not x:
                 out[self.pinned_index] = self.ref_out[i][self.pinned_index]
                 fr = self.frame(self.out_sample[i])
                 if fr.levels:
@@ -1001,8 +1026,6 @@ class _Bake:
                     # blend of the two substeps' references; the max distance wins (step 8).
                     clamp_max_distance(out, self.ref_out[i], fr.max_index, fr.max_limit,
                                        by_axis=fr.max_by_axis)
-            else:
-                out = x
             if restarting is not None:
                 # Restart from the new reference at rest; the output blends the old deformation
                 # (cloth minus reference at the previous frame) away over cut_blend_frames.
@@ -1195,6 +1218,14 @@ def bounding_radius(kind: int, M: np.ndarray, colliders, k: int) -> float:
     return np.inf
 
 
+def _owned(checked: CheckedClothDrive) -> CheckedClothDrive:
+    """`streaming.owned`, with the stream's own output reference too (it takes fed rows)."""
+    checked = owned(checked)
+    if checked.output_reference is None:
+        return checked
+    return replace(checked, output_reference=np.array(checked.output_reference))
+
+
 class ClothStream(FedBake):
     """A cloth bake fed its samples as they are read (a live preview steps it one scene frame
     per timeline frame): `needed(i)` samples must be real before `step()` gives output frame i,
@@ -1207,7 +1238,7 @@ class ClothStream(FedBake):
                  settings: SolverSettings | None = None, *, known: int):
         self.model = model
         self._settings = settings if settings is not None else SolverSettings()
-        checked = owned(validate_cloth_drive(model, drive))
+        checked = _owned(validate_cloth_drive(model, drive))
         self._bake = _Bake(model, checked, self._settings, known=known)
         self._frames = self._bake.run()
         self.frames_done = 0  # output frames stepped
@@ -1227,16 +1258,46 @@ class ClothStream(FedBake):
 
     def feed(self, drive: ClothDrive, known: int) -> None:
         """The drive again, with its samples before `known` now read (validated again)."""
-        self._bake.update(owned(validate_cloth_drive(self.model, drive)), known)
+        self._bake.out_known = self._bake.F_out  # a whole drive's rows are real (`_Bake`)
+        self._bake.update(_owned(validate_cloth_drive(self.model, drive)), known)
+
+    @property
+    def output_known(self) -> int:
+        """Output frames whose reference the stream holds (`feed_rows`' `output_reference`
+        goes on from here)."""
+        return self._bake._ref_out_done
+
+    def step(self) -> np.ndarray:
+        bake = self._bake
+        if bake.drive.output_reference is not None and bake._ref_out_done <= self.frames_done:
+            raise ValueError(f"frame {self.frames_done} needs its output_reference row "
+                             f"({self.output_known} are fed)")
+        return super().step()
 
     def feed_rows(self, rows: ClothDrive) -> None:
         """The next samples, read after the `known` ones, as a drive of those rows alone (its
         per-sample fields have only them; validated alone, written into the stream's own copy
-        of the drive): O(new rows), where `feed` takes the whole drive again."""
+        of the drive): O(new rows), where `feed` takes the whole drive again. A drive with an
+        `output_reference` takes the rows of the output frames read with these samples in
+        `rows.output_reference`, from output frame `output_known` on."""
         checked = validate_cloth_drive(self.model, replace(rows, output_fps=None,
                                                            output_frames=None,
-                                                           reset_frames=()))
+                                                           reset_frames=(),
+                                                           output_reference=None))
         bake = self._bake
+        exact = bake.drive.output_reference
+        if (exact is None) != (rows.output_reference is None):
+            raise ValueError("feed_rows takes output_reference rows exactly when the stream's "
+                             "drive has an output_reference")
+        if exact is not None:
+            new = np.asarray(rows.output_reference, dtype=np.float64)
+            first = bake._ref_out_done
+            count = min(len(new), bake.F_out - first)
+            if new.shape[1:] != exact.shape[1:] or not np.all(np.isfinite(new)):
+                raise SetupError(f"output_reference rows have shape {new.shape} or are not "
+                                 f"finite, expected (frames, {exact.shape[1]}, 3)")
+            exact[first:first + count] = new[:count]
+            bake.out_known = first + count
         start = bake.known
         end = min(start + checked.frames, bake.F)
         write_rows(bake.drive, checked, start, end)
