@@ -84,12 +84,7 @@ def validate_cloth_drive(model: ClothModel, drive: ClothDrive) -> CheckedClothDr
     if reference.ndim != 3 or reference.shape[1:] != (N, 3) or reference.shape[0] < 1:
         raise SetupError(f"reference has shape {reference.shape}, expected (F, {N}, 3)")
     F = reference.shape[0]
-    finite = np.all(np.isfinite(reference), axis=-1)
-    if not finite.all():
-        f, v = (int(i) for i in np.argwhere(~finite)[0])
-        setup, local = model.locate(v)
-        raise SetupError(f"cloth '{setup}': reference position of vertex {local} at frame index "
-                         f"{f} is not finite")
+    _check_finite_positions(model, reference, "frame index")
     space = np.asarray(drive.space, dtype=np.float64)
     if space.shape != (F, C, 4, 4):
         raise SetupError(f"space has shape {space.shape}, expected {(F, C, 4, 4)}")
@@ -144,13 +139,19 @@ def _check_output_reference(model: ClothModel, reference, frames: int) -> np.nda
     if reference.shape != (frames, N, 3):
         raise SetupError(f"output_reference has shape {reference.shape}, expected "
                          f"({frames}, {N}, 3): one row per output frame")
+    _check_finite_positions(model, reference, "output frame")
+    return reference
+
+
+def _check_finite_positions(model: ClothModel, reference: np.ndarray, row: str) -> None:
+    """`SetupError` naming the cloth, vertex and `row` ("frame index" or "output frame") of
+    the first reference position (rows, N, 3) that is not finite."""
     finite = np.all(np.isfinite(reference), axis=-1)
     if not finite.all():
         i, v = (int(k) for k in np.argwhere(~finite)[0])
         setup, local = model.locate(v)
-        raise SetupError(f"cloth '{setup}': reference position of vertex {local} at output "
-                         f"frame {i} is not finite")
-    return reference
+        raise SetupError(f"cloth '{setup}': reference position of vertex {local} at {row} {i} "
+                         "is not finite")
 
 
 def _check_settled(model: ClothModel, offset) -> tuple[np.ndarray, np.ndarray]:
