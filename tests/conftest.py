@@ -87,8 +87,10 @@ _EXIT_STATUS: int | None = None
 SLOW_FIRST = (
     "tests/blender/test_determinism.py",  # ~270 (two Blender processes side by side)
     "tests/core/ragdoll/test_ragdoll_conservation.py",  # ~225
+    "tests/core/test_mesh_slide.py",  # ~100 wall (s46: measured under load)
     "tests/blender/ragdoll/test_ragdoll_rigify.py",  # ~87 (its Rigify rig generated once, s45)
     "tests/core/cloth/test_cloth_energy.py",  # ~86
+    "tests/blender/ragdoll/test_ragdoll_rigify_audit.py",  # ~70 wall (a Rigify horse, s46)
     "tests/blender/ragdoll/test_ragdoll_physics.py",  # ~53
     "tests/blender/hair_render/test_hair_preview.py",  # ~44
     "tests/blender/ragdoll/test_ragdoll_preview.py",  # ~40
