@@ -16,9 +16,10 @@ PYTHON="${WAFT_PYTHON:-python3.11}"
 # numpy<2: the 4.5/5.0 wheels pin numpy<2 and the solver supports numpy 1.26 (blender-api.md §8).
 # dask[distributed] + bokeh: batch baking (`python -m waft.batch`) and its dashboard; pillow:
 # the main job's animated previews; pytest-xdist: tools/test.sh runs the tests in one worker
-# per core.
-PACKAGES=("$BPY_SPEC" "numpy<2" "pytest" "pytest-xdist" "hypothesis" "ruff" "dask[distributed]>=2024.12"
-          "bokeh>=3.1" "pillow")
+# per core; pytest-timeout: a test that hangs (a Blender crash left a worker waiting) fails with
+# every thread's stack instead of running into CI's limit.
+PACKAGES=("$BPY_SPEC" "numpy<2" "pytest" "pytest-xdist" "pytest-timeout" "hypothesis" "ruff"
+          "dask[distributed]>=2024.12" "bokeh>=3.1" "pillow")
 STAMP="$VENV/.waft-bootstrap"
 WANT="${PACKAGES[*]}"
 

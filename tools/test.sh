@@ -26,12 +26,18 @@ echo "test: extension zip $WAFT_ZIP"
 CORES="$(nproc 2>/dev/null || echo 1)"
 WORKERS="${WAFT_TEST_WORKERS:-$(( CORES < 4 ? CORES : 4 ))}"
 PARALLEL=()
+# A test that runs 20 minutes has hung (the longest, test_determinism, takes ~5 minutes on 2
+# loaded cores): pytest-timeout dumps every thread's stack and ends that worker, so the run
+# fails with the culprit named instead of running into CI's limit.
+HANG=(--timeout=1200 --timeout-method=thread)
 if [[ "$WORKERS" -gt 1 ]]; then
-  PARALLEL=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder)
+  # No restarts: a worker that crashed (a Blender segfault) fails its test once; restarted,
+  # xdist ran the crashing test again in each new worker (9 times, seen with bpy 4.2).
+  PARALLEL=(-n "$WORKERS" --dist loadfile --no-loadscope-reorder --max-worker-restart=0)
 fi
 
 status=0
-.venv/bin/python -m pytest "${PARALLEL[@]}" "$@" || status=$?
+.venv/bin/python -m pytest "${HANG[@]}" "${PARALLEL[@]}" "$@" || status=$?
 if [[ $status -ne 0 ]]; then
   echo "test: pytest (bpy 5.0.1) failed with exit code $status" >&2
   exit "$status"
@@ -48,7 +54,7 @@ status=0
 # which a worker reaches only after xdist's pytest_sessionfinish has sent the controller its
 # "workerfinished" event, so no result is lost (a failing test still fails the run). One
 # process took 336 s of CI's 1,438 s.
-.venv42/bin/python -m pytest -m compat "${PARALLEL[@]}" tests || status=$?
+.venv42/bin/python -m pytest -m compat "${HANG[@]}" "${PARALLEL[@]}" tests || status=$?
 if [[ $status -ne 0 ]]; then
   echo "test: pytest -m compat (bpy 4.2) failed with exit code $status" >&2
   exit "$status"

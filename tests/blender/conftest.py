@@ -28,6 +28,11 @@ HERE = Path(__file__).resolve().parent
 # contracts (legacy actions on 4.2, slotted on 5.x; about 15 s there).
 COMPAT_ON_42 = ("cloth", "ragdoll", "test_hair_guides.py", "test_user_animation_contract.py",
                 "test_user_nla_contract.py")
+# Not on 4.2: the files that import a glTF. Blender 4.2's own glTF importer segfaults in its
+# `mode_set(mode="EDIT")` (create_bones) once a long process has run other tests first (seen
+# in CI and in one sequential 4.2 run; each file alone passes), and the crash took the whole
+# compat run with it. What they test of Waft (Create Ragdoll on a glTF rig) runs on 5.0.
+NOT_ON_42 = ("ragdoll/test_ragdoll_gltf_humanoid.py", "ragdoll/test_ragdoll_ground_radius.py")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -37,7 +42,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         path = Path(item.path).resolve()
         if path.is_relative_to(HERE):
             item.add_marker(pytest.mark.blender)
-            if any(path.is_relative_to(HERE / part) for part in COMPAT_ON_42):
+            if (any(path.is_relative_to(HERE / part) for part in COMPAT_ON_42)
+                    and not any(path == HERE / part for part in NOT_ON_42)):
                 item.add_marker(pytest.mark.compat)
 
 
