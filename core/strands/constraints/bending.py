@@ -21,6 +21,14 @@ passes of that substep, so extra passes (stiff bending, solver.RIGID_BEND_PASSES
 same compliance instead of stiffening it. The gradient of C_i is n on x_i and -n / 2 on both
 neighbours: dlambda = (-C - alpha~ lambda) / (w_i + (w_{i-1} + w_{i+1}) / 4 + alpha~),
 alpha~ = alpha / h^2.
+
+Measured (session 47, tests/core/test_chains_audit.py, strict xfails): one pass a substep of
+these coupled joints, then SHAKE, ends short of the compliance, and a curled chain falling
+undamped gains energy (bending counted as C^2 / (2 alpha)) while its joints open, far from the
+cusp of |m| at straight: 9.4 % of its fall (8 segments, curl 0.3 rad, 4e-5 m/N, 240 Hz). Two
+more passes with the multipliers carried took it to 0.00 % at about twice the CPU of a small
+rig on floats; the direct solve (direct.py) to 0.00 % too. A signed offset (a curl kept on its
+side, no double well) did not help on its own (19.3 % -> 27.0 % on the audit's chain).
 """
 
 from __future__ import annotations
