@@ -61,6 +61,7 @@ from .constraints import (
     solve_tether,
 )
 from .constraints.bending import (
+    FIRM_PASSES,
     BendCoefficients,
     BendScratch,
     bend_centres,
@@ -627,6 +628,10 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
                 # Stiff bending (see RIGID_BEND_PASSES): alternate with the exact lengths.
                 for _ in range(RIGID_BEND_PASSES):
                     _exact_lengths(ws, x, x_prev, c)
+                    solve_bending(x, c.bend, ws.bend_scratch, first=False)
+            elif c.bend.firm:
+                # Firm bending converges on its compliance first (see bending.FIRM_PASSES).
+                for _ in range(FIRM_PASSES):
                     solve_bending(x, c.bend, ws.bend_scratch, first=False)
         if c.stretch is not None:
             views = ws.views(x)

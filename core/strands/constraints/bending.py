@@ -22,13 +22,11 @@ same compliance instead of stiffening it. The gradient of C_i is n on x_i and -n
 neighbours: dlambda = (-C - alpha~ lambda) / (w_i + (w_{i-1} + w_{i+1}) / 4 + alpha~),
 alpha~ = alpha / h^2.
 
-Measured (session 47, tests/core/test_chains_audit.py, strict xfails): one pass a substep of
-these coupled joints, then SHAKE, ends short of the compliance, and a curled chain falling
-undamped gains energy (bending counted as C^2 / (2 alpha)) while its joints open, far from the
-cusp of |m| at straight: 9.4 % of its fall (8 segments, curl 0.3 rad, 4e-5 m/N, 240 Hz). Two
-more passes with the multipliers carried took it to 0.00 % at about twice the CPU of a small
-rig on floats; the direct solve (direct.py) to 0.00 % too. A signed offset (a curl kept on its
-side, no double well) did not help on its own (19.3 % -> 27.0 % on the audit's chain).
+Measured (session 47, tests/core/test_chains_audit.py): a curled chain falling undamped still
+gains energy (bending counted as C^2 / (2 alpha)) in the frame its joints snap through straight
+to the mirror curl, 4.2 % of its fall (10 segments, curl 0.4 rad, 5e-5 m/N, 240 Hz; strict
+xfail). A signed offset that keeps each curl on its side (no double well; the curl plane's
+normal given, so not a general frame) did not remove it: 4.5 %, and 27.0 % with one pass.
 """
 
 from __future__ import annotations
@@ -60,6 +58,15 @@ STIFF_FACTOR = 0.5
 # 4e-5 and 240 Hz (0.7 % and 0.3 % with the pass). Softer bending (hair's presets) gains
 # nothing from it: there the pass only costs time.
 FIRM_FACTOR = 0.2
+# Firm bending that is not stiff takes this many more passes after the first, its multipliers
+# carried (XPBD's iterations converging on the compliance) before the exact lengths. With one
+# pass the coupled joints (each shares two particles with its neighbours) ended every substep
+# short of their compliance, and the energy counted with it rose as a curled chain fell and its
+# joints opened: 8 segments curled 0.3 rad, 4e-5 m/N at 240 Hz, undamped, 9.4 % of its fall
+# (tests/core/test_chains_audit.py); 0.80 % with one more pass, 0.00 % with two (as with the
+# direct solve of lengths and bending). Cost: a small rig on floats 2.1x the solve time of one
+# pass (3 curled chains of 10 segments); softer bending (hair's presets) keeps its one pass.
+FIRM_PASSES = 2
 
 
 def bend_centres(*, w: np.ndarray, active: np.ndarray, compliance: np.ndarray, h: float):
