@@ -67,6 +67,25 @@ def _unit(v: np.ndarray) -> np.ndarray:
     return v / np.where(length > 0.0, length, 1.0)
 
 
+def _positions(vertices: np.ndarray, corners: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """w0·a + w1·b + w2·c of each root's triangle corners, a coordinate at a time: the same
+    sum in the same order as on (N, 3) rows, where NumPy's loops over the axis of 3 run
+    several times slower (3.3 -> 1 ms for 50,000 roots)."""
+    position = np.empty((*vertices.shape[:-2], len(corners), 3), dtype=vertices.dtype)
+    columns = [np.ascontiguousarray(corners[:, j]) for j in range(3)]
+    weights = [np.ascontiguousarray(w[:, j]) for j in range(3)]
+    for d in range(3):
+        coordinate = vertices[..., d]
+        total = np.take(coordinate, columns[0], axis=-1)
+        total *= weights[0]
+        for j in (1, 2):
+            term = np.take(coordinate, columns[j], axis=-1)
+            term *= weights[j]
+            total += term
+        position[..., d] = total
+    return position
+
+
 def evaluate_roots(*, triangle, barycentric, vertices, triangles,
                    normals: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
     """Positions and unit normals of bound roots on (possibly deformed) vertices.
@@ -80,6 +99,8 @@ def evaluate_roots(*, triangle, barycentric, vertices, triangles,
         vertices = vertices.astype(np.float64)
     corners = np.asarray(triangles, dtype=np.int64)[np.asarray(triangle, dtype=np.int64)]
     w = np.asarray(barycentric).astype(vertices.dtype, copy=False)
+    if not normals:
+        return _positions(vertices, corners, w), None
     a = vertices[..., corners[:, 0], :]
     b = vertices[..., corners[:, 1], :]
     c = vertices[..., corners[:, 2], :]
