@@ -15,13 +15,15 @@ again, by every collider where they are at its turn (the first pass reuses the b
 test of the points no earlier collider moved), and the exact signed distance runs on the
 points inside its bounding sphere alone (`collider_rows`; a capsule's and a general
 ellipsoid's only where a bound of it is within reach); planes test every point. A later pass
-looks again only at the points the last one moved. Measured on the benchmark's head, neck and
-shoulders: 26.5 ms CPU per frame against 36.5 for one matrix product of every point and
-collider (|x|² − 2 x·c + |c|², and a (K, n) mask) in the same runs on a loaded machine, then
-23.5 -> 22.9 ms with the first pass's reuse, the later passes' moved points and the
-ellipsoid's bound (hair_head_turn's frames 13.6 -> 10.8 ms); a box per strand (the strands
-all hang past the head) took 95 ms and no broad phase 290 ms
-(tests/benchmarks/bench_hair_render.py; docs/hair-render.md).
+looks again only at the points the last one moved, each with the colliders that have not seen
+it since (a collider with an exact distance does not test its own push again: the projection
+is idempotent, and re-testing re-pushed 15.4k of the benchmark's points by a rounding).
+Measured on the benchmark's head, neck and shoulders: 26.5 ms CPU per frame against 36.5
+for one matrix product of every point and collider (|x|² − 2 x·c + |c|², and a (K, n)
+mask) in the same runs on a loaded machine, then 23.5 -> 22.9 ms with the first pass's
+reuse, the later passes' moved points and the ellipsoid's bound (hair_head_turn's frames
+13.6 -> 10.8 ms); a box per strand (the strands all hang past the head) took 95 ms and no
+broad phase 290 ms (tests/benchmarks/bench_hair_render.py; docs/hair-render.md).
 
 Body-mesh colliders (`core/mesh_colliders.py`) come after the shapes, once per frame
 (`collide_strands_meshes`): each strand near a mesh's bounding box has its points queried
@@ -190,7 +192,19 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     else:  # a plane: every point
         index = np.flatnonzero(np.tile(np.arange(P) >= first, N))
         x = np.ascontiguousarray(np.take(flat, index, axis=0).T)
-    moved = passes = 0
+    moved = passes = turn = 0
+    # The projection onto a shape with an exact distance (sphere, similar ellipsoid, capsule,
+    # box, plane) is idempotent: a point it pushed to its radius and nobody moved since is
+    # outside it (to the rounding of the stored point), so that collider does not test the
+    # point again (pass 2 of the benchmark re-tested 36k points and re-pushed 15.4k of them by
+    # less than 1 µm, a rounding inside, changing nothing visible). A general ellipsoid's
+    # distance is to the tangent plane at the radial projection, not the nearest point: its
+    # push can leave a point a micrometre inside, so it tests its own pushes again. Per
+    # candidate, the turn of its last move (2 x (pass x K + collider), + 1 for a push the
+    # collider must test again); per collider, the turn it last ran: a later pass tests a
+    # point with a collider only if the point moved after that collider's last turn.
+    moved_at = np.full(x.shape[1], -1, dtype=np.int64)
+    ran_at = np.full(len(shapes), -1, dtype=np.int64)
     for _ in range(MAX_PASSES):
         d2, other = np.empty_like(x[0]), np.empty_like(x[0])
         keep = np.empty(x.shape[1], dtype=bool)
@@ -198,6 +212,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
         shifted = np.zeros(x.shape[1], dtype=bool)  # the points a collider moved in this pass
         radius_of = np.take(r, index % P)  # each candidate's radius, once a pass
         for k, kind, M, Minv, centre, bound, similar in shapes:
+            ran_before, ran_at[k], turn = ran_at[k], turn, turn + 2
             # The float32 bounding-sphere test (as stored) where the points are now, then the
             # exact signed distance on the points inside alone. In the first pass the broad
             # phase made that test of every point where it stood: only the points an earlier
@@ -212,12 +227,20 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
                         inside_sphere[again] = _sphere_test(
                             np.take(x, again, axis=1), centre.astype(np.float32), limit2,
                             d2[:c], other[:c], keep[:c])
-                else:
-                    inside_sphere = _sphere_test(x, centre.astype(np.float32), limit2, d2,
-                                                 other, keep)
-                near = np.flatnonzero(inside_sphere)
-            else:  # a plane: every point
+                    near = np.flatnonzero(inside_sphere)
+                elif not passes:  # a plane among the colliders: every point, where it is
+                    near = np.flatnonzero(_sphere_test(x, centre.astype(np.float32), limit2,
+                                                       d2, other, keep))
+                else:  # the points moved since this collider's last turn
+                    fresh = np.flatnonzero(moved_at > ran_before)
+                    c = fresh.size
+                    near = fresh[_sphere_test(np.take(x, fresh, axis=1),
+                                              centre.astype(np.float32), limit2, d2[:c],
+                                              other[:c], keep[:c])]
+            elif not passes:  # a plane: every point
                 near = np.arange(x.shape[1])
+            else:
+                near = np.flatnonzero(moved_at > ran_before)
             if not near.size:
                 continue
             near_x = np.take(x, near, axis=1)
@@ -254,6 +277,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             out = out.astype(flat.dtype, copy=False)  # float32 as stored (or the caller's float64)
             hit = near[inside]
             shifted[hit] = True
+            moved_at[hit] = ran_at[k] + int(kind == ColliderKind.ELLIPSOID and not similar)
             for axis in range(3):
                 np.put(x[axis], hit, out[axis])
             touched[index[hit[depth > SETTLED_DEPTH]] // P] = True
@@ -270,8 +294,12 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
         # outside every collider: each tested it there, at its turn, and the tests are
         # elementwise (the same bits in any batch), so the next pass would find it outside again
         # (measured on the benchmark: pass 2 tests 37k points, not the 75k of its strands).
-        kept = shift[np.take(touched, index[shift] // P)]
-        index, x = index[kept], np.take(x, kept, axis=1)
+        # Of those, only the points some collider has not seen since their last move: moved
+        # after the first collider's turn, or by a general ellipsoid (the head's own pushes
+        # of the benchmark, 11k points, are settled: every later collider saw them there).
+        kept = shift[np.take(touched, index[shift] // P) & (np.take(moved_at, shift)
+                                                            > ran_at[0])]
+        index, x, moved_at = index[kept], np.take(x, kept, axis=1), moved_at[kept]
     if not np.may_share_memory(flat, points):  # a copy was made: write it back
         points[...] = flat.reshape(points.shape)
     return Projections(moved, passes)
