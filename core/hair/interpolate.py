@@ -353,12 +353,16 @@ def _line_basis(points: int, dtype) -> np.ndarray:
     return basis
 
 
-# Strands per block of the per-strand passes: a block's output rows and two scratch arrays
-# (3 x 2,048 x P x 3 float32, 1.2 MB at P = 16) stay in a core's L2 cache through the block's
-# thirteen passes. Every point is computed by the same operations in the same order as on
-# whole arrays: the same bits (checked on the benchmark's frames, float32 and float64,
-# per-strand clump, NEAREST, two frames at once).
-STRAND_BLOCK = 2048
+# Points per block of the per-strand passes (8,192 / P strands): a block's output rows and two
+# scratch arrays (3 x 98 kB in float32) stay in a core's L2 cache through the block's thirteen
+# passes, and the block's small matrix product (8,192 / P x 6 by 6 x 3P: 147,456
+# multiply-adds) stays under OpenBLAS's threading threshold (65,536 x 4): a product of 2,048
+# x 16-point strands went to two BLAS threads, whose second one waits for a CPU on a busy
+# machine (measured at load 11 on 2 cores: 137 ms wall for the 25 blocks' products of 2,048
+# strands against 4.7 ms for the 98 of 512, the same 4-6 ms of CPU). Every point is computed
+# by the same operations in the same order as on whole arrays: the same bits (checked on the
+# benchmark's frames, float32 and float64, per-strand clump, NEAREST, two frames at once).
+BLOCK_POINTS = 8192
 
 
 def _interpolate_pose(binding: StrandBinding, guides: np.ndarray, roots, out: np.ndarray,
@@ -370,7 +374,7 @@ def _interpolate_pose(binding: StrandBinding, guides: np.ndarray, roots, out: np
     strand[k] = h0[k] + keep_k·(w1 (h1 - h0) + w2 (h2 - h0))[k] + root + s_k·(jitter - c·delta)
     with h the guide shapes relative to their roots, keep_k = 1 - c·s_k and delta = root - g0's
     root; the last two terms are one small matrix product. The per-strand passes run a block of
-    strands at a time (`STRAND_BLOCK`).
+    strands at a time (`BLOCK_POINTS`).
     """
     G, P, _ = guides.shape
     N = len(out)
@@ -411,7 +415,7 @@ def _interpolate_pose(binding: StrandBinding, guides: np.ndarray, roots, out: np
         elif has_clump:
             s3 = s3.astype(dtype)[None]
             clump = typed["clump"]
-    size = min(STRAND_BLOCK, N)
+    size = max(min(BLOCK_POINTS // P, N), 1)
     blend, other = np.empty((size, P * 3), dtype=dtype), np.empty((size, P * 3), dtype=dtype)
     # Indices come from the binding (validated when it was made): mode="clip" lets np.take
     # write into `out` directly (the default "raise" buffers the whole result first).
