@@ -204,13 +204,13 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     # collider must test again); per collider, the turn it last ran: a later pass tests a
     # point with a collider only if the point moved after that collider's last turn.
     moved_at = np.full(x.shape[1], -1, dtype=np.int64)
+    radius_of = np.take(r, index % P)  # each candidate's radius, kept with it from pass to pass
     ran_at = np.full(len(shapes), -1, dtype=np.int64)
     for _ in range(MAX_PASSES):
         d2, other = np.empty_like(x[0]), np.empty_like(x[0])
         keep = np.empty(x.shape[1], dtype=bool)
         touched = np.zeros(N, dtype=bool)
         shifted = np.zeros(x.shape[1], dtype=bool)  # the points a collider moved in this pass
-        radius_of = np.take(r, index % P)  # each candidate's radius, once a pass
         for k, kind, M, Minv, centre, bound, similar in shapes:
             ran_before, ran_at[k], turn = ran_at[k], turn, turn + 2
             # The float32 bounding-sphere test (as stored) where the points are now, then the
@@ -299,7 +299,8 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
         # of the benchmark, 11k points, are settled: every later collider saw them there).
         kept = shift[np.take(touched, index[shift] // P) & (np.take(moved_at, shift)
                                                             > ran_at[0])]
-        index, x, moved_at = index[kept], np.take(x, kept, axis=1), moved_at[kept]
+        index, x = index[kept], np.take(x, kept, axis=1)
+        moved_at, radius_of = np.take(moved_at, kept), np.take(radius_of, kept)
     if not np.may_share_memory(flat, points):  # a copy was made: write it back
         points[...] = flat.reshape(points.shape)
     return Projections(moved, passes)
