@@ -2258,6 +2258,7 @@ class _Bake:
         preview, fed a frame at a time, judges as the bake does."""
         fps, out_fps, F = self.fps, self.drive.output_fps, self.F
         roots = self.reference[:, :, 0]
+        r1 = None  # the roots at frame i - 1's time, from the iteration before
         while self._cut_frame < self.drive.output_frames:
             i = self._cut_frame
             t0, t1 = (i - 1) / out_fps, i / out_fps
@@ -2265,7 +2266,8 @@ class _Bake:
             if (f1 + 1 if a1 > 0.0 else f1) >= known:
                 break
             self._cut_frame += 1
-            r0, r1 = (interpolate(roots, *frame_interval(t, fps, F)) for t in (t0, t1))
+            r0 = interpolate(roots, *frame_interval(t0, fps, F)) if r1 is None else r1
+            r1 = interpolate(roots, f1, a1)
             jump = np.linalg.norm(r1 - r0, axis=-1) > CUT_DISTANCE
             if not jump.any():
                 continue
@@ -2407,16 +2409,20 @@ class _Bake:
         over, as `_carry_over_cut` finds it, is one of the array passes)."""
         h, fps, F = self.h, self.fps, self.F
         steps = []
+        interval = fc = c = None
         for n in range(n_first, n_stop):
             if self.any_cut and self.cuts[frame_interval((n + 0.5) * h, fps, F)[0]].any():
                 return None
             f, alpha = frame_interval((n + 1) * h, fps, F)
-            c = self.coefficients(f)
-            if self._float_coefficients is None or self._float_coefficients[0] is not c:
-                self._float_coefficients = (c, FloatCoefficients.of(c, self.ws, self.meshes))
-            fc = self._float_coefficients[1]
-            if fc is None:
-                return None
+            if f != interval:  # (the substeps of one interval share its coefficients)
+                interval = f
+                c = self.coefficients(f)
+                if self._float_coefficients is None or self._float_coefficients[0] is not c:
+                    self._float_coefficients = (c, FloatCoefficients.of(c, self.ws,
+                                                                        self.meshes))
+                fc = self._float_coefficients[1]
+                if fc is None:
+                    return None
             steps.append((f, alpha, c, fc))
         return steps
 
@@ -2436,8 +2442,7 @@ class _Bake:
             if cached is None or cached[0] != f or cached[1] is not c:
                 g = min(f + 1, self.F - 1)
                 cached = self._source_floats = (f, c, *fc.source_terms(
-                    self.reference_soa[f].reshape(3, -1).tolist(),
-                    self.reference_soa[g].reshape(3, -1).tolist()))
+                    self.reference_soa[f], self.reference_soa[g]))
             step_floats(fs, fc, c, ws, cached[2], cached[3], alpha, state)
             self._coefficients_now = c
             n += 1

@@ -12,6 +12,7 @@ Prints JSON lines (``end_to_end_us_per_bone_frame``, ``nla_bake_us_per_bone_fram
 ``ratio_waft_over_nla_bake``), then the core-only numbers of tests/benchmarks/bench_core.py.
 
     .venv/bin/python tests/benchmarks/bench_chains.py [--quick] [--repeat N] [--zip ZIP]
+                                                      [--only-tail]
 """
 
 from __future__ import annotations
@@ -192,6 +193,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each; the best is kept")
     parser.add_argument("--zip", type=Path, default=None, help="extension zip (built if absent)")
     parser.add_argument("--no-core", action="store_true", help="skip bench_core.py")
+    parser.add_argument("--only-tail", action="store_true",
+                        help="only the 4-bone tail beside the skinned body (no 512 bones, no core)")
     args = parser.parse_args(argv)
     chains, bones, frames = (16, 8, 25) if args.quick else (64, 8, 100)
     repeat = 1 if args.quick else max(args.repeat, 1)
@@ -201,6 +204,10 @@ def main(argv: list[str] | None = None) -> int:
                                                  Path(tempfile.mkdtemp(prefix="waft-dist-")))
     module_name, _ = blender_env.install_extension(zip_path)
     bake_api = blender_env.bake_api(module_name)
+
+    if args.only_tail:
+        print_tail(bake_api, module_name, repeat)
+        return 0
 
     bone_frames = chains * bones * frames
     common = {"bones": chains * bones, "chains": chains, "frames": frames, "fps": FPS,
@@ -217,14 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"bench": "ratio", **common,
                       "ratio_waft_over_nla_bake": round(waft_us / nla_us, 4)}), flush=True)
 
-    body = [time_with_body(bake_api, module_name, 100) for _ in range(repeat)]
-    body = {key: min(run[key] for run in body) for key in body[0]}
-    print(json.dumps({"bench": "tail_beside_skinned_body", "bones": 4, "frames": 100,
-                      "body_vertices": 251001, **{f"{k}_s": round(v, 4) for k, v in body.items()},
-                      "ratio_waft_over_nla_bake_body_disabled": round(
-                          body["waft"] / body["nla_bake_body_disabled"], 3),
-                      "ratio_waft_over_nla_bake": round(body["waft"] / body["nla_bake"], 3)}),
-          flush=True)
+    print_tail(bake_api, module_name, repeat)
 
     bench_core = Path(__file__).with_name("bench_core.py")
     if bench_core.is_file() and not args.no_core:
@@ -239,6 +239,17 @@ def main(argv: list[str] | None = None) -> int:
             print(proc.stderr, file=sys.stderr)
             return proc.returncode
     return 0
+
+
+def print_tail(bake_api, module_name: str, repeat: int) -> None:
+    body = [time_with_body(bake_api, module_name, 100) for _ in range(repeat)]
+    body = {key: min(run[key] for run in body) for key in body[0]}
+    print(json.dumps({"bench": "tail_beside_skinned_body", "bones": 4, "frames": 100,
+                      "body_vertices": 251001, **{f"{k}_s": round(v, 4) for k, v in body.items()},
+                      "ratio_waft_over_nla_bake_body_disabled": round(
+                          body["waft"] / body["nla_bake_body_disabled"], 3),
+                      "ratio_waft_over_nla_bake": round(body["waft"] / body["nla_bake"], 3)}),
+          flush=True)
 
 
 if __name__ == "__main__":
