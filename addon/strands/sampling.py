@@ -184,9 +184,11 @@ class Sampler(FrameSampler):
             else:
                 ob.pose.bones.foreach_get("matrix", scratch)
                 self._pose[s][j] = scratch.reshape(-1, 16)[self._read_bones[s]].ravel()
-            self._object[j, s] = np.array(ob.matrix_world)
+            # (Straight into the buffer: the same floats without a temporary array, ~1 us of
+            # ~5 a matrix.)
+            self._object[j, s] = ob.matrix_world
         for k, collider in enumerate(self.read.colliders):
-            self._collider[j, k] = np.array(collider.object.matrix_world)
+            self._collider[j, k] = collider.object.matrix_world
         self._meshes.sample(i)
         scene = self.scene
         self._gravity[j] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
