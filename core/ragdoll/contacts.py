@@ -230,6 +230,8 @@ class Contacts:
                   margin: float, touched: np.ndarray | None = None) -> list[np.ndarray]:
         """`near` for several body masks at once (one distance test per collider); touched
         (n,) bool, if given, is set where a body of the first mask is near a collider."""
+        if not self.colliders.count:  # (no collider: nothing near, without the bound's ~20
+            return [np.zeros(0, dtype=np.int64) for _ in masks]  # calls)
         n = len(self.half)
         x = s.x[:n]
         axis = s.R[:n, :, 1] * self.half[:, None]
@@ -266,11 +268,13 @@ class Contacts:
         touches it, and a capsule sliding at 6-8 m/s was put back to its first point each
         substep, its speed clipped to about radius / (2 h) (it slid a quarter of Coulomb's
         v^2 / (2 mu g)). The contact solve holds it as it does any resting contact."""
+        if not self.colliders.count:
+            return
         n = len(self.half)
         dx = s.x[:n] - s.x_prev[:n]
         dist = np.sqrt(einsum("nk,nk->n", dx, dx))
         idx = np.flatnonzero(movable & (dist > self.radius))
-        if not len(idx) or not self.colliders.count:
+        if not len(idx):
             return
         radius = self.radius[idx]
         steps = int(min(np.ceil(np.max(dist[idx] / radius)), 64))
@@ -417,6 +421,8 @@ class Contacts:
 
     def depths(self, s: Bodies, M: ColliderFrame, bodies: np.ndarray) -> np.ndarray:
         """(K, m) the penetration of each of `bodies` into each collider (0 outside)."""
+        if not self.colliders.count:  # (a scene without colliders: every contact pass)
+            return np.zeros((0, len(bodies)))
         axis = s.R[bodies, :, 1] * self.half[bodies, None]
         x = s.x[bodies]
         radius = self.radius[bodies]

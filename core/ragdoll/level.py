@@ -667,7 +667,7 @@ class Level:
         s.w[:] = quat_log(dq) / h
         outside = [limit_directions(s, col) for col in self.colours]
         solved_q = s.q[:n].copy() if STOP_UNDONE_TURNS else None
-        self.final_pass(c, anchor, local_t, origin_t)
+        self.final_pass(c, anchor, local_t, origin_t, outside)
         # (static friction holds contact points where the iterations left them: what the
         # contact projection moves along a collider is not a slip friction let happen)
         solved = (s.x[:n].copy(), s.R[:n].copy()) if STATIC_FRICTION else None
@@ -794,15 +794,17 @@ class Level:
             positional(s, self.world_pairs, ra, np.zeros((n, 3)), delta, active=over)
 
     def final_pass(self, c: FrameCoefficients, anchor: np.ndarray, local_t: np.ndarray,
-                   origin_t: np.ndarray) -> None:
+                   origin_t: np.ndarray, outside: list[np.ndarray | None] | None = None
+                   ) -> None:
         """Top down over depth levels, after the iterations: pull each child's head back to
         within JOINT_TOLERANCE of its parent's anchor (seed 004 projects joints that drift
         apart beyond a threshold), set full-strength
         motors exactly, clamp swing/twist limits (rotating about the head) and the distance
         limit to the target (translation). Children then follow their corrected parents, so
-        every one of these holds exactly when the substep ends."""
+        every one of these holds exactly when the substep ends. `outside`: each colour's
+        `limit_directions` of the bodies as they are now, if known (`final_start`)."""
         s = self.state
-        start = self.final_start(c, anchor, origin_t)
+        start = self.final_start(c, anchor, origin_t, outside)
         for attach, rigid, limited, distance in c.final[start:]:
             if len(attach):
                 # Only the drift beyond JOINT_TOLERANCE: projecting the whole residual every
@@ -1244,10 +1246,19 @@ class Level:
         excess = np.maximum(dist - JOINT_TOLERANCE, 0.0) / np.maximum(dist, 1e-300)
         s.x[attach] += gap * excess[:, None]
 
-    def final_start(self, c: FrameCoefficients, anchor: np.ndarray, origin_t: np.ndarray
-                    ) -> int:
+    def final_start(self, c: FrameCoefficients, anchor: np.ndarray, origin_t: np.ndarray,
+                    outside: list[np.ndarray | None] | None = None) -> int:
         """The shallowest depth with anything for the final pass to correct (all bodies checked
-        at once; usually nothing is violated and the per-level pass is skipped)."""
+        at once; usually nothing is violated and the per-level pass is skipped).
+
+        `outside`: each colour's `limit_directions` of the bodies as they are now (the step
+        takes them for the limits' velocity stop just before the final pass): a joint outside
+        its limits is a nonzero row there, so the limits need not be split into swing and
+        twist again here (its joint rotation, swing-twist split and ellipse test: ~50 NumPy
+        calls a substep of a limp body on its limits). The start only skips depths with
+        nothing to do: a start too early changes no bit (a level with nothing outside and no
+        joint beyond the tolerance leaves every body as it is), and one too late could only
+        come from a joint outside by less than its correction's rounding."""
         s, depth = self.state, self.depth
         start = c.rigid_depth
         idx = c.attach_all
@@ -1259,7 +1270,13 @@ class Level:
             if far.any():
                 start = min(start, int(depth[idx[far]].min()))
         idx = c.limited_all
-        if len(idx) and depth[idx].min() < start:
+        if len(idx) and depth[idx].min() < start and outside is not None:
+            for col, inward in zip(self.colours, outside, strict=True):
+                if inward is not None:
+                    bad = col.index[c.limited[col.index] & (inward != 0.0).any(axis=1)]
+                    if len(bad):
+                        start = min(start, int(depth[bad].min()))
+        elif len(idx) and depth[idx].min() < start:
             d = joint_rotation(s.q[idx], s.q[self.parent[idx]], self.rest_relative[idx])
             if not (d[:, 0] > self.inside[idx]).all():  # (all clear of their limits: none bad)
                 swing, twist = swing_twist(d)
