@@ -308,3 +308,32 @@ def test_the_stop_of_undone_turns_is_a_couple_that_only_slows_joints():
         Iw = np.einsum("nij,nj->ni", inertia, s.w[:n])
         assert np.allclose(Iw.sum(axis=0), L0, atol=1e-9)
         assert 0.5 * np.einsum("nk,nk->", s.w[:n], Iw) <= E0 + 1e-9
+
+
+def test_an_outside_swing_of_a_round_cone_goes_to_its_radial_point():
+    """A round cone (equal half-axes) takes its closest point in closed form, a p / |p|, on
+    floats and vectorised alike (the same bits), on the circle, and the nearest of a dense
+    sampling of it; mixed with ellipses in one call, each row as it would be alone."""
+    rng = np.random.default_rng(11)
+    m = 300
+    a = rng.uniform(1e-6, 3.0, m)
+    angle, scale = rng.uniform(0, 2 * np.pi, m), rng.uniform(1.001, 50.0, m)
+    point = np.stack((a * np.cos(angle) * scale, a * np.sin(angle) * scale), axis=1)
+    closest = closest_on_ellipse(point, a, a)
+    assert np.abs((closest[:, 0] / a) ** 2 + (closest[:, 1] / a) ** 2 - 1.0).max() < 1e-12
+    radial = point * (a / np.linalg.norm(point, axis=1))[:, None]
+    assert np.abs(closest - radial).max() <= 1e-15 * a.max()
+    t = np.linspace(0.0, 2 * np.pi, 20001)
+    for k in range(0, m, 10):
+        ring = a[k] * np.stack((np.cos(t), np.sin(t)), axis=1)
+        best = np.linalg.norm(ring - point[k], axis=1).min()
+        assert np.linalg.norm(closest[k] - point[k]) <= best + 1e-12
+    for k in range(0, m, 30):
+        np.testing.assert_array_equal(closest_on_ellipse(point[k:k + 1], a[k:k + 1],
+                                                         a[k:k + 1]), closest[k:k + 1])
+    b = np.where(np.arange(m) % 2 == 0, a, rng.uniform(1e-6, 3.0, m))
+    mixed = closest_on_ellipse(point, a, b)
+    np.testing.assert_array_equal(mixed[::2], closest[::2])
+    ellipse = np.arange(1, m, 2)
+    np.testing.assert_array_equal(mixed[ellipse], closest_on_ellipse(point[ellipse],
+                                                                     a[ellipse], b[ellipse]))
