@@ -109,10 +109,18 @@ def limit_rotation(q_child: np.ndarray, q_parent: np.ndarray, rest_relative: np.
 
 
 def clamped_rotation(swing: np.ndarray, twist: np.ndarray) -> np.ndarray:
-    """The joint rotation exp(swing) ⊗ exp(twist Y) (n, 4) of a swing vector and twist angle."""
-    twist_vec = np.zeros((len(twist), 3))
-    twist_vec[:, 1] = twist
-    return qmul(quat_exp(swing), quat_exp(twist_vec))
+    """The joint rotation exp(swing) ⊗ exp(twist Y) (n, 4) of a swing vector and twist angle.
+
+    The twist's quaternion is written out, (cos(τ/2), 0, sin(τ/2), 0), not taken by
+    `quat_exp` of (0, τ, 0) (its length, sin(|τ|/2) / |τ| and the guard for small angles:
+    4 NumPy calls instead of 13; the same rotation within rounding). The limits split ~10
+    times a substep of a limp body on its limits (each iteration, the velocity stop, each
+    depth of the final pass)."""
+    half = 0.5 * twist
+    twist_q = np.zeros((len(twist), 4))
+    twist_q[:, 0] = np.cos(half)
+    twist_q[:, 2] = np.sin(half)
+    return qmul(quat_exp(swing), twist_q)
 
 
 def swing_twist(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
