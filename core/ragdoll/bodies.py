@@ -191,14 +191,6 @@ class Bodies:
         self.q[idx] = q
         self.R[idx] = q2m(q)
 
-    def normalise(self) -> None:
-        """What `move` does with zero corrections: every orientation divided by its length
-        again (as `_turned`), R from it. (q + 0 is q, bit for bit, but for the sign of a zero
-        component: -0 + +0 is +0.)"""
-        q = _unit_rows(self.q.copy())
-        self.q = q
-        q2m(q, out=self.R)
-
     def move(self, dx: np.ndarray, dtheta: np.ndarray) -> None:
         """Translate and rotate every body by world rotation vectors (`_turned`)."""
         self.x += dx

@@ -620,11 +620,11 @@ class Level:
                                             recoil=cc["recoil"], lam_max=cc["motor_torque"],
                                             masses=cc["masses"],
                                             inv_mass_b=frozen[j].inv_mass_b)
-                    else:
-                        # No motor on (a limp ragdoll): the pass's corrections are all zero
-                        # and its `move` only normalises the orientations again; that alone
-                        # keeps the bits of the full pass (46 NumPy calls -> 4 a pass).
-                        s.normalise()
+                    # else no motor on (a limp ragdoll): the pass's corrections are all zero
+                    # and its `move` would only normalise the orientations again, which the
+                    # ball joints' `move` just did (`Bodies.normalise` did that to keep the
+                    # full pass's bits: 9 Python-level calls an iteration for a change in the
+                    # last places of unit quaternions)
                     if j == 0 and c.any_locked:
                         solve_root_lock(s, self.root_index, root_target, root_lam,
                                         c.root_locked, c.root_lock_torque, root_Ia, root_inertia)
