@@ -122,13 +122,16 @@ UNDER_AN_EDGE = {
     "tilted box, frictionless, 60 fps": (ColliderKind.BOX, 0.05, (-0.07, 0.0, 0.7), 60,
                                          dict(rotation=_TILTED, friction=0.0)),  # 33.5 -> 0.02 %
     "small sphere": (ColliderKind.ELLIPSOID, 0.03, (0.03, 0.0, 0.8), 24, {}),  # 21.3 -> 0.00 %
+    "capsule 3 cm": (ColliderKind.CAPSULE, 0.1, (0.04, 0.0, 0.75), 24,
+                     dict(radius_ab=0.03, rotation=_ACROSS_Y)),  # 10.8 -> 0.02 %
 }
 
 
 @pytest.mark.parametrize("case", list(UNDER_AN_EDGE))
 def test_chain_dragged_under_an_edge_keeps_its_lengths_at_every_frame(rig, case):
     """Where a particle has slipped under a box's edge (its parent riding up the next face) or
-    to the far side of a sphere smaller than a segment (3 cm, 5 cm segments), every frame ends
+    to the far side of a sphere or capsule smaller than a segment (3 cm, 5 cm segments; the
+    capsule of the test above, at 24 fps), every frame ends
     with no particle inside the collider (past a micrometre) and every segment within 0.5 % of
     its length. The sweep and the push reached a fixed point there (the sweep puts the child on
     its length through the collider, the push puts it back out of the nearest face, whose plane
