@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from .. import transcendental
+from ..affine import lerp_affine
 from ..colliders import ColliderKind, ColliderSet, apply_friction, is_similarity, shape_normal
 from ..errors import DivergenceError, SetupError
 from ..job import FrameJob, FrameStream, run_job
@@ -477,7 +478,7 @@ class _RodBake:
         if not colliders.count:
             return
         cm = self.collider_matrix
-        M_all = cm[f] + alpha * (cm[g] - cm[f])  # every collider at once
+        M_all = lerp_affine(cm[f], cm[g], alpha)  # every collider at once
         similar = self.similar[f] & self.similar[g]
         need = self.inverted & ~similar
         inverse = affine_inverse(M_all) if need.any() else None
