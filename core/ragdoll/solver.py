@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..affine import lerp_affine
 from ..colliders import ColliderKind
 from ..errors import DivergenceError
 from ..job import FrameJob, FrameStream, run_job
@@ -83,7 +84,7 @@ class _Run:
             cm = self.drive.collider_matrix
             f = sub.f
             g = min(f + 1, self.drive.frames - 1)
-            M = cm[f] + sub.alpha * (cm[g] - cm[f])
+            M = lerp_affine(cm[f], cm[g], sub.alpha)
             self._colliders = self.levels[0].contacts.frame(M) if self.levels else None
             self._colliders_key = key
         return self._colliders
