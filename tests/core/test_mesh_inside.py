@@ -119,16 +119,31 @@ def test_chords_deep_through_a_closed_head_end_outside_and_open_caps_keep_theirs
     np.testing.assert_array_equal(out[:, 1:].reshape(-1, 3)[far], x[far].astype(np.float32))
 
 
-def _brute_nearest(vertices, shells, points):
-    """The nearest triangle of each point by Ericson's closest point against every triangle
-    (ties to the lowest index) and its distance: what the tree's search must find."""
+def _brute_nearest(vertices, shells, points, chunk: int = 500):
+    """The distance from each point to its nearest triangle by Ericson's closest point against
+    every triangle that its bounding sphere (about the corners' mean) does not rule out: what
+    the tree's search must find. A triangle whose sphere is farther from the point than another
+    triangle's sphere reaches is farther than that one (a micron of slack for rounding), so the
+    minimum is the exhaustive one (over every pair it took ~26 CPU-s for 9,000 points on the
+    2,208 triangles of a head)."""
     from waft.core.triangles import closest_on_triangles
 
     corners = vertices[shells.triangles]
-    closest, _, _ = closest_on_triangles(points[:, None], corners[None, :, 0],
-                                         corners[None, :, 1], corners[None, :, 2])
-    d = np.linalg.norm(points[:, None] - closest, axis=2)
-    return d.min(axis=1)
+    centre = corners.mean(axis=1)
+    reach = np.linalg.norm(corners - centre[:, None], axis=2).max(axis=1) + 1e-6
+    out = np.empty(len(points))
+    for start in range(0, len(points), chunk):
+        p = points[start:start + chunk]
+        to_centre = np.linalg.norm(p[:, None] - centre[None], axis=2)
+        farthest = (to_centre + reach).min(axis=1)  # some triangle lies wholly within this
+        pair, tri = np.nonzero(to_centre - reach <= farthest[:, None])
+        c = corners[tri]
+        closest, _, _ = closest_on_triangles(p[pair], c[:, 0], c[:, 1], c[:, 2])
+        d = np.linalg.norm(p[pair] - closest, axis=1)
+        nearest = np.full(len(p), np.inf)
+        np.minimum.at(nearest, pair, d)
+        out[start:start + chunk] = nearest
+    return out
 
 
 def test_nearest_surface_of_deep_points_is_the_nearest_of_every_triangle():
