@@ -36,18 +36,27 @@ from waft.core.triangles import closest_on_triangles
 HEAD_SPHERE = tuple(b for b in BODY_SPHERES if b[0] == "Head")
 
 
-def _surface_distance(points: np.ndarray, corners: list) -> np.ndarray:
+def _surface_distance(points: np.ndarray, corners: list, chunk: int = 500) -> np.ndarray:
     """The unsigned distance of `points` (n, 3) to the nearest of the meshes' triangles
     (`corners`: per mesh, the (T, 3) corner arrays a, b, c), by brute force over every
-    triangle: no grid, no reach, nothing shared with the collider's own query."""
-    best = np.full(len(points), np.inf)
-    for a, b, c in corners:
-        T = len(a)
-        q = np.repeat(points, T, axis=0)
-        closest, _, _ = closest_on_triangles(q, np.tile(a, (len(points), 1)),
-                                             np.tile(b, (len(points), 1)),
-                                             np.tile(c, (len(points), 1)))
-        best = np.minimum(best, np.linalg.norm(q - closest, axis=1).reshape(-1, T).min(axis=1))
+    triangle its bounding sphere does not rule out: no grid, no reach, nothing shared with the
+    collider's own query. A triangle whose sphere (about its corners' mean) is farther from the
+    point than another triangle's sphere reaches is farther than that one (a micron of slack
+    for rounding), so the minimum is the one over every triangle (the same bits on this test's
+    points; over every pair the 120 Hz case spent 7.7 of its 28 CPU-s here)."""
+    a, b, c = (np.concatenate([mesh[k] for mesh in corners]) for k in range(3))
+    centre = (a + b + c) / 3.0
+    reach = np.max([np.linalg.norm(q - centre, axis=1) for q in (a, b, c)], axis=0) + 1e-6
+    best = np.empty(len(points))
+    for start in range(0, len(points), chunk):
+        p = points[start:start + chunk]
+        to_centre = np.linalg.norm(p[:, None] - centre[None], axis=2)
+        farthest = (to_centre + reach).min(axis=1)  # some triangle lies wholly within this
+        pair, tri = np.nonzero(to_centre - reach <= farthest[:, None])
+        closest, _, _ = closest_on_triangles(p[pair], a[tri], b[tri], c[tri])
+        nearest = np.full(len(p), np.inf)
+        np.minimum.at(nearest, pair, np.linalg.norm(p[pair] - closest, axis=1))
+        best[start:start + chunk] = nearest
     return best
 
 
