@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .. import transcendental
 from ..triangles import row_dot
 
 # Bisection steps on the arc's angle (at most pi): the child ends clear of the collider and
@@ -62,7 +63,7 @@ def turn_until_clear(parent: np.ndarray, child: np.ndarray, rest: np.ndarray,
     w /= np.maximum(sin, 1e-300)
     # Angles: lo inside, hi clear (the end of the arc, the outward normal itself).
     lo = np.zeros_like(rest)
-    hi = np.arctan2(sin, cos)
+    hi = transcendental.arctan2(sin, cos)  # (guarded: bits independent of the heap)
     for _ in range(TURN_STEPS):
         mid = 0.5 * (lo + hi)
         point = parent + rest * (np.cos(mid) * u0 + np.sin(mid) * w)
