@@ -19,7 +19,7 @@ at the roots, and every pass's own float path available (`SCALAR_STRANDS` strand
 from __future__ import annotations
 
 from ..shake import SCALAR_STRANDS, shake_floats, solve_shake
-from .constraints.bending import FIRM_PASSES, bend_floats
+from .constraints.bending import bend_floats
 from .constraints.ftl import ftl_floats
 
 
@@ -93,10 +93,8 @@ def step_floats(fs: FloatState, fc: FloatCoefficients, c, ws, A: list, B: list, 
     X, Y, Z = fs.x
     for _ in range(ws.iterations):
         if c.bend is not None:
-            bend_floats(X, Y, Z, c.bend, ws.bend_scratch, True)
-            if c.bend.firm:
-                for _ in range(FIRM_PASSES):
-                    bend_floats(X, Y, Z, c.bend, ws.bend_scratch, False)
+            bend_floats(X, Y, Z, c.bend, ws.bend_scratch,
+                        sweep=c.bend.firm_sweep if c.bend.firm else None)
         if c.shake is not None and not shake_floats(X, Y, Z, *fs.x_prev, Ps, c.shake):
             fs.store(state)  # a zero pivot: the vectorised projection takes it (inf / NaN)
             solve_shake(state.x, state.x_prev, c.shake, ws.shake_scratch(c.shake.n))

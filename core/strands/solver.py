@@ -63,7 +63,6 @@ from .constraints import (
     solve_tether,
 )
 from .constraints.bending import (
-    FIRM_PASSES,
     BendCoefficients,
     BendScratch,
     bend_centres,
@@ -625,15 +624,15 @@ def step(model: StrandModel, state: State, drive_at_t: SubstepDrive, h: float, *
         # Lengths and stiff bending solved together (SHAKE below then finds the lengths exact).
         solved = c.direct is not None and _solve_direct(c.direct, x, x_prev)
         if c.bend is not None and not solved:
-            solve_bending(x, c.bend, ws.bend_scratch)
+            if c.bend.firm and not c.bend.stiff:
+                # Firm bending converges on its compliance first (see bending.FIRM_PASSES).
+                solve_bending(x, c.bend, ws.bend_scratch, sweep=c.bend.firm_sweep)
+            else:
+                solve_bending(x, c.bend, ws.bend_scratch)
             if c.bend.stiff:
                 # Stiff bending (see RIGID_BEND_PASSES): alternate with the exact lengths.
                 for _ in range(RIGID_BEND_PASSES):
                     _exact_lengths(ws, x, x_prev, c)
-                    solve_bending(x, c.bend, ws.bend_scratch, first=False)
-            elif c.bend.firm:
-                # Firm bending converges on its compliance first (see bending.FIRM_PASSES).
-                for _ in range(FIRM_PASSES):
                     solve_bending(x, c.bend, ws.bend_scratch, first=False)
         if c.stretch is not None:
             views = ws.views(x)

@@ -112,6 +112,8 @@ class BendCoefficients:
             factors = {k: np.ascontiguousarray(v[centres]) for k, v in terms.items()}
             if count and np.any(factors["inverse"]):
                 self.colours.append((c, count, factors))
+        # Firm bending's passes of a substep, the first included (`FIRM_PASSES`).
+        self.firm_sweep = firm_sweep(len(self.colours))
         # The factors as Python floats, for the scalar pass: per colour, (colour, constraints),
         # each constraint one tuple (k, left, centre, right flat indices, rest, alpha, inverse,
         # centre, left, right weights) that the loop unpacks at once (six list reads and the
@@ -129,6 +131,10 @@ class BendCoefficients:
 
 
 class BendScratch:
+    """Buffers of the passes, and per colour the views of the positions they read and write
+    (built once per position buffer: slicing costs as much as a small ufunc, and a firm chain
+    runs three passes of three colours every substep)."""
+
     def __init__(self, total: int):
         n = total // COLOURS + 1
         self.m = np.empty((3, n))
@@ -138,6 +144,27 @@ class BendScratch:
         self.g = np.empty(n)
         self.multipliers = [np.zeros(n) for _ in range(COLOURS)]
         self.scalar_multipliers = [[0.0] * n for _ in range(COLOURS)]
+        self._x: np.ndarray | None = None
+        self._colour_views: dict[tuple[int, int], tuple] = {}
+
+    def views(self, x: np.ndarray, colour: int, n: int) -> tuple:
+        """(left, centre, right, m, m2, its three rows, length, dl, g, multipliers) of `colour`'s
+        n constraints
+        on the (3, S, Ps) `x`: the particles colour, colour + 1, ... colour + 3n - 1 viewed
+        as (3, n, 3), each constraint's (left, centre, right) one row of it."""
+        if self._x is not x:
+            self._x, self._colour_views = x, {}
+        views = self._colour_views.get((colour, n))
+        if views is None:
+            triples = x.reshape(3, -1)[:, colour : colour + COLOURS * n].reshape(3, n, COLOURS)
+            if not np.shares_memory(triples, x):  # pragma: no cover - layout assumption
+                raise AssertionError("bending colour view is a copy")
+            m2 = self.m2[:, :n]
+            views = self._colour_views[(colour, n)] = (
+                triples[..., 0], triples[..., 1], triples[..., 2], self.m[:, :n], m2, m2[0],
+                m2[1], m2[2], self.length[:n], self.dl[:n], self.g[:n],
+                self.multipliers[colour][:n])
+        return views
 
 
 def rest_offsets(rest_length: np.ndarray, skip_one_length: np.ndarray) -> np.ndarray:
@@ -148,66 +175,82 @@ def rest_offsets(rest_length: np.ndarray, skip_one_length: np.ndarray) -> np.nda
     return 0.5 * np.sqrt(np.maximum(square, 0.0))
 
 
+def firm_sweep(colours: int) -> tuple[tuple[int, bool], ...]:
+    """(colour position, first visit) of firm bending's 1 + FIRM_PASSES passes over `colours`
+    colours, run in one call."""
+    return tuple((k, p == 0) for p in range(1 + FIRM_PASSES) for k in range(colours))
+
+
 def solve_bending(x: np.ndarray, c: BendCoefficients, scratch: BendScratch, *,
-                  first: bool = True) -> None:
+                  first: bool = True,
+                  sweep: tuple[tuple[int, bool], ...] | None = None) -> None:
     """One Gauss-Seidel pass over the colours, in place on the (3, S, Ps) C-contiguous `x`.
-    `first`: the substep's first pass (multipliers start at 0); later passes continue them."""
+    `first`: the substep's first pass (multipliers start at 0); later passes continue them.
+    `sweep`: (colour position, first visit) pairs to run instead, in one call
+    (`BendCoefficients.firm_sweep`)."""
+    if sweep is None:
+        sweep = tuple((k, first) for k in range(len(c.colours)))
     if c.scalar is not None:
-        _solve_bending_scalar(x, c, scratch, first)
+        _solve_bending_scalar(x, c, scratch, sweep)
         return
-    flat = x.reshape(3, -1)
-    for colour, n, f in c.colours:
-        left = flat[:, colour : colour + COLOURS * n : COLOURS]
-        centre = flat[:, colour + 1 : colour + 1 + COLOURS * n : COLOURS]
-        right = flat[:, colour + 2 : colour + 2 + COLOURS * n : COLOURS]
-        m, m2, length = scratch.m[:, :n], scratch.m2[:, :n], scratch.length[:n]
-        dl, g, lam = scratch.dl[:n], scratch.g[:n], scratch.multipliers[colour][:n]
-        np.add(left, right, out=m)
+    for k, first in sweep:
+        colour, n, f = c.colours[k]
+        left, centre, right, m, m2, m2x, m2y, m2z, length, dl, g, lam = scratch.views(
+            x, colour, n)
+        # Outputs passed by position and the three moves written out: each ufunc call here
+        # works on a few hundred numbers, so its keyword and loop overhead is a share of it.
+        add, multiply, subtract = np.add, np.multiply, np.subtract
+        add(left, right, m)
         m *= -0.5
         m += centre
-        np.multiply(m, m, out=m2)
-        np.add(m2[0], m2[1], out=length)
-        length += m2[2]
-        np.sqrt(length, out=length)
-        np.maximum(length, EPS_LENGTH, out=length)
+        multiply(m, m, m2)
+        add(m2x, m2y, length)
+        length += m2z
+        np.sqrt(length, length)
+        np.maximum(length, EPS_LENGTH, length)
         # dlambda = (|m_rest| - |m| - alpha~ lambda) / (mass term + alpha~)
-        np.subtract(f["rest"], length, out=dl)
+        subtract(f["rest"], length, dl)
         if first:
-            lam[...] = 0.0
+            lam.fill(0.0)
         else:
-            np.multiply(f["alpha"], lam, out=g)
+            multiply(f["alpha"], lam, g)
             dl -= g
         dl *= f["inverse"]
         lam += dl
         dl /= length  # along the unit offset: moves are w * dlambda * m / |m|
-        for target, weight, sign in ((centre, f["centre"], 1.0), (left, f["left"], -1.0),
-                                     (right, f["right"], -1.0)):
-            np.multiply(dl, weight, out=g)
-            np.multiply(m, g, out=m2)
-            if sign > 0:
-                target += m2
-            else:
-                target -= m2
+        multiply(dl, f["centre"], g)
+        multiply(m, g, m2)
+        centre += m2
+        multiply(dl, f["left"], g)
+        multiply(m, g, m2)
+        left -= m2
+        multiply(dl, f["right"], g)
+        multiply(m, g, m2)
+        right -= m2
 
 
 def _solve_bending_scalar(x: np.ndarray, c: BendCoefficients, scratch: BendScratch,
-                          first: bool) -> None:
+                          sweep: tuple[tuple[int, bool], ...]) -> None:
     """`solve_bending` on Python floats (`bend_floats`)."""
     flat = x.reshape(3, -1)
     X, Y, Z = flat.tolist()
-    bend_floats(X, Y, Z, c, scratch, first)
+    bend_floats(X, Y, Z, c, scratch, sweep=sweep)
     flat[...] = (X, Y, Z)
 
 
 def bend_floats(X: list, Y: list, Z: list, c: BendCoefficients, scratch: BendScratch,
-                first: bool) -> None:
+                first: bool = True, *,
+                sweep: tuple[tuple[int, bool], ...] | None = None) -> None:
     """`solve_bending` on the flat Python-float rows of the (3, S, Ps) state, in place,
     constraint after constraint: the same operations in the same order as the vectorised pass
     (the constraints of one colour share no particle, so taking them one at a time changes
     nothing)."""
     sqrt = math.sqrt
     multipliers = scratch.scalar_multipliers
-    for colour, constraints in c.scalar:
+    if sweep is None:
+        sweep = tuple((k, first) for k in range(len(c.scalar)))
+    for position, first in sweep:
+        colour, constraints = c.scalar[position]
         lam = multipliers[colour]
         # i: left neighbour, j: centre, r: right; three distinct particles, so each coordinate
         # read once serves the offset and its own update.
