@@ -110,6 +110,7 @@ class BendCoefficients:
             centres = slice(c + 1, self.total - 1, COLOURS)
             count = len(range(*centres.indices(self.total)))
             factors = {k: np.ascontiguousarray(v[centres]) for k, v in terms.items()}
+            factors["weights"] = np.stack([factors["centre"], factors["left"], factors["right"]])
             if count and np.any(factors["inverse"]):
                 self.colours.append((c, count, factors))
         # Firm bending's passes of a substep, the first included (`FIRM_PASSES`).
@@ -142,14 +143,16 @@ class BendScratch:
         self.length = np.empty(n)
         self.dl = np.empty(n)
         self.g = np.empty(n)
+        self.weights = np.empty((3, n))
+        self.moves = np.empty((3, 3, n))
         self.multipliers = [np.zeros(n) for _ in range(COLOURS)]
         self.scalar_multipliers = [[0.0] * n for _ in range(COLOURS)]
         self._x: np.ndarray | None = None
         self._colour_views: dict[tuple[int, int], tuple] = {}
 
     def views(self, x: np.ndarray, colour: int, n: int) -> tuple:
-        """(left, centre, right, m, m2, its three rows, length, dl, g, multipliers) of `colour`'s
-        n constraints
+        """(left, centre, right, m, m2, its three rows, length, dl, g, multipliers, weights,
+        m as (3, 1, n), moves (3, 3 roles, n) and its three roles) of `colour`'s n constraints
         on the (3, S, Ps) `x`: the particles colour, colour + 1, ... colour + 3n - 1 viewed
         as (3, n, 3), each constraint's (left, centre, right) one row of it."""
         if self._x is not x:
@@ -159,11 +162,12 @@ class BendScratch:
             triples = x.reshape(3, -1)[:, colour : colour + COLOURS * n].reshape(3, n, COLOURS)
             if not np.shares_memory(triples, x):  # pragma: no cover - layout assumption
                 raise AssertionError("bending colour view is a copy")
-            m2 = self.m2[:, :n]
+            m2, moves = self.m2[:, :n], self.moves[:, :, :n]
             views = self._colour_views[(colour, n)] = (
                 triples[..., 0], triples[..., 1], triples[..., 2], self.m[:, :n], m2, m2[0],
                 m2[1], m2[2], self.length[:n], self.dl[:n], self.g[:n],
-                self.multipliers[colour][:n])
+                self.multipliers[colour][:n], self.weights[:, :n], self.m[:, None, :n], moves,
+                moves[:, 0], moves[:, 1], moves[:, 2])
         return views
 
 
@@ -195,8 +199,8 @@ def solve_bending(x: np.ndarray, c: BendCoefficients, scratch: BendScratch, *,
         return
     for k, first in sweep:
         colour, n, f = c.colours[k]
-        left, centre, right, m, m2, m2x, m2y, m2z, length, dl, g, lam = scratch.views(
-            x, colour, n)
+        (left, centre, right, m, m2, m2x, m2y, m2z, length, dl, g, lam, weights, m_roles, moves,
+         centre_move, left_move, right_move) = scratch.views(x, colour, n)
         # Outputs passed by position and the three moves written out: each ufunc call here
         # works on a few hundred numbers, so its keyword and loop overhead is a share of it.
         add, multiply, subtract = np.add, np.multiply, np.subtract
@@ -218,15 +222,13 @@ def solve_bending(x: np.ndarray, c: BendCoefficients, scratch: BendScratch, *,
         dl *= f["inverse"]
         lam += dl
         dl /= length  # along the unit offset: moves are w * dlambda * m / |m|
-        multiply(dl, f["centre"], g)
-        multiply(m, g, m2)
-        centre += m2
-        multiply(dl, f["left"], g)
-        multiply(m, g, m2)
-        left -= m2
-        multiply(dl, f["right"], g)
-        multiply(m, g, m2)
-        right -= m2
+        # The moves of (centre, left, right) in one (3 roles, n) and one (3, 3 roles, n) call:
+        # m (dl w) per role, each product rounded as one at a time.
+        multiply(dl, f["weights"], weights)
+        multiply(m_roles, weights, moves)
+        centre += centre_move
+        left -= left_move
+        right -= right_move
 
 
 def _solve_bending_scalar(x: np.ndarray, c: BendCoefficients, scratch: BendScratch,
