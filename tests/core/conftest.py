@@ -122,3 +122,19 @@ def matrices(frames: int, *, translation=(0.0, 0.0, 0.0), scale=(1.0, 1.0, 1.0),
 @pytest.fixture
 def collider_matrices():
     return matrices
+
+
+def turned_about_x(angle: float, centre: np.ndarray) -> np.ndarray:
+    """An ellipsoid collider's matrix: semi-axis 1.2 along X (the turning axis), 1 across it,
+    turned `angle` about X, at `centre`; built exactly (axis-angle), not blended (the
+    turning-collider tests' truth against `lerp_affine`)."""
+    c, s = np.cos(angle), np.sin(angle)
+    M = np.eye(4)
+    M[:3, :3] = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]]) @ np.diag([1.2, 1.0, 1.0])
+    M[:3, 3] = centre
+    return M
+
+
+@pytest.fixture
+def turned_ellipsoid():
+    return turned_about_x

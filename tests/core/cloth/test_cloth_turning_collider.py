@@ -21,17 +21,8 @@ from waft.core.colliders import ellipsoid_normal
 from .conftest import still_drive
 
 
-def _turned_about_x(angle: float, centre: np.ndarray) -> np.ndarray:
-    """An ellipsoid's matrix: semi-axis 1.2 along X (the turning axis), 1 across it, turned
-    `angle` about X, at `centre`; built exactly (axis-angle), not blended."""
-    c, s = np.cos(angle), np.sin(angle)
-    M = np.eye(4)
-    M[:3, :3] = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]]) @ np.diag([1.2, 1.0, 1.0])
-    M[:3, 3] = centre
-    return M
-
-
-def test_cloth_pressed_on_a_fast_turning_collider_ends_every_substep_outside_it():
+def test_cloth_pressed_on_a_fast_turning_collider_ends_every_substep_outside_it(
+        turned_ellipsoid):
     """A 9 x 9 cage, 0.8 m square, laid flat and pinned along two opposite edges, drawn 3 cm
     (its 1 cm radius more) over an ellipsoid (10 cm across, 12 cm along X) that turns
     3,000 deg/s about X, sampled at 60 Hz, substeps and frames at 240 Hz: at every substep's end
@@ -47,7 +38,7 @@ def test_cloth_pressed_on_a_fast_turning_collider_ends_every_substep_outside_it(
     rest = replace(rest, rest_positions=np.stack([p[:, 0], -p[:, 2], np.zeros(len(p))], axis=1),
                    pinned=pinned)
     centre = np.array([0.0, 0.4, 0.03 - 0.1])
-    M = np.stack([_turned_about_x(omega * f / rate, centre) for f in range(frames)])[:, None]
+    M = np.stack([turned_ellipsoid(omega * f / rate, centre) for f in range(frames)])[:, None]
     colliders = core.ColliderSet.create(names=["Ball"], kind=[core.ColliderKind.ELLIPSOID],
                                         size=[0.1], friction=[0.0])
     model = build_cloth_model(cloths=[rest], colliders=colliders)
@@ -56,7 +47,7 @@ def test_cloth_pressed_on_a_fast_turning_collider_ends_every_substep_outside_it(
     x = bake_cloth(model, drive, core.SolverSettings(substep=1 / sub)).positions
     depth = []
     for i in range(len(x)):
-        true = _turned_about_x(omega * i / sub, centre)
+        true = turned_ellipsoid(omega * i / sub, centre)
         _, sd = ellipsoid_normal(x[i], true, np.linalg.inv(true), 0.1)
         depth.append(0.01 - sd.min())
     assert max(depth) <= 0.0, max(depth)

@@ -325,17 +325,9 @@ def test_a_rod_clear_of_its_collider_bakes_the_same_bits_as_without_the_start_pa
     assert x.tobytes() == without.tobytes()
 
 
-def _turned_about_x(angle: float, centre: np.ndarray) -> np.ndarray:
-    """An ellipsoid collider's matrix: semi-axis 1.2 along X (the turning axis), 1 across it,
-    turned `angle` about X, at `centre`; built exactly (axis-angle), not blended."""
-    c, s = np.cos(angle), np.sin(angle)
-    M = np.eye(4)
-    M[:3, :3] = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]]) @ np.diag([1.2, 1.0, 1.0])
-    M[:3, 3] = centre
-    return M
 
-
-def test_a_rod_pressed_on_a_fast_turning_collider_ends_every_substep_outside_it():
+def test_a_rod_pressed_on_a_fast_turning_collider_ends_every_substep_outside_it(
+        turned_ellipsoid):
     """The rod drawn 3 cm into an ellipsoid (10 cm across, 12 cm along the rod) turning
     1,500 deg/s about the rod's direction, sampled at 60 Hz, substeps and frames at 240 Hz: at
     every substep's end the rod is outside the exactly turned collider, radius counted. The
@@ -351,14 +343,14 @@ def test_a_rod_pressed_on_a_fast_turning_collider_ends_every_substep_outside_it(
     model = build_rod_model(rods=[rod], colliders=ColliderSet.create(
         names=["Ball"], kind=[ColliderKind.ELLIPSOID], size=[0.1], friction=[0.0]))
     centre = np.array([0.15, 0.0, 0.03 - 0.12])
-    M = np.stack([_turned_about_x(omega * f / rate, centre) for f in range(frames)])[:, None]
+    M = np.stack([turned_ellipsoid(omega * f / rate, centre) for f in range(frames)])[:, None]
     d = drive_for(model, frames, fps=rate)
     d = RodDrive(fps=rate, reference=d.reference, reference_orientation=d.reference_orientation,
                  space=d.space, collider_matrix=M, params=d.params, output_fps=sub)
     x = bake_rods(model, d, SolverSettings(substep=1 / sub)).positions
     depth = []
     for i in range(len(x)):
-        true = _turned_about_x(omega * i / sub, centre)
+        true = turned_ellipsoid(omega * i / sub, centre)
         _, sd = ellipsoid_normal(x[i, 0], true, np.linalg.inv(true), 0.1)
         depth.append(0.02 - sd.min())
     assert max(depth) < 1e-5, max(depth)

@@ -505,17 +505,9 @@ def test_the_contact_passes_skip_the_colliders_beyond_reach_and_agree_with_the_f
     assert contacts_module.BOUND_TOLERANCE < 1e-5
 
 
-def _turned_about_x(angle: float, centre: np.ndarray) -> np.ndarray:
-    """An ellipsoid's matrix: semi-axis 1.2 along X (the turning axis), 1 across it, turned
-    `angle` about X, at `centre`; built exactly (axis-angle), not blended."""
-    c, s = np.cos(angle), np.sin(angle)
-    M = np.eye(4)
-    M[:3, :3] = np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]]) @ np.diag([1.2, 1.0, 1.0])
-    M[:3, 3] = centre
-    return M
 
-
-def test_a_body_pressed_on_a_fast_turning_collider_is_no_deeper_between_samples(monkeypatch):
+def test_a_body_pressed_on_a_fast_turning_collider_is_no_deeper_between_samples(
+        monkeypatch, turned_ellipsoid):
     """Two capsules (radius 3 cm) lying along X, the second held by its motor 2 cm into an
     ellipsoid (10 cm across, 12 cm along X) turning 3,000 deg/s about X, sampled at 60 Hz,
     240 Hz substeps: the body's depth in the exactly turned collider at the end of the
@@ -532,7 +524,7 @@ def test_a_body_pressed_on_a_fast_turning_collider_is_no_deeper_between_samples(
                             friction=[0.0])
     model = build_ragdoll_model(ragdolls=[rest], colliders=cs)
     centre = np.array([0.15, 0.0, 0.2 - 0.03 - 0.1 + 0.02])
-    M = np.stack([_turned_about_x(omega * f / rate, centre) for f in range(frames)])[:, None]
+    M = np.stack([turned_ellipsoid(omega * f / rate, centre) for f in range(frames)])[:, None]
     drive = static_drive(model, rest.rest_matrix, frames, fps=rate, collider_matrix=M,
                          friction=0.0)
     on_samples, between = [], []
@@ -543,7 +535,7 @@ def test_a_body_pressed_on_a_fast_turning_collider_is_no_deeper_between_samples(
         if sub.frozen:
             return
         s, n = level.state, len(level.half)
-        true = _turned_about_x(omega * (sub.f + sub.alpha) / rate, centre)
+        true = turned_ellipsoid(omega * (sub.f + sub.alpha) / rate, centre)
         u = np.linspace(-1.0, 1.0, 81)[None, :, None]  # points along each capsule's axis
         axis = s.x[:n, None] + u * s.R[:n, None, :, 1] * level.half[:, None, None]
         _, sd = ellipsoid_normal(axis.reshape(-1, 3), true, np.linalg.inv(true), 0.1)
