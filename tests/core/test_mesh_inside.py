@@ -119,34 +119,15 @@ def test_chords_deep_through_a_closed_head_end_outside_and_open_caps_keep_theirs
     np.testing.assert_array_equal(out[:, 1:].reshape(-1, 3)[far], x[far].astype(np.float32))
 
 
-def _brute_nearest(vertices, shells, points, chunk: int = 500):
-    """The distance from each point to its nearest triangle by Ericson's closest point against
-    every triangle that its bounding sphere (about the corners' mean) does not rule out: what
-    the tree's search must find. A triangle whose sphere is farther from the point than another
-    triangle's sphere reaches is farther than that one (a micron of slack for rounding), so the
-    minimum is the exhaustive one (over every pair it took ~26 CPU-s for 9,000 points on the
-    2,208 triangles of a head)."""
-    from waft.core.triangles import closest_on_triangles
-
+def _brute_nearest(nearest_triangle, vertices, shells, points):
+    """The distance from each point to its nearest triangle of `shells` by brute force
+    (conftest.nearest_triangle_distance): what the tree's search must find (over every pair it
+    took ~26 CPU-s for 9,000 points on the 2,208 triangles of a head)."""
     corners = vertices[shells.triangles]
-    centre = corners.mean(axis=1)
-    reach = np.linalg.norm(corners - centre[:, None], axis=2).max(axis=1) + 1e-6
-    out = np.empty(len(points))
-    for start in range(0, len(points), chunk):
-        p = points[start:start + chunk]
-        to_centre = np.linalg.norm(p[:, None] - centre[None], axis=2)
-        farthest = (to_centre + reach).min(axis=1)  # some triangle lies wholly within this
-        pair, tri = np.nonzero(to_centre - reach <= farthest[:, None])
-        c = corners[tri]
-        closest, _, _ = closest_on_triangles(p[pair], c[:, 0], c[:, 1], c[:, 2])
-        d = np.linalg.norm(p[pair] - closest, axis=1)
-        nearest = np.full(len(p), np.inf)
-        np.minimum.at(nearest, pair, d)
-        out[start:start + chunk] = nearest
-    return out
+    return nearest_triangle(points, corners[:, 0], corners[:, 1], corners[:, 2])
 
 
-def test_nearest_surface_of_deep_points_is_the_nearest_of_every_triangle():
+def test_nearest_surface_of_deep_points_is_the_nearest_of_every_triangle(nearest_triangle):
     """Points 1 mm to 9 cm deep in a non-convex closed head (lobed: its radius swells and
     narrows three times around) go to the surface the exhaustive search over every triangle
     finds, to 1e-12 m: the bounding-volume tree (spheres and normal slabs) prunes no triangle
@@ -169,12 +150,12 @@ def test_nearest_surface_of_deep_points_is_the_nearest_of_every_triangle():
     index, normal, distance = nearest_contacts(vertices, shells, points,
                                                ray_within(vertices, shells, points))
     np.testing.assert_array_equal(np.sort(index), np.arange(len(points)))
-    expected = _brute_nearest(vertices, shells, points[index])
+    expected = _brute_nearest(nearest_triangle, vertices, shells, points[index])
     np.testing.assert_allclose(-distance, expected, rtol=0, atol=1e-12)
     np.testing.assert_allclose(np.linalg.norm(normal, axis=1), 1.0, atol=1e-12)
 
 
-def test_points_in_nested_and_overlapping_parts_leave_the_whole_body():
+def test_points_in_nested_and_overlapping_parts_leave_the_whole_body(nearest_triangle):
     """A head with an eyeball inside it and a nose box that overlaps it: every point inside
     any of them goes out of all of them (moved by its contact plus 1 mm, ray parity finds it
     in none; before, 1,865 of 12,176 stayed inside: a point in the head beside the eyeball went
@@ -207,5 +188,5 @@ def test_points_in_nested_and_overlapping_parts_leave_the_whole_body():
     far = ~np.all((s > low) & (s < high), axis=1) & ~np.all((p > low) & (p < high), axis=1)
     assert in_eye[index][far].sum() > 50 and far.sum() > 9000
     head_only = _shells(head, t_head)
-    expected = _brute_nearest(head, head_only, p[far])
+    expected = _brute_nearest(nearest_triangle, head, head_only, p[far])
     np.testing.assert_allclose(-distance[far], expected, rtol=0, atol=1e-12)

@@ -26,7 +26,6 @@ from waft.core.strands._bench_cases import (
     head_turning,
     torso_meshes,
 )
-from waft.core.triangles import closest_on_triangles
 
 # The hair benchmark's head (a sphere: the roots sit on it) and its torso, chest and back, as
 # low-poly closed meshes (6 rings of 12 segments: flat faces, edges and corners a strand of
@@ -36,28 +35,13 @@ from waft.core.triangles import closest_on_triangles
 HEAD_SPHERE = tuple(b for b in BODY_SPHERES if b[0] == "Head")
 
 
-def _surface_distance(points: np.ndarray, corners: list, chunk: int = 500) -> np.ndarray:
+def _surface_distance(nearest_triangle, points: np.ndarray, corners: list) -> np.ndarray:
     """The unsigned distance of `points` (n, 3) to the nearest of the meshes' triangles
-    (`corners`: per mesh, the (T, 3) corner arrays a, b, c), by brute force over every
-    triangle its bounding sphere does not rule out: no grid, no reach, nothing shared with the
-    collider's own query. A triangle whose sphere (about its corners' mean) is farther from the
-    point than another triangle's sphere reaches is farther than that one (a micron of slack
-    for rounding), so the minimum is the one over every triangle (the same bits on this test's
-    points; over every pair the 120 Hz case spent 7.7 of its 28 CPU-s here)."""
+    (`corners`: per mesh, the (T, 3) corner arrays a, b, c), by brute force
+    (conftest.nearest_triangle_distance: no grid, no reach, nothing shared with the collider's
+    own query; over every pair the 120 Hz case spent 7.7 of its 28 CPU-s here)."""
     a, b, c = (np.concatenate([mesh[k] for mesh in corners]) for k in range(3))
-    centre = (a + b + c) / 3.0
-    reach = np.max([np.linalg.norm(q - centre, axis=1) for q in (a, b, c)], axis=0) + 1e-6
-    best = np.empty(len(points))
-    for start in range(0, len(points), chunk):
-        p = points[start:start + chunk]
-        to_centre = np.linalg.norm(p[:, None] - centre[None], axis=2)
-        farthest = (to_centre + reach).min(axis=1)  # some triangle lies wholly within this
-        pair, tri = np.nonzero(to_centre - reach <= farthest[:, None])
-        closest, _, _ = closest_on_triangles(p[pair], a[tri], b[tri], c[tri])
-        nearest = np.full(len(p), np.inf)
-        np.minimum.at(nearest, pair, np.linalg.norm(p[pair] - closest, axis=1))
-        best[start:start + chunk] = nearest
-    return best
+    return nearest_triangle(points, a, b, c)
 
 
 @pytest.mark.parametrize(("hz", "spheres"), [
@@ -71,7 +55,8 @@ def _surface_distance(points: np.ndarray, corners: list, chunk: int = 500) -> np
         "the crease step 16 nm (0 of 3,762), but the tip wedged between the chest mesh and "
         "a shoulder then stays inside the sphere and short (799d90f: 8.9 %)"))),
 ], ids=["120Hz", "240Hz", "240Hz-limbs"])
-def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch, hz, spheres):
+def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch, hz, spheres,
+                                                                     nearest_triangle):
     """40 guides of the hair benchmark (32 particles, 0.5 m, 5 mm radius) falling from a head
     turning at 360 deg/s onto a low-poly chest and back (frictionless meshes), 120 and 240 Hz
     substeps: every point the slide put back on a mesh (`_slide_on_meshes`, read as it
@@ -93,7 +78,8 @@ def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch
 
     def reading(slid, foot, rho, n, on, ids, xf, rest_, meshes_, Ps, spheres=None):
         slide_on_meshes(slid, foot, rho, n, on, ids, xf, rest_, meshes_, Ps, spheres)
-        gaps.append(_surface_distance(slid[:, on].T, corners) - meshes_[3].take(ids[on]))
+        gaps.append(_surface_distance(nearest_triangle, slid[:, on].T, corners)
+                    - meshes_[3].take(ids[on]))
 
     monkeypatch.setattr(solver, "_slide_on_meshes", reading)
     params = core.StrandParams.defaults(S, P, shape_stiffness=0.05, radius=radius,
@@ -106,7 +92,8 @@ def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch
     assert gap.min() >= -1e-6, gap.min()
     # Outside at every substep end (the meshes are convex: a point inside is nearer the
     # surface than its radius).
-    depth = min(float((_surface_distance(x[f, :, 1:].reshape(-1, 3), corners) - radius).min())
+    depth = min(float((_surface_distance(nearest_triangle, x[f, :, 1:].reshape(-1, 3), corners)
+                       - radius).min())
                 for f in range(len(x)))
     assert depth >= -1e-6, depth
 
@@ -114,7 +101,7 @@ def test_a_point_slid_on_a_low_poly_mesh_ends_on_its_contact_surface(monkeypatch
 CHEST = TORSO_CHEST
 
 
-def _torso_on_a_mesh(shoulders: bool):
+def _torso_on_a_mesh(nearest_triangle, shoulders: bool):
     """test_slide_audit's torso scene with its chest sphere as a closed UV-sphere body mesh
     (0.13 m, 24 x 48, frictionless, carried along): eight 0.4 m strands of 31 segments from
     the 0.1 m head sphere, the shoulder capsule when `shoulders`, all on a 1.5 Hz figure-eight
@@ -169,7 +156,7 @@ def _torso_on_a_mesh(shoulders: bool):
         p = p[np.linalg.norm(p, axis=1) < 0.13 + 0.02]
         if len(p):
             inside = (np.einsum("ntk,tk->nt", p[:, None] - a[None], normal) < 0.0).all(axis=1)
-            d = _surface_distance(p, corners)
+            d = _surface_distance(nearest_triangle, p, corners)
             depth = min(depth, float((np.where(inside, -d, d) - radius).min()))
     return beyond, stretch, tether, depth
 
@@ -188,26 +175,28 @@ def _clear(points: np.ndarray, margin: float, shoulders: bool) -> bool:
     return bool((np.hypot(np.hypot(q[:, 0] - along, q[:, 1]), q[:, 2]) >= 0.06 + margin).all())
 
 
-def test_strands_on_a_mesh_chest_and_a_head_sphere_keep_every_limit_at_every_substep_end():
+def test_strands_on_a_mesh_chest_and_a_head_sphere_keep_every_limit_at_every_substep_end(
+        nearest_triangle):
     """`_torso_on_a_mesh` without the shoulders: a body mesh and a sphere, max distance and
     tether. Every particle within its max distance to 0.1 um (measured: 3e-16 m; 12 nm beyond
     at 2 of 241 substep ends, a particle resting on the chest mesh, before its push after the
     clamp was put where contact and ball meet, solver `_onto_limit_crease`),
     within its tether, every segment within 0.5 % (measured 7e-13; 0.0098 % before), none inside a
     collider by more than 1 um (the 1,432 particle-substeps within 0.5 mm of the mesh)."""
-    beyond, stretch, tether, depth = _torso_on_a_mesh(shoulders=False)
+    beyond, stretch, tether, depth = _torso_on_a_mesh(nearest_triangle, shoulders=False)
     assert depth >= -1e-6, depth
     assert beyond.max() <= 1e-7, (beyond.max(), int((beyond.max(axis=(1, 2)) > 1e-9).sum()))
     assert tether <= 1e-9, tether
     assert stretch.max() <= 5e-3, (stretch.max(), int((stretch.max(axis=(1, 2)) > 5e-3).sum()))
 
 
-def test_strands_on_a_mesh_chest_head_and_shoulders_keep_every_limit_at_every_substep_end():
+def test_strands_on_a_mesh_chest_head_and_shoulders_keep_every_limit_at_every_substep_end(
+        nearest_triangle):
     """`_torso_on_a_mesh` with the shoulder capsule: as the test above. Measured: 2.5e-16 m
     beyond, segments within 0.031 %; before the sweep kept the colliders' pushes as
     half-spaces (test_slide_audit's torso) 0.26 mm beyond (26 of 241) and 0.54 % (1), on
     particles resting on the capsule 10 cm from the chest mesh."""
-    beyond, stretch, tether, depth = _torso_on_a_mesh(shoulders=True)
+    beyond, stretch, tether, depth = _torso_on_a_mesh(nearest_triangle, shoulders=True)
     assert depth >= -1e-6, depth
     assert beyond.max() <= 1e-7, (beyond.max(), int((beyond.max(axis=(1, 2)) > 1e-9).sum()))
     assert tether <= 1e-9, tether
