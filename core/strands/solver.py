@@ -1285,30 +1285,55 @@ def _slide_wave(xf: np.ndarray, ws: Workspace, ids: np.ndarray, before: np.ndarr
     free = ids[a <= -rest]
     if free.size:
         _follow(xf, free, ws.parent_rest, limits)
+    cone = None  # where slid on a face's own plane: the friction cone's edge, tl = friction a
     # Where the plane is out of reach, the parent L or more below it (a child dragged under a
     # box's face while its parent rides up the next one, or on the far side of a sphere
     # smaller than a segment), the child is turned about its parent around the collider's
     # edge until it clears it (`_around_edges`); the sweep and the push alone left such
     # segments 18-40 % long. Only where the surface's own normal puts the plane out of reach
-    # too: the friction tilts the push's direction by up to atan(friction), and a chain's tip
-    # under a box (friction 0.5, its parent 5.4 cm above the bottom face, 6.2 cm segments)
-    # was turned around the edge when it could lie on that face (positions only, the tip and
-    # what hangs from it dragged: the passive drop of tests/core/test_energy.py rose by 4.5 %
-    # of its fall instead of 0.3 %; slid on that face instead, 12 %: left as it was). Where the
-    # segment runs along the normal (no direction to slide in), or the pushing collider is a
-    # body mesh, the particle stays where the push put it.
+    # too: the friction tilts the push's direction by up to atan(friction). Where the face's
+    # own plane is in reach and the tilted one is not (a chain dragged under a box's edge
+    # with friction 0.3 ended frames up to 21 % long), the child slides to length on the
+    # face's own plane where the segment at length lies outside that face's friction cone
+    # (rho > friction a: the length's pull on the child has a tangential part rho and a normal
+    # part a, Coulomb's static bound, as in Mueller et al. 2020 sec. 3.5, on the contact's own
+    # normal); inside it the wedge holds the child where the push put it and the length is
+    # left to the next substep's SHAKE, with velocity. Slid frictionless there too, the
+    # passive drop of tests/core/test_energy.py seed 5 (a tip under a box, friction 0.5, its
+    # parent 5.4-5.8 cm above the bottom face, 6.2 cm segments, held in the cone for many
+    # substeps, then let go 8 mm in one) rose by 12.1 % of its fall instead of 0.3 %; turned
+    # around the edge, 4.5 %; slid to the cone's edge when length was inside it (the wedge
+    # holding a segment still long) 0.34 %, but the child then stuck there while the chain
+    # pulled its parent on (a box of the tests/core/test_chains_audit.py edge cases 0.06 ->
+    # 2.2 % long at 60 fps); with Mueller's substep form (static only while the motion since
+    # the start of the substep is within friction x the length's normal correction) 7.5 %.
+    # Where the segment runs along the normal (no direction to slide in), or the pushing
+    # collider is a body mesh, the particle stays where the push put it.
     if edges is not None:
         beyond = a >= rest
         if on_mesh is not None:
             beyond &= ~on_mesh.take(ids)
         beyond = beyond.nonzero()[0]
         if beyond.size:
-            normal, on = _surface_normals(ws, child[:, beyond], ids[beyond], rest[beyond],
-                                          edges)
-            beyond = beyond[~on | (row_dot(d[:, beyond], normal) >= rest[beyond])]
+            normal, on, friction = _surface_normals(ws, child[:, beyond], ids[beyond],
+                                                    rest[beyond], edges)
+            face = on & (row_dot(d[:, beyond], normal) < rest[beyond])
+            if face.any():
+                f = beyond[face]
+                n[:, f] = normal[:, face]
+                a[f] = row_dot(d[:, f], n[:, f])
+                t[:, f] = d[:, f] - a[f] * n[:, f]
+                tl[f] = np.sqrt(row_dot(t[:, f], t[:, f]))
+                cone = np.zeros(ids.size)
+                cone[f] = friction[face] * np.maximum(a[f], 0.0)
+            beyond = beyond[~face]
         if beyond.size:
             free = np.union1d(free, _around_edges(xf, ws, ids[beyond], edges, limits))
-    ok = ((np.abs(a) < rest) & (tl > 1e-9 * rest)).nonzero()[0]
+    ok = (np.abs(a) < rest) & (tl > 1e-9 * rest)
+    if cone is not None:
+        # On a face's own plane only where the segment at length is outside the cone.
+        ok &= rest * rest - a * a > cone * cone
+    ok = ok.nonzero()[0]
     if not ok.size:
         return free
     ids, child, t, tl, a, rest = ids[ok], child[:, ok], t[:, ok], tl[ok], a[ok], rest[ok]
@@ -1332,17 +1357,18 @@ def _slide_wave(xf: np.ndarray, ws: Workspace, ids: np.ndarray, before: np.ndarr
 
 
 def _surface_normals(ws: Workspace, points: np.ndarray, ids: np.ndarray, rest: np.ndarray,
-                     edges: tuple) -> tuple[np.ndarray, np.ndarray]:
+                     edges: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The outward normals (3, n) of the analytic colliders whose surfaces (offset by the
     particles' radii) the particles `ids` (flat) at `points` lie on, within SLIDE_TOLERANCE of
-    their segments' `rest` lengths, and whether one does."""
+    their segments' `rest` lengths, whether one does, and that collider's friction."""
     model, sd, c = edges
     radius = c.collision_radius.reshape(-1).take(ids)
     strand = ids // ws.Ps
     normal = np.zeros_like(points)
     nearest = SLIDE_TOLERANCE * rest
     on = np.zeros(ids.size, dtype=bool)
-    for k, kind, _, _, everywhere, M, _, _, _, _, similar in _collider_plan(ws, sd).rows:
+    coulomb = np.zeros(ids.size)
+    for k, kind, friction, _, everywhere, M, _, _, _, _, similar in _collider_plan(ws, sd).rows:
         Minv = sd.collider_inverse[k] if sd.collider_inverse is not None else None
         n, distance = shape_normal(kind, points.T, M, Minv, model.colliders, k,
                                    similarity=similar)
@@ -1352,8 +1378,9 @@ def _surface_normals(ws: Workspace, points: np.ndarray, ids: np.ndarray, rest: n
         closer = gap <= nearest
         nearest = np.where(closer, gap, nearest)
         normal[:, closer] = n[closer].T
+        coulomb[closer] = friction
         on |= closer
-    return normal, on
+    return normal, on, coulomb
 
 
 def _around_edges(xf: np.ndarray, ws: Workspace, ids: np.ndarray, edges: tuple, limits=None
