@@ -78,7 +78,7 @@ def test_a_cage_falling_onto_a_box_gains_no_energy(damping, hz):
 
 
 @pytest.mark.parametrize(("damping", "shift"), [
-    pytest.param(0.05, -0.001, marks=pytest.mark.xfail(strict=True, reason="s46: 2.41 % of "
+    pytest.param(0.05, -0.001, marks=pytest.mark.xfail(strict=True, reason="s46: 1.72 % of "
                  "the fall")),
     pytest.param(0.5, 0.003, marks=pytest.mark.xfail(strict=True, reason="s46: 3.04 % of "
                  "the fall")),
@@ -100,7 +100,7 @@ def test_a_cage_falling_onto_a_box_moved_by_millimetres_gains_no_energy(damping,
     (0.0, 240), (None, 240), (0.0, 120),
     pytest.param(None, 120, marks=pytest.mark.xfail(strict=True, reason="1.04 % of the fall "
                  "(6.7 % before the contacts' velocity pass)")),
-    pytest.param(0.0, 480, marks=pytest.mark.xfail(strict=True, reason="1.30 % of the fall "
+    pytest.param(0.0, 480, marks=pytest.mark.xfail(strict=True, reason="1.24 % of the fall "
                  "(about 5 % before): the cloth drawn over the capsule by its falling hem, "
                  "where step 9's position fixes act")),
 ], ids=["undamped", "default-damping", "undamped-120Hz", "default-damping-120Hz",
@@ -121,7 +121,7 @@ def test_a_cage_falling_onto_a_capsule_gains_no_energy(damping, hz):
 @pytest.mark.parametrize(("friction", "damping", "hz"), [
     (0.5, 0.0, 240), (0.5, None, 240), (0.5, None, 120),
     pytest.param(0.0, 0.0, 240, marks=pytest.mark.xfail(strict=True, reason="s41: 5.2 % of "
-                 "the fall on a frictionless ground (5.3 % with default damping, 2.4 % at "
+                 "the fall on a frictionless ground (5.3 % with default damping, 2.9 % at "
                  "120 Hz): step 9's position fixes as the cage lands, with its parents held")),
     pytest.param(0.5, 0.0, 480, marks=pytest.mark.xfail(strict=True, reason="s41: 1.45 % of "
                  "the fall (0.78 % at 240 Hz)")),
