@@ -28,6 +28,11 @@ a figure is (the box at 120 Hz spreads 0.1-3 % over shifts of 1-3 mm):
 -3..3 mm along x and counts the drops over the audits' 1 % bound (the spread one sample hides);
 `--cape-spread` moves the cape's body (the audit's hard-link test on a moving capsule) by
 -10..10 mm and prints its worst hard-link strain (bound 0.5 %).
+
+`--onset-restitution` runs any of these with session 48's variant patched in
+(`install_onset_restitution`; not in the solver, docs/cloth-solver.md "Known limits"):
+
+    .venv/bin/python tools/cloth_energy_ledger.py --matrix --onset-restitution --jobs 2
 """
 
 from __future__ import annotations
@@ -88,6 +93,48 @@ class Recorder:
         solver._Bake.step = recorded_step
 
 
+def install_onset_restitution() -> None:
+    """Session 48's variant, not in the solver (docs/cloth-solver.md, Known limits): after
+    step 9, restitution 0 along each vertex's own step-9 move `m` (Müller et al. 2020 §3.6 with
+    m as the normal: the part of its velocity against m removed, nothing added) on the vertices
+    whose contact begins in the substep (touched by step 7 or 9, not in the substep before: an
+    impact, not a resting contact). The move is taken from step 7's colliders to the contacts'
+    velocity pass, so it is step 9's only where nothing runs between them (no max distance or
+    back stop: the audit's drops)."""
+    bake_class = solver._Bake
+    step, collide, velocity = bake_class.step, bake_class._collide, bake_class._contact_velocity
+
+    def onset_step(bake, x, *args, **kwargs):
+        bake.s48_after_collide = None
+        bake.s48_stopped = False
+        step(bake, x, *args, **kwargs)
+        if not bake.s48_stopped:
+            bake.s48_was = None
+
+    def first_collide(bake, x, *args, **kwargs):
+        collide(bake, x, *args, **kwargs)
+        if getattr(bake, "s48_after_collide", 0) is None:
+            bake.s48_after_collide = x.copy()
+
+    def onset_velocity(bake, x, x_prev, touched, *args, **kwargs):
+        was = getattr(bake, "s48_was", None)
+        moved = x - bake.s48_after_collide
+        size = np.linalg.norm(moved, axis=1)
+        new = touched & (size > 1e-12)
+        if was is not None:
+            new &= ~was
+        e = moved[new] / size[new, None]
+        v = x[new] - x_prev[new]
+        stop = np.minimum(np.einsum("ij,ij->i", v, e), 0.0)
+        x_prev[new] += stop[:, None] * e
+        bake.s48_was, bake.s48_stopped = touched.copy(), True
+        velocity(bake, x, x_prev, touched, *args, **kwargs)
+
+    solver._Bake.step = onset_step
+    solver._Bake._collide = first_collide
+    solver._Bake._contact_velocity = onset_velocity
+
+
 def _drops() -> dict[str, dict]:
     """The audit's drops by name: `_fall_on_a_box` keyword arguments."""
     drops: dict[str, dict] = {}
@@ -123,7 +170,7 @@ def matrix(shift: float, jobs: int) -> None:
     """Every drop's rise in % of its fall."""
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(jobs) as pool:
+    with ProcessPoolExecutor(jobs, initializer=_initializer, initargs=(VARIANT[0],)) as pool:
         names = list(_drops())
         for name, rise, drop in pool.map(_rise_of, names, [shift] * len(names)):
             print(f"{name:32s} {100 * rise / drop:6.2f} %  (fall {drop:.1f} J)", flush=True)
@@ -139,13 +186,21 @@ def spread(jobs: int) -> None:
     names = [name for name in _drops() if name.startswith("box 120 Hz")]
     pairs = [(name, shift) for shift in SHIFTS for name in names]
     worst, over = 0.0, 0
-    with ProcessPoolExecutor(jobs) as pool:
+    with ProcessPoolExecutor(jobs, initializer=_initializer, initargs=(VARIANT[0],)) as pool:
         rises = pool.map(_rise_of, [p[0] for p in pairs], [p[1] for p in pairs])
         for (name, shift), (_, rise, drop) in zip(pairs, rises, strict=True):
             share = 100 * rise / drop
             worst, over = max(worst, share), over + (share > 1.0)
             print(f"{1000 * shift:+4.0f} mm {name:28s} {share:6.2f} %", flush=True)
     print(f"{over} of {len(pairs)} drops over 1 %, worst {worst:.2f} %")
+
+
+VARIANT = [False]
+
+
+def _initializer(onset: bool) -> None:
+    if onset:
+        install_onset_restitution()
 
 
 CAPE_OFFSETS = (-0.01, -0.005, -0.002, 0.0, 0.002, 0.005, 0.01)
@@ -162,7 +217,7 @@ def cape_spread(jobs: int) -> None:
     the_character, bound 0.5 %) with its body moved CAPE_OFFSETS along y."""
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(jobs) as pool:
+    with ProcessPoolExecutor(jobs, initializer=_initializer, initargs=(VARIANT[0],)) as pool:
         for offset, strain in zip(CAPE_OFFSETS, pool.map(_cape_strain, CAPE_OFFSETS),
                                   strict=True):
             print(f"body {1000 * offset:+4.0f} mm: hard links {100 * strain:.3f} % off",
@@ -181,7 +236,12 @@ def main() -> None:
     parser.add_argument("--cape-spread", action="store_true",
                         help="the cape's hard-link strain with its body moved -10..10 mm")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument("--onset-restitution", action="store_true",
+                        help="session 48's variant (install_onset_restitution), not landed")
     args = parser.parse_args()
+    VARIANT[0] = args.onset_restitution
+    if args.onset_restitution:
+        install_onset_restitution()
     if args.matrix:
         matrix(args.box_shift, args.jobs)
         return
