@@ -32,4 +32,25 @@ where = getattr(np.where, "_implementation", np.where)
 # matmul).
 dot_2d = getattr(np.dot, "_implementation", np.dot)
 
-__all__ = ["dot_2d", "einsum", "where"]
+
+# np.maximum and np.minimum against a Python scalar take NumPy's plain loop, against an array
+# of the same length its SIMD loop (NumPy 1.26, measured: 11,333 elements 5.6 against 1.7 us,
+# 48,000 31 against 12; comparisons and arithmetic with a scalar are as fast either way). The
+# same values elementwise, so the same bits. Rows per value, grown to the longest asked for;
+# keyed by the float's hex so -0.0 and 0.0 stay apart.
+_FILLED: dict[str, np.ndarray] = {}
+
+
+def filled(value: float, n: int) -> np.ndarray:
+    """A read-only row (n,) of `value`: the array operand of a floor or ceiling
+    (`np.maximum(a, filled(eps, len(a)), out=a)`)."""
+    key = float(value).hex()
+    row = _FILLED.get(key)
+    if row is None or len(row) < n:
+        row = np.full(max(n, 2 * len(row) if row is not None else n), float(value))
+        row.flags.writeable = False
+        _FILLED[key] = row  # (a longer row replaces the shorter one whole)
+    return row[:n]
+
+
+__all__ = ["dot_2d", "einsum", "filled", "where"]

@@ -147,14 +147,17 @@ class BendScratch:
         self.moves = np.empty((3, 3, n))
         self.multipliers = [np.zeros(n) for _ in range(COLOURS)]
         self.scalar_multipliers = [[0.0] * n for _ in range(COLOURS)]
+        # The offset's floor as a row (numpy_calls.filled: np.maximum's SIMD loop).
+        self.floor = np.full(n, EPS_LENGTH)
         self._x: np.ndarray | None = None
         self._colour_views: dict[tuple[int, int], tuple] = {}
 
     def views(self, x: np.ndarray, colour: int, n: int) -> tuple:
         """(left, centre, right, m, m2, its three rows, length, dl, g, multipliers, weights,
-        m as (3, 1, n), moves (3, 3 roles, n) and its three roles) of `colour`'s n constraints
-        on the (3, S, Ps) `x`: the particles colour, colour + 1, ... colour + 3n - 1 viewed
-        as (3, n, 3), each constraint's (left, centre, right) one row of it."""
+        m as (3, 1, n), moves (3, 3 roles, n), its three roles and the floor row) of
+        `colour`'s n constraints on the (3, S, Ps) `x`: the particles colour, colour + 1, ...
+        colour + 3n - 1 viewed as (3, n, 3), each constraint's (left, centre, right) one row of
+        it."""
         if self._x is not x:
             self._x, self._colour_views = x, {}
         views = self._colour_views.get((colour, n))
@@ -167,7 +170,7 @@ class BendScratch:
                 triples[..., 0], triples[..., 1], triples[..., 2], self.m[:, :n], m2, m2[0],
                 m2[1], m2[2], self.length[:n], self.dl[:n], self.g[:n],
                 self.multipliers[colour][:n], self.weights[:, :n], self.m[:, None, :n], moves,
-                moves[:, 0], moves[:, 1], moves[:, 2])
+                moves[:, 0], moves[:, 1], moves[:, 2], self.floor[:n])
         return views
 
 
@@ -200,7 +203,7 @@ def solve_bending(x: np.ndarray, c: BendCoefficients, scratch: BendScratch, *,
     for k, first in sweep:
         colour, n, f = c.colours[k]
         (left, centre, right, m, m2, m2x, m2y, m2z, length, dl, g, lam, weights, m_roles, moves,
-         centre_move, left_move, right_move) = scratch.views(x, colour, n)
+         centre_move, left_move, right_move, floor) = scratch.views(x, colour, n)
         # Outputs passed by position and the three moves written out: each ufunc call here
         # works on a few hundred numbers, so its keyword and loop overhead is a share of it.
         add, multiply, subtract = np.add, np.multiply, np.subtract
@@ -211,7 +214,7 @@ def solve_bending(x: np.ndarray, c: BendCoefficients, scratch: BendScratch, *,
         add(m2x, m2y, length)
         length += m2z
         np.sqrt(length, length)
-        np.maximum(length, EPS_LENGTH, length)
+        np.maximum(length, floor, length)  # (an array floor: the SIMD loop, 3x a scalar's)
         # dlambda = (|m_rest| - |m| - alpha~ lambda) / (mass term + alpha~)
         subtract(f["rest"], length, dl)
         if first:

@@ -54,6 +54,9 @@ class DistanceScratch:
         self.d2 = np.empty(shape)
         self.d2_parts = (self.d2[0], self.d2[1], self.d2[2])
         self.length = np.empty(shape[1:])
+        # The length's floor as an array: np.maximum's SIMD loop, 3-4x its loop with a scalar
+        # (the same values; core/numpy_calls.filled).
+        self.floor = np.full(shape[1:], EPS_LENGTH)
         self.fa = np.empty(shape[1:])
         self.fb = np.empty(shape[1:])
 
@@ -68,7 +71,7 @@ def solve_distance_pairs(a: np.ndarray, b: np.ndarray, c: PairCoefficients,
     np.add(dx, dy, out=length)
     np.add(length, dz, out=length)
     np.sqrt(length, out=length)
-    np.maximum(length, EPS_LENGTH, out=length)
+    np.maximum(length, scratch.floor, out=length)
     # Correction along d: coef * C / |d| = coef - coef * rest / |d|.
     np.divide(c.coef_rest_a, length, out=fa)
     np.subtract(c.coef_a, fa, out=fa)

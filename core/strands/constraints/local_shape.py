@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...numpy_calls import filled
 from .distance import flat_pairs
 
 OFFSETS = (2, 3)
@@ -143,7 +144,7 @@ def _pass(x: np.ndarray, c: LocalShapeCoefficients, scratch: LocalShapeScratch) 
         mu = scratch.mu[k]
         error += mu
         mu -= c.keep[i] * error
-        np.maximum(length, _EPS, out=length)
+        np.maximum(length, filled(_EPS, len(length)), out=length)  # (SIMD: numpy_calls)
         np.divide(error, length, out=error)
         np.multiply(ca, error, out=length)  # length is free now: the a-end factor
         np.multiply(d, length, out=product)
