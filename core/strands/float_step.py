@@ -19,18 +19,30 @@ at the roots, and every pass's own float path available (`SCALAR_STRANDS` strand
 from __future__ import annotations
 
 from ..shake import SCALAR_STRANDS, shake_floats, solve_shake
-from .constraints.bending import bend_floats
+from .constraints.bending import bend_plan, bend_planned
 from .constraints.ftl import ftl_floats
 
 
 class FloatCoefficients:
-    """A frame's factors as flat Python floats (the `FrameCoefficients` of a small rig)."""
+    """A frame's factors as flat Python floats (the `FrameCoefficients` of a small rig), with
+    its per-frame plan: what `step_floats` did the same way in every substep of the frame (each
+    pass's presence, the bending sweep's visits with their multiplier rows, the DFTL switch,
+    the loop ranges) resolved once when the coefficients change instead of every substep."""
 
-    def __init__(self, c):
+    def __init__(self, c, ws):
         self.verlet_a = c.verlet_a.reshape(-1).tolist()
         self.verlet_b = c.verlet_b.reshape(-1).tolist()
         self.pull = c.pull
         self.base_h2 = c.base_h2
+        self.ws = ws  # (SHAKE's vectorised fallback takes its scratch)
+        self.Ps = ws.Ps
+        self.entries = range(len(self.verlet_a))
+        self.iterations = range(ws.iterations)
+        self.bend = None if c.bend is None else bend_plan(
+            c.bend, ws.bend_scratch, sweep=c.bend.firm_sweep if c.bend.firm else None)
+        self.shake = c.shake
+        self.ftl = c.ftl
+        self.ftl_damped = c.ftl is not None and c.ftl.any_damping
 
     def source_terms(self, reference_f, reference_g) -> tuple[list, list]:
         """`_Bake._source_terms` as flat float rows, from the (3, S, Ps) reference at the two
@@ -54,7 +66,7 @@ class FloatCoefficients:
                 or (c.bend is not None and (c.bend.stiff or c.bend.scalar is None))
                 or (c.ftl is not None and c.ftl.scalar is None)):
             return None
-        return FloatCoefficients(c)
+        return FloatCoefficients(c, ws)
 
 
 class FloatState:
@@ -74,31 +86,29 @@ class FloatState:
         out.reshape(3, -1)[...] = self.x
 
 
-def step_floats(fs: FloatState, fc: FloatCoefficients, c, ws, A: list, B: list, alpha: float,
+def step_floats(fs: FloatState, fc: FloatCoefficients, A: list, B: list, alpha: float,
                 state) -> None:
     """`step` for one substep of a rig `FloatCoefficients.of` accepts, on `fs` in place; the
     source terms `A`, `B` (flat rows of `_source_terms`) at the blend `alpha`. `state`: the
     arrays `fs` came from, used only when SHAKE must take the vectorised solve (a zero pivot)."""
-    Ps = ws.Ps
-    a, b = fc.verlet_a, fc.verlet_b
+    a, b, entries = fc.verlet_a, fc.verlet_b, fc.entries
     # x_new = (x a - x_prev b) + (B alpha + A); x_prev = x: `step`'s ufuncs, element by element.
     # x_new goes into the x_prev rows (each entry read before it is written) and the rows swap
     # roles, so x is not copied into x_prev. (A plain loop: a comprehension is a function call
     # of its own in Python 3.11.)
-    count = len(a)
     for X, XP, Aq, Bq in zip(fs.x, fs.x_prev, A, B, strict=True):
-        for k in range(count):
+        for k in entries:
             XP[k] = (X[k] * a[k] - XP[k] * b[k]) + (Bq[k] * alpha + Aq[k])
     fs.x, fs.x_prev = fs.x_prev, fs.x
     X, Y, Z = fs.x
-    for _ in range(ws.iterations):
-        if c.bend is not None:
-            bend_floats(X, Y, Z, c.bend, ws.bend_scratch,
-                        sweep=c.bend.firm_sweep if c.bend.firm else None)
-        if c.shake is not None and not shake_floats(X, Y, Z, *fs.x_prev, Ps, c.shake):
+    bend, shake, ftl = fc.bend, fc.shake, fc.ftl
+    for _ in fc.iterations:
+        if bend is not None:
+            bend_planned(X, Y, Z, bend)
+        if shake is not None and not shake_floats(X, Y, Z, *fs.x_prev, fc.Ps, shake):
             fs.store(state)  # a zero pivot: the vectorised projection takes it (inf / NaN)
-            solve_shake(state.x, state.x_prev, c.shake, ws.shake_scratch(c.shake.n))
+            solve_shake(state.x, state.x_prev, shake, fc.ws.shake_scratch(shake.n))
             fs.x[:] = state.x.reshape(3, -1).tolist()
             X, Y, Z = fs.x
-        if c.ftl is not None:
-            ftl_floats(X, Y, Z, fs.x_prev if c.ftl.any_damping else None, c.ftl)
+        if ftl is not None:
+            ftl_floats(X, Y, Z, fs.x_prev if fc.ftl_damped else None, ftl)

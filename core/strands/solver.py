@@ -2568,7 +2568,7 @@ class _Bake:
         """Run `steps` (`_on_floats`) from substep n on the state as floats, then write it
         back; the state one substep before an off-grid frame time T into `before`. Returns
         whether T was crossed (as the array loop in `run` does)."""
-        h, ws = self.h, self.ws
+        h = self.h
         fs = FloatState(state)
         crossed = False
         for f, alpha, c, fc in steps:
@@ -2580,7 +2580,7 @@ class _Bake:
                 g = min(f + 1, self.F - 1)
                 cached = self._source_floats = (f, c, *fc.source_terms(
                     self.reference_soa[f], self.reference_soa[g]))
-            step_floats(fs, fc, c, ws, cached[2], cached[3], alpha, state)
+            step_floats(fs, fc, cached[2], cached[3], alpha, state)
             self._coefficients_now = c
             n += 1
         fs.store(state)

@@ -243,6 +243,59 @@ def _solve_bending_scalar(x: np.ndarray, c: BendCoefficients, scratch: BendScrat
     flat[...] = (X, Y, Z)
 
 
+def bend_plan(c: BendCoefficients, scratch: BendScratch, *,
+              sweep: tuple[tuple[int, bool], ...] | None = None) -> tuple:
+    """`bend_floats`' visits resolved once per frame's coefficients (`float_step.FloatPlan`):
+    one flat tuple per constraint visit of the sweep, its constraint's tuple followed by its
+    colour's multiplier row and whether the visit is the substep's first. A firm tail's sweep
+    is nine colour visits of one or two constraints each: looking up each colour, its
+    multipliers and its flag every substep cost about as much as a constraint's arithmetic."""
+    multipliers = scratch.scalar_multipliers
+    if sweep is None:
+        sweep = tuple((k, True) for k in range(len(c.scalar)))
+    return tuple((*constraint, multipliers[colour], first)
+                 for position, first in sweep
+                 for colour, constraints in (c.scalar[position],)
+                 for constraint in constraints)
+
+
+def bend_planned(X: list, Y: list, Z: list, plan: tuple) -> None:
+    """`bend_floats` over a `bend_plan`: the same operations on the same values in the same
+    order (the same bits), one loop over the flat visits."""
+    sqrt = math.sqrt
+    for k, i, j, r, rest, alpha, inverse, w_centre, w_left, w_right, lam, first in plan:
+        xi, xj, xr = X[i], X[j], X[r]
+        yi, yj, yr = Y[i], Y[j], Y[r]
+        zi, zj, zr = Z[i], Z[j], Z[r]
+        mx = (xi + xr) * -0.5 + xj
+        my = (yi + yr) * -0.5 + yj
+        mz = (zi + zr) * -0.5 + zj
+        length = sqrt(mx * mx + my * my + mz * mz)
+        if length < EPS_LENGTH:  # np.maximum's floor (NaN kept), without max
+            length = EPS_LENGTH
+        dl = rest - length
+        if first:
+            multiplier = 0.0
+        else:
+            multiplier = lam[k]
+            dl -= alpha * multiplier
+        dl *= inverse
+        lam[k] = multiplier + dl
+        dl /= length
+        g = dl * w_centre
+        X[j] = xj + mx * g
+        Y[j] = yj + my * g
+        Z[j] = zj + mz * g
+        g = dl * w_left
+        X[i] = xi - mx * g
+        Y[i] = yi - my * g
+        Z[i] = zi - mz * g
+        g = dl * w_right
+        X[r] = xr - mx * g
+        Y[r] = yr - my * g
+        Z[r] = zr - mz * g
+
+
 def bend_floats(X: list, Y: list, Z: list, c: BendCoefficients, scratch: BendScratch,
                 first: bool = True, *,
                 sweep: tuple[tuple[int, bool], ...] | None = None) -> None:
