@@ -92,7 +92,7 @@ from .constraints.spheres import (
 )
 from .constraints.voxel import VoxelCoefficients, solve_voxel_friction
 from .drive import CheckedDrive, Drive, validate_drive
-from .float_step import FloatCoefficients, FloatState, step_floats
+from .float_step import SOURCE_BLOCK, FloatCoefficients, FloatState, step_floats
 from .model import StrandModel
 from .params import rate_normalised, shape_strength
 from .settled import settled_chain_positions
@@ -2180,7 +2180,8 @@ class _Bake:
         # (interval, coefficients, (A, B)) of the two latest intervals, see `_source_terms`.
         self._sources = [(-1, None, (np.empty((3, S, Ps)), np.empty((3, S, Ps))))
                          for _ in range(2)]
-        # (interval, coefficients, A rows, B rows): `_source_terms` as floats (`float_step`).
+        # (first interval, stop, coefficients, [(A rows, B rows)] per interval): `_source_terms`
+        # as floats for a block of intervals (`float_step.SOURCE_BLOCK`).
         self._source_floats: tuple | None = None
 
     def _derive(self, first: int, known: int) -> None:
@@ -2576,11 +2577,15 @@ class _Bake:
                 fs.store_x(before)
                 crossed = True
             cached = self._source_floats
-            if cached is None or cached[0] != f or cached[1] is not c:
-                g = min(f + 1, self.F - 1)
-                cached = self._source_floats = (f, c, *fc.source_terms(
-                    self.reference_soa[f], self.reference_soa[g]))
-            step_floats(fs, fc, cached[2], cached[3], alpha, state)
+            if cached is None or not cached[0] <= f < cached[1] or cached[2] is not c:
+                # A block of intervals from f on, within the samples read (a `Stream`'s later
+                # samples are placeholders; `_reset_interpolation` drops the block when more
+                # are read).
+                stop = min(f + SOURCE_BLOCK, self.F, max(self.known - 1, f + 1))
+                cached = self._source_floats = (
+                    f, stop, c, fc.source_block(self.reference_soa, f, stop))
+            A, B = cached[3][f - cached[0]]
+            step_floats(fs, fc, A, B, alpha, state)
             self._coefficients_now = c
             n += 1
         fs.store(state)

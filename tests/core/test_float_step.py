@@ -4,6 +4,8 @@ float path switched off, and no array `step` at all where the rig uses nothing e
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -107,3 +109,53 @@ def test_a_tail_without_colliders_never_takes_the_array_step(monkeypatch):
     result = core.bake(model, drive, core.SolverSettings(substep=1.0 / 240.0))
     assert result.substeps > 500
     assert calls == 0
+
+
+def test_source_terms_are_made_a_block_of_intervals_at_a_time(monkeypatch):
+    """The flat source rows of a tail's intervals are made `SOURCE_BLOCK` at a time, not once
+    per interval (five ufuncs and two `tolist` calls each, a tenth of the tail's solve), and
+    the bake keeps the array step's bits across blocks and a coefficient change mid-block."""
+    model, drive = _tails(**CASES[1])  # 237 samples, damping animated at a third of the shot
+    blocks = []
+    original = float_step.FloatCoefficients.source_block
+
+    def counted(self, reference_soa, first, stop):
+        blocks.append((first, stop))
+        return original(self, reference_soa, first, stop)
+
+    monkeypatch.setattr(float_step.FloatCoefficients, "source_block", counted)
+    settings = core.SolverSettings(substep=1.0 / 240.0)
+    floats = core.bake(model, drive, settings)
+    intervals = drive.frames - 1
+    assert intervals > 3 * float_step.SOURCE_BLOCK
+    # Every interval once; one more block where the coefficients change.
+    assert len(blocks) <= intervals // float_step.SOURCE_BLOCK + 2
+    assert sum(stop - first for first, stop in blocks) >= intervals
+    monkeypatch.setattr(float_step.FloatCoefficients, "of", staticmethod(lambda *a: None))
+    arrays = core.bake(model, drive, settings)
+    assert floats.positions.tobytes() == arrays.positions.tobytes()
+
+
+def test_a_streamed_tail_never_reads_a_placeholder_sample():
+    """A tail fed its samples as the timeline plays (`Stream`, the live preview) gives the
+    bake's bits: a block of source rows made ahead covers only samples already read, and is
+    made again when more arrive (the later samples are placeholders until then)."""
+    model, drive = _tails(**CASES[0])
+    settings = core.SolverSettings(substep=1.0 / 240.0)
+    baked = core.bake(model, drive, settings).positions
+    held = drive.reference.copy()
+    stream = solver.Stream(model, replace(drive, reference=_held(held, 1)), settings, known=1)
+    frames = []
+    for i in range(stream.output_frames):
+        need = stream.needed(i)
+        if stream._bake.known < need:
+            stream.feed(replace(drive, reference=_held(held, need)), need)
+        frames.append(stream.step().copy())
+    assert np.stack(frames).tobytes() == baked.tobytes()
+
+
+def _held(reference: np.ndarray, known: int) -> np.ndarray:
+    """`reference` with its samples from `known` on replaced by far-off placeholders."""
+    out = reference.copy()
+    out[known:] = reference[known - 1] + 10.0
+    return out
