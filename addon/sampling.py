@@ -230,14 +230,19 @@ class FrameSampler:
     def sample_chunk(self, count: int) -> int:
         """Sample up to ``count`` more frames; returns how many frames are done."""
         stop = min(self.done + count, self.total)
+        self.block_samples(self.done, stop)
+        self.done = stop
+        return self.done
+
+    def block_samples(self, start: int, stop: int) -> None:
+        """Set the scene to each sample time start..stop-1 in turn and read it
+        (``_sample_frame``); a subclass may read a block its own way."""
         scene = self.scene
-        for i in range(self.done, stop):
+        for i in range(start, stop):
             frame = float(self.frames[i])
             whole = int(np.floor(frame))
             scene.frame_set(whole, subframe=frame - whole)
             self._sample_frame(i)
-        self.done = stop
-        return self.done
 
     def _sample_frame(self, i: int) -> None:
         raise NotImplementedError

@@ -4,6 +4,7 @@ scene (addon/sampling.py)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -136,6 +137,11 @@ class Sampler(FrameSampler):
         self._object = np.empty((n_frames, len(read.setups), 4, 4))
         self._collider = np.empty((n_frames, len(read.colliders), 4, 4))
         self._gravity = np.empty((n_frames, 3))
+        # The scene's gravity is read once per bake unless a key or driver animates it (it
+        # was a tuple, a flag and a row write at every one of a tail's 496 samples).
+        self._gravity_animated = bool(animated_paths(scene) & {"gravity", "use_gravity"})
+        if not self._gravity_animated:
+            self._gravity[:] = scene_gravity(scene)
         self._meshes = mesh_colliders.MeshSampler(read.meshes, len(self.frames), held=n_frames)
         # Which settings are animated, once per setup (walks every F-curve of its actions).
         self._animated_settings = [animated_settings(s.object) for s in read.setups]
@@ -172,28 +178,42 @@ class Sampler(FrameSampler):
         """Samples the buffers hold at once."""
         return len(self._object)
 
-    def _sample_frame(self, i: int) -> None:
-        j = i - self.base
-        if j >= self.held:
-            raise RuntimeError(f"sample {i} does not fit: release the samples before it")
-        for s, setup in enumerate(self.read.setups):
-            ob = setup.object
-            scratch = self._scratch[s]
-            if scratch is None:
-                ob.pose.bones.foreach_get("matrix", self._pose[s][j])
-            else:
-                ob.pose.bones.foreach_get("matrix", scratch)
-                self._pose[s][j] = scratch.reshape(-1, 16)[self._read_bones[s]].ravel()
-            # (Straight into the buffer: the same floats without a temporary array, ~1 us of
-            # ~5 a matrix.)
-            self._object[j, s] = ob.matrix_world
-        for k, collider in enumerate(self.read.colliders):
-            self._collider[j, k] = collider.object.matrix_world
-        self._meshes.sample(i)
-        scene = self.scene
-        self._gravity[j] = tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
-        for series in (self._all_series() if i == 0 else self._animated):
-            series.sample()
+    def block_samples(self, start: int, stop: int) -> None:
+        """Read samples start..stop-1 (the scene set to each time in turn) with what every
+        sample reads looked up once per block (each armature's pose bones, buffer and columns,
+        the collider objects, the bound ``frame_set``): a 4-bone tail reads 5 matrices and an
+        object matrix per sample, and the lookups around them cost as much as the reads. The
+        same reads in the same order, so the same numbers."""
+        if start >= stop:
+            return
+        if stop - 1 - self.base >= self.held:
+            raise RuntimeError(f"sample {stop - 1} does not fit: release the samples before it")
+        frame_set = self.scene.frame_set
+        frames = self.frames[start:stop].tolist()
+        armatures = [(setup.object, setup.object.pose.bones, self._pose[s], self._scratch[s],
+                      self._read_bones[s], self._object[:, s])
+                     for s, setup in enumerate(self.read.setups)]
+        colliders = [(c.object, self._collider[:, k]) for k, c in enumerate(self.read.colliders)]
+        meshes, gravity = self._meshes, self._gravity
+        animated = self._gravity_animated
+        for i, frame in zip(range(start, stop), frames, strict=True):
+            whole = math.floor(frame)
+            frame_set(whole, subframe=frame - whole)
+            j = i - self.base
+            for ob, bones, pose, scratch, columns, world in armatures:
+                if scratch is None:
+                    bones.foreach_get("matrix", pose[j])
+                else:
+                    bones.foreach_get("matrix", scratch)
+                    pose[j] = scratch.reshape(-1, 16)[columns].ravel()
+                world[j] = ob.matrix_world
+            for ob, world in colliders:
+                world[j] = ob.matrix_world
+            meshes.sample(i)
+            if animated:
+                gravity[j] = scene_gravity(self.scene)
+            for series in (self._all_series() if i == 0 else self._animated):
+                series.sample()
 
     def release(self, upto: int) -> None:
         """The samples before ``upto`` are converted (``rows``) and will not be asked for
@@ -311,6 +331,11 @@ class Sampler(FrameSampler):
         )
         check_samples(self.read, samples)
         return samples
+
+
+def scene_gravity(scene) -> tuple[float, float, float]:
+    """The scene's gravity (Blender units / s²), zero where Gravity is off."""
+    return tuple(scene.gravity) if scene.use_gravity else (0.0, 0.0, 0.0)
 
 
 def read_bones(read: SceneRead, setup: int) -> np.ndarray:
