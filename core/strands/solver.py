@@ -2564,13 +2564,13 @@ class _Bake:
             steps.append((f, alpha, c, fc))
         return steps
 
-    def _steps_on_floats(self, state: State, n: int, steps: list, T: float,
+    def _steps_on_floats(self, fs: FloatState, state: State, n: int, steps: list, T: float,
                          before: np.ndarray) -> bool:
-        """Run `steps` (`_on_floats`) from substep n on the state as floats, then write it
-        back; the state one substep before an off-grid frame time T into `before`. Returns
-        whether T was crossed (as the array loop in `run` does)."""
+        """Run `steps` (`_on_floats`) from substep n on `fs`, the state as floats, then write
+        its positions back into `state.x` (its previous positions stay on floats until the
+        float path ends: `run`); the state one substep before an off-grid frame time T into
+        `before`. Returns whether T was crossed (as the array loop in `run` does)."""
         h = self.h
-        fs = FloatState(state)
         crossed = False
         for f, alpha, c, fc in steps:
             if (n + 1) * h > T + _TIME_EPS:
@@ -2588,7 +2588,7 @@ class _Bake:
             step_floats(fs, fc, A, B, alpha, state)
             self._coefficients_now = c
             n += 1
-        fs.store(state)
+        fs.store_x(state.x)
         return crossed
 
     def run(self) -> Iterator[tuple[int, int]]:
@@ -2621,6 +2621,10 @@ class _Bake:
         # (a Substep Rate under the frame rate) blends them too instead of taking the later one.
         before = np.empty_like(state.x)
         crossed = False
+        # The state on floats while frame after frame runs there (`float_step`): taken to
+        # floats once, not per frame, and only its positions written back per frame (for the
+        # output); all of it goes back when a frame takes the array passes, and at the end.
+        floats: FloatState | None = None
         for i in range(1, F):
             T = i / fps
             n_stop = n
@@ -2628,9 +2632,15 @@ class _Bake:
                 n_stop += 1
             on_floats = self._on_floats(n, n_stop)
             if on_floats is not None:
-                crossed = self._steps_on_floats(state, n, on_floats, T, before) or crossed
+                if floats is None:
+                    floats = FloatState(state)
+                crossed = self._steps_on_floats(floats, state, n, on_floats, T,
+                                                before) or crossed
                 substeps += n_stop - n
                 n = n_stop
+            elif floats is not None:
+                floats.store(state)
+                floats = None
             for sd in () if on_floats is not None else self._drives(n, n_stop):
                 if (n + 1) * h > T + _TIME_EPS:
                     np.copyto(before, state.x)
@@ -2656,6 +2666,8 @@ class _Bake:
                 out = state.x
             self._output(positions, i, out, T)
             yield i + 1, total
+        if floats is not None:
+            floats.store(state)
         self.result = BakeResult(positions=positions, substeps=substeps)
 
     def _reference_out(self, T: float) -> tuple[np.ndarray, np.ndarray]:
