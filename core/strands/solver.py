@@ -2055,6 +2055,11 @@ def _sphere_normal(d: tuple[float, float, float], length: float) -> tuple[float,
 # --------------------------------------------------------------------------------------------
 # The bake.
 
+# Up to this many particles (S x P) an output frame's positions are copied from the (3, S, Ps)
+# state in one transposed copy, above it one strided copy per component (NumPy 1.26, per
+# frame: 5 particles 0.65 against 3.9 us, 576 5.2 against 8.5, 2,304 38 against 24).
+OUTPUT_ONE_COPY = 1024
+
 
 class _Bake:
     """Drives `step` over the frame range; per-frame work is done once per frame."""
@@ -2112,6 +2117,11 @@ class _Bake:
         self.roots_only_output = bool(np.all(self.kinematic[:, 0])
                                       and not np.any(self.kinematic[:, 1:]))
         self._out_scratch = np.empty((3, S, self.ws.Ps))
+        # Its three component rows and the (S, Ps) bool the check fills, made once (views and
+        # temporaries cost as much as the ufuncs on a small rig's 18 numbers, every frame).
+        self._out_rows = tuple(self._out_scratch)
+        self._out_within = np.empty((S, self.ws.Ps), dtype=bool)
+        self._one_copy = S * self.ws.P <= OUTPUT_ONE_COPY
         self.settled = drive.settled if drive.settled is not None and drive.settled.any() \
             else None
         self.meshes = None
@@ -2689,13 +2699,20 @@ class _Bake:
         # written as the reference below, so they never count. NaN compares False -> suspect.
         # Full (3, S, Ps) width: contiguous operands, padding is never checked.
         d = self._out_scratch
+        dx, dy, dz = self._out_rows
+        within = self._out_within
         np.subtract(x, reference_soa, out=d)
         np.multiply(d, d, out=d)
-        d[0] += d[1]
-        d[0] += d[2]
-        suspect = not np.all((d[0] <= self.bound_squared) | self._unchecked)
-        for c in range(3):  # one strided copy per component: ~4x faster than one moveaxis copy
-            np.copyto(out[..., c], x[c, :, :P])
+        dx += dy
+        dx += dz
+        np.less_equal(dx, self.bound_squared, out=within)
+        within |= self._unchecked
+        suspect = not within.all()
+        if self._one_copy:
+            out[...] = x[:, :, :P].transpose(1, 2, 0)
+        else:
+            for c in range(3):  # one strided copy per component (see `OUTPUT_ONE_COPY`)
+                np.copyto(out[..., c], x[c, :, :P])
         # Kinematic nodes and padding are exactly the reference at the frame time.
         if self.roots_only_output:
             out[:, 0] = reference[:, 0]
