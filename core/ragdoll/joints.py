@@ -205,3 +205,55 @@ def damp_joints_subtree(s: Bodies, col: JointColour, damping_fraction: np.ndarra
     s.v[:n] -= cross(rot, s.x[:n]) - dot_2d(carry, cross(spin, pivot))
     s.w[p.b_unique] += dot_2d(p.scatter, einsum("nij,nj->ni", Ib, P)) + dw
     s.v[p.b_unique] += dv
+
+
+def joint_gaps(s: Bodies, col: JointColour, anchor_b: np.ndarray) -> np.ndarray:
+    """(n_c, 3) each joint's gap, the child's head minus the parent's anchor (world), as the
+    bodies are now (`anchor_b`: the anchors in the parents' body frames, as `solve_ball`)."""
+    p = col.pairs
+    return (s.x[p.a] + rotate(s.R[p.a], col.anchor_a)) - (s.x[p.b] + rotate(s.R[p.b], anchor_b))
+
+
+def stop_opened_joints(s: Bodies, col: JointColour, anchor_b: np.ndarray, gap: np.ndarray,
+                       opened: np.ndarray, recoil: np.ndarray | None = None) -> None:
+    """The joints' velocity pass: a joint the iterations left open (`opened`, its `gap`
+    (n_c, 3) after them) keeps no relative velocity of its two anchor points that opens it
+    further. The final pass closes the gap by position only (`level.Level.final_pass`), so
+    the velocity the iterations derived toward it survives: the next substep opens the joint
+    again by as much, the projection closes it again, and the body keeps that velocity for
+    ever. A limp humanoid lying on its back at a 60 Hz substep with one iteration dropped a
+    shin 22 mm toward the ground every substep (1.3 m/s) that the final pass lifted back, and
+    its legs crawled at 0.2–0.8 m/s for seconds.
+
+    Removing it is the inelastic limit of the ball joint at the velocity level (as
+    `limits.stop_at_limits` for the limits and the contacts' velocity pass for the normal): a
+    scalar impulse along the gap between the two anchor points, equal and opposite on child
+    and parent (linear and angular momentum kept), at most until that component of the
+    relative velocity is zero, so it never adds kinetic energy. Each stopped joint's effective
+    mass is split among the joints that stop (mass splitting, Tonge et al. 2012, as the
+    limits' stop). ``recoil`` False: the parent (a locked root) takes none of it."""
+    p = col.pairs
+    dist = np.sqrt(einsum("nk,nk->n", gap, gap))
+    unit = gap / np.maximum(dist, 1e-300)[:, None]
+    ra = rotate(s.R[p.a], col.anchor_a)
+    rb = rotate(s.R[p.b], anchor_b)
+    u = (s.v[p.a] + cross(s.w[p.a], ra)) - (s.v[p.b] + cross(s.w[p.b], rb))
+    along = einsum("nk,nk->n", u, unit)
+    stop = opened & (along > 0.0)
+    if not stop.any():
+        return
+    a, b, g = p.a[stop], p.b[stop], unit[stop]
+    takes = np.ones(len(a), dtype=bool) if recoil is None else recoil[stop]
+    ca, cb = cross(ra[stop], g), cross(rb[stop], g)
+    ia = einsum("nij,nj->ni", s.Iw_inv[a], ca)
+    ib = einsum("nij,nj->ni", s.Iw_inv[b], cb)
+    inv_b = where(takes, s.inv_mass[b], 0.0)
+    ib = where(takes[:, None], ib, 0.0)
+    uses = (np.bincount(a, minlength=len(s.w)) + np.bincount(b[takes], minlength=len(s.w)))
+    wa = (s.inv_mass[a] + einsum("nk,nk->n", ca, ia)) * uses[a]
+    wb = (inv_b + einsum("nk,nk->n", cb, ib)) * uses[b]
+    lam = where(wa + wb > 1e-12, along[stop] / np.maximum(wa + wb, 1e-12), 0.0)
+    np.add.at(s.v, a, -(lam * s.inv_mass[a])[:, None] * g)
+    np.add.at(s.w, a, -lam[:, None] * ia)
+    np.add.at(s.v, b, (lam * inv_b)[:, None] * g)
+    np.add.at(s.w, b, lam[:, None] * ib)

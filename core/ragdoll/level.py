@@ -53,7 +53,9 @@ from .joints import (
     colour_joints,
     damp_joints,
     damp_joints_subtree,
+    joint_gaps,
     solve_ball,
+    stop_opened_joints,
     subtree_masses,
 )
 from .limits import (
@@ -137,6 +139,17 @@ STATIC_FRICTION = True
 # on its feet 2.08° past a limit (bound 2°), and with STATIC_FRICTION a walk into a wall on
 # 0.9 motors at 480 Hz, 4 iterations, peaks at 8.56 m/s (bound 8.43).
 STOP_UNDONE_TURNS = False
+# The joints' velocity pass (joints.stop_opened_joints): a joint the iterations left open by
+# more than JOINT_TOLERANCE keeps no relative velocity that opens it further. With one
+# iteration the Jacobi joints do not carry a leg's weight from the pelvis to a foot on the
+# ground within a substep: the shin sank 18-22 mm in the iterations (1.1-1.3 m/s), the final
+# pass lifted it back by position, and the velocity stayed, substep after substep (a limp
+# humanoid on its back at 60 Hz, 1 iteration, kept 5-7 J of kinetic energy and crawled at
+# 0.2-0.8 m/s for seconds). It alternates VELOCITY_PASSES times with the contacts' normal
+# stop (Contacts.velocity_pass, normal_only), each undoing part of the other (Gauss-Seidel
+# over the two at the velocity level; each stop is inelastic, so no pass adds energy).
+STOP_OPENED_JOINTS = True
+VELOCITY_PASSES = 4
 SUBTREE_MOTORS = True  # motors turn the child's whole subtree (motors.solve_motor_subtree)
 SELF_COLLISION_PASSES = 2  # Jacobi passes over the body pairs per iteration
 JOINT_TOLERANCE = 0.005  # m: joints drifting further apart are pulled back (seed 004)
@@ -666,6 +679,9 @@ class Level:
         dq = qmul(s.q, quat_conj(s.q_prev))
         s.w[:] = quat_log(dq) / h
         outside = [limit_directions(s, col) for col in self.colours]
+        # the joints the iterations left open (the final pass closes them by position)
+        gaps = ([joint_gaps(s, col, anchors[j]) for j, col in enumerate(self.colours)]
+                if STOP_OPENED_JOINTS else None)
         solved_q = s.q[:n].copy() if STOP_UNDONE_TURNS else None
         self.final_pass(c, anchor, local_t, origin_t, outside)
         # (static friction holds contact points where the iterations left them: what the
@@ -686,9 +702,23 @@ class Level:
                 stop_undone_turns(s, col, turned, h, recoil=cc["recoil"])
         # velocity pass: no de-penetration pop, joint damping and the motors' dampers
         s.freeze_inertia()
+        g = float(np.abs(c.gravity).max(initial=0.0))
+        if gaps is not None:
+            opened = [~col.is_root & ~kin[col.index]
+                      & (einsum("nk,nk->n", gaps[j], gaps[j]) > JOINT_TOLERANCE ** 2)
+                      for j, col in enumerate(self.colours)]
+            if any(o.any() for o in opened):
+                for rep in range(VELOCITY_PASSES):
+                    for j, col in enumerate(self.colours):
+                        if opened[j].any():
+                            stop_opened_joints(s, col, anchors[j], gaps[j], opened[j],
+                                               recoil=c.colours[j]["recoil"])
+                    if rep < VELOCITY_PASSES - 1:  # (the last one is the full pass below)
+                        self.contacts.velocity_pass(s, c.friction, h, restitution=c.restitution,
+                                                    v_before=v_before, w_before=w_before,
+                                                    gravity=g, normal_only=True)
         self.contacts.velocity_pass(s, c.friction, h, restitution=c.restitution,
-                                    v_before=v_before, w_before=w_before,
-                                    gravity=float(np.abs(c.gravity).max(initial=0.0)))
+                                    v_before=v_before, w_before=w_before, gravity=g)
         if self_near:
             self.self_collision.stop_normal_motion(s, ~kin, friction=c.friction, h=h)
         for j, col in enumerate(self.colours):
