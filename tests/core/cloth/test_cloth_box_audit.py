@@ -79,9 +79,9 @@ def test_a_cage_falling_onto_a_box_gains_no_energy(damping, hz):
 
 @pytest.mark.parametrize(("damping", "shift"), [
     pytest.param(0.05, -0.001, marks=pytest.mark.xfail(strict=True, reason="s46: 1.72 % of "
-                 "the fall")),
+                 "the fall (s49: 0.89 % with step-9 move restitution, not landed)")),
     pytest.param(0.5, 0.003, marks=pytest.mark.xfail(strict=True, reason="s46: 3.04 % of "
-                 "the fall")),
+                 "the fall (s49: 0.04 % with step-9 move restitution, not landed)")),
 ], ids=["damping-0.05-box-1mm-left", "damping-0.5-box-3mm-right"])
 def test_a_cage_falling_onto_a_box_moved_by_millimetres_gains_no_energy(damping, shift):
     """The box drop at 120 Hz substeps with the box moved along x by millimetres: the 0.10-0.68
@@ -99,10 +99,12 @@ def test_a_cage_falling_onto_a_box_moved_by_millimetres_gains_no_energy(damping,
 @pytest.mark.parametrize(("damping", "hz"), [
     (0.0, 240), (None, 240), (0.0, 120),
     pytest.param(None, 120, marks=pytest.mark.xfail(strict=True, reason="1.04 % of the fall "
-                 "(6.7 % before the contacts' velocity pass)")),
+                 "(6.7 % before the contacts' velocity pass; s49: 0.49 % with step-9 move "
+                 "restitution, not landed)")),
     pytest.param(0.0, 480, marks=pytest.mark.xfail(strict=True, reason="1.24 % of the fall "
                  "(about 5 % before): the cloth drawn over the capsule by its falling hem, "
-                 "where step 9's position fixes act")),
+                 "where step 9's position fixes act; s49: 0.69 % with step-9 move restitution, "
+                 "not landed")),
 ], ids=["undamped", "default-damping", "undamped-120Hz", "default-damping-120Hz",
         "undamped-480Hz"])
 def test_a_cage_falling_onto_a_capsule_gains_no_energy(damping, hz):
@@ -122,9 +124,11 @@ def test_a_cage_falling_onto_a_capsule_gains_no_energy(damping, hz):
     (0.5, 0.0, 240), (0.5, None, 240), (0.5, None, 120),
     pytest.param(0.0, 0.0, 240, marks=pytest.mark.xfail(strict=True, reason="s41: 5.2 % of "
                  "the fall on a frictionless ground (5.3 % with default damping, 2.9 % at "
-                 "120 Hz): step 9's position fixes as the cage lands, with its parents held")),
+                 "120 Hz): step 9's position fixes as the cage lands, with its parents held; "
+                 "s49: 0.00 % with step-9 move restitution, not landed")),
     pytest.param(0.5, 0.0, 480, marks=pytest.mark.xfail(strict=True, reason="s41: 1.45 % of "
-                 "the fall (0.78 % at 240 Hz)")),
+                 "the fall (0.78 % at 240 Hz; s49: 0.00 % with step-9 move restitution, not "
+                 "landed)")),
 ], ids=["undamped", "default-damping", "default-damping-120Hz", "frictionless-undamped",
         "undamped-480Hz"])
 def test_a_cage_falling_onto_the_ground_gains_no_energy(friction, damping, hz):
