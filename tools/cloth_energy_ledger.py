@@ -34,9 +34,8 @@ a figure is (the box at 120 Hz spreads 0.1-3 % over shifts of 1-3 mm):
 
     .venv/bin/python tools/cloth_energy_ledger.py --matrix --onset-restitution --jobs 2
 
-`--move-restitution` named session 49's variant (the same on every vertex step 9 moved, above
-Müller et al. 2020's resting-contact speed, out of stiff cloths); it is in the solver now
-(`solver.stop_against_move`) and the option changes nothing.
+`--move-restitution` patches in session 49's (`install_move_restitution`), the same on every
+vertex step 9 moved, above Müller et al. 2020's resting-contact speed, out of stiff cloths.
 """
 
 from __future__ import annotations
@@ -139,9 +138,47 @@ def install_onset_restitution() -> None:
     solver._Bake._contact_velocity = onset_velocity
 
 
+# Session 49's variant: the resting-contact threshold of Müller et al. 2020 §3.6 (no restitution
+# below 2 |g| h of normal speed), in metres per substep: 2 |g| h^2.
+RESTING = 2.0
+
+
 def install_move_restitution() -> None:
-    """Session 49's variant, landed in the solver (`solver.stop_against_move`, step 10): the
-    option is kept for the commands that name it and changes nothing."""
+    """Session 49's variant, not in the solver (docs/cloth-solver.md, Known limits): after
+    step 9, restitution 0 along each vertex's own step-9 move `m` on EVERY vertex it moved (not
+    only where a contact begins, as `install_onset_restitution`), except where the vertex was
+    moving against `m` slower than 2 |g| h (Müller et al. 2020 §3.6's resting contact: a
+    position fix there is a contact holding the cloth up, and stopping along it ratchets the
+    drape over a frictionless capsule) and in stiff cloths (`solver.STIFF_COMPLIANCE`: SHAKE's
+    columns move their velocities already; stopped, rigid bending gained 6 % on its max
+    distance and a ball). The move is taken from step 7's colliders to the contacts' velocity
+    pass: step 9's where no max distance or back stop acts (the audit's drops)."""
+    bake_class = solver._Bake
+    step, collide, velocity = bake_class.step, bake_class._collide, bake_class._contact_velocity
+
+    def move_step(bake, x, *args, **kwargs):
+        bake.s49_after_collide = None
+        step(bake, x, *args, **kwargs)
+
+    def first_collide(bake, x, *args, **kwargs):
+        collide(bake, x, *args, **kwargs)
+        if getattr(bake, "s49_after_collide", 0) is None:
+            bake.s49_after_collide = x.copy()
+
+    def move_velocity(bake, x, x_prev, touched, n, fr, f, *args, **kwargs):
+        moved = x - bake.s49_after_collide
+        size = np.linalg.norm(moved, axis=1)
+        rows = (size > 1e-12) & bake.free & ~bake._stiff_cloths(f)[bake.cloth]
+        e = moved[rows] / size[rows, None]
+        along = np.einsum("ij,ij->i", x[rows] - x_prev[rows], e)
+        resting = RESTING * np.linalg.norm(fr.accel_h2[rows], axis=1)
+        stop = np.where(-along > resting, along, 0.0)
+        x_prev[rows] += stop[:, None] * e
+        velocity(bake, x, x_prev, touched, n, fr, f, *args, **kwargs)
+
+    solver._Bake.step = move_step
+    solver._Bake._collide = first_collide
+    solver._Bake._contact_velocity = move_velocity
 
 
 def _drops() -> dict[str, dict]:
@@ -251,7 +288,7 @@ def main() -> None:
                         help="session 48's variant (install_onset_restitution), not landed")
     parser.add_argument("--move-restitution", action="store_const", const="move",
                         dest="variant",
-                        help="session 49's variant, now in the solver: no change")
+                        help="session 49's variant (install_move_restitution), not landed")
     args = parser.parse_args()
     VARIANT[0] = args.variant
     if args.variant is not None:

