@@ -184,7 +184,13 @@ def test_chain_dragged_under_an_edge_with_friction_keeps_its_lengths(rig, case):
                    "friction (static while the motion since the substep's start is within "
                    "friction x the length's normal correction) <= 1.1 % but seed 5 7.5 %. The "
                    "wedge must hold with velocities: the parent pulled back by SHAKE in the "
-                   "contact rounds")
+                   "contact rounds. s50 (14.8 % measured again): the cone summed over the "
+                   "substep 0.0003 % here, but 6 of 8 placements fail (8 cm at -5.5/75 "
+                   "0.03 -> 5.4 %: a particle at the edge meets the other face's normal); "
+                   "a new cone per normal 3 of 8 but here 39.0 %; SHAKE holding the static "
+                   "particles (infinitely heavy): 0.10 % here in two early variants, 4-7 of 8 "
+                   "placements failing in every variant (the kept ones 16.5-16.8 % here: "
+                   "tools/patches/s50_static_hold.diff, docs/hair.md Session 50)")
 def test_chain_held_in_the_friction_cone_under_an_edge_keeps_its_lengths(rig):
     _, depth, stretch = _dragged_past(rig, ColliderKind.BOX, 0.04, (-0.06, 0.0, 0.8), fps=24)
     assert depth.max() <= 1e-6, float(depth.max())

@@ -114,7 +114,11 @@ def _cases():
                     f"s49: its contacts creep {CREEPING[preset, kind]} mm/s after 7 s: each "
                     "collider pass's friction cone is its own penetration's, not the substep's "
                     "summed push (170 um, then < 0.5 um), so the rounds' 6.3 um a substep along "
-                    "the ground is never held"))
+                    "the ground is never held. s50 (measured again 1.867): the cone summed "
+                    "over the substep alone 0.0009 mm/s, but 5 of 36 ground cases of "
+                    "tools/chain_rest_spread.py over 1 mm/s (main 4) and 15 over 0.1 (main 7); "
+                    "with SHAKE holding the static particles 4-27 of 36 "
+                    "(tools/patches/s50_static_hold.diff)"))
             yield pytest.param(preset, kind, marks=marks, id=f"{preset}-{kind}")
 
 
