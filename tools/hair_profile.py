@@ -9,8 +9,11 @@ process CPU time (a timer around each of the solver's passes, nested ones subtra
 Process CPU, not wall time: the machine is shared, and CPU time is the steadier figure (shares
 more than absolute times). With `--counts`, the bake counts NumPy calls by pass instead:
 ufuncs called through `np.<name>` or as operators (counting wrappers, `np.set_numeric_ops`),
-ndarray methods and NumPy's C functions (`sys.setprofile` c_call events); the wrappers slow
-the bake, so it is not timed. Either way the solver computes its usual bits (the wrappers call
+ndarray methods and NumPy's C functions (`sys.setprofile` c_call events), and the element
+passes of the ufunc calls: the numbers each ran over (its largest array operand) in units of
+the state's S x Ps particles, so one (3, S, Ps) operation counts 3 (methods such as `take` and
+`copyto` are counted as calls, not as elements); the wrappers slow the bake, so it is not
+timed. Either way the solver computes its usual bits (the wrappers call
 the same functions).
 """
 
@@ -108,11 +111,19 @@ def times(frames: int) -> None:
 class _Counting:
     """A ufunc that counts its calls (and its reduce/accumulate/at calls) in `counter`."""
 
-    def __init__(self, ufunc, counter, current):
+    def __init__(self, ufunc, counter, current, elements=None):
         self._ufunc, self._counter, self._current = ufunc, counter, current
+        self._elements = elements
 
     def __call__(self, *args, **kwargs):
         self._counter[self._current[-1]] += 1
+        if self._elements is not None:
+            # Elements the call runs over: its largest array operand (the result's size for an
+            # elementwise ufunc; broadcasts and scalars are not counted twice).
+            out = kwargs.get("out")
+            arrays = [a for a in (*args, *(out if isinstance(out, tuple) else (out,)))
+                      if isinstance(a, np.ndarray)]
+            self._elements[self._current[-1]] += max((a.size for a in arrays), default=1)
         return self._ufunc(*args, **kwargs)
 
     def __getattr__(self, name):
@@ -128,6 +139,7 @@ class _Counting:
 
 def counts(frames: int) -> None:
     numpy_calls = collections.Counter()
+    elements = collections.Counter()  # numbers the ufunc calls ran over, by pass
     calls = collections.Counter()
     current = ["outside `step`"]
 
@@ -146,10 +158,10 @@ def counts(frames: int) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         operators = np.set_numeric_ops()
-        np.set_numeric_ops(**{name: _Counting(u, numpy_calls, current)
+        np.set_numeric_ops(**{name: _Counting(u, numpy_calls, current, elements)
                               for name, u in operators.items() if isinstance(u, np.ufunc)})
     for name, u in ufuncs.items():
-        setattr(np, name, _Counting(u, numpy_calls, current))
+        setattr(np, name, _Counting(u, numpy_calls, current, elements))
 
     def profile(frame, event, arg):
         if event == "c_call" and (isinstance(getattr(arg, "__self__", None), np.ndarray)
@@ -168,11 +180,18 @@ def counts(frames: int) -> None:
             warnings.simplefilter("ignore", DeprecationWarning)
             np.set_numeric_ops(**operators)
     substeps = (frames - 1) * round(bench_hair.SUBSTEP_HZ / bench_hair.FPS)
-    print(f"\nNumPy calls a substep: {sum(numpy_calls.values()) / substeps:.0f}\n")
-    print("| pass | NumPy calls a substep | a call |\n|---|---|---|")
+    # One element pass: a ufunc over as many numbers as the state has particles (S x Ps), so
+    # a (3, S, Ps) operation counts 3.
+    state = bench_hair.GUIDES * solver.solver_particles(bench_hair.PARTICLES)
+    print(f"\nNumPy calls a substep: {sum(numpy_calls.values()) / substeps:.0f}, ufunc element "
+          f"passes (S x Ps = {state} numbers each): {sum(elements.values()) / substeps / state:.0f}"
+          "\n")
+    print("| pass | NumPy calls a substep | a call | ufunc element passes a substep |\n"
+          "|---|---|---|---|")
     for label, n in sorted(numpy_calls.items(), key=lambda item: -item[1]):
         per_call = f"{n / calls[label]:.0f}" if calls[label] else ""
-        print(f"| {label} | {n / substeps:.0f} | {per_call} |")
+        print(f"| {label} | {n / substeps:.0f} | {per_call} | "
+              f"{elements[label] / substeps / state:.1f} |")
 
 
 def main() -> None:
