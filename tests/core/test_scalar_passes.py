@@ -56,6 +56,38 @@ def test_scalar_bending_is_the_vectorised_pass_bit_for_bit(seed, S, Ps, passes):
                                       vector_scratch.multipliers[colour][:n])
 
 
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, 40), Ps=st.integers(3, 12))
+def test_bending_sweep_on_planes_is_the_strided_passes_bit_for_bit(seed, S, Ps):
+    """A sweep of more than one pass runs on the positions split by flat index mod 3
+    (`BendScratch.plane_views`, session 50); visit by visit on the state's stride-3 views it
+    must give the same bits, whatever S * Ps is mod 3."""
+    rng = np.random.default_rng(seed)
+    w = rng.choice([0.0, 0.5, 1.0, 2.0], size=(S, Ps))
+    active = rng.random((S, Ps)) > 0.1
+    c = bending.BendCoefficients(w=w, active=active,
+                                 rest_offset=rng.uniform(0.0, 0.05, (S, Ps - 2)),
+                                 compliance=rng.choice([0.0, 1e-6, 1e-3], size=(S, Ps - 2)),
+                                 h=1.0 / 240.0)
+    if not c:
+        return
+    c.scalar = None  # the vectorised passes at every size
+    x_planes = _state(rng, S, Ps)
+    x_views = x_planes.copy()
+    planes_scratch = bending.BendScratch(S * Ps)
+    views_scratch = bending.BendScratch(S * Ps)
+    # Firm bending's sweep and one more pass: more visits than colours, the planes' path.
+    sweep = c.firm_sweep + tuple((k, False) for k in range(len(c.colours)))
+    assert len(sweep) > bending.COLOURS
+    bending.solve_bending(x_planes, c, planes_scratch, sweep=sweep)
+    for visit in sweep:
+        bending.solve_bending(x_views, c, views_scratch, sweep=(visit,))
+    np.testing.assert_array_equal(x_planes, x_views)
+    for colour, n, _ in c.colours:
+        np.testing.assert_array_equal(planes_scratch.multipliers[colour][:n],
+                                      views_scratch.multipliers[colour][:n])
+
+
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, ftl.SCALAR_STRANDS),
        Ps=st.integers(2, 12), damping=st.sampled_from([0.0, 0.3, 1.0]))
