@@ -136,6 +136,56 @@ def ellipsoid_bound_rows(x: np.ndarray, M: np.ndarray, Minv: np.ndarray,
     return (_norm(u) - size) * sigma
 
 
+# Relative allowance of the float32 forms below against the float64 bounds they screen for:
+# coordinates, matrix and axis rounded to float32 and a dozen float32 operations stay within
+# ~20 float32 epsilons (1.2e-6) of the scale |x| + |the shape's origin| + its extent;
+# 1e-5 leaves a factor of 8.
+SCREEN_TOLERANCE = 1e-5
+
+
+def capsule_screen_rows(x: np.ndarray, M: np.ndarray, half_length: float, radius_a: float,
+                        radius_b: float, *, within: float, scale: float) -> np.ndarray:
+    """Which float32 points x (3, n), all within `scale` of the world origin, may have
+    `capsule_bound_rows` below `within`: the same distance to the axis segment in float32 (half
+    the memory and twice the lanes of float64), against `within` + the larger end radius
+    grown by `SCREEN_TOLERANCE` of the scale. A superset of the points the float64 bound keeps,
+    so the caller's float64 bound of these alone keeps the very same points."""
+    A, B, ra, rb, L = capsule_ends(M, half_length, radius_a, radius_b)
+    scale = scale + float(np.linalg.norm(A)) + L
+    rel = x - A.astype(x.dtype)[:, None]
+    if L >= _EPS:
+        axis = ((B - A) / L).astype(x.dtype)
+        along = axis[0] * rel[0]
+        along += axis[1] * rel[1]
+        along += axis[2] * rel[2]
+        np.clip(along, 0.0, np.float32(L), out=along)
+        for row in range(3):
+            rel[row] -= axis[row] * along
+    limit = within + max(ra, rb) + SCREEN_TOLERANCE * scale
+    rel *= rel
+    rel[0] += rel[1]
+    rel[0] += rel[2]
+    return rel[0] <= np.float32(limit * limit)
+
+
+def ellipsoid_screen_rows(x: np.ndarray, M: np.ndarray, Minv: np.ndarray, size: float, *,
+                          within: float, scale: float) -> np.ndarray:
+    """Which float32 points x (3, n), all within `scale` of the world origin, may have
+    `ellipsoid_bound_rows` below `within`: (|Minv x| − size) σ_min(M) < within means
+    |Minv x| < size + within / σ_min, tested on |Minv x|² in float32 with `SCREEN_TOLERANCE`
+    of the scale of Minv x. A superset of the points the float64 bound keeps."""
+    sigma = float(np.linalg.svd(M[:3, :3], compute_uv=False)[-1])
+    u = _linear(Minv[:3, :3].astype(x.dtype), x)
+    u += Minv[:3, 3:4].astype(x.dtype)
+    reach = size + within / sigma
+    scale = float(np.linalg.norm(Minv[:3, :3])) * scale + float(np.linalg.norm(Minv[:3, 3]))
+    limit = reach + SCREEN_TOLERANCE * (scale + reach)
+    u *= u
+    u[0] += u[1]
+    u[0] += u[2]
+    return u[0] <= np.float32(limit * limit)
+
+
 def shape_normal_rows(kind: int, x: np.ndarray, M: np.ndarray, Minv: np.ndarray,
                       colliders: ColliderSet, index: int, *, similarity: bool = False):
     """`colliders.shape_normal` of points x (3, n): normals (3, n) and signed distances (n,)."""

@@ -44,7 +44,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..collider_rows import capsule_bound_rows, ellipsoid_bound_rows, shape_normal_rows
+from ..collider_rows import (
+    capsule_bound_rows,
+    capsule_screen_rows,
+    ellipsoid_bound_rows,
+    ellipsoid_screen_rows,
+    shape_normal_rows,
+)
 from ..colliders import ColliderKind, ColliderSet, is_similarity
 from ..mesh_colliders import MeshColliders, MeshField
 from ..mesh_inside import closed_shells, in_hull, nearest_contacts, ray_within
@@ -119,36 +125,57 @@ def _sphere_test(x: np.ndarray, centre: np.ndarray, limit2: np.floating, d2: np.
 BLOCK = 1 << 16
 
 
-def _candidates(flat: np.ndarray, spheres: list, P: int, first: int
-                ) -> tuple[np.ndarray, np.ndarray, list[np.ndarray]]:
-    """The points (n, 3) of strands of P points, but the first `first` of each (the roots),
-    inside any of the `spheres` (float32 centre (3,), squared radius) by `_sphere_test`, a
-    block of points at a time: (their flat indices, ascending; their coordinate rows (3, c),
-    gathered from the block's rows while they are in the cache; per sphere, which of them are
-    inside it (c,) bool, the very test the first pass would make of an unmoved point)."""
-    n = len(flat)
-    # Whole strands per block, so one pattern of the roots serves every block.
+def _candidates(flat: np.ndarray, spheres: list, radius: np.ndarray, first: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The points (n, 3) of strands of P = len(radius) points, but the first `first` of each
+    (the roots), inside any of the `spheres` (float32 centre (3,), squared radius) by
+    `_sphere_test`, a block of points at a time: their flat indices, ascending; their
+    coordinate rows (3, c), gathered from the block's rows while they are in the cache; which
+    spheres each is inside, the very test the first pass would make of an unmoved point, as
+    bits (`inside_bit`: (ceil(K / 8), c) uint8, bit s % 8 of byte s // 8 for sphere s); and
+    each one's radius (c,)."""
+    n, P = len(flat), len(radius)
+    # Whole strands per block, so one pattern of the roots and radii serves every block.
     size = min(max(BLOCK // P, 1) * P, n)
     rows = np.empty((3, size), dtype=flat.dtype)
     d2, other = np.empty(size, dtype=flat.dtype), np.empty(size, dtype=flat.dtype)
-    masks = [np.empty(n, dtype=bool) for _ in spheres]
-    block = np.empty(size, dtype=bool)
+    # The spheres' tests of a block as bits, gathered with one take per 8 spheres: whole-array
+    # masks (n bools per sphere) were read again from memory at the candidates, and K takes
+    # of them cost as much as the gathering of the rows (1 take of 12.6 instructions an item).
+    test = np.empty(size, dtype=bool)
+    codes = np.empty((-(-len(spheres) // 8), size), dtype=np.uint8)
+    inside = np.empty(size, dtype=bool)
     body = np.tile(np.arange(P) >= first, size // P)  # the roots stay
-    found, gathered = [], []
+    radii = np.tile(radius, size // P)
+    found, gathered, coded, radius_of = [], [], [], []
     for start in range(0, n, size):
         m = min(size, n - start)
         x = rows[:, :m]
         np.copyto(x, flat[start:start + m].T)
-        inside = block[:m]
-        inside[:] = False
-        for (centre, limit2), mask in zip(spheres, masks, strict=True):
-            inside |= _sphere_test(x, centre, limit2, d2[:m], other[:m], mask[start:start + m])
-        inside &= body[:m]
-        hit = np.flatnonzero(inside)
+        code = codes[:, :m]
+        code[:] = 0
+        inside[:m] = False
+        # Horner's scheme per byte, its last sphere first: doubling and adding are vectorised
+        # for bytes, a shift by a count is not (4x the instructions).
+        for s in reversed(range(len(spheres))):
+            centre, limit2 = spheres[s]
+            inside[:m] |= _sphere_test(x, centre, limit2, d2[:m], other[:m], test[:m])
+            word = code[s // 8]
+            np.add(word, word, out=word)
+            word += test[:m].view(np.uint8)
+        inside[:m] &= body[:m]
+        hit = np.flatnonzero(inside[:m])
         found.append(hit + start)
-        gathered.append(np.take(x, hit, axis=1))
-    index = np.concatenate(found)
-    return index, np.concatenate(gathered, axis=1), [np.take(mask, index) for mask in masks]
+        gathered.append(np.take(x, hit, axis=1, mode="clip"))
+        coded.append(np.take(code, hit, axis=1, mode="clip"))
+        radius_of.append(np.take(radii, hit, mode="clip"))
+    return (np.concatenate(found), np.concatenate(gathered, axis=1),
+            np.concatenate(coded, axis=1), np.concatenate(radius_of))
+
+
+def inside_bit(codes: np.ndarray, s: int) -> np.ndarray:
+    """Sphere `s`'s test (c,) bool from `_candidates`' bits."""
+    return (codes[s // 8] & np.uint8(1 << (s % 8))) != 0
 
 
 class Projections(NamedTuple):
@@ -184,14 +211,15 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     # stays where it is, outside all. Each collider then tests those points again where they
     # are when its turn comes (moved by an earlier one or not), so it sees the very points, in
     # the very order, that a test of every point would give it.
-    masks = None  # per collider, which candidates are inside its sphere where they stand
+    codes = None  # which candidates are inside each collider's sphere where they stand (bits)
     if all(np.isfinite(shape[5]) for shape in shapes):
         spheres = [(shape[4].astype(np.float32), np.float32(shape[5] + reach) ** 2)
                    for shape in shapes]
-        index, x, masks = _candidates(flat, spheres, P, first)
+        index, x, codes, radius_of = _candidates(flat, spheres, r, first)
     else:  # a plane: every point
         index = np.flatnonzero(np.tile(np.arange(P) >= first, N))
         x = np.ascontiguousarray(np.take(flat, index, axis=0).T)
+        radius_of = np.take(r, index % P)  # each candidate's radius, kept with it
     moved = passes = turn = 0
     # The projection onto a shape with an exact distance (sphere, similar ellipsoid, capsule,
     # box, plane) is idempotent: a point it pushed to its radius and nobody moved since is
@@ -204,7 +232,6 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     # collider must test again); per collider, the turn it last ran: a later pass tests a
     # point with a collider only if the point moved after that collider's last turn.
     moved_at = np.full(x.shape[1], -1, dtype=np.int64)
-    radius_of = np.take(r, index % P)  # each candidate's radius, kept with it from pass to pass
     ran_at = np.full(len(shapes), -1, dtype=np.int64)
     for _ in range(MAX_PASSES):
         d2, other = np.empty_like(x[0]), np.empty_like(x[0])
@@ -219,8 +246,8 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             # collider moved are tested again (the test is elementwise: the same bits).
             if np.isfinite(bound):
                 limit2 = np.float32(bound + reach) ** 2
-                if masks is not None:
-                    inside_sphere = masks[k]
+                if codes is not None:
+                    inside_sphere = inside_bit(codes, k)
                     again = np.flatnonzero(shifted)
                     if again.size:
                         c = again.size
@@ -243,10 +270,31 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
                 near = np.flatnonzero(moved_at > ran_before)
             if not near.size:
                 continue
-            near_x = np.take(x, near, axis=1)
+            near_x = np.take(x, near, axis=1, mode="clip")
+            bounded = kind == ColliderKind.CAPSULE or (kind == ColliderKind.ELLIPSOID
+                                                       and not similar)
+            tolerance = BOUND_TOLERANCE * (1.0 + float(np.abs(M[:3, 3]).max()) + bound)
+            if bounded and near_x.dtype == np.float32:
+                # The bound's screen in float32 first (`collider_rows.capsule_screen_rows`,
+                # `ellipsoid_screen_rows`: a superset of the points the float64 bound keeps),
+                # then float64 for those alone: the benchmark neck's sphere holds 61k points,
+                # 12k of them within reach of its bound; the float64 bound of every one of them
+                # was the pass's largest cost and its largest temporaries.
+                scale = float(np.linalg.norm(centre)) + 1.001 * (bound + reach)
+                args = ((M, float(colliders.size[k]), float(colliders.radius_a[k]),
+                         float(colliders.radius_b[k])) if kind == ColliderKind.CAPSULE
+                        else (M, Minv, float(colliders.size[k])))
+                screen = capsule_screen_rows if kind == ColliderKind.CAPSULE \
+                    else ellipsoid_screen_rows
+                close = np.flatnonzero(screen(near_x, *args, within=reach + tolerance,
+                                              scale=scale))
+                if not close.size:
+                    continue
+                near = near[close]
+                near_x = np.take(near_x, close, axis=1, mode="clip")
             xs = near_x.astype(np.float64)
-            radii = np.take(radius_of, near)
-            if kind == ColliderKind.CAPSULE or (kind == ColliderKind.ELLIPSOID and not similar):
+            radii = np.take(radius_of, near, mode="clip")
+            if bounded:
                 # Only the points a lower bound of the distance leaves within their radius:
                 # the capsule's distances are elementwise, the same for them as in any batch;
                 # the ellipsoid's matrix products are columnwise (the same bits for a column
@@ -260,12 +308,11 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
                                                   float(colliders.radius_b[k]))
                 else:
                     bound_sd = ellipsoid_bound_rows(xs, M, Minv, float(colliders.size[k]))
-                may = np.flatnonzero(~(bound_sd >= radii + BOUND_TOLERANCE * (
-                    1.0 + float(np.abs(M[:3, 3]).max()) + bound)))
+                may = np.flatnonzero(~(bound_sd >= radii + tolerance))
                 if not may.size:
                     continue
                 near, radii = near[may], radii[may]
-                xs = np.take(xs, may, axis=1)
+                xs = np.take(xs, may, axis=1, mode="clip")
             n, sd = shape_normal_rows(kind, xs, M, Minv, colliders, k, similarity=similar)
             depth = radii - sd
             inside = np.flatnonzero(depth > 0.0)
@@ -286,7 +333,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
         shift = np.flatnonzero(shifted)
         _put_rows(flat, index[shift], np.take(x, shift, axis=1).T)
         passes += 1
-        masks = None  # later passes test where the points are
+        codes = None  # later passes test where the points are
         if not touched.any():
             break
         # The next pass: the points this one moved, of the strands it moved by more than
