@@ -200,7 +200,9 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
                                          float(colliders.radius_a[k]),
                                          float(colliders.radius_b[k]))
         similar = kind == ColliderKind.ELLIPSOID and is_similarity(M)
-        shapes.append((k, kind, M, np.linalg.inv(M), centre, bound, similar))
+        # The bounding sphere's float32 test, as stored: its centre and squared radius.
+        sphere = (centre.astype(np.float32), np.float32(bound + reach) ** 2)
+        shapes.append((k, kind, M, np.linalg.inv(M), centre, bound, similar, sphere))
     flat = np.ascontiguousarray(points.reshape(-1, 3))  # a view of contiguous points
     # Everything per point works on coordinate rows (3, n): NumPy's loops over an axis of 3
     # run several times slower than over the points (collider_rows). Rows are gathered with
@@ -213,8 +215,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     # the very order, that a test of every point would give it.
     codes = None  # which candidates are inside each collider's sphere where they stand (bits)
     if all(np.isfinite(shape[5]) for shape in shapes):
-        spheres = [(shape[4].astype(np.float32), np.float32(shape[5] + reach) ** 2)
-                   for shape in shapes]
+        spheres = [shape[7] for shape in shapes]
         index, x, codes, radius_of = _candidates(flat, spheres, r, first)
     else:  # a plane: every point
         index = np.flatnonzero(np.tile(np.arange(P) >= first, N))
@@ -238,32 +239,34 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
         keep = np.empty(x.shape[1], dtype=bool)
         touched = np.zeros(N, dtype=bool)
         shifted = np.zeros(x.shape[1], dtype=bool)  # the points a collider moved in this pass
-        for k, kind, M, Minv, centre, bound, similar in shapes:
+        hits = []  # the points each collider moved in this pass, in turn
+        for k, kind, M, Minv, centre, bound, similar, (centre32, limit2) in shapes:
             ran_before, ran_at[k], turn = ran_at[k], turn, turn + 2
             # The float32 bounding-sphere test (as stored) where the points are now, then the
             # exact signed distance on the points inside alone. In the first pass the broad
             # phase made that test of every point where it stood: only the points an earlier
             # collider moved are tested again (the test is elementwise: the same bits).
             if np.isfinite(bound):
-                limit2 = np.float32(bound + reach) ** 2
                 if codes is not None:
                     inside_sphere = inside_bit(codes, k)
-                    again = np.flatnonzero(shifted)
+                    # The points earlier colliders moved (a point two of them moved is tested
+                    # twice, to the same bits): no scan of every candidate for them.
+                    again = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
+                    if again.size > len(d2):  # more repeats than candidates: each once
+                        again = np.flatnonzero(shifted)
                     if again.size:
                         c = again.size
                         inside_sphere[again] = _sphere_test(
-                            np.take(x, again, axis=1), centre.astype(np.float32), limit2,
+                            np.take(x, again, axis=1, mode="clip"), centre32, limit2,
                             d2[:c], other[:c], keep[:c])
                     near = np.flatnonzero(inside_sphere)
                 elif not passes:  # a plane among the colliders: every point, where it is
-                    near = np.flatnonzero(_sphere_test(x, centre.astype(np.float32), limit2,
-                                                       d2, other, keep))
+                    near = np.flatnonzero(_sphere_test(x, centre32, limit2, d2, other, keep))
                 else:  # the points moved since this collider's last turn
                     fresh = np.flatnonzero(moved_at > ran_before)
                     c = fresh.size
-                    near = fresh[_sphere_test(np.take(x, fresh, axis=1),
-                                              centre.astype(np.float32), limit2, d2[:c],
-                                              other[:c], keep[:c])]
+                    near = fresh[_sphere_test(np.take(x, fresh, axis=1, mode="clip"),
+                                              centre32, limit2, d2[:c], other[:c], keep[:c])]
             elif not passes:  # a plane: every point
                 near = np.arange(x.shape[1])
             else:
@@ -324,6 +327,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             out = out.astype(flat.dtype, copy=False)  # float32 as stored (or the caller's float64)
             hit = near[inside]
             shifted[hit] = True
+            hits.append(hit)
             moved_at[hit] = ran_at[k] + int(kind == ColliderKind.ELLIPSOID and not similar)
             for axis in range(3):
                 np.put(x[axis], hit, out[axis])
