@@ -131,51 +131,37 @@ def _candidates(flat: np.ndarray, spheres: list, radius: np.ndarray, first: int
     (the roots), inside any of the `spheres` (float32 centre (3,), squared radius) by
     `_sphere_test`, a block of points at a time: their flat indices, ascending; their
     coordinate rows (3, c), gathered from the block's rows while they are in the cache; which
-    spheres each is inside, the very test the first pass would make of an unmoved point, as
-    bits (`inside_bit`: (ceil(K / 8), c) uint8, bit s % 8 of byte s // 8 for sphere s); and
-    each one's radius (c,)."""
+    spheres each is inside (K, c) bool, the very test the first pass would make of an unmoved
+    point; and each one's radius (c,)."""
     n, P = len(flat), len(radius)
     # Whole strands per block, so one pattern of the roots and radii serves every block.
     size = min(max(BLOCK // P, 1) * P, n)
     rows = np.empty((3, size), dtype=flat.dtype)
     d2, other = np.empty(size, dtype=flat.dtype), np.empty(size, dtype=flat.dtype)
-    # The spheres' tests of a block as bits, gathered with one take per 8 spheres: whole-array
-    # masks (n bools per sphere) were read again from memory at the candidates, and K takes
-    # of them cost as much as the gathering of the rows (1 take of 12.6 instructions an item).
-    test = np.empty(size, dtype=bool)
-    codes = np.empty((-(-len(spheres) // 8), size), dtype=np.uint8)
+    # The spheres' tests of one block, gathered at its candidates while in the cache:
+    # whole-array masks (n bools per sphere, 3.2 MB on the benchmark) were fresh pages every
+    # frame, and were read again from memory at the candidates.
+    tests = np.empty((len(spheres), size), dtype=bool)
     inside = np.empty(size, dtype=bool)
     body = np.tile(np.arange(P) >= first, size // P)  # the roots stay
     radii = np.tile(radius, size // P)
-    found, gathered, coded, radius_of = [], [], [], []
+    found, gathered, within, radius_of = [], [], [], []
     for start in range(0, n, size):
         m = min(size, n - start)
         x = rows[:, :m]
         np.copyto(x, flat[start:start + m].T)
-        code = codes[:, :m]
-        code[:] = 0
-        inside[:m] = False
-        # Horner's scheme per byte, its last sphere first: doubling and adding are vectorised
-        # for bytes, a shift by a count is not (4x the instructions).
-        for s in reversed(range(len(spheres))):
-            centre, limit2 = spheres[s]
-            inside[:m] |= _sphere_test(x, centre, limit2, d2[:m], other[:m], test[:m])
-            word = code[s // 8]
-            np.add(word, word, out=word)
-            word += test[:m].view(np.uint8)
-        inside[:m] &= body[:m]
-        hit = np.flatnonzero(inside[:m])
+        block = inside[:m]
+        block[:] = False
+        for (centre, limit2), test in zip(spheres, tests, strict=True):
+            block |= _sphere_test(x, centre, limit2, d2[:m], other[:m], test[:m])
+        block &= body[:m]
+        hit = np.flatnonzero(block)
         found.append(hit + start)
         gathered.append(np.take(x, hit, axis=1, mode="clip"))
-        coded.append(np.take(code, hit, axis=1, mode="clip"))
+        within.append(np.take(tests[:, :m], hit, axis=1, mode="clip"))
         radius_of.append(np.take(radii, hit, mode="clip"))
     return (np.concatenate(found), np.concatenate(gathered, axis=1),
-            np.concatenate(coded, axis=1), np.concatenate(radius_of))
-
-
-def inside_bit(codes: np.ndarray, s: int) -> np.ndarray:
-    """Sphere `s`'s test (c,) bool from `_candidates`' bits."""
-    return (codes[s // 8] & np.uint8(1 << (s % 8))) != 0
+            np.concatenate(within, axis=1), np.concatenate(radius_of))
 
 
 class Projections(NamedTuple):
@@ -213,10 +199,10 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
     # stays where it is, outside all. Each collider then tests those points again where they
     # are when its turn comes (moved by an earlier one or not), so it sees the very points, in
     # the very order, that a test of every point would give it.
-    codes = None  # which candidates are inside each collider's sphere where they stand (bits)
+    within = None  # which candidates are inside each collider's sphere where they stand
     if all(np.isfinite(shape[5]) for shape in shapes):
         spheres = [shape[7] for shape in shapes]
-        index, x, codes, radius_of = _candidates(flat, spheres, r, first)
+        index, x, within, radius_of = _candidates(flat, spheres, r, first)
     else:  # a plane: every point
         index = np.flatnonzero(np.tile(np.arange(P) >= first, N))
         x = np.ascontiguousarray(np.take(flat, index, axis=0).T)
@@ -247,8 +233,8 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
             # phase made that test of every point where it stood: only the points an earlier
             # collider moved are tested again (the test is elementwise: the same bits).
             if np.isfinite(bound):
-                if codes is not None:
-                    inside_sphere = inside_bit(codes, k)
+                if within is not None:
+                    inside_sphere = within[k]
                     # The points earlier colliders moved (a point two of them moved is tested
                     # twice, to the same bits): no scan of every candidate for them.
                     again = np.concatenate(hits) if hits else np.zeros(0, dtype=np.int64)
@@ -337,7 +323,7 @@ def collide_strands(points: np.ndarray, radius: np.ndarray, colliders: ColliderS
         shift = np.flatnonzero(shifted)
         _put_rows(flat, index[shift], np.take(x, shift, axis=1).T)
         passes += 1
-        codes = None  # later passes test where the points are
+        within = None  # later passes test where the points are
         if not touched.any():
             break
         # The next pass: the points this one moved, of the strands it moved by more than
