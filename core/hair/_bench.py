@@ -85,11 +85,10 @@ def bench_render_frame(*, strands: int = 50_000, points: int = 16, guides: int =
             "bind_s": round(bind_s, 3), "fallback": round(float(binding.fallback.mean()), 4)}
 
 
-def bench_render_collision(*, strands: int = 50_000, points: int = 16, guides: int = 1_000,
-                           guide_points: int = 32, repeats: int = 5, seed: int = 0) -> dict:
-    """Milliseconds per frame to push ``strands`` render strands out of a head sphere, a neck
-    capsule and two shoulders (a sphere and an ellipsoid) (`collide.collide_strands`), against
-    the same projection of every point on every collider without the broad phase."""
+def collision_scene(*, strands: int = 50_000, points: int = 16, guides: int = 1_000,
+                    guide_points: int = 32, seed: int = 0):
+    """``bench_render_collision``'s frame: (strands (N, P, 3) float32 before collision, radius
+    (P,), colliders, matrices (K, 4, 4), the render roots (`scalp.RootSamples`))."""
     vertices, triangles = hemisphere(rings=24, segments=48)
     guide_roots = scatter_roots(vertices=vertices, triangles=triangles, count=guides, seed=seed)
     length = 0.6 * np.linspace(0.0, 1.0, guide_points)
@@ -112,7 +111,16 @@ def bench_render_collision(*, strands: int = 50_000, points: int = 16, guides: i
     binding = bind_strands(roots=roots, guide_rest=rest, method="BARYCENTRIC", clump=0.3,
                            randomness=0.05, seed=seed)
     frame = render_strands(binding, rest.astype(np.float32), points=points)
-    radius = np.linspace(0.002, 0.0005, points)
+    return frame, np.linspace(0.002, 0.0005, points), colliders, matrices, roots
+
+
+def bench_render_collision(*, strands: int = 50_000, points: int = 16, guides: int = 1_000,
+                           guide_points: int = 32, repeats: int = 5, seed: int = 0) -> dict:
+    """Milliseconds per frame to push ``strands`` render strands out of a head sphere, a neck
+    capsule and two shoulders (a sphere and an ellipsoid) (`collide.collide_strands`), against
+    the same projection of every point on every collider without the broad phase."""
+    frame, radius, colliders, matrices, _ = collision_scene(
+        strands=strands, points=points, guides=guides, guide_points=guide_points, seed=seed)
     times, brute, moved = [], [], 0
     for _ in range(repeats):
         out = frame.copy()
