@@ -837,24 +837,29 @@ class MeshField:
             return near, clearance, beyond
         # Lattice coordinates from a corner near the mesh (its first vertex's), so one key
         # per corner fits in 63 bits; a point more than LATTICE_RANGE spacings (7.8 km at
-        # 7.5 mm) from that vertex is far out of reach of any real body.
+        # 7.5 mm) from that vertex is far out of reach of any real body. The lattice is
+        # carried with the mesh's moving frame (`_origin`, less where it was at time 0): a
+        # corner rides along with a body carried at a walk, and keeps its side while the
+        # body deforms less than its distance (`_corner_sides`).
         origin = np.rint(self.meshes.vertices[m][0, 0].astype(np.float64) / g)
-        lattice = np.rint(points[rest] / g) - origin
+        shift = self._origin(m, t_end) - self._origin(m, 0.0)
+        local = points[rest] - shift if shift.any() else points[rest]
+        lattice = np.rint(local / g) - origin
         in_range = np.all(np.abs(lattice) < LATTICE_RANGE, axis=1)
-        rest, lattice = rest[in_range], lattice[in_range]
+        rest, lattice, local = rest[in_range], lattice[in_range], local[in_range]
         if not rest.size:
             return near, clearance, beyond
         keys, which = np.unique(_lattice_key(lattice), return_inverse=True)
         side, far_by = self._corner_sides(m, keys,
                                           lattice[np.unique(which, return_index=True)[1]],
-                                          g, origin, corner_field, t_start, t_end)
+                                          g, origin, corner_field, t_start, t_end, shift)
         side, far_by = side[which], far_by[which]
         beyond[rest[side == 0]] = True
         # A point is at least its corner's distance less its own from the corner (distance to
         # a surface is 1-Lipschitz): a point far out keeps that clearance, and `push_out` asks
         # it again only once it may have come within its radius. Of unknown side (corner not
         # found) it is pushed only within the full reach: its clearance counts from there.
-        off = points[rest] - (lattice + origin) * g
+        off = local - (lattice + origin) * g
         bound = far_by - (np.sqrt(np.einsum("ij,ij->i", off, off)) * (1.0 + 1e-9) + 1e-12)
         bound[side == 0] -= float(self.reach[m])
         clearance[rest] = np.where(side >= 0, np.maximum(g, bound), clearance[rest])
@@ -871,10 +876,11 @@ class MeshField:
 
     def _corner_sides(self, m: int, keys: np.ndarray, lattice: np.ndarray, g: float,
                       origin: np.ndarray, corner_field: MeshField, t_start: float,
-                      t_end: float) -> np.ndarray:
+                      t_end: float, shift: np.ndarray) -> np.ndarray:
         """The side (int8: -1 inside, 1 outside, 0 not found) of each lattice corner (`keys`
         sorted, `lattice` their integer coordinates relative to the corner `origin`, spacing
-        `g`) of mesh `m` within the reach of its points (the full reach + g) at `t_end`. Saying
+        `g`, carried by `shift` (3,), the mesh's moving frame since time 0) of mesh `m` within
+        the reach of its points (the full reach + g) at `t_end`. Saying
         inside where it is not only sends points to the exact full query; saying outside where
         it is inside would leave them in the body, so a kept answer must be safe:
 
@@ -888,9 +894,11 @@ class MeshField:
         Returns (side, far_by): far_by (K,) is a lower bound on each corner's distance from
         the surface at `t_end` (its distance, or the corner reach when not found, less the
         mesh's motion since)."""
-        # A corner stays put in the world: relative to the mesh's moving frame it moves as the
-        # frame does, so its bound is the mesh's relative travel plus the frame's path.
-        travel = self._travel(m, t_end) + self._carried(m, t_end)
+        # A corner moves with the mesh's moving frame: its distance from the surface changes by
+        # at most the vertices' travel relative to that frame (`_travel`), as a point's riding
+        # on the body does. (Corners fixed in the world added the frame's path: a body carried
+        # at a walk, 6 mm a substep, had every corner queried again at nearly every push.)
+        travel = self._travel(m, t_end)
         known = self._corners.get(m)
         side = np.zeros(len(keys), dtype=np.int8)
         far_by = np.zeros(len(keys))
@@ -909,7 +917,10 @@ class MeshField:
                                      k_clear[at[fresh]]) - np.abs(moved[fresh])
             ask = ~fresh
         if ask.any():
-            c = corner_field.contacts(m, (lattice[ask] + origin) * g, t_start, t_end)
+            at_end = (lattice[ask] + origin) * g
+            if shift.any():
+                at_end += shift
+            c = corner_field.contacts(m, at_end, t_start, t_end)
             asked_side = np.zeros(int(ask.sum()), dtype=np.int8)
             asked_side[c.index] = np.where(c.distance <= 0.0, -1, 1)
             clear = np.full(len(asked_side), margin)

@@ -59,7 +59,9 @@ def closest_on_triangle_rows(P, A, B, C) -> tuple[np.ndarray, np.ndarray, np.nda
         v = vb / denom
         w = vc / denom
         # Ericson's early returns, in his order: the first region whose test passes wins, so
-        # the regions are written last to first, each over the ones after it.
+        # the regions are written last to first, each over the ones after it. Constants go in
+        # by np.copyto(where=...): one pass, where a boolean assignment compacts the mask
+        # first (the same values).
         bc = (va <= 0) & (d4 - d3 >= 0) & (d5 - d6 >= 0)
         if bc.any():
             w_bc = (d4 - d3)[bc] / ((d4 - d3)[bc] + (d5 - d6)[bc])
@@ -68,14 +70,25 @@ def closest_on_triangle_rows(P, A, B, C) -> tuple[np.ndarray, np.ndarray, np.nda
         if ca.any():
             region[ca], v[ca], w[ca] = REGION_CA, 0.0, d2[ca] / (d2[ca] - d6[ca])
         on_c = (d6 >= 0) & (d5 <= d6)
-        region[on_c], v[on_c], w[on_c] = REGION_C, 0.0, 1.0
+        _put(on_c, REGION_C, 0.0, 1.0, region, v, w)
         on_ab = (vc <= 0) & (d1 >= 0) & (d3 <= 0)
         if on_ab.any():
             region[on_ab], v[on_ab], w[on_ab] = REGION_AB, d1[on_ab] / (d1[on_ab] - d3[on_ab]), 0.0
         on_b = (d3 >= 0) & (d4 <= d3)
-        region[on_b], v[on_b], w[on_b] = REGION_B, 1.0, 0.0
+        _put(on_b, REGION_B, 1.0, 0.0, region, v, w)
         on_a = (d1 <= 0) & (d2 <= 0)
-        region[on_a], v[on_a], w[on_a] = REGION_A, 0.0, 0.0
-    np.nan_to_num(v, copy=False)
-    np.nan_to_num(w, copy=False)
+        _put(on_a, REGION_A, 0.0, 0.0, region, v, w)
+    # Degenerate triangles (zero area) leave NaN or inf in the face weights: np.nan_to_num's
+    # answer, but only when there is one (it makes six passes over each array).
+    for weight in (v, w):
+        if not np.isfinite(weight).all():
+            np.nan_to_num(weight, copy=False)
     return A + v * ab + w * ac, v, w, region
+
+
+def _put(on: np.ndarray, region: int, v: float, w: float, regions: np.ndarray,
+         vs: np.ndarray, ws: np.ndarray) -> None:
+    """Region `region` and weights (v, w) where `on`."""
+    np.copyto(regions, region, where=on)
+    np.copyto(vs, v, where=on)
+    np.copyto(ws, w, where=on)
