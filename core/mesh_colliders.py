@@ -649,8 +649,12 @@ class MeshField:
         key = (m, f)
         normals = self._normals.get(key)
         if normals is None:
-            v = self.meshes.vertices[m][f].astype(np.float64, copy=False)
-            normals = pseudo_normals(self.topology[m], v)
+            # A still body's normals are those of the sample kept (the same vertices).
+            normals = next((n for k, n in self._normals.items()
+                            if k[0] == m and self._same_samples(m, k[1], f)), None)
+            if normals is None:
+                v = self.meshes.vertices[m][f].astype(np.float64, copy=False)
+                normals = pseudo_normals(self.topology[m], v)
             # Keep the latest two samples (an interval's ends).
             self._normals = {k: n for k, n in self._normals.items()
                              if k[0] != m or k[1] >= f - 1}
@@ -991,7 +995,13 @@ class MeshField:
         low = min(f_a, f_b)
         # The last interval a time blends (none past its sample when its weight is 0).
         high = max(f_a + (alpha_a != 0.0), f_b + (alpha_b != 0.0))
-        high = min(high, self.F - 1)
+        return self._same_samples(m, low, min(high, self.F - 1))
+
+    def _same_samples(self, m: int, low: int, high: int) -> bool:
+        """Whether mesh `m`'s vertices are the same at every sample from `low` to `high`."""
+        if self.F < 2:
+            return True
+        low, high = min(low, high), max(low, high)
         same = self._same[m]
         if same is None:
             same = np.full(self.F - 1, np.nan)
