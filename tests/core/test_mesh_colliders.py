@@ -458,6 +458,97 @@ def test_points_riding_on_a_carried_mesh_keep_their_candidates(monkeypatch):
     assert sum(per_push[1:]) < 0.05 * N * (len(per_push) - 1)
 
 
+def test_lattice_corners_ride_with_a_carried_mesh(monkeypatch):
+    """The staged query's lattice corners are placed in a carried body's moving frame
+    (`MeshField.staged_query`): a corner keeps its side while the body deforms less than the
+    corner's distance, however far the body is carried (corners fixed in the world were asked
+    again once the body had walked past their distance: at 1.4 m/s, every few substeps).
+    Points 1.5-2.5 cm off the surface that jump 5 cm back and forth along it (farther than
+    what their last query proved, so every push asks their corners) need each corner queried
+    once. Every push is the full query's, bit for bit."""
+    vertices, tris = uv_sphere(0.3, 24, 48)
+    step = 1.4 / 24.0  # walking, 24 samples a second
+    frames = [vertices + (step * k, 0.0, 0.0) for k in range(4)]
+    rng = np.random.default_rng(33)
+    N = 300
+    d = rng.normal(size=(N, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    side = np.cross(d, [0.0, 0.0, 1.0])
+    side /= np.linalg.norm(side, axis=1)[:, None]
+    lift = rng.uniform(0.315, 0.325, size=(N, 1))
+    spots = [d * lift, (d + 0.17 * side) / np.linalg.norm(d + 0.17 * side, axis=1)[:, None]
+             * lift]
+    radius = np.full(N, 0.005)
+    asked = []
+    contacts = MeshField.contacts
+
+    def counting(self, m, points, t_start, t_end, **kw):
+        if kw.get("ids") is None:  # the corners' (and deep points') exact queries
+            asked.append(len(points))
+        return contacts(self, m, points, t_start, t_end, **kw)
+
+    monkeypatch.setattr(MeshField, "contacts", counting)
+    f = field(frames, tris, friction=0.3, depth=0.02, radius=0.005, fps=24.0)
+    per_push = []
+    x = spots[0]
+    for n in range(30):  # 240 Hz substeps over three frames
+        t0, t1 = n / 240.0, (n + 1) / 240.0
+        carried = np.array([1.4 * t1, 0.0, 0.0])
+        x_prev = x
+        x = spots[n % 2] + carried
+        asked.clear()
+        staged = x.copy()
+        f.push_out(staged, x_prev, radius, t0, t1)
+        per_push.append(sum(asked))
+        asked.clear()
+        np.testing.assert_array_equal(staged, _full_push(f, x, x_prev, radius, t0, t1, 0.3))
+    assert per_push[0] > 0.5 * N and per_push[1] > 0.5 * N  # each spot's corners, once
+    assert sum(per_push[2:]) < 0.1 * N * (len(per_push) - 2), per_push  # main: 8,286
+
+
+def test_a_still_body_is_computed_once_for_every_substep(monkeypatch):
+    """A body that stands still (the same vertices at every sample) has its pseudo-normals
+    and its triangles' corners computed once, not at every sample and substep time
+    (`MeshField._unmoved`); its surface does not move under a contact. Every push is the
+    full query's, bit for bit."""
+    import waft.core.mesh_colliders as mesh_colliders
+
+    vertices, tris = uv_sphere(0.3, 24, 48)
+    frames = [vertices] * 4
+    rng = np.random.default_rng(34)
+    N = 500
+    d = rng.normal(size=(N, 3))
+    d /= np.linalg.norm(d, axis=1)[:, None]
+    radius = np.full(N, 0.005)
+    calls = {"normals": 0, "corners": 0}
+    pseudo_normals, position_rows = mesh_colliders.pseudo_normals, MeshField._position_rows
+
+    def normals(*args):
+        calls["normals"] += 1
+        return pseudo_normals(*args)
+
+    def rows(self, *args):
+        calls["corners"] += 1
+        return position_rows(self, *args)
+
+    monkeypatch.setattr(mesh_colliders, "pseudo_normals", normals)
+    monkeypatch.setattr(MeshField, "_position_rows", rows)
+    f = field(frames, tris, friction=0.3, depth=0.02, radius=0.005, fps=24.0)
+    x = d * 0.3
+    for n in range(30):  # 240 Hz substeps over three frames, the points sinking
+        t0, t1 = n / 240.0, (n + 1) / 240.0
+        x_prev = x
+        x = d * (0.306 - 0.0004 * n) + rng.normal(scale=1e-4, size=(N, 3))
+        staged = x.copy()
+        f.push_out(staged, x_prev, radius, t0, t1)
+        full = _full_push(f, x, x_prev, radius, t0, t1, 0.3)
+        np.testing.assert_array_equal(staged, full)
+        x = staged
+    # Once per field: the staged query's near field and the full query's field (three
+    # corners each). Main: 8 and 180.
+    assert calls["normals"] == 2 and calls["corners"] == 6, calls
+
+
 # --------------------------------------------------------------------------------------------
 # In the strand solver (bone chains and hair guides).
 
