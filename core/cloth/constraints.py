@@ -31,6 +31,7 @@ from ..sweep_limits import (
     outside_by,
     pull_parent,
 )
+from .contact_friction import friction_from_start
 from .model import bilinear, quad_normal
 
 EPS = 1e-12
@@ -459,11 +460,14 @@ def may_touch(kind: int, x: np.ndarray, by_axis: np.ndarray, M: np.ndarray,
 def collide(x: np.ndarray, x_prev: np.ndarray, index: np.ndarray, radius: np.ndarray,
             kind: int, M: np.ndarray, Minv: np.ndarray | None, colliders, k: int,
             similar: bool, friction: float, contact: np.ndarray, *,
-            by_axis: np.ndarray | None = None, surface: np.ndarray | None = None) -> None:
+            by_axis: np.ndarray | None = None, surface: np.ndarray | None = None,
+            start: np.ndarray | None = None) -> None:
     """Push vertices `index` out of collider `k` to their radius, with position-based Coulomb
     friction (`core.colliders`; `surface`: the collider's motion over the substep, so friction
     acts on the motion relative to it); flag the ones that touched in `contact` (N,).
-    `by_axis`: `axis_major(index)` when the caller keeps it; x must be C-contiguous (N, 3)."""
+    `by_axis`: `axis_major(index)` when the caller keeps it; x must be C-contiguous (N, 3).
+    `start` (N, 3): where the vertices started the substep; friction then holds their motion
+    from there (`contact_friction`, the solver's `x_prev` is a velocity reference)."""
     close = may_touch(kind, x, axis_major(index) if by_axis is None else by_axis, M, Minv,
                       colliders, k, similar, radius)
     if close is not None:
@@ -478,7 +482,12 @@ def collide(x: np.ndarray, x_prev: np.ndarray, index: np.ndarray, radius: np.nda
         return
     np.maximum(penetration, 0.0, out=penetration)
     xs += n * penetration[:, None]
-    if friction > 0.0:
+    if friction > 0.0 and start is not None:
+        prev = x_prev.take(index, axis=0)
+        friction_from_start(xs, start.take(index, axis=0), prev, n, penetration, friction,
+                            surface)
+        x_prev[index] = prev
+    elif friction > 0.0:
         apply_friction(xs, x_prev.take(index, axis=0), n, penetration, friction, surface)
     x[index] = xs
     contact[index[hit]] = True

@@ -230,6 +230,7 @@ class _Bake:
         kinds = colliders.kind
         # (K, N): which vertices each shape collider touched in the substep (step 10's contacts).
         self.touched_by = np.zeros((K, N), dtype=bool)
+        self.start = np.zeros((N, 3))  # the substep's start (`contact_friction`)
         # Sphere fast path where an ellipsoid is a similarity at both ends of an interval.
         self.similar = np.zeros((self.F, K), dtype=bool)
         self._ellipsoids = np.flatnonzero(kinds == ColliderKind.ELLIPSOID)
@@ -531,6 +532,10 @@ class _Bake:
                             moved[:, k] += m[k, 3]
                         moved *= fr.carry[lo:hi]
                         buf += moved
+        if self.moving_colliders:
+            # Where each vertex starts the substep: friction holds its motion from here
+            # (`contact_friction`; x_prev is moved by the sweep's position fixes).
+            np.copyto(self.start, x)
         # 2. Verlet prediction with per-second damping (contact adds its own).
         velocity = x - x_prev
         velocity *= fr.decay
@@ -728,7 +733,8 @@ class _Bake:
                     surface = surface_motion(M_start[k], M, Minv)
                 touched = self.touched_by[k]
                 collide(x, x_prev, index, fr.radius.take(index), kind, M, Minv, model.colliders, k,
-                        similar, friction, touched, by_axis=by_axis, surface=surface)
+                        similar, friction, touched, by_axis=by_axis, surface=surface,
+                        start=self.start)
                 collide_edges(x, self.edge_a[edges], self.edge_b[edges], self.w, fr.radius, kind,
                               M, Minv, model.colliders, k, similar, touched)
                 contact |= touched
@@ -1102,6 +1108,7 @@ class _Bake:
         contact, contact_any = np.zeros(N, dtype=bool), np.zeros(N, dtype=bool)
         for r in range(START_OUTSIDE_ROUNDS + 1):
             np.copyto(x_prev, x)  # no tangential motion for the friction to hold back
+            np.copyto(self.start, x)
             self._collide(x, x_prev, n, fr, f, g, alpha, True, contact, contact_any,
                           at=0.0 if restarting is None else i / self.out_fps)
             if restarting is not None:
