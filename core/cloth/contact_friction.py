@@ -21,8 +21,9 @@ holds the substep's whole tangential motion, position fixes included: within
 that motion shrinks by the cone (Macklin et al. 2014, "Unified Particle Physics for Real-Time
 Applications" §6.1, the same position form). Friction only takes motion away: the tangential
 velocity it leaves (`x - x_prev`) never points against the one before it nor exceeds it; where
-the position's correction would do either, `x_prev` moves with the vertex (the move back to the
-start is then a position fix), so no friction pass gives the cloth energy.
+the position's correction would do either, `x_prev` moves with the vertex (the move back toward
+the start is then a position fix). A vertex with no position fix (`x_prev` at its start: a
+plain slide) gets the shared friction's result, in another order of operations.
 """
 
 from __future__ import annotations
