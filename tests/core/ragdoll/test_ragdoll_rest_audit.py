@@ -23,7 +23,15 @@ from .test_ragdoll_rest import REST_SPEED
     "velocity into the ground (1.1-1.3 m/s) stayed (5-7 J of kinetic energy at rest); the "
     "joints' velocity stop and the contacts' approach stop (level.STOP_OPENED_JOINTS, "
     "contacts.STOP_APPROACH) take it out. What is left: the hands lying on the ground ratchet "
-    "by 0.4 mm every 8 frames (12 mm/s at 90 Hz) and a foot and shin at 60 Hz (22, 15 mm/s)."))
+    "by 0.4 mm every 8 frames (12 mm/s at 90 Hz) and a foot and shin at 60 Hz (22, 15 mm/s). "
+    "Session 50 (same numbers: 26.7 mm/s at 60 Hz, 12.3 at 90 Hz): at rest the joints stay "
+    "open up to the tolerance (elbows 4.4 mm, ankles 5.0) and each substep the ball joints "
+    "re-close the whole gap, a pull friction must hold; a forearm, held at its contact "
+    "centre only, turns about it and drags the wrist 30 um per 2 substeps, the hand's hold "
+    "climbs from 0.68 to 1.0 of its cone in 8 frames and slips 0.38 mm at once; at 60 Hz the "
+    "feet's holds let go every substep. A spin hold of line contacts: unbounded 1.6 and "
+    "9.1 mm/s, bounded by Coulomb (the pull needs 1-8.6 times it) worse, 25 mm/s "
+    "(docs/ragdoll.md, Session 50)."))
 @pytest.mark.parametrize("hz", [60.0, 90.0])
 def test_a_limp_humanoid_comes_to_rest_at_coarse_substeps_with_one_iteration(hz):
     frames, fps = 151, 30.0
