@@ -621,18 +621,11 @@ def narrowest_radius(kind: int, M: np.ndarray, colliders, k: int) -> float:
 
 
 def _crossing(x: np.ndarray, a: np.ndarray, b: np.ndarray, radius: np.ndarray, kind: int,
-              M: np.ndarray, Minv: np.ndarray | None, colliders, k: int, similar: bool, *,
-              pressure_centre: bool = False):
+              M: np.ndarray, Minv: np.ndarray | None, colliders, k: int, similar: bool):
     """The links (a, b) whose closest approach to collider `k` lies between their ends and within
     the larger end radius: (their index into a, b; the link parameter s; the ends xa, xb of
-    those links; the point p at s; the collider's normal n and signed distance sd at its
-    deepest point), or None when no link crosses it. `pressure_centre`: a link outside a box
-    within its radius is pushed at the centre of its penetration (`_box_pressure_centre`), not
-    at its deepest point: step 9's position-only passes (`solver.COLLIDER_SWEEPS`). Step 7's
-    push (a velocity change) keeps the deepest point: with the centre there too the 120 Hz box
-    drop of test_cloth_box_audit.py gained 1.7-1.9 % of its fall (0.10 % before; the audit's
-    120 Hz spread, 42 drops, mean 0.89 -> 0.92-1.45 %); the contact sweep turns links about
-    their parents and needs the deepest point."""
+    those links; the point p at s; the collider's normal n and signed distance sd at p), or
+    None when no link crosses it."""
     if a.size == 0:
         return None
     xa, xb = x.take(a, axis=0), x.take(b, axis=0)
@@ -661,64 +654,7 @@ def _crossing(x: np.ndarray, a: np.ndarray, b: np.ndarray, radius: np.ndarray, k
                 if not interior.any():
                     return None
                 s, xa, xb, p, n, sd = s[keep], xa[keep], xb[keep], p[keep], n[keep], sd[keep]
-        outside = clear[interior] > 0.0
-        if pressure_centre and outside.any():
-            index = np.flatnonzero(interior)[outside]
-            s, sd = s.copy(), sd.copy()
-            s[outside], sd[outside] = _box_pressure_centre(
-                xa[outside], xb[outside], radius.take(a[index]), radius.take(b[index]),
-                s[outside], sd[outside], M, Minv, float(colliders.size[k]))
-            p = xa + s[:, None] * (xb - xa)
     return interior, s, xa, xb, p, n, sd
-
-
-PRESSURE_SAMPLES = 32  # midpoints along a link for its centre of pressure
-
-
-def _box_pressure_centre(xa: np.ndarray, xb: np.ndarray, r_a: np.ndarray, r_b: np.ndarray,
-                         s_deep: np.ndarray, sd_deep: np.ndarray, M: np.ndarray,
-                         Minv: np.ndarray | None, half: float
-                         ) -> tuple[np.ndarray, np.ndarray]:
-    """Where to push links (xa, xb) lying outside a box within their radius: the centre of
-    pressure of their penetration r(s) - distance(s) > 0 along the link (the resultant of a
-    distributed line contact), `s_deep` (the deepest point) where no sample penetrates. The
-    deepest point of a link lying along a face (or an edge) is a tie over the whole stretch:
-    pushed there, the link tilted by a few micrometres, and the next pass found its other end
-    deeper and pushed that one, a seesaw (a 4 cm-radius DOWN_JACKET cage on a box: a link
-    lying on the top face between two edges pushed at s = 0.29, then 0.74, every pass; its
-    vertex beside the box went +-110 um in z on a 3-substep cycle). The centre of pressure is
-    continuous in the link's tilt (the middle of a level link, its deeper part as it tilts).
-    Returns (s, sd): the centre, and the signed distance that makes the push there move every
-    penetrating sample (and the deepest point) out, no more: a level link rises whole. Pushed
-    at the centre by the mean penetration instead, the links were left inside and the 120 Hz
-    box drops gained more (mean 1.45 % of their fall against 0.89 %)."""
-    inverse = np.linalg.inv(M) if Minv is None else Minv
-    ua = np.einsum("jk,ek->ej", inverse[:3, :3], xa) + inverse[:3, 3]
-    d = np.einsum("jk,ek->ej", inverse[:3, :3], xb - xa)
-    # A local length is this much in the world (exact for a similarity).
-    unit = float(np.cbrt(abs(np.linalg.det(M[:3, :3]))))
-    t = (np.arange(PRESSURE_SAMPLES) + 0.5) / PRESSURE_SAMPLES
-    u = ua[:, None, :] + t[None, :, None] * d[:, None, :]  # (E, S, 3)
-    excess = np.maximum(np.abs(u) - half, 0.0)
-    distance = np.sqrt(np.einsum("esk,esk->es", excess, excess)) * unit
-    with np.errstate(invalid="ignore"):  # a pinned end's radius is -inf
-        reach = (1.0 - t)[None, :] * r_a[:, None] + t[None, :] * r_b[:, None]
-    weight = np.maximum(np.nan_to_num(reach - distance, nan=0.0, neginf=0.0), 0.0)
-    total = weight.sum(axis=1)
-    centre = np.clip((weight @ t) / np.maximum(total, 1e-300), EDGE_END, 1.0 - EDGE_END)
-    # How far the point at the centre must move for every penetrating point to come out (the
-    # deepest included): a point-on-edge push moving the point at c by delta moves the point at
-    # s by delta ((1 - s)(1 - c) + s c) / ((1 - c)^2 + c^2) (equal inverse masses: both ends
-    # are free, a pinned end's radius is -inf and gives no weight).
-    lever = (1.0 - centre) ** 2 + centre * centre
-    s_all = np.concatenate([np.broadcast_to(t, weight.shape), s_deep[:, None]], axis=1)
-    r_deep = (1.0 - s_deep) * r_a + s_deep * r_b
-    pen_all = np.concatenate([weight, np.maximum(r_deep - sd_deep, 0.0)[:, None]], axis=1)
-    share = ((1.0 - s_all) * (1.0 - centre)[:, None] + s_all * centre[:, None]) / lever[:, None]
-    depth = (pen_all / np.maximum(share, 1e-12)).max(axis=1)
-    r_centre = (1.0 - centre) * r_a + centre * r_b
-    pressed = total > 0.0
-    return np.where(pressed, centre, s_deep), np.where(pressed, r_centre - depth, sd_deep)
 
 
 def _box_edge_contacts(xa: np.ndarray, xb: np.ndarray, M: np.ndarray, Minv: np.ndarray | None,
@@ -777,13 +713,10 @@ def _box_edge_contacts(xa: np.ndarray, xb: np.ndarray, M: np.ndarray, Minv: np.n
 
 def collide_edges(x: np.ndarray, a: np.ndarray, b: np.ndarray, inv_mass: np.ndarray,
                   radius: np.ndarray, kind: int, M: np.ndarray, Minv: np.ndarray | None,
-                  colliders, k: int, similar: bool, contact: np.ndarray, *,
-                  pressure_centre: bool = False) -> None:
+                  colliders, k: int, similar: bool, contact: np.ndarray) -> None:
     """Push links (a, b) out of collider `k` where they cross it between their ends (see
-    above); `radius` (N,) per vertex, interpolated along the link; flags `contact`.
-    `pressure_centre`: see `_crossing`."""
-    crossing = _crossing(x, a, b, radius, kind, M, Minv, colliders, k, similar,
-                         pressure_centre=pressure_centre)
+    above); `radius` (N,) per vertex, interpolated along the link; flags `contact`."""
+    crossing = _crossing(x, a, b, radius, kind, M, Minv, colliders, k, similar)
     if crossing is None:
         return
     interior, s, _, _, _, n, sd = crossing

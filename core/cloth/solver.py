@@ -605,8 +605,7 @@ class _Bake:
                 layered = layers.count and push_layers(x, layers.vertex, layers.quad, layers.uv,
                                                        layers.side, fr.layer_thickness)
                 again[:] = False
-                self._collide(x, x_prev, n, fr, f, g, alpha, frozen, again, contact_any,
-                              pressure_centre=True)
+                self._collide(x, x_prev, n, fr, f, g, alpha, frozen, again, contact_any)
                 if fr.max_index.size:
                     clamp_max_distance(x, ref, fr.max_index, fr.max_limit, by_axis=fr.max_by_axis)
                 if normal is not None:
@@ -705,7 +704,7 @@ class _Bake:
 
     def _collide(self, x: np.ndarray, x_prev: np.ndarray, n: int, fr: _Frame, f: int, g: int,
                  alpha: float, frozen: bool, contact: np.ndarray, contact_any: np.ndarray,
-                 at: float = 0.0, *, pressure_centre: bool = False) -> None:
+                 at: float = 0.0) -> None:
         """Step 7's colliders: shapes (vertices and edges), then body meshes; `contact` is set
         for what they touched this pass. `at`: the meshes' time in a frozen pass
         (`_mesh_span`)."""
@@ -737,8 +736,7 @@ class _Bake:
                         similar, friction, touched, by_axis=by_axis, surface=surface,
                         start=self.start)
                 collide_edges(x, self.edge_a[edges], self.edge_b[edges], self.w, fr.radius, kind,
-                              M, Minv, model.colliders, k, similar, touched,
-                              pressure_centre=pressure_centre)
+                              M, Minv, model.colliders, k, similar, touched)
                 contact |= touched
             contact_any |= contact
         if self.meshes is not None:

@@ -78,12 +78,10 @@ def test_a_cage_falling_onto_a_box_gains_no_energy(damping, hz):
 
 
 @pytest.mark.parametrize(("damping", "shift"), [
-    # s50: 1.72 -> 0.75 % with step 9's box edge pushes at the link's centre of pressure
-    # (`constraints._box_pressure_centre`); the spread's mean 0.89 -> 0.86 %, 12 of 42 over 1 %.
-    pytest.param(0.05, -0.001),
+    pytest.param(0.05, -0.001, marks=pytest.mark.xfail(strict=True, reason="s46: 1.72 % of "
+                 "the fall (s49: 0.89 % with step-9 move restitution, not landed)")),
     pytest.param(0.5, 0.003, marks=pytest.mark.xfail(strict=True, reason="s46: 3.04 % of "
-                 "the fall (s50: 3.01 %; s49: 0.04 % with step-9 move restitution, not "
-                 "landed)")),
+                 "the fall (s49: 0.04 % with step-9 move restitution, not landed)")),
 ], ids=["damping-0.05-box-1mm-left", "damping-0.5-box-3mm-right"])
 def test_a_cage_falling_onto_a_box_moved_by_millimetres_gains_no_energy(damping, shift):
     """The box drop at 120 Hz substeps with the box moved along x by millimetres: the 0.10-0.68
