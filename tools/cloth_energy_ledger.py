@@ -146,6 +146,27 @@ def install_onset_restitution() -> None:
 RESTING = 2.0
 
 
+def _record_after_first_collide():
+    """Patch the solver so each substep keeps where step 7's first collider pass left the
+    vertices (`bake.s49_after_collide`), the start of the step 8-9 moves the restitution
+    variants stop along; returns the unpatched `_contact_velocity` for them to call."""
+    bake_class = solver._Bake
+    step, collide = bake_class.step, bake_class._collide
+
+    def move_step(bake, x, *args, **kwargs):
+        bake.s49_after_collide = None
+        step(bake, x, *args, **kwargs)
+
+    def first_collide(bake, x, *args, **kwargs):
+        collide(bake, x, *args, **kwargs)
+        if getattr(bake, "s49_after_collide", 0) is None:
+            bake.s49_after_collide = x.copy()
+
+    bake_class.step = move_step
+    bake_class._collide = first_collide
+    return bake_class._contact_velocity
+
+
 def install_move_restitution() -> None:
     """Session 49's variant, not in the solver (docs/cloth-solver.md, Known limits): after
     step 9, restitution 0 along each vertex's own step-9 move `m` on EVERY vertex it moved (not
@@ -156,17 +177,7 @@ def install_move_restitution() -> None:
     columns move their velocities already; stopped, rigid bending gained 6 % on its max
     distance and a ball). The move is taken from step 7's colliders to the contacts' velocity
     pass: step 9's where no max distance or back stop acts (the audit's drops)."""
-    bake_class = solver._Bake
-    step, collide, velocity = bake_class.step, bake_class._collide, bake_class._contact_velocity
-
-    def move_step(bake, x, *args, **kwargs):
-        bake.s49_after_collide = None
-        step(bake, x, *args, **kwargs)
-
-    def first_collide(bake, x, *args, **kwargs):
-        collide(bake, x, *args, **kwargs)
-        if getattr(bake, "s49_after_collide", 0) is None:
-            bake.s49_after_collide = x.copy()
+    velocity = _record_after_first_collide()
 
     def move_velocity(bake, x, x_prev, touched, n, fr, f, *args, **kwargs):
         moved = x - bake.s49_after_collide
@@ -179,8 +190,6 @@ def install_move_restitution() -> None:
         x_prev[rows] += stop[:, None] * e
         velocity(bake, x, x_prev, touched, n, fr, f, *args, **kwargs)
 
-    solver._Bake.step = move_step
-    solver._Bake._collide = first_collide
     solver._Bake._contact_velocity = move_velocity
 
 
@@ -191,17 +200,7 @@ def install_normal_restitution() -> None:
     vertex's velocity runs against it faster than 2 |g| h (the same resting exception); the
     step 9 moves across the normal, and the sweep's moves of untouched vertices, stay position
     fixes. Also skips stiff cloths."""
-    bake_class = solver._Bake
-    step, collide, velocity = bake_class.step, bake_class._collide, bake_class._contact_velocity
-
-    def move_step(bake, x, *args, **kwargs):
-        bake.s49_after_collide = None
-        step(bake, x, *args, **kwargs)
-
-    def first_collide(bake, x, *args, **kwargs):
-        collide(bake, x, *args, **kwargs)
-        if getattr(bake, "s49_after_collide", 0) is None:
-            bake.s49_after_collide = x.copy()
+    velocity = _record_after_first_collide()
 
     def normal_velocity(bake, x, x_prev, touched, n, fr, f, g, alpha, frozen):
         moved = x - bake.s49_after_collide
@@ -223,8 +222,6 @@ def install_normal_restitution() -> None:
             x_prev[rows] += stop[:, None] * normal
         velocity(bake, x, x_prev, touched, n, fr, f, g, alpha, frozen)
 
-    solver._Bake.step = move_step
-    solver._Bake._collide = first_collide
     solver._Bake._contact_velocity = normal_velocity
 
 
