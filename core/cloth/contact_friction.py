@@ -33,8 +33,9 @@ import numpy as np
 from ..colliders import SLIDE_EPS
 
 
-def dot3(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row dot products of (n, 3) arrays, summed in a fixed order."""
+def _row_dot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Row dot products of (n, 3) arrays, summed x + y + z in this fixed order (not
+    `constraints.dot3`'s product with ones, whose summation order is BLAS's)."""
     c = a * b
     return c[:, 0] + c[:, 1] + c[:, 2]
 
@@ -53,18 +54,18 @@ def friction_from_start(xs: np.ndarray, start: np.ndarray, prev: np.ndarray, n: 
         R, t = surface[:3, :3], surface[:3, 3]
         moved = xs[:, 0:1] * R[:, 0] + xs[:, 1:2] * R[:, 1] + xs[:, 2:3] * R[:, 2] + t
     slide = moved - start
-    slide -= dot3(slide, n)[:, None] * n
-    length = np.maximum(np.sqrt(dot3(slide, slide)), SLIDE_EPS)
+    slide -= _row_dot(slide, n)[:, None] * n
+    length = np.maximum(np.sqrt(_row_dot(slide, slide)), SLIDE_EPS)
     slide *= np.minimum(friction * penetration / length, 1.0)[:, None]
     velocity = moved - prev
-    velocity -= dot3(velocity, n)[:, None] * n
+    velocity -= _row_dot(velocity, n)[:, None] * n
     xs -= slide
     after = velocity - slide
     # Friction only takes motion away: a tangential velocity turned against the one before,
     # or grown, is the position's correction running past the velocity reference.
-    speed2 = dot3(velocity, velocity)
-    along = dot3(after, velocity)
+    speed2 = _row_dot(velocity, velocity)
+    along = _row_dot(after, velocity)
     scale = np.where(along <= 0.0, 0.0,
-                     np.minimum(1.0, np.sqrt(speed2 / np.maximum(dot3(after, after), 1e-300))))
+                     np.minimum(1.0, np.sqrt(speed2 / np.maximum(_row_dot(after, after), 1e-300))))
     kept = after * scale[:, None]
     prev += after - kept
