@@ -26,17 +26,23 @@ def _state(rng, S: int, Ps: int) -> np.ndarray:
     return x
 
 
+def _bend_coefficients(rng: np.random.Generator, S: int, Ps: int) -> bending.BendCoefficients:
+    """Random bending of S strands of Ps particles: mixed weights (pinned ones too), a tenth of
+    the joints off, rest offsets up to 5 cm, rigid to soft compliance, 240 Hz."""
+    w = rng.choice([0.0, 0.5, 1.0, 2.0], size=(S, Ps))
+    active = rng.random((S, Ps)) > 0.1
+    return bending.BendCoefficients(w=w, active=active,
+                                    rest_offset=rng.uniform(0.0, 0.05, (S, Ps - 2)),
+                                    compliance=rng.choice([0.0, 1e-6, 1e-3], size=(S, Ps - 2)),
+                                    h=1.0 / 240.0)
+
+
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, 4), Ps=st.integers(3, 10),
        passes=st.integers(1, 3))
 def test_scalar_bending_is_the_vectorised_pass_bit_for_bit(seed, S, Ps, passes):
     rng = np.random.default_rng(seed)
-    w = rng.choice([0.0, 0.5, 1.0, 2.0], size=(S, Ps))
-    active = rng.random((S, Ps)) > 0.1
-    c = bending.BendCoefficients(w=w, active=active,
-                                 rest_offset=rng.uniform(0.0, 0.05, (S, Ps - 2)),
-                                 compliance=rng.choice([0.0, 1e-6, 1e-3], size=(S, Ps - 2)),
-                                 h=1.0 / 240.0)
+    c = _bend_coefficients(rng, S, Ps)
     if not c:
         return
     assert c.scalar is not None  # S * Ps <= SCALAR_PARTICLES: this size runs on floats
@@ -63,12 +69,7 @@ def test_bending_sweep_on_planes_is_the_strided_passes_bit_for_bit(seed, S, Ps):
     (`BendScratch.plane_views`, session 50); visit by visit on the state's stride-3 views it
     must give the same bits, whatever S * Ps is mod 3."""
     rng = np.random.default_rng(seed)
-    w = rng.choice([0.0, 0.5, 1.0, 2.0], size=(S, Ps))
-    active = rng.random((S, Ps)) > 0.1
-    c = bending.BendCoefficients(w=w, active=active,
-                                 rest_offset=rng.uniform(0.0, 0.05, (S, Ps - 2)),
-                                 compliance=rng.choice([0.0, 1e-6, 1e-3], size=(S, Ps - 2)),
-                                 h=1.0 / 240.0)
+    c = _bend_coefficients(rng, S, Ps)
     if not c:
         return
     c.scalar = None  # the vectorised passes at every size
